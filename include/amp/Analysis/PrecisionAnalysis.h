@@ -1,0 +1,93 @@
+//===- PrecisionAnalysis.h - where low precision goes -----------*- C++ -*-===//
+//
+// A whole-function analysis that decides, for every float op, whether it
+// computes in low precision or stays f32, and why. It changes no IR: the
+// amp-autocast rewrite, the JSON report and the tests all read its result, and
+// another placement (e.g. a cost-based min-cut) can replace it behind the same
+// result type.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_ANALYSIS_PRECISIONANALYSIS_H
+#define AMP_ANALYSIS_PRECISIONANALYSIS_H
+
+#include "amp/Dialect/Amp/IR/AmpInterfaces.h"
+#include "amp/Policy/Policy.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseMap.h"
+#include <string>
+
+namespace mlir::amp {
+
+/// What the analysis decided for one float op.
+struct OpDecision {
+  /// The category that fed the placement (std::nullopt: unknown op).
+  std::optional<PrecisionCategory> category;
+  CategorySource source = CategorySource::Unknown;
+  /// True if the op computes in the low-precision type.
+  bool lowPrecision = false;
+  /// Why: "allow list", "deny list", "user override", "unknown op",
+  /// "inferred from <op> at <loc>", ...
+  std::string reason;
+  /// Operands the op takes in low precision when it runs in low precision,
+  /// computed on the original IR (the rewrite changes operand types).
+  llvm::BitVector lowPrecisionOperands;
+};
+
+/// The placement of one function: decisions for its float ops in program
+/// order. Float ops are the ops (outside linalg payloads) with an f32 tensor
+/// operand or result, except constants, casts, calls, terminators and
+/// control-flow ops, which are boundaries whose types never change.
+class PrecisionPlacement {
+public:
+  ArrayRef<Operation *> getFloatOps() const { return floatOps; }
+  bool isFloatOp(Operation *op) const { return decisions.count(op); }
+  const OpDecision &getDecision(Operation *op) const {
+    return decisions.find(op)->second;
+  }
+  bool isLowPrecision(Operation *op) const {
+    auto it = decisions.find(op);
+    return it != decisions.end() && it->second.lowPrecision;
+  }
+
+  /// Returns true if operand `index` of `op` takes the low-precision type in
+  /// this placement (the op is low precision and the operand is one of its
+  /// low-precision operands).
+  bool isLowPrecisionOperand(Operation *op, unsigned index) const;
+
+private:
+  friend class PrecisionAnalysis;
+  SmallVector<Operation *> floatOps;
+  llvm::DenseMap<Operation *, OpDecision> decisions;
+};
+
+/// TensorFlow's auto_mixed_precision painting, on MLIR def-use edges:
+///   1. allow ops (and ops pinned low) are low precision;
+///   2. deny spreads forward from deny ops through clear/infer ops that lie
+///      upstream of another deny or infer op;
+///   3. clear/infer ops on a path between two low-precision ops join them;
+///   4. low precision spreads through clear ops in both directions.
+/// Everything else stays f32. Edges are the uses of f32 tensors between float
+/// ops through operands that the consumer would take in low precision.
+/// Accumulating reductions and unknown ops never become low precision.
+class PrecisionAnalysis {
+public:
+  PrecisionAnalysis(const PrecisionPolicy &policy, Precision lowPrecision)
+      : policy(policy), lowPrecision(lowPrecision) {}
+
+  /// Computes the placement of `function`. Fails (with a diagnostic) on an
+  /// invalid `amp.precision` pin.
+  FailureOr<PrecisionPlacement> run(FunctionOpInterface function) const;
+
+  /// True if `op` is a boundary: its operand and result types never change.
+  static bool isBoundary(Operation *op);
+
+private:
+  const PrecisionPolicy &policy;
+  Precision lowPrecision;
+};
+
+} // namespace mlir::amp
+
+#endif // AMP_ANALYSIS_PRECISIONANALYSIS_H

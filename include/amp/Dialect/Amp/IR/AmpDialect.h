@@ -1,0 +1,25 @@
+//===- AmpDialect.h - amp dialect -------------------------------*- C++ -*-===//
+//
+// The amp dialect: training-step attributes and the loss-scaling ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_DIALECT_AMP_IR_AMPDIALECT_H
+#define AMP_DIALECT_AMP_IR_AMPDIALECT_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Dialect.h"
+
+#include "amp/Dialect/Amp/IR/AmpEnums.h.inc"
+
+#include "amp/Dialect/Amp/IR/AmpOpsDialect.h.inc"
+
+namespace mlir::amp {
+
+/// Returns the MLIR float type of a precision (f32, f16 or bf16).
+FloatType getFloatType(MLIRContext *ctx, Precision precision);
+
+} // namespace mlir::amp
+
+#endif // AMP_DIALECT_AMP_IR_AMPDIALECT_H

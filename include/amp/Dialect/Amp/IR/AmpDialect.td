@@ -1,0 +1,62 @@
+//===- AmpDialect.td - amp dialect definition --------------*- tablegen -*-===//
+//
+// The `amp` dialect: the attributes that describe a training step to the
+// automatic-mixed-precision passes, and the few ops loss scaling needs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_DIALECT_AMP_IR_AMPDIALECT_TD
+#define AMP_DIALECT_AMP_IR_AMPDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Amp_Dialect : Dialect {
+  let name = "amp";
+  let cppNamespace = "::mlir::amp";
+  let summary = "Automatic mixed precision for training graphs";
+  let description = [{
+    The `amp` dialect carries what the automatic-mixed-precision passes need to
+    know about a training step and the ops that dynamic loss scaling inserts.
+
+    Discardable attributes (verified whenever the dialect is loaded):
+
+    | attribute          | where                      | meaning |
+    |--------------------|----------------------------|---------|
+    | `amp.precision`    | any op                     | `"f32"`, `"f16"` or `"bf16"`: pins the op (and every op nested in it) to that precision, like `torch.autocast(enabled=False)` for `"f32"`. |
+    | `amp.grad_seed`    | op or function argument    | unit: the seed of the backward pass (d loss / d loss). |
+    | `amp.update_of`    | function result            | `i64` index of the argument this result is the new value of. |
+    | `amp.loss`         | function result            | unit: the loss. |
+    | `amp.init`         | function argument          | initialisation hint for the runner: `"zeros"`, `"ones"`, `"uniform:A"`, `"normal:S"`, `"labels:C"`. |
+
+    Example:
+
+    ```mlir
+    func.func @train_step(%w: tensor<4x4xf32> {amp.init = "uniform:0.5"}, ...)
+        -> (tensor<4x4xf32> {amp.update_of = 0 : i64}, tensor<f32> {amp.loss}) {
+      %seed = "tosa.const"() <{values = dense<1.0> : tensor<1xf32>}> {amp.grad_seed}
+          : () -> tensor<1xf32>
+      %y = tosa.exp %x {amp.precision = "f32"} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+      ...
+    }
+    ```
+  }];
+  let discardableAttrs = (ins
+    "::mlir::StringAttr":$precision,
+    "::mlir::UnitAttr":$grad_seed,
+    "::mlir::IntegerAttr":$update_of,
+    "::mlir::UnitAttr":$loss,
+    "::mlir::StringAttr":$init
+  );
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Registers the ops' canonical forms and the discardable attribute names.
+    void registerOps();
+  }];
+}
+
+class Amp_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Amp_Dialect, mnemonic, traits>;
+
+#endif // AMP_DIALECT_AMP_IR_AMPDIALECT_TD

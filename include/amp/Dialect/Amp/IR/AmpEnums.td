@@ -1,0 +1,36 @@
+//===- AmpEnums.td - amp enums ------------------------------*- tablegen -*-===//
+//
+// Enums shared by the dialect, the policy and the passes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_DIALECT_AMP_IR_AMPENUMS_TD
+#define AMP_DIALECT_AMP_IR_AMPENUMS_TD
+
+include "mlir/IR/EnumAttr.td"
+
+def Amp_Precision : I32EnumAttr<"Precision", "a floating-point precision", [
+    I32EnumAttrCase<"f32", 0>,
+    I32EnumAttrCase<"f16", 1>,
+    I32EnumAttrCase<"bf16", 2>,
+  ]> {
+  let cppNamespace = "::mlir::amp";
+  let genSpecializedAttr = 0;
+}
+
+def Amp_PrecisionCategory : I32EnumAttr<"PrecisionCategory",
+    "how an op's precision is decided (PyTorch / TensorFlow AMP lists)", [
+    // Computes in low precision (matmul, convolution); accumulates in f32.
+    I32EnumAttrCase<"allow", 0>,
+    // Must stay f32 (exp, log, reductions, losses, normalisations).
+    I32EnumAttrCase<"deny", 1>,
+    // Numerically safe in either precision; follows its neighbours.
+    I32EnumAttrCase<"infer", 2>,
+    // Precision-neutral data movement and selection; follows its neighbours.
+    I32EnumAttrCase<"clear", 3>,
+  ]> {
+  let cppNamespace = "::mlir::amp";
+  let genSpecializedAttr = 0;
+}
+
+#endif // AMP_DIALECT_AMP_IR_AMPENUMS_TD

@@ -1,0 +1,65 @@
+//===- AmpInterfaces.td - precision-policy op interface ----*- tablegen -*-===//
+//
+// AmpPolicyOpInterface: how an op takes part in automatic mixed precision.
+// Upstream dialects get it through external models (lib/amp/Interfaces);
+// a user's dialect implements it the same way.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_DIALECT_AMP_IR_AMPINTERFACES_TD
+#define AMP_DIALECT_AMP_IR_AMPINTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def AmpPolicyOpInterface : OpInterface<"AmpPolicyOpInterface"> {
+  let cppNamespace = "::mlir::amp";
+  let description = [{
+    An op that implements this interface tells the amp passes
+
+    - its precision *category* (allow / deny / infer / clear), the default that
+      a policy file can override by op name;
+    - which operands carry the data that runs in low precision (a matmul's
+      accumulator, a zero-point-free index, a scalar are not);
+    - whether it is an accumulating reduction (never run with a low-precision
+      accumulator, whatever the policy says);
+    - how to re-type itself to compute in a low-precision float type.
+
+    The pass decides *where* low precision goes; the op only knows *how*.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Returns the op's default category, or std::nullopt when the op cannot
+        tell (e.g. a linalg.generic whose body holds an op no policy knows).
+        `policy` classifies nested ops, such as the body of a linalg.generic.
+      }],
+      "::std::optional<::mlir::amp::PrecisionCategory>", "getPrecisionCategory",
+      (ins "const ::mlir::amp::PrecisionPolicy &":$policy)>,
+    InterfaceMethod<[{
+        Returns true if operand `index` takes the low-precision type when the
+        op runs in low precision. The default: every f32 tensor operand.
+      }],
+      "bool", "isLowPrecisionOperand", (ins "unsigned":$index), "",
+      [{ return ::mlir::amp::isF32Tensor($_op->getOperand(index).getType()); }]>,
+    InterfaceMethod<[{
+        Returns true if the op sums or multiplies many elements into one
+        (reduce_sum, a linalg reduction with arith.addf). Such an op always
+        stays f32: a low-precision accumulator loses the small terms.
+      }],
+      "bool", "isAccumulatingReduction", (ins), "", [{ return false; }]>,
+    InterfaceMethod<[{
+        Re-types the op to compute in `lowType`. `newOperands` are the op's
+        operands where every low-precision operand already has `lowType` as
+        its element type. Returns the op that now computes the results: the
+        op itself, updated in place, or a new op whose results replace the
+        old ones one to one (the caller erases the old op). The default
+        sets the operands and gives every f32 tensor result the low type.
+      }],
+      "::mlir::FailureOr<::mlir::Operation *>", "convertToLowPrecision",
+      (ins "::mlir::RewriterBase &":$rewriter, "::mlir::ValueRange":$newOperands,
+           "::mlir::FloatType":$lowType), "",
+      [{ return ::mlir::amp::convertResultsInPlace($_op, rewriter, newOperands,
+                                                  lowType); }]>,
+  ];
+}
+
+#endif // AMP_DIALECT_AMP_IR_AMPINTERFACES_TD

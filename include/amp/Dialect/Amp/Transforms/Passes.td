@@ -1,0 +1,81 @@
+//===- Passes.td - amp passes -------------------------------*- tablegen -*-===//
+
+#ifndef AMP_DIALECT_AMP_TRANSFORMS_PASSES_TD
+#define AMP_DIALECT_AMP_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AmpAutocastPass : Pass<"amp-autocast", "::mlir::ModuleOp"> {
+  let summary = "Rewrite float32 training graphs into mixed precision";
+  let description = [{
+    Decides, for every float op of every function, whether it computes in the
+    low-precision type (`precision=f16|bf16`) or stays f32, then re-types the
+    ops and inserts the casts that the decision needs.
+
+    **Deciding.** Each op has a category: *allow* (matmul, convolution: low
+    precision inputs, f32 accumulation), *deny* (exp, log, reciprocal, rsqrt,
+    pow, sums, resize: stay f32), *infer* (add, mul, tanh...: follow the
+    neighbours) or *clear* (reshape, transpose, slice, max, select...: pure
+    data movement). The defaults mirror PyTorch's CUDA autocast lists
+    (docs/Policy.md); `policy=FILE` moves ops between categories; an
+    `amp.precision = "f32"|"f16"|"bf16"` attribute on an op or on any op
+    enclosing it pins it. The placement is TensorFlow's painting algorithm,
+    computed by `PrecisionAnalysis` before anything changes.
+
+    **Rewriting.** Values crossing a function, call or control-flow boundary
+    keep their type, so signatures never change. Each (value, type) pair gets
+    one cast, placed after the value's definition and shared by every user;
+    constants and `tensor.empty` are re-materialised in the new type instead;
+    a request to narrow a value that was just widened from that type reuses
+    the original value. Integer, index and boolean values are never touched.
+
+    **Reporting.** `report=FILE` writes a JSON report: one entry per float op
+    (op, location, category, precision, reason) and a summary (low-precision
+    ops / float ops, casts inserted, constants converted, bytes converted per
+    call). The same counts are pass statistics.
+
+    Ops no policy knows stay f32 and are reported as "unknown op";
+    `strict=true` turns them into errors.
+
+    Example (f16):
+
+    ```mlir
+    %y = tosa.matmul %a, %b, %zp, %zp : (tensor<1x4x8xf32>, tensor<1x8x2xf32>, ...) -> tensor<1x4x2xf32>
+    // becomes
+    %a16 = tosa.cast %a : (tensor<1x4x8xf32>) -> tensor<1x4x8xf16>
+    %b16 = tosa.cast %b : (tensor<1x8x2xf32>) -> tensor<1x8x2xf16>
+    %y = tosa.matmul %a16, %b16, %zp16, %zp16 : (...) -> tensor<1x4x2xf32>
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "::mlir::amp::Precision",
+           /*default=*/"::mlir::amp::Precision::f16",
+           "Low-precision float type",
+           [{::llvm::cl::values(
+               clEnumValN(::mlir::amp::Precision::f16, "f16", "IEEE half precision"),
+               clEnumValN(::mlir::amp::Precision::bf16, "bf16", "bfloat16"))}]>,
+    Option<"policyFile", "policy", "std::string", /*default=*/"",
+           "YAML file that moves ops between the allow/deny/infer/clear categories">,
+    Option<"reportFile", "report", "std::string", /*default=*/"",
+           "Write a JSON report of every decision to this file">,
+    Option<"strict", "strict", "bool", /*default=*/"false",
+           "Fail on float ops the policy does not know instead of keeping them f32">,
+  ];
+  let statistics = [
+    Statistic<"numFloatOps", "float-ops", "Float ops considered">,
+    Statistic<"numLowPrecisionOps", "low-precision-ops", "Ops computing in low precision">,
+    Statistic<"numCastsInserted", "casts-inserted", "Cast ops inserted">,
+    Statistic<"numConstantsConverted", "constants-converted",
+              "Constants re-materialised in another type at compile time">,
+    Statistic<"numBytesConverted", "bytes-converted",
+              "Bytes read and written by inserted casts per call (static shapes)">,
+    Statistic<"numUnknownOps", "unknown-ops", "Float ops no policy knows (kept f32)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::tosa::TosaDialect",
+  ];
+}
+
+#endif // AMP_DIALECT_AMP_TRANSFORMS_PASSES_TD

@@ -1,0 +1,349 @@
+//===- PrecisionAnalysis.cpp - where low precision goes -------------------===//
+//
+// TensorFlow's auto_mixed_precision "painting" (grappler
+// auto_mixed_precision.cc), transcribed onto MLIR def-use edges.
+//
+// Graph. Nodes are the float ops of one function: ops outside linalg payloads
+// with an f32 tensor operand or result, except boundaries (constants, casts,
+// calls, terminators, region-holding control flow), whose types never change.
+// An edge A -> B exists when B uses an f32 tensor result of A through an
+// operand that B would take in low precision (a matmul's accumulator init is
+// not such an operand, so it never pulls its producer into low precision).
+//
+// Effective category of a node: an `amp.precision` pin on the op or an
+// enclosing op ("user override": f32 acts as deny, the low type as allow);
+// else accumulating reductions are deny whatever the policy says; else the
+// policy's category; else unknown (stays f32 and spreads nothing).
+//
+// Painting (each set only grows):
+//   1. ALLOW = allow nodes.
+//   2. U = deny/infer nodes plus clear nodes from which one is reachable
+//      forward through clear nodes only. Deny spreads forward from each deny
+//      node into nodes of U: DENY = deny nodes plus what that reaches.
+//   3. D = nodes reachable forward from ALLOW through clear/infer nodes not
+//      in ALLOW or DENY. Walking backwards from each ALLOW node through D,
+//      every node met joins ALLOW: it lies between two low-precision ops.
+//   4. From every ALLOW node, low precision spreads in both directions
+//      through clear nodes that are in neither set.
+// Nodes in ALLOW compute in low precision; all others stay f32. Every
+// decision records why, naming the op that caused it.
+//
+// Cost: every traversal marks each node at most once per root, so the whole
+// analysis is O(N + E) per root set in practice (linear on the benchmarks).
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Analysis/PrecisionAnalysis.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/CastInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Debug.h"
+#include "llvm/Support/raw_ostream.h"
+
+#define DEBUG_TYPE "amp-precision-analysis"
+
+using namespace mlir;
+using namespace mlir::amp;
+
+bool PrecisionAnalysis::isBoundary(Operation *op) {
+  // tensor.empty holds no data: the rewrite re-creates it in any type, so it
+  // must not tie its users together.
+  if (isa<tensor::EmptyOp>(op))
+    return true;
+  if (isa<AmpPolicyOpInterface>(op))
+    return false;
+  return op->hasTrait<OpTrait::IsTerminator>() || isa<CallOpInterface>(op) ||
+         op->hasTrait<OpTrait::ConstantLike>() || isa<CastOpInterface>(op) ||
+         isa<tosa::CastOp>(op) || op->getNumRegions() > 0;
+}
+
+static bool hasF32Tensor(Operation *op) {
+  return llvm::any_of(op->getOperandTypes(), isF32Tensor) ||
+         llvm::any_of(op->getResultTypes(), isF32Tensor);
+}
+
+bool PrecisionPlacement::isLowPrecisionOperand(Operation *op,
+                                               unsigned index) const {
+  auto it = decisions.find(op);
+  return it != decisions.end() && it->second.lowPrecision &&
+         it->second.lowPrecisionOperands.test(index);
+}
+
+/// "file:line:col" for file locations, the printed location otherwise.
+static std::string describe(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << op->getName().getStringRef() << " at ";
+  Location loc = op->getLoc();
+  if (auto fused = dyn_cast<FusedLoc>(loc); fused && !fused.getLocations().empty())
+    loc = fused.getLocations().front();
+  if (auto name = dyn_cast<NameLoc>(loc))
+    loc = name.getChildLoc();
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+       << file.getColumn();
+  else
+    loc.print(os);
+  return text;
+}
+
+namespace {
+/// The category that drives painting, after pins and reductions.
+enum class Effective { Allow, Deny, Infer, Clear, Unknown };
+
+struct Node {
+  Operation *op;
+  Effective effective;
+  SmallVector<unsigned> fanin, fanout;
+};
+
+/// Depth-first traversal from `root`. `enter(idx)` says whether a neighbour
+/// may be entered; `visit(idx)` runs once for the root and each entered node.
+template <typename Enter, typename Visit>
+void traverse(ArrayRef<Node> nodes, unsigned root, bool inputs, bool outputs,
+              Enter enter, Visit visit) {
+  llvm::DenseSet<unsigned> seen{root};
+  SmallVector<unsigned> stack{root};
+  visit(root);
+  while (!stack.empty()) {
+    unsigned idx = stack.pop_back_val();
+    auto step = [&](ArrayRef<unsigned> next) {
+      for (unsigned n : next)
+        if (!seen.contains(n) && enter(n)) {
+          seen.insert(n);
+          visit(n);
+          stack.push_back(n);
+        }
+    };
+    if (inputs)
+      step(nodes[idx].fanin);
+    if (outputs)
+      step(nodes[idx].fanout);
+  }
+}
+} // namespace
+
+FailureOr<PrecisionPlacement>
+PrecisionAnalysis::run(FunctionOpInterface function) const {
+  PrecisionPlacement placement;
+  MLIRContext *ctx = function->getContext();
+  StringAttr pinName =
+      StringAttr::get(ctx, AmpDialect::PrecisionAttrHelper::getNameStr());
+
+  // Collect float ops in program order; linalg payloads belong to their op.
+  function->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op == function.getOperation())
+      return WalkResult::advance();
+    if (isa<FunctionOpInterface>(op))
+      return WalkResult::skip();
+    if (!isBoundary(op) && hasF32Tensor(op))
+      placement.floatOps.push_back(op);
+    return isa<AmpPolicyOpInterface>(op) ? WalkResult::skip()
+                                         : WalkResult::advance();
+  });
+
+  ArrayRef<Operation *> ops = placement.floatOps;
+  llvm::DenseMap<Operation *, unsigned> index;
+  SmallVector<Node> nodes;
+  nodes.reserve(ops.size());
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    index[op] = i;
+    OpDecision &decision = placement.decisions[op];
+    Classification cls = policy.classify(op);
+    decision.category = cls.category;
+    decision.source = cls.source;
+
+    // A pin on the op or on any op enclosing it (up to the function).
+    std::optional<Precision> pin;
+    for (Operation *cur = op; cur; cur = cur->getParentOp()) {
+      if (auto attr = cur->getAttrOfType<StringAttr>(pinName)) {
+        pin = symbolizePrecision(attr.getValue());
+        if (!pin || (*pin != Precision::f32 && *pin != lowPrecision))
+          return cur->emitOpError()
+                 << "pins precision \"" << attr.getValue()
+                 << "\", but amp-autocast runs with precision="
+                 << stringifyPrecision(lowPrecision)
+                 << " (expected \"f32\" or \""
+                 << stringifyPrecision(lowPrecision) << "\")";
+        break;
+      }
+      if (cur == function.getOperation())
+        break;
+    }
+
+    auto iface = dyn_cast<AmpPolicyOpInterface>(op);
+    bool accumulating = iface && iface.isAccumulatingReduction();
+    decision.lowPrecisionOperands.resize(op->getNumOperands());
+    for (OpOperand &operand : op->getOpOperands()) {
+      unsigned number = operand.getOperandNumber();
+      if (isF32Tensor(operand.get().getType()) &&
+          (!iface || iface.isLowPrecisionOperand(number)))
+        decision.lowPrecisionOperands.set(number);
+    }
+    Effective effective;
+    if (pin && *pin == Precision::f32) {
+      effective = Effective::Deny;
+      decision.reason = "user override";
+    } else if (accumulating) {
+      if (pin)
+        op->emitWarning() << "accumulating reduction stays f32 despite "
+                             "its amp.precision pin";
+      effective = Effective::Deny;
+      decision.reason = decision.category == PrecisionCategory::deny
+                            ? "deny list"
+                            : "deny list (accumulating reduction)";
+    } else if (pin) {
+      effective = Effective::Allow;
+      decision.reason = "user override";
+    } else if (!cls.category) {
+      effective = Effective::Unknown;
+      decision.reason = "unknown op";
+    } else {
+      switch (*cls.category) {
+      case PrecisionCategory::allow:
+        effective = Effective::Allow;
+        decision.reason = "allow list";
+        break;
+      case PrecisionCategory::deny:
+        effective = Effective::Deny;
+        decision.reason = "deny list";
+        break;
+      case PrecisionCategory::infer:
+        effective = Effective::Infer;
+        decision.reason = "inferred from f32 neighbours";
+        break;
+      case PrecisionCategory::clear:
+        effective = Effective::Clear;
+        decision.reason = "inferred from f32 neighbours";
+        break;
+      }
+    }
+    nodes.push_back(Node{op, effective, {}, {}});
+  }
+
+  // Edges: f32 tensors flowing into operands that would go low precision.
+  for (auto [consumerIdx, op] : llvm::enumerate(ops)) {
+    const llvm::BitVector &lowOperands =
+        placement.decisions[op].lowPrecisionOperands;
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value value = operand.get();
+      if (!lowOperands.test(operand.getOperandNumber()))
+        continue;
+      Operation *producer = value.getDefiningOp();
+      auto it = producer ? index.find(producer) : index.end();
+      if (it == index.end())
+        continue;
+      unsigned producerIdx = it->second;
+      if (!llvm::is_contained(nodes[consumerIdx].fanin, producerIdx)) {
+        nodes[consumerIdx].fanin.push_back(producerIdx);
+        nodes[producerIdx].fanout.push_back(consumerIdx);
+      }
+    }
+  }
+
+  auto is = [&](unsigned idx, Effective e) { return nodes[idx].effective == e; };
+  llvm::DenseSet<unsigned> allow, deny;
+  auto setReason = [&](unsigned idx, unsigned root) {
+    placement.decisions[nodes[idx].op].reason =
+        "inferred from " + describe(nodes[root].op);
+  };
+
+  // 1. allow ops.
+  for (unsigned i = 0, e = nodes.size(); i < e; ++i)
+    if (is(i, Effective::Allow))
+      allow.insert(i);
+
+  // 2. deny spreads forward through clear/infer ops upstream of deny/infer.
+  llvm::DenseSet<unsigned> upstreamOfDenyOrInfer;
+  for (unsigned root = 0, e = nodes.size(); root < e; ++root) {
+    if (!is(root, Effective::Deny) && !is(root, Effective::Infer))
+      continue;
+    traverse(
+        nodes, root, /*inputs=*/true, /*outputs=*/false,
+        [&](unsigned idx) {
+          return !upstreamOfDenyOrInfer.contains(idx) &&
+                 is(idx, Effective::Clear);
+        },
+        [&](unsigned idx) { upstreamOfDenyOrInfer.insert(idx); });
+  }
+  for (unsigned root = 0, e = nodes.size(); root < e; ++root) {
+    if (deny.contains(root) || !is(root, Effective::Deny))
+      continue;
+    traverse(
+        nodes, root, /*inputs=*/false, /*outputs=*/true,
+        [&](unsigned idx) {
+          return !deny.contains(idx) && upstreamOfDenyOrInfer.contains(idx) &&
+                 !allow.contains(idx);
+        },
+        [&](unsigned idx) {
+          if (deny.insert(idx).second && idx != root &&
+              !is(idx, Effective::Deny))
+            setReason(idx, root);
+        });
+  }
+
+  // 3. clear/infer ops between two allow ops join them.
+  llvm::DenseSet<unsigned> downstreamOfAllow;
+  for (unsigned root : llvm::to_vector(allow)) {
+    traverse(
+        nodes, root, /*inputs=*/false, /*outputs=*/true,
+        [&](unsigned idx) {
+          return !downstreamOfAllow.contains(idx) && !allow.contains(idx) &&
+                 !deny.contains(idx) &&
+                 (is(idx, Effective::Clear) || is(idx, Effective::Infer));
+        },
+        [&](unsigned idx) { downstreamOfAllow.insert(idx); });
+  }
+  llvm::DenseSet<unsigned> upstreamOfAllow;
+  SmallVector<unsigned> allowRoots = llvm::to_vector(allow);
+  llvm::sort(allowRoots);
+  for (unsigned root : allowRoots) {
+    traverse(
+        nodes, root, /*inputs=*/true, /*outputs=*/false,
+        [&](unsigned idx) {
+          return !upstreamOfAllow.contains(idx) &&
+                 downstreamOfAllow.contains(idx);
+        },
+        [&](unsigned idx) {
+          upstreamOfAllow.insert(idx);
+          if (allow.insert(idx).second)
+            setReason(idx, root);
+        });
+  }
+
+  // 4. allow spreads through clear ops in both directions.
+  allowRoots = llvm::to_vector(allow);
+  llvm::sort(allowRoots);
+  llvm::DenseSet<unsigned> clearProp;
+  SmallVector<std::pair<unsigned, unsigned>> joined;
+  for (unsigned root : allowRoots) {
+    if (clearProp.contains(root))
+      continue;
+    traverse(
+        nodes, root, /*inputs=*/true, /*outputs=*/true,
+        [&](unsigned idx) {
+          return !allow.contains(idx) && !deny.contains(idx) &&
+                 !clearProp.contains(idx) && is(idx, Effective::Clear);
+        },
+        [&](unsigned idx) {
+          if (clearProp.insert(idx).second && idx != root)
+            joined.push_back({idx, root});
+        });
+  }
+  for (auto [idx, root] : joined)
+    if (allow.insert(idx).second)
+      setReason(idx, root);
+
+  for (unsigned idx : allow)
+    placement.decisions[nodes[idx].op].lowPrecision = true;
+
+  LLVM_DEBUG(llvm::dbgs() << "[amp] " << function.getName() << ": "
+                          << allow.size() << "/" << nodes.size()
+                          << " float ops in low precision\n");
+  return placement;
+}

@@ -1,0 +1,382 @@
+//===- AmpAutocast.cpp - the amp-autocast pass ----------------------------===//
+//
+// amp-autocast rewrites every function of a module into mixed precision in
+// two separate steps:
+//
+//   1. PrecisionAnalysis decides, per float op, low precision or f32 (see
+//      PrecisionAnalysis.cpp for the painting algorithm). Nothing changes yet;
+//      the report is taken from this decision.
+//   2. AutocastRewriter walks the function's ops in program order, so every
+//      producer is rewritten before its users. A low-precision op gets its
+//      low-precision operands converted to the low type (the others to their
+//      original type) and re-types itself through AmpPolicyOpInterface. Any
+//      other op gets each operand back in the type it had originally, so f32
+//      ops, control flow, calls and returns see exactly the types they saw
+//      before: signatures and loop-carried values never change.
+//
+// Conversions go through `castTo(value, type)`, which inserts at most one cast
+// per (value, type), right after the value's definition so that every user
+// shares it (and a cast of a value defined outside a loop stays outside it).
+// It never casts a value that already has the type, returns the source of a
+// widening cast when asked for the type it was widened from, re-creates
+// constants and tensor.empty in the new type at compile time, and never
+// touches integer, index or boolean values. Casts are tosa.cast next to TOSA
+// ops, arith.truncf / arith.extf elsewhere, so the output stays in the input's
+// dialects and verifies with any mlir-opt.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Analysis/PrecisionAnalysis.h"
+#include "amp/Dialect/Amp/IR/AmpInterfaces.h"
+#include "amp/Dialect/Amp/Transforms/Passes.h"
+#include "amp/Policy/Policy.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_AMPAUTOCASTPASS
+#include "amp/Dialect/Amp/Transforms/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+using namespace mlir::amp;
+
+namespace {
+
+/// Counts of what a rewrite inserted.
+struct RewriteStats {
+  uint64_t casts = 0;
+  uint64_t constants = 0;
+  uint64_t bytes = 0;
+  uint64_t dynamicCasts = 0;
+};
+
+/// Applies a PrecisionPlacement to one function (step 2 of the file comment).
+class AutocastRewriter {
+public:
+  AutocastRewriter(MLIRContext *ctx, const PrecisionPlacement &placement,
+                   FloatType lowType, RewriteStats &stats)
+      : rewriter(ctx), placement(placement), lowType(lowType), stats(stats) {}
+
+  LogicalResult run(FunctionOpInterface function);
+
+private:
+  /// The type `value` had before the rewrite.
+  Type originalType(Value value) const {
+    auto it = originalTypes.find(value);
+    return it == originalTypes.end() ? value.getType() : it->second;
+  }
+  Value castTo(Value value, Type type, Operation *user);
+  Value materialize(Value value, Type type, Operation *user);
+
+  IRRewriter rewriter;
+  const PrecisionPlacement &placement;
+  FloatType lowType;
+  RewriteStats &stats;
+  llvm::DenseMap<Value, Type> originalTypes;
+  llvm::DenseMap<std::pair<Value, Type>, Value> castCache;
+  /// Constants and tensor.empty ops that were re-created in another type:
+  /// erased at the end if nothing uses the original any more.
+  llvm::SetVector<Operation *> rematerialized;
+};
+
+/// Number of bytes of a statically shaped tensor, if it has a static shape.
+static std::optional<uint64_t> staticBytes(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return std::nullopt;
+  return tensor.getNumElements() *
+         llvm::divideCeil(tensor.getElementTypeBitWidth(), 8);
+}
+
+Value AutocastRewriter::materialize(Value value, Type type, Operation *user) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  Operation *def = value.getDefiningOp();
+  if (def)
+    rewriter.setInsertionPointAfter(def);
+  else
+    rewriter.setInsertionPointToStart(cast<BlockArgument>(value).getOwner());
+  Location loc = value.getLoc();
+  auto newElementType = cast<FloatType>(getElementTypeOrSelf(type));
+
+  // Constants: convert the payload now (round to nearest even, like a cast).
+  DenseElementsAttr dense;
+  if (def && matchPattern(value, m_Constant(&dense))) {
+    if (auto fp = dyn_cast<DenseFPElementsAttr>(dense)) {
+      DenseElementsAttr converted =
+          fp.mapValues(newElementType, [&](const APFloat &v) {
+            APFloat c = v;
+            bool losesInfo;
+            c.convert(newElementType.getFloatSemantics(),
+                      APFloat::rmNearestTiesToEven, &losesInfo);
+            return c.bitcastToAPInt();
+          });
+      ++stats.constants;
+      rematerialized.insert(def);
+      if (isa<tosa::ConstOp>(def))
+        return tosa::ConstOp::create(rewriter, loc, type, converted);
+      return arith::ConstantOp::create(rewriter, loc, type,
+                                       cast<TypedAttr>(converted));
+    }
+  }
+  // An uninitialised tensor has no data to convert.
+  if (auto empty = dyn_cast_or_null<tensor::EmptyOp>(def)) {
+    rematerialized.insert(def);
+    return tensor::EmptyOp::create(rewriter, loc, cast<RankedTensorType>(type),
+                                   empty.getDynamicSizes());
+  }
+
+  // A real cast: tosa.cast in TOSA code, arith elsewhere.
+  ++stats.casts;
+  if (auto bytes = staticBytes(value.getType()))
+    stats.bytes += *bytes + *staticBytes(type);
+  else
+    ++stats.dynamicCasts;
+  bool tosaContext = (def && isa<tosa::TosaDialect>(def->getDialect())) ||
+                     isa<tosa::TosaDialect>(user->getDialect());
+  if (tosaContext && isa<RankedTensorType>(type))
+    return tosa::CastOp::create(rewriter, loc, type, value);
+  auto from = cast<FloatType>(getElementTypeOrSelf(value.getType()));
+  if (from.getWidth() > newElementType.getWidth() ||
+      (from.getWidth() == newElementType.getWidth()))
+    return arith::TruncFOp::create(rewriter, loc, type, value);
+  return arith::ExtFOp::create(rewriter, loc, type, value);
+}
+
+Value AutocastRewriter::castTo(Value value, Type type, Operation *user) {
+  if (value.getType() == type)
+    return value;
+  auto key = std::make_pair(value, type);
+  if (Value cached = castCache.lookup(key))
+    return cached;
+  // Narrowing a value that was just widened from this very type: reuse the
+  // original (extf and a widening tosa.cast are exact).
+  if (Operation *def = value.getDefiningOp();
+      def && isa<arith::ExtFOp, tosa::CastOp>(def) &&
+      def->getOperand(0).getType() == type &&
+      getElementTypeOrSelf(type).getIntOrFloatBitWidth() <
+          getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth())
+    return castCache[key] = def->getOperand(0);
+  return castCache[key] = materialize(value, type, user);
+}
+
+LogicalResult AutocastRewriter::run(FunctionOpInterface function) {
+  // Program order, linalg payloads excluded: producers come before users.
+  SmallVector<Operation *> ops;
+  function->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op == function.getOperation())
+      return WalkResult::advance();
+    if (isa<FunctionOpInterface>(op))
+      return WalkResult::skip();
+    ops.push_back(op);
+    return isa<AmpPolicyOpInterface>(op) ? WalkResult::skip()
+                                         : WalkResult::advance();
+  });
+
+  SmallVector<Operation *> replaced;
+  for (Operation *op : ops) {
+    if (!placement.isLowPrecision(op)) {
+      for (OpOperand &operand : op->getOpOperands()) {
+        Value value = operand.get();
+        Type want = originalType(value);
+        if (value.getType() != want)
+          rewriter.modifyOpInPlace(
+              op, [&] { operand.set(castTo(value, want, op)); });
+      }
+      continue;
+    }
+
+    SmallVector<Value> newOperands;
+    for (OpOperand &operand : op->getOpOperands()) {
+      Type want = originalType(operand.get());
+      if (placement.isLowPrecisionOperand(op, operand.getOperandNumber()))
+        want = withFloatElementType(want, lowType);
+      newOperands.push_back(castTo(operand.get(), want, op));
+    }
+    for (OpResult result : op->getResults())
+      originalTypes[result] = result.getType();
+
+    FailureOr<Operation *> converted = failure();
+    if (auto iface = dyn_cast<AmpPolicyOpInterface>(op))
+      converted = iface.convertToLowPrecision(rewriter, newOperands, lowType);
+    else
+      converted = convertResultsInPlace(op, rewriter, newOperands, lowType);
+    if (failed(converted))
+      return op->emitOpError("cannot be re-typed to ") << lowType;
+    if (*converted != op) {
+      for (auto [from, to] :
+           llvm::zip_equal(op->getResults(), (*converted)->getResults()))
+        originalTypes[to] = originalTypes.lookup(from);
+      rewriter.replaceAllOpUsesWith(op, (*converted)->getResults());
+      replaced.push_back(op);
+    }
+  }
+  for (Operation *op : replaced)
+    rewriter.eraseOp(op);
+  for (Operation *op : rematerialized)
+    if (op->use_empty())
+      rewriter.eraseOp(op);
+  return success();
+}
+
+/// Location as "file:line:col" when it has one.
+static std::string formatLocation(Location loc) {
+  if (auto fused = dyn_cast<FusedLoc>(loc); fused && !fused.getLocations().empty())
+    loc = fused.getLocations().front();
+  if (auto name = dyn_cast<NameLoc>(loc))
+    loc = name.getChildLoc();
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return llvm::formatv("{0}:{1}:{2}", file.getFilename().getValue(),
+                         file.getLine(), file.getColumn())
+        .str();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  loc.print(os);
+  return text;
+}
+
+static StringRef sourceName(CategorySource source) {
+  switch (source) {
+  case CategorySource::Default:
+    return "default";
+  case CategorySource::PolicyFile:
+    return "policy file";
+  case CategorySource::Unknown:
+    return "none";
+  }
+  llvm_unreachable("unknown source");
+}
+
+struct AmpAutocastPass
+    : public amp::impl::AmpAutocastPassBase<AmpAutocastPass> {
+  using Base::Base;
+
+  LogicalResult initialize(MLIRContext *ctx) override {
+    if (policyFile.empty()) {
+      policy = std::make_shared<PrecisionPolicy>();
+      return success();
+    }
+    FailureOr<PrecisionPolicy> loaded =
+        PrecisionPolicy::loadFromFile(ctx, policyFile);
+    if (failed(loaded))
+      return failure();
+    policy = std::make_shared<PrecisionPolicy>(std::move(*loaded));
+    return success();
+  }
+
+  void runOnOperation() override;
+
+private:
+  std::shared_ptr<PrecisionPolicy> policy;
+};
+
+void AmpAutocastPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *ctx = &getContext();
+  FloatType lowType = getFloatType(ctx, precision);
+  PrecisionAnalysis analysis(*policy, precision);
+
+  llvm::json::Array entries;
+  RewriteStats stats;
+  uint64_t floatOps = 0, lowOps = 0, unknownOps = 0;
+  SmallVector<FunctionOpInterface> functions;
+  module.walk([&](FunctionOpInterface fn) {
+    if (!fn.isExternal())
+      functions.push_back(fn);
+  });
+
+  for (FunctionOpInterface function : functions) {
+    FailureOr<PrecisionPlacement> placement = analysis.run(function);
+    if (failed(placement))
+      return signalPassFailure();
+
+    // The report is taken from the decision, before any op is rewritten.
+    bool strictFailure = false;
+    for (Operation *op : placement->getFloatOps()) {
+      const OpDecision &decision = placement->getDecision(op);
+      ++floatOps;
+      lowOps += decision.lowPrecision;
+      if (!decision.category && decision.reason == "unknown op") {
+        ++unknownOps;
+        if (strict) {
+          op->emitError() << "'" << op->getName()
+                          << "' is not in the precision policy (strict=true); "
+                             "name it in a policy file to decide its category";
+          strictFailure = true;
+        }
+      }
+      entries.push_back(llvm::json::Object{
+          {"function", function.getName().str()},
+          {"op", op->getName().getStringRef().str()},
+          {"location", formatLocation(op->getLoc())},
+          {"category", decision.category
+                           ? llvm::json::Value(
+                                 stringifyPrecisionCategory(*decision.category))
+                           : llvm::json::Value(nullptr)},
+          {"source", sourceName(decision.source)},
+          {"precision", decision.lowPrecision
+                            ? stringifyPrecision(precision).str()
+                            : std::string("f32")},
+          {"reason", decision.reason},
+      });
+    }
+    if (strictFailure)
+      return signalPassFailure();
+
+    AutocastRewriter rewriter(ctx, *placement, lowType, stats);
+    if (failed(rewriter.run(function)))
+      return signalPassFailure();
+  }
+
+  numFloatOps += floatOps;
+  numLowPrecisionOps += lowOps;
+  numCastsInserted += stats.casts;
+  numConstantsConverted += stats.constants;
+  numBytesConverted += stats.bytes;
+  numUnknownOps += unknownOps;
+
+  if (reportFile.empty())
+    return;
+  llvm::json::Object summary{
+      {"float_ops", floatOps},
+      {"low_precision_ops", lowOps},
+      {"low_precision_ratio",
+       llvm::formatv("{0}/{1}", lowOps, floatOps).str()},
+      {"casts_inserted", stats.casts},
+      {"constants_converted", stats.constants},
+      {"bytes_converted", stats.bytes},
+      {"casts_with_dynamic_shape", stats.dynamicCasts},
+      {"unknown_ops", unknownOps},
+  };
+  llvm::json::Object report{
+      {"pass", "amp-autocast"},
+      {"precision", stringifyPrecision(precision).str()},
+      {"policy", policyFile.empty() ? llvm::json::Value(nullptr)
+                                    : llvm::json::Value(policyFile.getValue())},
+      {"ops", std::move(entries)},
+      {"summary", std::move(summary)},
+  };
+  // Written to a temporary file and renamed: never a half-written report.
+  if (llvm::Error err = llvm::writeToOutput(
+          reportFile, [&](llvm::raw_ostream &os) -> llvm::Error {
+            os << llvm::formatv("{0:2}",
+                                llvm::json::Value(std::move(report)))
+               << "\n";
+            return llvm::Error::success();
+          })) {
+    emitError(module.getLoc())
+        << "cannot write report '" << reportFile
+        << "': " << llvm::toString(std::move(err));
+    return signalPassFailure();
+  }
+}
+
+} // namespace

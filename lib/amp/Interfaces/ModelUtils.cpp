@@ -1,0 +1,29 @@
+//===- ModelUtils.cpp - building blocks of the external models ------------===//
+
+#include "ModelUtils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::amp;
+
+Value models::convertScalar(RewriterBase &rewriter, Operation *op, Value value,
+                            FloatType type) {
+  auto from = dyn_cast<FloatType>(value.getType());
+  if (!from || from == type)
+    return value;
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  FloatAttr constant;
+  if (matchPattern(value, m_Constant(&constant))) {
+    APFloat converted = constant.getValue();
+    bool losesInfo;
+    converted.convert(type.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                      &losesInfo);
+    return arith::ConstantOp::create(rewriter, value.getLoc(), type,
+                                     FloatAttr::get(type, converted));
+  }
+  if (from.getWidth() > type.getWidth())
+    return arith::TruncFOp::create(rewriter, value.getLoc(), type, value);
+  return arith::ExtFOp::create(rewriter, value.getLoc(), type, value);
+}

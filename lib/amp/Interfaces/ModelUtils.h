@@ -1,0 +1,52 @@
+//===- ModelUtils.h - building blocks of the external models ----*- C++ -*-===//
+//
+// Private to lib/amp/Interfaces: the model templates shared by the per-dialect
+// *InterfaceImpl.cpp files.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_LIB_INTERFACES_MODELUTILS_H
+#define AMP_LIB_INTERFACES_MODELUTILS_H
+
+#include "amp/Dialect/Amp/IR/AmpInterfaces.h"
+#include "amp/Policy/Policy.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::amp::models {
+
+/// An op whose category is fixed (the usual case): `Category`, and whether it
+/// is an accumulating reduction. Re-typing uses the interface default.
+template <typename OpTy, PrecisionCategory Category, bool Accumulating = false>
+struct FixedCategoryModel
+    : public AmpPolicyOpInterface::ExternalModel<
+          FixedCategoryModel<OpTy, Category, Accumulating>, OpTy> {
+  std::optional<PrecisionCategory>
+  getPrecisionCategory(Operation *, const PrecisionPolicy &) const {
+    return Category;
+  }
+  bool isAccumulatingReduction(Operation *) const { return Accumulating; }
+};
+
+/// Attaches FixedCategoryModel<Op, Category> to each of `OpTys`.
+template <PrecisionCategory Category, typename... OpTys>
+void attachFixedCategory(MLIRContext *ctx) {
+  (OpTys::template attachInterface<FixedCategoryModel<OpTys, Category>>(*ctx),
+   ...);
+}
+
+/// Attaches the accumulating-reduction variant (always deny) to `OpTys`.
+template <typename... OpTys>
+void attachAccumulatingReduction(MLIRContext *ctx) {
+  (OpTys::template attachInterface<
+       FixedCategoryModel<OpTys, PrecisionCategory::deny, true>>(*ctx),
+   ...);
+}
+
+/// Converts a scalar float `value` to `type`: a constant is re-created in the
+/// new type, anything else gets an arith.truncf / arith.extf before `op`.
+Value convertScalar(RewriterBase &rewriter, Operation *op, Value value,
+                    FloatType type);
+
+} // namespace mlir::amp::models
+
+#endif // AMP_LIB_INTERFACES_MODELUTILS_H

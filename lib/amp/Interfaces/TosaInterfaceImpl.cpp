@@ -1,0 +1,159 @@
+//===- TosaInterfaceImpl.cpp - AmpPolicyOpInterface for TOSA --------------===//
+//
+// The default precision policy of the TOSA dialect. It mirrors PyTorch's CUDA
+// autocast lists (aten/src/ATen/autocast_mode.cpp), with TensorFlow's
+// infer/clear split for the ops PyTorch runs "in whatever type the inputs
+// have"; docs/Policy.md has the table and every deliberate difference.
+//
+//   allow  matmul, conv2d, conv3d, depthwise_conv2d, transpose_conv2d
+//          (low-precision operands; matmul returns f32, convolutions set
+//           acc_type = f32)
+//   deny   exp, log, reciprocal, rsqrt, pow, resize, fft2d, rfft2d,
+//          reduce_sum and reduce_product (accumulating reductions)
+//   infer  add, sub, mul, sigmoid, tanh, erf, sin, cos, avg_pool2d
+//          (avg_pool2d accumulates in f32 through acc_type)
+//   clear  abs, negate, ceil, floor, maximum, minimum, clamp, select, equal,
+//          greater, greater_equal, reduce_max, reduce_min, argmax,
+//          max_pool2d, concat, pad, reshape, reverse, slice, tile, transpose,
+//          gather, scatter, identity
+//
+// tosa.const and tosa.cast are not in any list: the autocast rewrite converts
+// constants itself and never re-types explicit casts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ModelUtils.h"
+#include "amp/Interfaces/ExternalModels.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/DialectRegistry.h"
+
+using namespace mlir;
+using namespace mlir::amp;
+using namespace mlir::amp::models;
+
+namespace {
+/// tosa.matmul: f16 x f16 -> f32. The result keeps its f32 type, so the
+/// product accumulates in f32.
+struct MatMulModel
+    : public AmpPolicyOpInterface::ExternalModel<MatMulModel, tosa::MatMulOp> {
+  std::optional<PrecisionCategory>
+  getPrecisionCategory(Operation *, const PrecisionPolicy &) const {
+    return PrecisionCategory::allow;
+  }
+  FailureOr<Operation *> convertToLowPrecision(Operation *op,
+                                               RewriterBase &rewriter,
+                                               ValueRange newOperands,
+                                               FloatType) const {
+    rewriter.modifyOpInPlace(op, [&] { op->setOperands(newOperands); });
+    return op;
+  }
+};
+
+/// Convolutions: low-precision input, weight, bias and zero points, a
+/// low-precision result, and acc_type = f32.
+template <typename ConvOp>
+struct ConvModel
+    : public AmpPolicyOpInterface::ExternalModel<ConvModel<ConvOp>, ConvOp> {
+  std::optional<PrecisionCategory>
+  getPrecisionCategory(Operation *, const PrecisionPolicy &) const {
+    return PrecisionCategory::allow;
+  }
+  FailureOr<Operation *> convertToLowPrecision(Operation *op,
+                                               RewriterBase &rewriter,
+                                               ValueRange newOperands,
+                                               FloatType lowType) const {
+    if (failed(convertResultsInPlace(op, rewriter, newOperands, lowType)))
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      cast<ConvOp>(op).setAccType(rewriter.getF32Type());
+    });
+    return op;
+  }
+};
+
+/// tosa.avg_pool2d: follows its inputs, but sums in f32 (acc_type = f32).
+struct AvgPoolModel
+    : public AmpPolicyOpInterface::ExternalModel<AvgPoolModel,
+                                                 tosa::AvgPool2dOp> {
+  std::optional<PrecisionCategory>
+  getPrecisionCategory(Operation *, const PrecisionPolicy &) const {
+    return PrecisionCategory::infer;
+  }
+  FailureOr<Operation *> convertToLowPrecision(Operation *op,
+                                               RewriterBase &rewriter,
+                                               ValueRange newOperands,
+                                               FloatType lowType) const {
+    if (failed(convertResultsInPlace(op, rewriter, newOperands, lowType)))
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      cast<tosa::AvgPool2dOp>(op).setAccType(rewriter.getF32Type());
+    });
+    return op;
+  }
+};
+
+/// tosa.clamp: its bounds are typed attributes and follow the data type.
+struct ClampModel
+    : public AmpPolicyOpInterface::ExternalModel<ClampModel, tosa::ClampOp> {
+  std::optional<PrecisionCategory>
+  getPrecisionCategory(Operation *, const PrecisionPolicy &) const {
+    return PrecisionCategory::clear;
+  }
+  FailureOr<Operation *> convertToLowPrecision(Operation *op,
+                                               RewriterBase &rewriter,
+                                               ValueRange newOperands,
+                                               FloatType lowType) const {
+    auto clamp = cast<tosa::ClampOp>(op);
+    auto convert = [&](Attribute attr) -> Attribute {
+      auto value = dyn_cast<FloatAttr>(attr);
+      if (!value)
+        return attr;
+      APFloat converted = value.getValue();
+      bool losesInfo;
+      converted.convert(lowType.getFloatSemantics(),
+                        APFloat::rmNearestTiesToEven, &losesInfo);
+      return FloatAttr::get(lowType, converted);
+    };
+    if (failed(convertResultsInPlace(op, rewriter, newOperands, lowType)))
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      clamp.setMinValAttr(convert(clamp.getMinValAttr()));
+      clamp.setMaxValAttr(convert(clamp.getMaxValAttr()));
+    });
+    return op;
+  }
+};
+} // namespace
+
+void mlir::amp::registerTosaExternalModels(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, tosa::TosaDialect *) {
+    using C = PrecisionCategory;
+    tosa::MatMulOp::attachInterface<MatMulModel>(*ctx);
+    tosa::Conv2DOp::attachInterface<ConvModel<tosa::Conv2DOp>>(*ctx);
+    tosa::Conv3DOp::attachInterface<ConvModel<tosa::Conv3DOp>>(*ctx);
+    tosa::DepthwiseConv2DOp::attachInterface<
+        ConvModel<tosa::DepthwiseConv2DOp>>(*ctx);
+    tosa::TransposeConv2DOp::attachInterface<
+        ConvModel<tosa::TransposeConv2DOp>>(*ctx);
+
+    attachFixedCategory<C::deny, tosa::ExpOp, tosa::LogOp, tosa::ReciprocalOp,
+                        tosa::RsqrtOp, tosa::PowOp, tosa::ResizeOp,
+                        tosa::FFT2dOp, tosa::RFFT2dOp>(ctx);
+    attachAccumulatingReduction<tosa::ReduceSumOp, tosa::ReduceProductOp>(ctx);
+
+    attachFixedCategory<C::infer, tosa::AddOp, tosa::SubOp, tosa::MulOp,
+                        tosa::SigmoidOp, tosa::TanhOp, tosa::ErfOp,
+                        tosa::SinOp, tosa::CosOp>(ctx);
+    tosa::AvgPool2dOp::attachInterface<AvgPoolModel>(*ctx);
+
+    tosa::ClampOp::attachInterface<ClampModel>(*ctx);
+    attachFixedCategory<
+        C::clear, tosa::AbsOp, tosa::NegateOp, tosa::CeilOp, tosa::FloorOp,
+        tosa::MaximumOp, tosa::MinimumOp, tosa::SelectOp, tosa::EqualOp,
+        tosa::GreaterOp, tosa::GreaterEqualOp, tosa::ReduceMaxOp,
+        tosa::ReduceMinOp, tosa::ArgMaxOp, tosa::MaxPool2dOp, tosa::ConcatOp,
+        tosa::PadOp, tosa::ReshapeOp, tosa::ReverseOp, tosa::SliceOp,
+        tosa::TileOp, tosa::TransposeOp, tosa::GatherOp, tosa::ScatterOp,
+        tosa::IdentityOp>(ctx);
+  });
+}
