@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassInstrumentation.h"
 
 namespace mlir::amp {
 
@@ -17,6 +18,23 @@ namespace mlir::amp {
 
 #define GEN_PASS_REGISTRATION
 #include "amp/Dialect/Amp/Transforms/Passes.h.inc"
+
+/// One pass statistic. Debian's MLIR is a release build in which
+/// Pass::Statistic counters are compiled out (LLVM_ENABLE_STATS=0), so the
+/// amp passes also keep their counts here.
+struct AmpStatistic {
+  StringRef name;
+  StringRef description;
+  uint64_t value;
+};
+
+/// The statistics of `pass` if it is an amp pass, empty otherwise.
+SmallVector<AmpStatistic> getAmpStatistics(Pass *pass);
+
+/// An instrumentation that prints the statistics of every amp pass after it
+/// runs, in the format of -mlir-pass-statistics=list.
+std::unique_ptr<PassInstrumentation>
+createAmpStatisticsInstrumentation(llvm::raw_ostream &os);
 
 } // namespace mlir::amp
 

@@ -274,8 +274,29 @@ struct AmpAutocastPass
 
   void runOnOperation() override;
 
+  /// Mirrors of the Statistic counters (see AmpStatistic).
+  SmallVector<AmpStatistic> getCounts() const {
+    return {
+        {"float-ops", "Float ops considered", counts.floatOps},
+        {"low-precision-ops", "Ops computing in low precision", counts.lowOps},
+        {"casts-inserted", "Cast ops inserted", counts.casts},
+        {"constants-converted",
+         "Constants re-materialised in another type at compile time",
+         counts.constants},
+        {"bytes-converted",
+         "Bytes read and written by inserted casts per call (static shapes)",
+         counts.bytes},
+        {"unknown-ops", "Float ops no policy knows (kept f32)",
+         counts.unknownOps},
+    };
+  }
+
 private:
   std::shared_ptr<PrecisionPolicy> policy;
+  struct {
+    uint64_t floatOps = 0, lowOps = 0, casts = 0, constants = 0, bytes = 0,
+             unknownOps = 0;
+  } counts;
 };
 
 void AmpAutocastPass::runOnOperation() {
@@ -342,6 +363,12 @@ void AmpAutocastPass::runOnOperation() {
   numConstantsConverted += stats.constants;
   numBytesConverted += stats.bytes;
   numUnknownOps += unknownOps;
+  counts.floatOps += floatOps;
+  counts.lowOps += lowOps;
+  counts.casts += stats.casts;
+  counts.constants += stats.constants;
+  counts.bytes += stats.bytes;
+  counts.unknownOps += unknownOps;
 
   if (reportFile.empty())
     return;
@@ -380,3 +407,9 @@ void AmpAutocastPass::runOnOperation() {
 }
 
 } // namespace
+
+SmallVector<AmpStatistic> mlir::amp::getAmpStatistics(Pass *pass) {
+  if (pass->getTypeID() == TypeID::get<AmpAutocastPass>())
+    return static_cast<AmpAutocastPass *>(pass)->getCounts();
+  return {};
+}

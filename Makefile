@@ -1,0 +1,65 @@
+# amp-mlir: the two commands of a fresh Debian 12 machine.
+#   make demo    installs what is missing, builds, rewrites a bundled training step
+#   make check   installs what is missing, builds, runs every test
+# Everything lands in build/ (binaries in build/bin/).
+
+LLVM_VERSION ?= 22
+LLVM_PREFIX  ?= /usr/lib/llvm-$(LLVM_VERSION)
+BUILD        ?= build
+BUILD_TYPE   ?= Release
+DEB_PACKAGES := libmlir-$(LLVM_VERSION)-dev mlir-$(LLVM_VERSION)-tools \
+                llvm-$(LLVM_VERSION)-dev llvm-$(LLVM_VERSION)-tools clang-$(LLVM_VERSION) \
+                cmake ninja-build python3
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all deps configure build demo check check-lit clean help
+
+all: build
+
+help:
+	@echo "make demo    - install missing packages, build, run amp-opt on a bundled example"
+	@echo "make check   - install missing packages, build, run every test"
+	@echo "make build   - configure (CMake + Ninja) and build into $(BUILD)/"
+
+# Installs the Debian packages that are missing; silent when all are present.
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing:$$missing"; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null || exit 1; \
+	fi
+
+$(BUILD)/build.ninja: | deps
+	@cmake -S . -B $(BUILD) -G Ninja -Wno-dev \
+	  -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	  -DMLIR_DIR=$(LLVM_PREFIX)/lib/cmake/mlir \
+	  -DCMAKE_C_COMPILER=$(LLVM_PREFIX)/bin/clang \
+	  -DCMAKE_CXX_COMPILER=$(LLVM_PREFIX)/bin/clang++ >/dev/null
+
+configure: deps $(BUILD)/build.ninja
+
+build: configure
+	@ninja -C $(BUILD) --quiet amp-opt
+
+DEMO_INPUT ?= examples/transformer_adam.mlir
+demo: build
+	@mkdir -p $(BUILD)/demo
+	@echo "== amp-opt $(DEMO_INPUT) --amp-autocast (f16)"
+	@$(BUILD)/bin/amp-opt $(DEMO_INPUT) \
+	  --amp-autocast="precision=f16 report=$(BUILD)/demo/report.json" \
+	  -mlir-pass-statistics -o $(BUILD)/demo/transformer_adam.f16.mlir
+	@python3 tools/amp-report/amp-report.py $(BUILD)/demo/report.json
+	@echo "== rewritten IR: $(BUILD)/demo/transformer_adam.f16.mlir (first matmuls below)"
+	@grep -m 4 "tosa.matmul" $(BUILD)/demo/transformer_adam.f16.mlir | cut -c1-160
+	@$(LLVM_PREFIX)/bin/mlir-opt $(BUILD)/demo/transformer_adam.f16.mlir -o /dev/null && \
+	  echo "== Debian's mlir-opt $(LLVM_VERSION) verifies the rewritten IR"
+
+check: configure
+	@ninja -C $(BUILD) --quiet all
+	@ninja -C $(BUILD) check-amp
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,47 @@
+# -*- Python -*-
+# lit configuration of the amp-mlir regression tests.
+
+import os
+import shutil
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "AMP"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.amp_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py",
+                   "Inputs", "tools"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%amp_src_root", config.amp_src_root))
+config.substitutions.append(("%amp_obj_root", config.amp_obj_root))
+config.substitutions.append(("%examples", os.path.join(config.amp_src_root, "examples")))
+config.substitutions.append(("%mlir_dir", config.mlir_dir))
+config.substitutions.append(("%cmake", config.cmake_command))
+config.substitutions.append(("%cxx", config.cxx_compiler))
+config.substitutions.append(("%cc", config.c_compiler))
+config.substitutions.append(("%python", config.python_executable or "python3"))
+config.substitutions.append(
+    ("%check-invariants",
+     "%s %s" % (config.python_executable or "python3",
+                os.path.join(config.amp_src_root, "test", "tools", "check_invariants.py"))))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_system_environment(["HOME", "TMPDIR", "TMP", "TEMP"])
+
+tool_dirs = [config.amp_tools_dir, config.llvm_tools_dir]
+tools = [
+    "amp-opt",
+    ToolSubst("mlir-opt", unresolved="fatal"),
+]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# GPU tests need an NVIDIA device; without one they are UNSUPPORTED, never passed.
+if shutil.which("nvidia-smi") and os.system("nvidia-smi -L >/dev/null 2>&1") == 0:
+    config.available_features.add("cuda-device")
+if shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc"):
+    config.available_features.add("nvcc")
