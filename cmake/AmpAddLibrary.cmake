@@ -13,8 +13,9 @@ function(amp_add_library name)
   target_include_directories(${name} PUBLIC
     $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
     $<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>
-    $<INSTALL_INTERFACE:include>)
-  target_link_libraries(${name} PUBLIC ${ARG_LINK_LIBS} MLIR)
+    $<INSTALL_INTERFACE:include>
+    ${MLIR_INCLUDE_DIRS} ${LLVM_INCLUDE_DIRS})
+  target_link_libraries(${name} PUBLIC ${ARG_LINK_LIBS} MLIR LLVM)
   install(TARGETS ${name} EXPORT AmpMLIRTargets ARCHIVE DESTINATION lib)
   set_property(GLOBAL APPEND PROPERTY AMP_EXPORTED_TARGETS ${name})
 endfunction()
