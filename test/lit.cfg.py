@@ -31,6 +31,9 @@ config.substitutions.append(
                 os.path.join(config.amp_src_root, "test", "tools", "check_invariants.py"))))
 
 llvm_config.use_default_substitutions()
+# `not` (and `count`) at the start of a RUN line are only found through PATH:
+# use_default_substitutions() rewrites them only after a pipe.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_system_environment(["HOME", "TMPDIR", "TMP", "TEMP"])
 
 tool_dirs = [config.amp_tools_dir, config.llvm_tools_dir]

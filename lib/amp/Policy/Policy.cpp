@@ -28,51 +28,71 @@ using namespace mlir;
 using namespace mlir::amp;
 
 namespace {
-/// The file as written: `ops` maps op names to categories.
-struct PolicyDocument {
-  std::map<std::string, PrecisionCategory> ops;
+/// One `op: category` entry. The op name is known before the value is read,
+/// so both are checked while the value's node is current: errors point at
+/// the entry's line.
+struct PolicyEntry {
+  std::string opName;
+  MLIRContext *context = nullptr;
+  PrecisionCategory category = PrecisionCategory::infer;
 };
 
-/// State the YAML callbacks need.
-struct ParseContext {
-  MLIRContext *mlirContext;
+/// The file as written: `ops` maps op names to categories.
+struct PolicyDocument {
+  std::map<std::string, PolicyEntry> ops;
 };
 } // namespace
 
+/// Checks an op name: `dialect.op`, and an op of that dialect if this context
+/// knows the dialect (catches typos such as "tosa.matmull"; ops of dialects
+/// the tool does not load are accepted, a user may name their own).
+static std::string checkOpName(MLIRContext *ctx, StringRef name) {
+  auto [dialect, rest] = name.split('.');
+  if (rest.empty())
+    return "'" + name.str() + "' is not an op name (expected dialect.op)";
+  if (ctx->getOrLoadDialect(dialect) &&
+      !RegisteredOperationName::lookup(name, ctx))
+    return "unknown op '" + name.str() + "' in dialect '" + dialect.str() + "'";
+  return "";
+}
+
 namespace llvm::yaml {
 template <>
-struct ScalarEnumerationTraits<PrecisionCategory> {
-  static void enumeration(IO &io, PrecisionCategory &value) {
-    io.enumCase(value, "allow", PrecisionCategory::allow);
-    io.enumCase(value, "deny", PrecisionCategory::deny);
-    io.enumCase(value, "infer", PrecisionCategory::infer);
-    io.enumCase(value, "clear", PrecisionCategory::clear);
+struct ScalarTraits<PolicyEntry> {
+  static void output(const PolicyEntry &entry, void *, raw_ostream &os) {
+    os << stringifyPrecisionCategory(entry.category);
   }
+  static StringRef input(StringRef scalar, void *, PolicyEntry &entry) {
+    // The returned message must outlive this call.
+    static thread_local std::string message;
+    message = checkOpName(entry.context, entry.opName);
+    if (!message.empty())
+      return message;
+    std::optional<PrecisionCategory> category =
+        symbolizePrecisionCategory(scalar);
+    if (!category) {
+      message = "unknown category '" + scalar.str() + "' for '" +
+                entry.opName + "' (expected allow, deny, infer or clear)";
+      return message;
+    }
+    entry.category = *category;
+    return StringRef();
+  }
+  static QuotingType mustQuote(StringRef) { return QuotingType::None; }
 };
 
 template <>
-struct CustomMappingTraits<std::map<std::string, PrecisionCategory>> {
+struct CustomMappingTraits<std::map<std::string, PolicyEntry>> {
   static void inputOne(IO &io, StringRef key,
-                       std::map<std::string, PrecisionCategory> &ops) {
-    auto *ctx = static_cast<ParseContext *>(io.getContext());
-    // An op of a dialect we know must exist: catches typos such as
-    // "tosa.matmull". Ops of dialects this tool does not load are accepted
-    // (a user may name ops of their own dialect).
-    auto [dialect, rest] = key.split('.');
-    if (rest.empty()) {
-      io.setError("'" + key + "' is not an op name (expected dialect.op)");
-      return;
-    }
-    if (ctx->mlirContext->getOrLoadDialect(dialect) &&
-        !RegisteredOperationName::lookup(key, ctx->mlirContext)) {
-      io.setError("unknown op '" + key + "' in dialect '" + dialect + "'");
-      return;
-    }
-    io.mapRequired(key.str().c_str(), ops[key.str()]);
+                       std::map<std::string, PolicyEntry> &ops) {
+    PolicyEntry &entry = ops[key.str()];
+    entry.opName = key.str();
+    entry.context = static_cast<MLIRContext *>(io.getContext());
+    io.mapRequired(key.str().c_str(), entry);
   }
-  static void output(IO &io, std::map<std::string, PrecisionCategory> &ops) {
-    for (auto &[name, category] : ops)
-      io.mapRequired(name.c_str(), category);
+  static void output(IO &io, std::map<std::string, PolicyEntry> &ops) {
+    for (auto &[name, entry] : ops)
+      io.mapRequired(name.c_str(), entry);
   }
 };
 
@@ -100,10 +120,9 @@ PrecisionPolicy::parse(MLIRContext *ctx, llvm::MemoryBufferRef buffer) {
       emitError(loc) << "invalid policy file: " << diag.getMessage();
   };
   using Handler = decltype(handler);
-  ParseContext parseContext{ctx};
   PolicyDocument doc;
   llvm::yaml::Input input(
-      buffer, &parseContext,
+      buffer, ctx,
       [](const llvm::SMDiagnostic &diag, void *h) {
         (*static_cast<Handler *>(h))(diag);
       },
@@ -113,8 +132,8 @@ PrecisionPolicy::parse(MLIRContext *ctx, llvm::MemoryBufferRef buffer) {
     return failure();
 
   PrecisionPolicy policy;
-  for (auto &[name, category] : doc.ops)
-    policy.setOverride(name, category);
+  for (auto &[name, entry] : doc.ops)
+    policy.setOverride(name, entry.category);
   return policy;
 }
 

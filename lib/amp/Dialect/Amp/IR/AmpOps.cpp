@@ -53,9 +53,9 @@ LogicalResult UpdateScaleOp::verify() {
            << growth;
   if (!(backoff > 0.0f && backoff < 1.0f))
     return emitOpError("backoff_factor must be in (0, 1), got ") << backoff;
-  if (getGrowthInterval() < 0)
+  if (getGrowthIntervalAttr().getInt() < 0)
     return emitOpError("growth_interval must be >= 0 (0 disables updates)");
-  if (getBackoffInterval() < 1)
+  if (getBackoffIntervalAttr().getInt() < 1)
     return emitOpError("backoff_interval must be >= 1");
   std::optional<APFloat> lo = getMinScale(), hi = getMaxScale();
   if (lo && !(lo->convertToFloat() > 0.0f))

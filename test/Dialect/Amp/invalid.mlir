@@ -1,0 +1,270 @@
+// Every verifier of the amp dialect: ops and discardable attributes.
+// RUN: amp-opt %s -split-input-file -verify-diagnostics
+
+func.func @growth_factor_one(%f: tensor<i1>, %s: tensor<f32>, %g: tensor<i32>, %o: tensor<i32>) {
+  // expected-error @+1 {{'amp.update_scale' op growth_factor must be a finite number > 1, got 1}}
+  %0:3 = amp.update_scale %s, %g, %o if %f {growth_factor = 1.0 : f32, backoff_factor = 0.5 : f32, growth_interval = 2000 : i64}
+  return
+}
+
+// -----
+
+func.func @growth_factor_below_one(%f: tensor<i1>, %s: tensor<f32>, %g: tensor<i32>, %o: tensor<i32>) {
+  // expected-error @+1 {{growth_factor must be a finite number > 1, got 5.000000e-01}}
+  %0:3 = amp.update_scale %s, %g, %o if %f {growth_factor = 0.5 : f32, backoff_factor = 0.5 : f32, growth_interval = 2000 : i64}
+  return
+}
+
+// -----
+
+func.func @growth_factor_inf(%f: tensor<i1>, %s: tensor<f32>, %g: tensor<i32>, %o: tensor<i32>) {
+  // expected-error @+1 {{growth_factor must be a finite number > 1}}
+  %0:3 = amp.update_scale %s, %g, %o if %f {growth_factor = 0x7F800000 : f32, backoff_factor = 0.5 : f32, growth_interval = 2000 : i64}
+  return
+}
+
+// -----
+
+func.func @backoff_one(%f: tensor<i1>, %s: tensor<f32>, %g: tensor<i32>, %o: tensor<i32>) {
+  // expected-error @+1 {{'amp.update_scale' op backoff_factor must be in (0, 1), got 1}}
+  %0:3 = amp.update_scale %s, %g, %o if %f {growth_factor = 2.0 : f32, backoff_factor = 1.0 : f32, growth_interval = 2000 : i64}
+  return
+}
+
+// -----
+
+func.func @backoff_zero(%f: tensor<i1>, %s: tensor<f32>, %g: tensor<i32>, %o: tensor<i32>) {
+  // expected-error @+1 {{backoff_factor must be in (0, 1), got 0}}
+  %0:3 = amp.update_scale %s, %g, %o if %f {growth_factor = 2.0 : f32, backoff_factor = 0.0 : f32, growth_interval = 2000 : i64}
+  return
+}
+
+// -----
+
+func.func @growth_interval_negative(%f: tensor<i1>, %s: tensor<f32>, %g: tensor<i32>, %o: tensor<i32>) {
+  // expected-error @+1 {{'amp.update_scale' op growth_interval must be >= 0 (0 disables updates)}}
+  %0:3 = amp.update_scale %s, %g, %o if %f {growth_factor = 2.0 : f32, backoff_factor = 0.5 : f32, growth_interval = -1 : i64}
+  return
+}
+
+// -----
+
+func.func @backoff_interval_negative(%f: tensor<i1>, %s: tensor<f32>, %g: tensor<i32>, %o: tensor<i32>) {
+  // expected-error @+1 {{'amp.update_scale' op backoff_interval must be >= 1}}
+  %0:3 = amp.update_scale %s, %g, %o if %f {growth_factor = 2.0 : f32, backoff_factor = 0.5 : f32, growth_interval = 2000 : i64, backoff_interval = -3 : i64}
+  return
+}
+
+// -----
+
+func.func @backoff_interval_zero(%f: tensor<i1>, %s: tensor<f32>, %g: tensor<i32>, %o: tensor<i32>) {
+  // expected-error @+1 {{'amp.update_scale' op backoff_interval must be >= 1}}
+  %0:3 = amp.update_scale %s, %g, %o if %f {growth_factor = 2.0 : f32, backoff_factor = 0.5 : f32, growth_interval = 2000 : i64, backoff_interval = 0 : i64}
+  return
+}
+
+// -----
+
+func.func @min_above_max(%f: tensor<i1>, %s: tensor<f32>, %g: tensor<i32>, %o: tensor<i32>) {
+  // expected-error @+1 {{'amp.update_scale' op min_scale must not exceed max_scale}}
+  %0:3 = amp.update_scale %s, %g, %o if %f {growth_factor = 2.0 : f32, backoff_factor = 0.5 : f32, growth_interval = 2000 : i64, min_scale = 4.0 : f32, max_scale = 2.0 : f32}
+  return
+}
+
+// -----
+
+func.func @min_zero(%f: tensor<i1>, %s: tensor<f32>, %g: tensor<i32>, %o: tensor<i32>) {
+  // expected-error @+1 {{'amp.update_scale' op min_scale must be > 0}}
+  %0:3 = amp.update_scale %s, %g, %o if %f {growth_factor = 2.0 : f32, backoff_factor = 0.5 : f32, growth_interval = 2000 : i64, min_scale = 0.0 : f32}
+  return
+}
+
+// -----
+
+func.func @min_negative(%f: tensor<i1>, %s: tensor<f32>, %g: tensor<i32>, %o: tensor<i32>) {
+  // expected-error @+1 {{min_scale must be > 0}}
+  %0:3 = amp.update_scale %s, %g, %o if %f {growth_factor = 2.0 : f32, backoff_factor = 0.5 : f32, growth_interval = 2000 : i64, min_scale = -1.0 : f32, max_scale = 2.0 : f32}
+  return
+}
+
+// -----
+
+func.func @scale_not_f32(%f: tensor<i1>, %s: tensor<f16>, %g: tensor<i32>, %o: tensor<i32>) {
+  // expected-error @+1 {{'amp.update_scale' op operand #1 must be 0D tensor of 32-bit float values}}
+  %0:3 = "amp.update_scale"(%f, %s, %g, %o) {growth_factor = 2.0 : f32, backoff_factor = 0.5 : f32, growth_interval = 2000 : i64} : (tensor<i1>, tensor<f16>, tensor<i32>, tensor<i32>) -> (tensor<f16>, tensor<i32>, tensor<i32>)
+  return
+}
+
+// -----
+
+func.func @unscale_no_grads(%s: tensor<f32>) {
+  // expected-error @+1 {{'amp.unscale_and_check' op needs at least one gradient}}
+  %found = "amp.unscale_and_check"(%s) : (tensor<f32>) -> tensor<i1>
+  return
+}
+
+// -----
+
+func.func @unscale_scale_not_f32(%s: tensor<f16>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'amp.unscale_and_check' op operand #0 must be 0D tensor of 32-bit float values}}
+  %u, %found = "amp.unscale_and_check"(%s, %g) : (tensor<f16>, tensor<4xf32>) -> (tensor<4xf32>, tensor<i1>)
+  return
+}
+
+// -----
+
+func.func @unscale_scale_not_rank0(%s: tensor<1xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'amp.unscale_and_check' op operand #0 must be 0D tensor of 32-bit float values}}
+  %u, %found = "amp.unscale_and_check"(%s, %g) : (tensor<1xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<i1>)
+  return
+}
+
+// -----
+
+func.func @unscale_integer_grad(%s: tensor<f32>, %g: tensor<4xi32>) {
+  // expected-error @+1 {{'amp.unscale_and_check' op operand #1 must be variadic of ranked tensor of 16-bit float or bfloat16 type or 32-bit float values}}
+  %u, %found = amp.unscale_and_check %g by %s : tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @keep_type_mismatch(%f: tensor<i1>, %u: tensor<4xf32>, %p: tensor<4xf16>) {
+  // expected-error @+1 {{'amp.keep_on_overflow' op failed to verify that all of {updated, previous, result} have same type}}
+  %0 = "amp.keep_on_overflow"(%f, %u, %p) : (tensor<i1>, tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @keep_flag_not_i1(%f: tensor<i32>, %u: tensor<4xf32>, %p: tensor<4xf32>) {
+  // expected-error @+1 {{'amp.keep_on_overflow' op operand #0 must be 0D tensor of 1-bit signless integer values}}
+  %0 = "amp.keep_on_overflow"(%f, %u, %p) : (tensor<i32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @bad_precision(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tosa.exp' op 'amp.precision' must be "f32", "f16" or "bf16"}}
+  %0 = tosa.exp %x {amp.precision = "f64"} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @precision_not_string(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'amp.precision' must be "f32", "f16" or "bf16"}}
+  %0 = tosa.exp %x {amp.precision = 16 : i32} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @grad_seed_not_unit() -> tensor<1xf32> {
+  // expected-error @+1 {{'tosa.const' op 'amp.grad_seed' must be a unit attribute}}
+  %0 = "tosa.const"() <{values = dense<1.0> : tensor<1xf32>}> {amp.grad_seed = true} : () -> tensor<1xf32>
+  return %0 : tensor<1xf32>
+}
+
+// -----
+
+func.func @grad_seed_no_tensor_result() -> f32 {
+  // expected-error @+1 {{'arith.constant' op 'amp.grad_seed' must mark an op with one tensor result}}
+  %0 = arith.constant {amp.grad_seed} 1.0 : f32
+  return %0 : f32
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: 'amp.grad_seed' must be a unit attribute}}
+func.func @grad_seed_arg_not_unit(%x: tensor<1xf32> {amp.grad_seed = 1 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #1: 'amp.init' hint "uniform:-1" needs a positive real, e.g. "uniform:0.1"}}
+func.func @init_uniform_negative(%x: tensor<4xf32>, %w: tensor<4xf32> {amp.init = "uniform:-1"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: 'amp.init' hint "normal:abc" needs a positive real, e.g. "normal:0.1"}}
+func.func @init_normal_nan(%w: tensor<4xf32> {amp.init = "normal:abc"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: 'amp.init' hint "labels:0" needs a positive class count, e.g. "labels:10"}}
+func.func @init_labels_zero(%l: tensor<4xi32> {amp.init = "labels:0"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: unknown 'amp.init' hint "foo" (expected zeros, ones, fill:V, uniform:A, normal:S or labels:C)}}
+func.func @init_unknown(%w: tensor<4xf32> {amp.init = "foo"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: 'amp.init' must be a string}}
+func.func @init_not_string(%w: tensor<4xf32> {amp.init = 1 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #0: 'amp.update_of' must be an i64 argument index}}
+func.func @update_of_i32(%w: tensor<4xf32>) -> (tensor<4xf32> {amp.update_of = 0 : i32}) {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #0: 'amp.update_of' must be an i64 argument index}}
+func.func @update_of_string(%w: tensor<4xf32>) -> (tensor<4xf32> {amp.update_of = "w"}) {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #1: 'amp.loss' must be a unit attribute}}
+func.func @loss_not_unit(%w: tensor<4xf32>, %l: tensor<f32>) -> (tensor<4xf32>, tensor<f32> {amp.loss = true}) {
+  return %w, %l : tensor<4xf32>, tensor<f32>
+}
+
+// -----
+
+func.func @unknown_op_attr(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tosa.exp' op unknown amp attribute 'amp.fast' on an operation}}
+  %0 = tosa.exp %x {amp.fast} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// amp.loss belongs on results, not on ops.
+func.func @loss_on_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{unknown amp attribute 'amp.loss' on an operation}}
+  %0 = tosa.exp %x {amp.loss} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: unknown amp argument attribute 'amp.precision'}}
+func.func @unknown_arg_attr(%x: tensor<4xf32> {amp.precision = "f16"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #0: unknown amp result attribute 'amp.init'}}
+func.func @unknown_result_attr(%x: tensor<4xf32>) -> (tensor<4xf32> {amp.init = "zeros"}) {
+  return %x : tensor<4xf32>
+}

@@ -1,0 +1,337 @@
+// amp-autocast on linalg / tensor / arith / math code on tensors.
+// RUN: amp-opt %s --amp-autocast | FileCheck %s
+// RUN: amp-opt %s --amp-autocast=precision=bf16 | FileCheck %s --check-prefix=BF16
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// linalg.matmul: f16 ins (arith.truncf outside TOSA code), f32 outs; the fill
+// of the accumulator with 0.0 stays f32.
+// CHECK-LABEL: func.func @matmul(
+// CHECK-SAME: %[[A:[^:]*]]: tensor<4x8xf32>, %[[B:[^:]*]]: tensor<8x2xf32>)
+// CHECK-DAG: %[[A16:.*]] = arith.truncf %[[A]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK-DAG: %[[B16:.*]] = arith.truncf %[[B]] : tensor<8x2xf32> to tensor<8x2xf16>
+// CHECK-DAG: %[[E:.*]] = tensor.empty() : tensor<4x2xf32>
+// CHECK-DAG: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[F:.*]] = linalg.fill ins(%[[Z]] : f32) outs(%[[E]] : tensor<4x2xf32>) -> tensor<4x2xf32>
+// CHECK-NEXT: %[[M:.*]] = linalg.matmul ins(%[[A16]], %[[B16]] : tensor<4x8xf16>, tensor<8x2xf16>) outs(%[[F]] : tensor<4x2xf32>) -> tensor<4x2xf32>
+// CHECK-NEXT: return %[[M]] : tensor<4x2xf32>
+// CHECK-NOT: tosa.cast
+// BF16-LABEL: func.func @matmul(
+// BF16: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x8xbf16>, tensor<8x2xbf16>) outs(%{{.*}} : tensor<4x2xf32>) -> tensor<4x2xf32>
+func.func @matmul(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>) -> tensor<4x2xf32> {
+  %e = tensor.empty() : tensor<4x2xf32>
+  %z = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4x2xf32>) -> tensor<4x2xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x2xf32>) outs(%f : tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// CHECK-LABEL: func.func @batch_matmul(
+// CHECK-SAME: %[[A:[^:]*]]: tensor<3x4x8xf32>, %[[B:[^:]*]]: tensor<3x8x2xf32>, %[[I:[^:]*]]: tensor<3x4x2xf32>)
+// CHECK-DAG: %[[A16:.*]] = arith.truncf %[[A]] : tensor<3x4x8xf32> to tensor<3x4x8xf16>
+// CHECK-DAG: %[[B16:.*]] = arith.truncf %[[B]] : tensor<3x8x2xf32> to tensor<3x8x2xf16>
+// CHECK: linalg.batch_matmul ins(%[[A16]], %[[B16]] : tensor<3x4x8xf16>, tensor<3x8x2xf16>) outs(%[[I]] : tensor<3x4x2xf32>) -> tensor<3x4x2xf32>
+func.func @batch_matmul(%a: tensor<3x4x8xf32>, %b: tensor<3x8x2xf32>, %init: tensor<3x4x2xf32>) -> tensor<3x4x2xf32> {
+  %0 = linalg.batch_matmul ins(%a, %b : tensor<3x4x8xf32>, tensor<3x8x2xf32>) outs(%init : tensor<3x4x2xf32>) -> tensor<3x4x2xf32>
+  return %0 : tensor<3x4x2xf32>
+}
+
+// A generic whose body has math.exp is deny: it stays f32 between two matmuls.
+// CHECK-LABEL: func.func @generic_exp(
+// CHECK: %[[M:.*]] = linalg.matmul {{.*}} -> tensor<4x8xf32>
+// CHECK-NEXT: %[[E:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK-NEXT: %[[G:.*]] = linalg.generic {{.*}} ins(%[[M]] : tensor<4x8xf32>) outs(%[[E]] : tensor<4x8xf32>) {
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[X:.*]] = math.exp %[[IN]] : f32
+// CHECK-NEXT: linalg.yield %[[X]] : f32
+// CHECK-NEXT: } -> tensor<4x8xf32>
+// CHECK-NEXT: %[[G16:.*]] = arith.truncf %[[G]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK-NEXT: linalg.matmul ins(%[[G16]], %{{.*}} : tensor<4x8xf16>, tensor<8x8xf16>)
+func.func @generic_exp(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>, %init: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%0 : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = math.exp %x : f32
+    linalg.yield %y : f32
+  } -> tensor<4x8xf32>
+  %2 = linalg.matmul ins(%1, %b : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %2 : tensor<4x8xf32>
+}
+
+// An elementwise generic (addf) between two matmuls goes f16: its block
+// arguments are extended at the top of the body, the result truncated before
+// the yield, and its init is a new f16 tensor.empty (the f32 one is dead).
+// CHECK-LABEL: func.func @generic_add(
+// CHECK-SAME: %[[BIAS:[^:]*]]: tensor<4x8xf32>, %{{[^:]*}}: tensor<4x8xf32>)
+// CHECK-DAG: %[[BIAS16:.*]] = arith.truncf %[[BIAS]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK: %[[M:.*]] = linalg.matmul {{.*}} -> tensor<4x8xf32>
+// CHECK-NEXT: %[[M16:.*]] = arith.truncf %[[M]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK-NEXT: %[[E:.*]] = tensor.empty() : tensor<4x8xf16>
+// CHECK-NEXT: %[[G:.*]] = linalg.generic {{.*}} ins(%[[M16]], %[[BIAS16]] : tensor<4x8xf16>, tensor<4x8xf16>) outs(%[[E]] : tensor<4x8xf16>) {
+// CHECK-NEXT: ^bb0(%[[X:.*]]: f16, %[[Y:.*]]: f16, %{{.*}}: f16):
+// CHECK-NEXT: %[[X32:.*]] = arith.extf %[[X]] : f16 to f32
+// CHECK-NEXT: %[[Y32:.*]] = arith.extf %[[Y]] : f16 to f32
+// CHECK-NEXT: %[[S:.*]] = arith.addf %[[X32]], %[[Y32]] : f32
+// CHECK-NEXT: %[[S16:.*]] = arith.truncf %[[S]] : f32 to f16
+// CHECK-NEXT: linalg.yield %[[S16]] : f16
+// CHECK-NEXT: } -> tensor<4x8xf16>
+// CHECK-NEXT: linalg.matmul ins(%[[G]], %{{.*}} : tensor<4x8xf16>, tensor<8x8xf16>)
+// CHECK-NOT: tensor.empty() : tensor<4x8xf32>
+// BF16-LABEL: func.func @generic_add(
+// BF16: ^bb0(%{{.*}}: bf16, %{{.*}}: bf16, %{{.*}}: bf16):
+// BF16-NEXT: arith.extf %{{.*}} : bf16 to f32
+// BF16-NEXT: arith.extf %{{.*}} : bf16 to f32
+// BF16-NEXT: arith.addf
+// BF16-NEXT: arith.truncf %{{.*}} : f32 to bf16
+func.func @generic_add(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>, %bias: tensor<4x8xf32>, %init: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%0, %bias : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %2 = linalg.matmul ins(%1, %b : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %2 : tensor<4x8xf32>
+}
+
+// Left alone: the same generic after the last matmul stays f32.
+// CHECK-LABEL: func.func @generic_add_alone(
+// CHECK: %[[M:.*]] = linalg.matmul {{.*}} -> tensor<4x8xf32>
+// CHECK-NEXT: %[[E:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK-NEXT: linalg.generic {{.*}} ins(%[[M]], %{{.*}} : tensor<4x8xf32>, tensor<4x8xf32>) outs(%[[E]] : tensor<4x8xf32>) {
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK-NEXT: arith.addf %{{.*}}, %{{.*}} : f32
+func.func @generic_add_alone(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>, %bias: tensor<4x8xf32>, %init: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%0, %bias : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}
+
+// linalg.reduce with addf is an accumulating sum: f32 even right after a matmul.
+// CHECK-LABEL: func.func @reduce_sum(
+// CHECK-SAME: %[[ACC:[^:]*]]: tensor<4xf32>)
+// CHECK: %[[M:.*]] = linalg.matmul {{.*}} -> tensor<4x8xf32>
+// CHECK-NEXT: %[[R:.*]] = linalg.reduce ins(%[[M]] : tensor<4x8xf32>) outs(%[[ACC]] : tensor<4xf32>) dimensions = [1]
+// CHECK-NEXT: (%{{.*}}: f32, %{{.*}}: f32) {
+// CHECK-NEXT: arith.addf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: linalg.yield %{{.*}} : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[R]] : tensor<4xf32>
+func.func @reduce_sum(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>, %init: tensor<4x8xf32>, %acc: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = linalg.reduce ins(%0 : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) dimensions = [1]
+    (%x: f32, %y: f32) {
+      %s = arith.addf %x, %y : f32
+      linalg.yield %s : f32
+    }
+  return %1 : tensor<4xf32>
+}
+
+// linalg.reduce with maximumf is clear: it follows the matmul into f16.
+// CHECK-LABEL: func.func @reduce_max(
+// CHECK-SAME: %[[ACC:[^:]*]]: tensor<4xf32>)
+// CHECK-DAG: %[[ACC16:.*]] = arith.truncf %[[ACC]] : tensor<4xf32> to tensor<4xf16>
+// CHECK: %[[M:.*]] = linalg.matmul {{.*}} -> tensor<4x8xf32>
+// CHECK-NEXT: %[[M16:.*]] = arith.truncf %[[M]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK-NEXT: %[[R:.*]] = linalg.reduce ins(%[[M16]] : tensor<4x8xf16>) outs(%[[ACC16]] : tensor<4xf16>) dimensions = [1]
+// CHECK-NEXT: (%{{.*}}: f16, %{{.*}}: f16) {
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: %[[T:.*]] = arith.truncf %{{.*}} : f32 to f16
+// CHECK-NEXT: linalg.yield %[[T]] : f16
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[R32:.*]] = arith.extf %[[R]] : tensor<4xf16> to tensor<4xf32>
+// CHECK-NEXT: return %[[R32]] : tensor<4xf32>
+func.func @reduce_max(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>, %init: tensor<4x8xf32>, %acc: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = linalg.reduce ins(%0 : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) dimensions = [1]
+    (%x: f32, %y: f32) {
+      %s = arith.maximumf %x, %y : f32
+      linalg.yield %s : f32
+    }
+  return %1 : tensor<4xf32>
+}
+
+// linalg.softmax stays f32.
+// CHECK-LABEL: func.func @softmax(
+// CHECK: %[[M:.*]] = linalg.matmul {{.*}} -> tensor<4x8xf32>
+// CHECK-NEXT: %[[E:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK-NEXT: linalg.softmax dimension(1) ins(%[[M]] : tensor<4x8xf32>) outs(%[[E]] : tensor<4x8xf32>) -> tensor<4x8xf32>
+func.func @softmax(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>, %init: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %1 = linalg.softmax dimension(1) ins(%0 : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}
+
+// linalg.transpose feeding a matmul moves f16 data into an f16 tensor.empty.
+// CHECK-LABEL: func.func @transpose(
+// CHECK-SAME: %[[A:[^:]*]]: tensor<8x4xf32>
+// CHECK-DAG: %[[A16:.*]] = arith.truncf %[[A]] : tensor<8x4xf32> to tensor<8x4xf16>
+// CHECK-DAG: %[[E:.*]] = tensor.empty() : tensor<4x8xf16>
+// CHECK: %[[T:.*]] = linalg.transpose ins(%[[A16]] : tensor<8x4xf16>) outs(%[[E]] : tensor<4x8xf16>) permutation = [1, 0]
+// CHECK-NEXT: linalg.matmul ins(%[[T]], %{{.*}} : tensor<4x8xf16>, tensor<8x2xf16>)
+// CHECK-NOT: tensor<4x8xf32>
+func.func @transpose(%a: tensor<8x4xf32>, %b: tensor<8x2xf32>, %init: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %t = linalg.transpose ins(%a : tensor<8x4xf32>) outs(%e : tensor<4x8xf32>) permutation = [1, 0]
+  %0 = linalg.matmul ins(%t, %b : tensor<4x8xf32>, tensor<8x2xf32>) outs(%init : tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// arith / math on tensors: addf (infer) and tanh (infer) between two matmuls
+// go f16, exp (deny) after the last one stays f32.
+// CHECK-LABEL: func.func @tensor_arith(
+// CHECK-SAME: %[[A:[^:]*]]: tensor<4x8xf32>
+// CHECK-DAG: %[[A16:.*]] = arith.truncf %[[A]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK: %[[M:.*]] = linalg.matmul ins(%[[A16]], {{.*}} -> tensor<4x8xf32>
+// CHECK-NEXT: %[[M16:.*]] = arith.truncf %[[M]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK-NEXT: %[[S:.*]] = arith.addf %[[M16]], %[[A16]] : tensor<4x8xf16>
+// CHECK-NEXT: %[[T:.*]] = math.tanh %[[S]] : tensor<4x8xf16>
+// CHECK-NEXT: %[[M2:.*]] = linalg.matmul ins(%[[T]], {{.*}} -> tensor<4x8xf32>
+// CHECK-NEXT: %[[X:.*]] = math.exp %[[M2]] : tensor<4x8xf32>
+// CHECK-NEXT: return %[[X]]
+func.func @tensor_arith(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>, %init: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = arith.addf %0, %a : tensor<4x8xf32>
+  %2 = math.tanh %1 : tensor<4x8xf32>
+  %3 = linalg.matmul ins(%2, %b : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %4 = math.exp %3 : tensor<4x8xf32>
+  return %4 : tensor<4x8xf32>
+}
+
+// Left alone: tensor arithmetic with no matmul stays f32.
+// CHECK-LABEL: func.func @tensor_arith_alone(
+// CHECK-NOT: arith.truncf
+// CHECK: arith.addf %{{.*}}, %{{.*}} : tensor<4x8xf32>
+// CHECK-NEXT: math.tanh %{{.*}} : tensor<4x8xf32>
+// CHECK-NOT: arith.truncf
+// CHECK: return
+func.func @tensor_arith_alone(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %1 = arith.addf %a, %a : tensor<4x8xf32>
+  %2 = math.tanh %1 : tensor<4x8xf32>
+  return %2 : tensor<4x8xf32>
+}
+
+// linalg.fill feeding an f16 elementwise op: the constant scalar is
+// re-created in f16 and the fill writes an f16 tensor.empty.
+// CHECK-LABEL: func.func @fill_scalar(
+// CHECK: %[[M:.*]] = linalg.matmul {{.*}} -> tensor<4x8xf32>
+// CHECK-NEXT: %[[M16:.*]] = arith.truncf %[[M]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK-NEXT: %[[E:.*]] = tensor.empty() : tensor<4x8xf16>
+// CHECK: %[[C16:.*]] = arith.constant 2.000000e+00 : f16
+// CHECK-NEXT: %[[F:.*]] = linalg.fill ins(%[[C16]] : f16) outs(%[[E]] : tensor<4x8xf16>) -> tensor<4x8xf16>
+// CHECK-NEXT: %[[P:.*]] = arith.mulf %[[M16]], %[[F]] : tensor<4x8xf16>
+// CHECK-NEXT: linalg.matmul ins(%[[P]], {{.*}} : tensor<4x8xf16>, tensor<8x8xf16>)
+// BF16-LABEL: func.func @fill_scalar(
+// BF16: %[[C16:.*]] = arith.constant 2.000000e+00 : bf16
+// BF16-NEXT: linalg.fill ins(%[[C16]] : bf16) outs(%{{.*}} : tensor<4x8xbf16>) -> tensor<4x8xbf16>
+func.func @fill_scalar(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>, %init: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %c = arith.constant 2.0 : f32
+  %f = linalg.fill ins(%c : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = arith.mulf %0, %f : tensor<4x8xf32>
+  %2 = linalg.matmul ins(%1, %b : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %2 : tensor<4x8xf32>
+}
+
+// A non-constant fill scalar gets an arith.truncf.
+// CHECK-LABEL: func.func @fill_dynamic_scalar(
+// CHECK-SAME: %[[S:[^:]*]]: f32)
+// CHECK: %[[S16:.*]] = arith.truncf %[[S]] : f32 to f16
+// CHECK-NEXT: linalg.fill ins(%[[S16]] : f16) outs(%{{.*}} : tensor<4x8xf16>) -> tensor<4x8xf16>
+func.func @fill_dynamic_scalar(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>, %init: tensor<4x8xf32>, %s: f32) -> tensor<4x8xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %f = linalg.fill ins(%s : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = arith.mulf %0, %f : tensor<4x8xf32>
+  %2 = linalg.matmul ins(%1, %b : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %2 : tensor<4x8xf32>
+}
+
+// One tensor.empty used by an f16 generic and an f32 generic is re-created
+// per type; no cast of an empty tensor is ever inserted.
+// CHECK-LABEL: func.func @empty_per_type(
+// CHECK-DAG: %[[E32:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK-DAG: %[[E16:.*]] = tensor.empty() : tensor<4x8xf16>
+// CHECK-NOT: arith.truncf %[[E32]]
+// CHECK: linalg.generic {{.*}} outs(%[[E16]] : tensor<4x8xf16>)
+// CHECK: math.tanh %{{.*}} : f32
+// CHECK: linalg.generic {{.*}} outs(%[[E32]] : tensor<4x8xf32>)
+// CHECK: math.exp %{{.*}} : f32
+func.func @empty_per_type(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>, %init: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0 = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%0 : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = math.tanh %x : f32
+    linalg.yield %y : f32
+  } -> tensor<4x8xf32>
+  %2 = linalg.matmul ins(%1, %b : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %3 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%2 : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = math.exp %x : f32
+    linalg.yield %y : f32
+  } -> tensor<4x8xf32>
+  return %2, %3 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// tensor data movement (clear) next to matmuls: collapse_shape, extract_slice,
+// expand_shape, pad (with its padding value converted), insert_slice.
+// CHECK-LABEL: func.func @tensor_ops(
+// CHECK-SAME: %[[A:[^:]*]]: tensor<2x4x8xf32>
+// CHECK-DAG: %[[A16:.*]] = arith.truncf %[[A]] : tensor<2x4x8xf32> to tensor<2x4x8xf16>
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[A16]] {{\[\[}}0, 1], [2]] : tensor<2x4x8xf16> into tensor<8x8xf16>
+// CHECK-NEXT: %[[S:.*]] = tensor.extract_slice %[[C]][0, 0] [8, 8] [1, 1] : tensor<8x8xf16> to tensor<8x8xf16>
+// CHECK-NEXT: %[[M:.*]] = linalg.matmul ins(%[[S]], {{.*}} -> tensor<8x8xf32>
+// CHECK-NEXT: %[[M16:.*]] = arith.truncf %[[M]] : tensor<8x8xf32> to tensor<8x8xf16>
+// CHECK-NEXT: %[[X:.*]] = tensor.expand_shape %[[M16]] {{.*}} : tensor<8x8xf16> into tensor<2x4x8xf16>
+// CHECK-NEXT: %[[Y:.*]] = tensor.collapse_shape %[[X]] {{.*}} : tensor<2x4x8xf16> into tensor<8x8xf16>
+// CHECK: %[[P:.*]] = tensor.pad %[[Y]] low[1, 0] high[1, 0] {
+// CHECK: %[[PV:.*]] = arith.constant 5.000000e-01 : f16
+// CHECK-NEXT: tensor.yield %[[PV]] : f16
+// CHECK-NEXT: } : tensor<8x8xf16> to tensor<10x8xf16>
+// CHECK-NEXT: %[[M2:.*]] = linalg.matmul ins(%[[P]], {{.*}} -> tensor<10x8xf32>
+// CHECK-NEXT: %[[M216:.*]] = arith.truncf %[[M2]] : tensor<10x8xf32> to tensor<10x8xf16>
+// CHECK-NEXT: %[[I:.*]] = tensor.insert_slice %[[M16]] into %[[M216]][1, 0] [8, 8] [1, 1] : tensor<8x8xf16> into tensor<10x8xf16>
+// CHECK-NEXT: linalg.matmul ins(%[[I]], {{.*}} : tensor<10x8xf16>, tensor<8x8xf16>)
+func.func @tensor_ops(%a: tensor<2x4x8xf32>, %b: tensor<8x8xf32>, %init: tensor<8x8xf32>, %big: tensor<10x8xf32>) -> tensor<10x8xf32> {
+  %c = tensor.collapse_shape %a [[0, 1], [2]] : tensor<2x4x8xf32> into tensor<8x8xf32>
+  %s = tensor.extract_slice %c[0, 0] [8, 8] [1, 1] : tensor<8x8xf32> to tensor<8x8xf32>
+  %0 = linalg.matmul ins(%s, %b : tensor<8x8xf32>, tensor<8x8xf32>) outs(%init : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %x = tensor.expand_shape %0 [[0, 1], [2]] output_shape [2, 4, 8] : tensor<8x8xf32> into tensor<2x4x8xf32>
+  %y = tensor.collapse_shape %x [[0, 1], [2]] : tensor<2x4x8xf32> into tensor<8x8xf32>
+  %pv = arith.constant 0.5 : f32
+  %p = tensor.pad %y low[1, 0] high[1, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %pv : f32
+  } : tensor<8x8xf32> to tensor<10x8xf32>
+  %m = linalg.matmul ins(%p, %b : tensor<10x8xf32>, tensor<8x8xf32>) outs(%big : tensor<10x8xf32>) -> tensor<10x8xf32>
+  %ins = tensor.insert_slice %0 into %m[1, 0] [8, 8] [1, 1] : tensor<8x8xf32> into tensor<10x8xf32>
+  %r = linalg.matmul ins(%ins, %b : tensor<10x8xf32>, tensor<8x8xf32>) outs(%big : tensor<10x8xf32>) -> tensor<10x8xf32>
+  return %r : tensor<10x8xf32>
+}
+
+// Left alone: data movement with no low-precision neighbour.
+// CHECK-LABEL: func.func @tensor_ops_alone(
+// CHECK-NOT: arith.truncf
+// CHECK: tensor.collapse_shape %{{.*}} : tensor<2x4x8xf32> into tensor<8x8xf32>
+// CHECK: tensor.pad
+// CHECK: tensor.yield %{{.*}} : f32
+// CHECK: } : tensor<8x8xf32> to tensor<10x8xf32>
+func.func @tensor_ops_alone(%a: tensor<2x4x8xf32>) -> tensor<10x8xf32> {
+  %c = tensor.collapse_shape %a [[0, 1], [2]] : tensor<2x4x8xf32> into tensor<8x8xf32>
+  %pv = arith.constant 0.5 : f32
+  %p = tensor.pad %c low[1, 0] high[1, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %pv : f32
+  } : tensor<8x8xf32> to tensor<10x8xf32>
+  return %p : tensor<10x8xf32>
+}
