@@ -9,6 +9,9 @@
 
 namespace mlir::amp {
 
+/// The `loss-scaling` choice of amp-pipeline.
+enum class LossScalingChoice { Auto, Dynamic, Static, None };
+
 /// Options of `amp-pipeline`, the whole AMP rewrite of a training step.
 struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
   PassOptions::Option<Precision> precision{
@@ -24,13 +27,67 @@ struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
       *this, "strict",
       llvm::cl::desc("Fail on float ops the policy does not know"),
       llvm::cl::init(false)};
+
+  /// Loss scaling: `auto` is dynamic for f16 and none for bf16.
+  PassOptions::Option<LossScalingChoice> lossScaling{
+      *this, "loss-scaling", llvm::cl::desc("Loss scaling mode"),
+      llvm::cl::init(LossScalingChoice::Auto),
+      llvm::cl::values(
+          clEnumValN(LossScalingChoice::Auto, "auto",
+                     "dynamic for f16, none for bf16"),
+          clEnumValN(LossScalingChoice::Dynamic, "dynamic",
+                     "the scale adapts to overflows (GradScaler)"),
+          clEnumValN(LossScalingChoice::Static, "static",
+                     "fixed scale, non-finite steps still skipped"),
+          clEnumValN(LossScalingChoice::None, "none", "no loss scaling"))};
+  PassOptions::Option<double> initScale{
+      *this, "init-scale", llvm::cl::desc("Initial loss scale"),
+      llvm::cl::init(65536.0)};
+  PassOptions::Option<double> growthFactor{
+      *this, "growth-factor", llvm::cl::desc("Scale growth factor"),
+      llvm::cl::init(2.0)};
+  PassOptions::Option<double> backoffFactor{
+      *this, "backoff-factor", llvm::cl::desc("Scale backoff factor"),
+      llvm::cl::init(0.5)};
+  PassOptions::Option<int64_t> growthInterval{
+      *this, "growth-interval",
+      llvm::cl::desc("Clean steps before the scale grows"),
+      llvm::cl::init(2000)};
+  PassOptions::Option<int64_t> backoffInterval{
+      *this, "backoff-interval",
+      llvm::cl::desc("Consecutive overflows before the scale backs off"),
+      llvm::cl::init(1)};
+  PassOptions::Option<double> minScale{
+      *this, "min-scale", llvm::cl::desc("Scale floor (0: none)"),
+      llvm::cl::init(0.0)};
+  PassOptions::Option<double> maxScale{
+      *this, "max-scale", llvm::cl::desc("Scale ceiling (0: none)"),
+      llvm::cl::init(0.0)};
 };
 
-/// Adds the AMP pipeline to `pm` (anchored on builtin.module). Today it is
-/// amp-autocast; loss scaling and lowering join it as they land.
+/// Options of `amp-cpu-pipeline`, the lowering of a (mixed-precision,
+/// loss-scaled) training step to the LLVM dialect for the CPU.
+struct AmpCpuPipelineOptions
+    : public PassPipelineOptions<AmpCpuPipelineOptions> {
+  PassOptions::Option<bool> emitCInterface{
+      *this, "emit-c-interface",
+      llvm::cl::desc("Give every public function an _mlir_ciface_ wrapper"),
+      llvm::cl::init(true)};
+};
+
+/// Adds the AMP pipeline to `pm` (anchored on builtin.module): amp-autocast,
+/// then amp-loss-scaling (unless the options turn it off).
 void buildAmpPipeline(OpPassManager &pm, const AmpPipelineOptions &options);
 
-/// Registers `amp-pipeline` with the global pipeline registry.
+/// Adds the CPU lowering to `pm` (anchored on builtin.module): TOSA to linalg,
+/// the amp ops inline (amp-lower-to-linalg), elementwise ops to linalg,
+/// one-shot bufferization with identity-layout function boundaries and
+/// memref results turned into out-parameters, buffer deallocation, loops,
+/// f16/bf16 arithmetic emulated in f32, and everything to the LLVM dialect.
+void buildAmpCpuPipeline(OpPassManager &pm,
+                         const AmpCpuPipelineOptions &options);
+
+/// Registers `amp-pipeline` and `amp-cpu-pipeline` with the global registry.
 void registerAmpPipelines();
 
 } // namespace mlir::amp

@@ -1,8 +1,31 @@
 //===- Pipelines.cpp - amp pass pipelines ---------------------------------===//
+//
+// amp-pipeline: the AMP rewrite of a training step (autocast, loss scaling).
+// amp-cpu-pipeline: its lowering to the LLVM dialect for the CPU, built from
+// upstream passes plus amp-lower-to-linalg. The order matters: TOSA must be
+// in linalg before the amp ops are expanded next to it; f16/bf16 arithmetic
+// is emulated in f32 (each op rounded to its type, which is exact emulation
+// for + - * /) once the code is scalar loops; bf16 casts are expanded to
+// integer code because the JIT has no bf16 conversion routines.
+//
+//===----------------------------------------------------------------------===//
 
 #include "amp/Pipelines/Pipelines.h"
+#include "amp/Conversion/Passes.h"
 #include "amp/Dialect/Amp/Transforms/Passes.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/TosaToArith/TosaToArith.h"
+#include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
+#include "mlir/Conversion/TosaToTensor/TosaToTensor.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -15,11 +38,99 @@ void mlir::amp::buildAmpPipeline(OpPassManager &pm,
   autocast.reportFile = options.report;
   autocast.strict = options.strict;
   pm.addPass(createAmpAutocastPass(autocast));
+
+  AmpLossScalingPassOptions scaling;
+  switch (options.lossScaling) {
+  case LossScalingChoice::Auto:
+    scaling.mode = options.precision == Precision::bf16
+                       ? LossScalingMode::none
+                       : LossScalingMode::dynamic;
+    break;
+  case LossScalingChoice::Dynamic:
+    scaling.mode = LossScalingMode::dynamic;
+    break;
+  case LossScalingChoice::Static:
+    scaling.mode = LossScalingMode::static_;
+    break;
+  case LossScalingChoice::None:
+    scaling.mode = LossScalingMode::none;
+    break;
+  }
+  scaling.initScale = options.initScale;
+  scaling.growthFactor = options.growthFactor;
+  scaling.backoffFactor = options.backoffFactor;
+  scaling.growthInterval = options.growthInterval;
+  scaling.backoffInterval = options.backoffInterval;
+  scaling.minScale = options.minScale;
+  scaling.maxScale = options.maxScale;
+  if (scaling.mode != LossScalingMode::none)
+    pm.addPass(createAmpLossScalingPass(scaling));
+}
+
+void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
+                                    const AmpCpuPipelineOptions &options) {
+  if (options.emitCInterface)
+    pm.addPass(createAmpEmitCInterfacePass());
+  // Tensors: TOSA and the amp ops to linalg.
+  TosaToLinalgOptions tosaOptions;
+  tosaOptions.aggressiveReduceConstant = true;
+  tosa::addTosaToLinalgPasses(pm, tosaOptions);
+  pm.addNestedPass<func::FuncOp>(createTosaToArithPass());
+  pm.addNestedPass<func::FuncOp>(createTosaToTensorPass());
+  pm.addPass(createAmpLowerToLinalgPass());
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  pm.addNestedPass<func::FuncOp>(createLinalgFoldUnitExtentDimsPass());
+  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createCanonicalizerPass());
+
+  // Buffers.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  outParams.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  bufferization::buildBufferDeallocationPipeline(pm);
+
+  // Loops, then scalars.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  arith::ArithEmulateUnsupportedFloatsOptions emulate;
+  emulate.sourceTypeStrs = {"f16", "bf16"};
+  emulate.targetTypeStr = "f32";
+  pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
+  math::MathExtendToSupportedTypesOptions extend;
+  extend.extraTypeStrs = {};
+  extend.targetTypeStr = "f32";
+  pm.addPass(math::createMathExtendToSupportedTypes(extend));
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
+
+  // LLVM.
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
 void mlir::amp::registerAmpPipelines() {
   PassPipelineRegistration<AmpPipelineOptions>(
       "amp-pipeline",
-      "Automatic mixed precision for a training step (today: amp-autocast)",
+      "Automatic mixed precision for a training step: amp-autocast, then "
+      "amp-loss-scaling",
       buildAmpPipeline);
+  PassPipelineRegistration<AmpCpuPipelineOptions>(
+      "amp-cpu-pipeline",
+      "Lower a training step (TOSA / linalg / amp ops on tensors) to the LLVM "
+      "dialect for the CPU",
+      buildAmpCpuPipeline);
 }

@@ -26,7 +26,9 @@ def Amp_Dialect : Dialect {
     | `amp.grad_seed`    | op or function argument    | unit: the seed of the backward pass (d loss / d loss). |
     | `amp.update_of`    | function result            | `i64` index of the argument this result is the new value of. |
     | `amp.loss`         | function result            | unit: the loss. |
-    | `amp.init`         | function argument          | initialisation hint for the runner: `"zeros"`, `"ones"`, `"uniform:A"`, `"normal:S"`, `"labels:C"`. |
+    | `amp.init`         | function argument          | initialisation hint for the runner: `"zeros"`, `"ones"`, `"fill:V"`, `"uniform:A"`, `"normal:S"`, `"labels:C"`. |
+    | `amp.scale_state`  | function argument / result | `"scale"`, `"growth_tracker"` or `"overflow_tracker"`: the loss-scale state amp-loss-scaling threads through the step. |
+    | `amp.skipped`      | function result            | unit: the `tensor<i1>` that is true when the step was skipped. |
 
     Example:
 
@@ -45,7 +47,9 @@ def Amp_Dialect : Dialect {
     "::mlir::UnitAttr":$grad_seed,
     "::mlir::IntegerAttr":$update_of,
     "::mlir::UnitAttr":$loss,
-    "::mlir::StringAttr":$init
+    "::mlir::StringAttr":$init,
+    "::mlir::StringAttr":$scale_state,
+    "::mlir::UnitAttr":$skipped
   );
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;

@@ -33,4 +33,13 @@ def Amp_PrecisionCategory : I32EnumAttr<"PrecisionCategory",
   let genSpecializedAttr = 0;
 }
 
+def Amp_LossScalingMode : I32EnumAttr<"LossScalingMode", "loss scaling mode", [
+    I32EnumAttrCase<"dynamic", 0>,
+    I32EnumAttrCase<"static_", 1, "static">,
+    I32EnumAttrCase<"none", 2>,
+  ]> {
+  let cppNamespace = "::mlir::amp";
+  let genSpecializedAttr = 0;
+}
+
 #endif // AMP_DIALECT_AMP_IR_AMPENUMS_TD

@@ -30,6 +30,9 @@ struct AmpStatistic {
 
 /// The statistics of `pass` if it is an amp pass, empty otherwise.
 SmallVector<AmpStatistic> getAmpStatistics(Pass *pass);
+/// The same, per pass (defined next to each pass).
+SmallVector<AmpStatistic> getAmpAutocastStatistics(Pass *pass);
+SmallVector<AmpStatistic> getAmpLossScalingStatistics(Pass *pass);
 
 /// An instrumentation that prints the statistics of every amp pass after it
 /// runs, in the format of -mlir-pass-statistics=list.

@@ -78,4 +78,69 @@ def AmpAutocastPass : Pass<"amp-autocast", "::mlir::ModuleOp"> {
   ];
 }
 
+def AmpLossScalingPass : Pass<"amp-loss-scaling", "::mlir::ModuleOp"> {
+  let summary = "Dynamic loss scaling inside the compiled training step";
+  let description = [{
+    Rewrites every training step of the module (a function with an
+    `amp.grad_seed`, or whose results carry `amp.update_of` / `amp.loss`;
+    see docs/TrainingStep.md) so that the backward pass runs on a scaled loss
+    and a step whose gradients overflowed changes nothing:
+
+    1. the seed is multiplied by the current loss scale;
+    2. `GradientFlowAnalysis` finds the values derived linearly from the seed
+       (they carry the scale) and their *exits*: the first uses that are not
+       linear in them (the optimizer update, a non-linear op, an addition with
+       an unscaled value, a return); unknown ops are exits;
+    3. one `amp.unscale_and_check` unscales every exit value once and yields a
+       single found-inf flag; the exit uses read the unscaled values;
+    4. every `amp.update_of` result becomes `amp.keep_on_overflow`: on a bad
+       step it is its argument, bit for bit;
+    5. the scale state (scale f32, growth tracker i32, overflow tracker i32)
+       enters as trailing arguments `{amp.scale_state = "..."}` and leaves,
+       updated by `amp.update_scale`, as trailing results, followed by the
+       `tensor<i1>` result `{amp.skipped}`.
+
+    Nothing leaves the device: the decision is data in the graph.
+    `mode=static` keeps the scale fixed (still skipping non-finite steps);
+    `mode=none` leaves the module unchanged. Defaults are PyTorch
+    GradScaler's; the other rule families of the reference systems are
+    options (docs/LossScaling.md).
+  }];
+  let options = [
+    Option<"mode", "mode", "::mlir::amp::LossScalingMode",
+           /*default=*/"::mlir::amp::LossScalingMode::dynamic",
+           "Loss scaling mode",
+           [{::llvm::cl::values(
+               clEnumValN(::mlir::amp::LossScalingMode::dynamic, "dynamic",
+                          "Scale adapts to overflows (GradScaler)"),
+               clEnumValN(::mlir::amp::LossScalingMode::static_, "static",
+                          "Fixed scale; non-finite steps are still skipped"),
+               clEnumValN(::mlir::amp::LossScalingMode::none, "none",
+                          "No loss scaling"))}]>,
+    Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
+           "Initial scale (written as the scale argument's amp.init hint)">,
+    Option<"growthFactor", "growth-factor", "double", /*default=*/"2.0",
+           "Factor applied after growth-interval clean steps">,
+    Option<"backoffFactor", "backoff-factor", "double", /*default=*/"0.5",
+           "Factor applied on overflow (Paddle's decr_ratio)">,
+    Option<"growthInterval", "growth-interval", "int64_t", /*default=*/"2000",
+           "Clean steps before growing (0 disables every update)">,
+    Option<"backoffInterval", "backoff-interval", "int64_t", /*default=*/"1",
+           "Consecutive overflows before backing off (Paddle's decr_every_n_nan_or_inf)">,
+    Option<"minScale", "min-scale", "double", /*default=*/"0.0",
+           "Floor after backing off (0: none; TF legacy, Paddle, ORT use 1)">,
+    Option<"maxScale", "max-scale", "double", /*default=*/"0.0",
+           "Ceiling after growing (0: none; Apex/ORT use 16777216)">,
+  ];
+  let statistics = [
+    Statistic<"numExits", "exits", "Scaled values unscaled where they leave the backward pass">,
+    Statistic<"numGuarded", "guarded-updates", "amp.update_of results guarded against bad steps">,
+  ];
+  let dependentDialects = [
+    "::mlir::amp::AmpDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 #endif // AMP_DIALECT_AMP_TRANSFORMS_PASSES_TD

@@ -32,8 +32,9 @@ FloatType mlir::amp::getFloatType(MLIRContext *ctx, Precision precision) {
   llvm_unreachable("unknown precision");
 }
 
-/// Checks an `amp.init` hint: "zeros", "ones", "uniform:A", "normal:S" with a
-/// positive real, or "labels:C" with a positive integer.
+/// Checks an `amp.init` hint: "zeros", "ones", "fill:V" with a real V,
+/// "uniform:A", "normal:S" with a positive real, or "labels:C" with a positive
+/// integer.
 static LogicalResult verifyInitHint(StringRef hint,
                                     function_ref<InFlightDiagnostic()> emitErr) {
   if (hint == "zeros" || hint == "ones")
@@ -46,6 +47,13 @@ static LogicalResult verifyInitHint(StringRef hint,
     return emitErr() << "'amp.init' hint \"" << hint
                      << "\" needs a positive class count, e.g. \"labels:10\"";
   }
+  if (kind == "fill") {
+    double v;
+    if (!value.getAsDouble(v))
+      return success();
+    return emitErr() << "'amp.init' hint \"" << hint
+                     << "\" needs a real value, e.g. \"fill:65536\"";
+  }
   if (kind == "uniform" || kind == "normal") {
     double v;
     if (!value.getAsDouble(v) && v > 0)
@@ -54,8 +62,21 @@ static LogicalResult verifyInitHint(StringRef hint,
                      << "\" needs a positive real, e.g. \"" << kind << ":0.1\"";
   }
   return emitErr() << "unknown 'amp.init' hint \"" << hint
-                   << "\" (expected zeros, ones, uniform:A, normal:S or "
-                      "labels:C)";
+                   << "\" (expected zeros, ones, fill:V, uniform:A, "
+                      "normal:S or labels:C)";
+}
+
+/// Checks `amp.scale_state`: one of the three loss-scale state components.
+static LogicalResult
+verifyScaleState(NamedAttribute attr,
+                 function_ref<InFlightDiagnostic()> emitErr) {
+  auto str = dyn_cast<StringAttr>(attr.getValue());
+  if (str && llvm::is_contained({StringRef("scale"), StringRef("growth_tracker"),
+                                 StringRef("overflow_tracker")},
+                                str.getValue()))
+    return success();
+  return emitErr() << "'amp.scale_state' must be \"scale\", "
+                      "\"growth_tracker\" or \"overflow_tracker\"";
 }
 
 LogicalResult AmpDialect::verifyOperationAttribute(Operation *op,
@@ -99,6 +120,8 @@ LogicalResult AmpDialect::verifyRegionArgAttribute(Operation *op,
       return emitErr() << "'" << name << "' must be a unit attribute";
     return success();
   }
+  if (name == ScaleStateAttrHelper::getNameStr())
+    return verifyScaleState(attr, emitErr);
   return emitErr() << "unknown amp argument attribute '" << name << "'";
 }
 
@@ -116,10 +139,13 @@ LogicalResult AmpDialect::verifyRegionResultAttribute(Operation *op,
       return emitErr() << "'" << name << "' must be an i64 argument index";
     return success();
   }
-  if (name == LossAttrHelper::getNameStr()) {
+  if (name == LossAttrHelper::getNameStr() ||
+      name == SkippedAttrHelper::getNameStr()) {
     if (!isa<UnitAttr>(attr.getValue()))
       return emitErr() << "'" << name << "' must be a unit attribute";
     return success();
   }
+  if (name == ScaleStateAttrHelper::getNameStr())
+    return verifyScaleState(attr, emitErr);
   return emitErr() << "unknown amp result attribute '" << name << "'";
 }

@@ -408,7 +408,7 @@ void AmpAutocastPass::runOnOperation() {
 
 } // namespace
 
-SmallVector<AmpStatistic> mlir::amp::getAmpStatistics(Pass *pass) {
+SmallVector<AmpStatistic> mlir::amp::getAmpAutocastStatistics(Pass *pass) {
   if (pass->getTypeID() == TypeID::get<AmpAutocastPass>())
     return static_cast<AmpAutocastPass *>(pass)->getCounts();
   return {};

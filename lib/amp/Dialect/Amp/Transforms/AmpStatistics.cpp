@@ -13,6 +13,13 @@
 using namespace mlir;
 using namespace mlir::amp;
 
+SmallVector<AmpStatistic> mlir::amp::getAmpStatistics(Pass *pass) {
+  SmallVector<AmpStatistic> stats = getAmpAutocastStatistics(pass);
+  if (stats.empty())
+    stats = getAmpLossScalingStatistics(pass);
+  return stats;
+}
+
 namespace {
 class AmpStatisticsInstrumentation : public PassInstrumentation {
 public:

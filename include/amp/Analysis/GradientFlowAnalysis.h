@@ -1,0 +1,59 @@
+//===- GradientFlowAnalysis.h - which values carry the loss scale -*- C++ -*-===//
+//
+// The backward pass is linear in its seed. Multiply the seed by s and every
+// value derived from it through linear operations comes out multiplied by s:
+// those values are *scaled*. This analysis finds them, and their *exits*:
+// the uses that are not linear in them (an optimizer update, a non-linear
+// op, an addition with an unscaled value, a return, an unknown op). Unscaling
+// each exit value once, right there, makes the rewritten step compute what
+// the original did, up to rounding.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_ANALYSIS_GRADIENTFLOWANALYSIS_H
+#define AMP_ANALYSIS_GRADIENTFLOWANALYSIS_H
+
+#include "mlir/IR/Value.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace mlir::amp {
+
+/// What multiplying the seed by s does to a value.
+enum class Scaling {
+  /// Unchanged (independent of the seed, or already unscaled).
+  Unscaled,
+  /// A constant zero: unchanged, and s * 0 = 0, so it mixes with both.
+  Zero,
+  /// Multiplied by s.
+  Scaled,
+};
+
+struct GradientFlow {
+  /// Scaled and zero values (every other value is unscaled).
+  llvm::DenseMap<Value, Scaling> scaling;
+  /// Scaled values that leave the backward pass, in program order.
+  SmallVector<Value> exits;
+  /// The uses through which each exit value leaves.
+  llvm::DenseMap<Value, SmallVector<OpOperand *>> exitUses;
+
+  Scaling get(Value value) const {
+    auto it = scaling.find(value);
+    return it == scaling.end() ? Scaling::Unscaled : it->second;
+  }
+};
+
+/// Runs the analysis over the entry block of `function`, from `seed`.
+/// Values computed from an unscaled exit value are *tainted*: an op that
+/// combines a scaled value with a tainted one is an exit too, so no exit
+/// value ever depends on the unscaling of another and a single fused
+/// unscale-and-check can serve them all. Fails (with a diagnostic) if the
+/// function body is not a single block.
+FailureOr<GradientFlow> analyzeGradientFlow(FunctionOpInterface function,
+                                            Value seed);
+
+} // namespace mlir::amp
+
+#endif // AMP_ANALYSIS_GRADIENTFLOWANALYSIS_H

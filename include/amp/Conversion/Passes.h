@@ -1,0 +1,24 @@
+//===- Passes.h - amp conversion passes -------------------------*- C++ -*-===//
+
+#ifndef AMP_CONVERSION_PASSES_H
+#define AMP_CONVERSION_PASSES_H
+
+#include "amp/Dialect/Amp/IR/AmpDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::amp {
+
+#define GEN_PASS_DECL
+#include "amp/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "amp/Conversion/Passes.h.inc"
+
+} // namespace mlir::amp
+
+#endif // AMP_CONVERSION_PASSES_H

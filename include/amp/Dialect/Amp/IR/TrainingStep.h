@@ -1,0 +1,53 @@
+//===- TrainingStep.h - the training-step contract --------------*- C++ -*-===//
+//
+// Reads the training-step contract of a function (docs/TrainingStep.md): the
+// backward seed (`amp.grad_seed` on an op or an argument), which results are
+// new values of which arguments (`amp.update_of` on results, or JAX's
+// `tf.aliasing_output` on arguments), the loss (`amp.loss`), and, once
+// amp-loss-scaling ran, the loss-scale state (`amp.scale_state`,
+// `amp.skipped`). Every violation is a located diagnostic.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_DIALECT_AMP_IR_TRAININGSTEP_H
+#define AMP_DIALECT_AMP_IR_TRAININGSTEP_H
+
+#include "mlir/IR/Value.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace mlir::amp {
+
+struct TrainingStep {
+  FunctionOpInterface function;
+  /// The seed of the backward pass; null when the function has none.
+  Value seed;
+  /// The op marked `amp.grad_seed` (null when the seed is an argument).
+  Operation *seedOp = nullptr;
+  /// For each result: the argument it is the new value of, or -1.
+  SmallVector<int64_t> updateOf;
+  /// The result holding the loss, or -1.
+  int64_t lossResult = -1;
+  /// Arguments / results carrying `amp.scale_state`, by component name
+  /// ("scale", "growth_tracker", "overflow_tracker"); -1 when absent.
+  int64_t scaleArg = -1, growthArg = -1, overflowArg = -1;
+  int64_t scaleResult = -1, growthResult = -1, overflowResult = -1;
+  /// The result marked `amp.skipped`, or -1.
+  int64_t skippedResult = -1;
+
+  /// True if `function` declares any part of the contract (a seed, an
+  /// `amp.update_of` / `tf.aliasing_output`, or an `amp.loss`).
+  static bool declaresContract(FunctionOpInterface function);
+
+  /// Reads and checks the contract of `function`. With `requireSeed`, a
+  /// function without exactly one seed is an error.
+  static FailureOr<TrainingStep> get(FunctionOpInterface function,
+                                     bool requireSeed);
+
+  /// True once amp-loss-scaling has threaded the scale state through.
+  bool isLossScaled() const { return scaleArg >= 0 && scaleResult >= 0; }
+};
+
+} // namespace mlir::amp
+
+#endif // AMP_DIALECT_AMP_IR_TRAININGSTEP_H

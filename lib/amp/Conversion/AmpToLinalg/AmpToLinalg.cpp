@@ -1,0 +1,258 @@
+//===- AmpToLinalg.cpp - inline lowering of the amp ops -------------------===//
+//
+// Expands the loss-scaling ops into linalg / arith / tensor / math ops with
+// PyTorch's exact semantics (see AmpOps.td and docs/LossScaling.md):
+//
+//   amp.unscale_and_check  inv = f32(1 / f64(scale)); per gradient an
+//                          elementwise linalg.generic (v * inv in f32, v when
+//                          inv == 1, then back to the gradient's type) and a
+//                          full reduction that ORs "v is not finite" into one
+//                          i1 flag, chained from gradient to gradient;
+//   amp.update_scale       the scale rules on extracted scalars, all selects
+//                          (no control flow, nothing leaves the device);
+//   amp.keep_on_overflow   arith.select on the extracted flag.
+//
+// It also drops the `amp.*` argument and result attributes of functions: the
+// training-step contract means nothing once results become out-parameters.
+//
+// "Not finite" is `!(|v| <= FLT_MAX)`: false for every finite value, true for
+// +-inf and (an unordered compare) nan.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Conversion/Passes.h"
+#include "amp/Dialect/Amp/IR/AmpOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include <limits>
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_AMPLOWERTOLINALGPASS
+#include "amp/Conversion/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+using namespace mlir::amp;
+
+/// The scalar of a rank-0 tensor.
+static Value extractScalar(OpBuilder &b, Location loc, Value tensor) {
+  return tensor::ExtractOp::create(b, loc, tensor, ValueRange{});
+}
+
+/// A rank-0 tensor holding `scalar`.
+static Value wrapScalar(OpBuilder &b, Location loc, Value scalar) {
+  return tensor::FromElementsOp::create(
+      b, loc, RankedTensorType::get({}, scalar.getType()), scalar);
+}
+
+/// i1: `value` (f32) is inf or nan.
+static Value isNonFinite(OpBuilder &b, Location loc, Value value) {
+  Value magnitude = math::AbsFOp::create(b, loc, value);
+  Value largest = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(std::numeric_limits<float>::max()));
+  Value finite = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE,
+                                       magnitude, largest);
+  Value one = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+  return arith::XOrIOp::create(b, loc, finite, one);
+}
+
+/// Widens a scalar to f32 (gradients may be f16 / bf16).
+static Value toF32(OpBuilder &b, Location loc, Value value) {
+  if (value.getType().isF32())
+    return value;
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+}
+
+namespace {
+struct LowerUnscaleAndCheck : public OpRewritePattern<UnscaleAndCheckOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(UnscaleAndCheckOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value scale = extractScalar(rewriter, loc, op.getScale());
+    Value scale64 =
+        arith::ExtFOp::create(rewriter, loc, rewriter.getF64Type(), scale);
+    Value one64 =
+        arith::ConstantOp::create(rewriter, loc, rewriter.getF64FloatAttr(1.0));
+    Value inv64 = arith::DivFOp::create(rewriter, loc, one64, scale64);
+    Value inv = arith::TruncFOp::create(rewriter, loc, rewriter.getF32Type(),
+                                        inv64);
+    Value one32 =
+        arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(1.0));
+    Value invIsOne = arith::CmpFOp::create(
+        rewriter, loc, arith::CmpFPredicate::OEQ, inv, one32);
+
+    auto flagType = RankedTensorType::get({}, rewriter.getI1Type());
+    Value falseValue =
+        arith::ConstantOp::create(rewriter, loc, rewriter.getBoolAttr(false));
+    Value flag = linalg::FillOp::create(
+                     rewriter, loc, falseValue,
+                     tensor::EmptyOp::create(rewriter, loc, flagType.getShape(),
+                                             rewriter.getI1Type())
+                         .getResult())
+                     .getResult(0);
+
+    SmallVector<Value> results;
+    for (Value grad : op.getGrads()) {
+      auto type = cast<RankedTensorType>(grad.getType());
+      Type element = type.getElementType();
+      unsigned rank = type.getRank();
+      AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+      SmallVector<utils::IteratorType> parallel(rank,
+                                                utils::IteratorType::parallel);
+      // Unscale: v * inv in f32 (v itself when inv == 1).
+      Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                           element, ValueRange{});
+      auto unscale = linalg::GenericOp::create(
+          rewriter, loc, TypeRange{type}, ValueRange{grad}, ValueRange{init},
+          ArrayRef<AffineMap>{identity, identity}, parallel,
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            Value v = toF32(b, l, args[0]);
+            Value product = arith::MulFOp::create(b, l, v, inv);
+            Value chosen = arith::SelectOp::create(b, l, invIsOne, v, product);
+            if (!element.isF32())
+              chosen = arith::TruncFOp::create(b, l, element, chosen);
+            linalg::YieldOp::create(b, l, chosen);
+          });
+      results.push_back(unscale.getResult(0));
+      // Check: flag |= any(!isfinite(v)), over every element.
+      SmallVector<utils::IteratorType> reduction(
+          rank, utils::IteratorType::reduction);
+      AffineMap toScalar = AffineMap::get(rank, 0, rewriter.getContext());
+      auto check = linalg::GenericOp::create(
+          rewriter, loc, TypeRange{flagType}, ValueRange{grad},
+          ValueRange{flag}, ArrayRef<AffineMap>{identity, toScalar}, reduction,
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            Value bad = isNonFinite(b, l, toF32(b, l, args[0]));
+            linalg::YieldOp::create(
+                b, l, ValueRange{arith::OrIOp::create(b, l, args[1], bad)});
+          });
+      flag = check.getResult(0);
+    }
+    results.push_back(flag);
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+struct LowerUpdateScale : public OpRewritePattern<UpdateScaleOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(UpdateScaleOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    // growth_interval = 0: every update is disabled.
+    if (op.getGrowthInterval() == 0) {
+      rewriter.replaceOp(op, {op.getScale(), op.getGrowthTracker(),
+                              op.getOverflowTracker()});
+      return success();
+    }
+    OpBuilder &b = rewriter;
+    auto i32 = [&](int64_t v) {
+      return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v))
+          .getResult();
+    };
+    auto f32 = [&](const APFloat &v) {
+      return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v.convertToFloat()))
+          .getResult();
+    };
+    Value found = extractScalar(b, loc, op.getFoundInf());
+    Value scale = extractScalar(b, loc, op.getScale());
+    Value growth = extractScalar(b, loc, op.getGrowthTracker());
+    Value overflow = extractScalar(b, loc, op.getOverflowTracker());
+    Value zero = i32(0), one = i32(1);
+
+    // Overflow: back off after backoff_interval consecutive overflows.
+    Value overflows = arith::AddIOp::create(b, loc, overflow, one);
+    Value backOffNow = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::sge, overflows,
+        i32(op.getBackoffInterval()));
+    Value backedOff =
+        arith::MulFOp::create(b, loc, scale, f32(op.getBackoffFactor()));
+    if (std::optional<APFloat> floor = op.getMinScale())
+      backedOff = arith::MaximumFOp::create(b, loc, backedOff, f32(*floor));
+    Value scaleBad =
+        arith::SelectOp::create(b, loc, backOffNow, backedOff, scale);
+    Value overflowBad =
+        arith::SelectOp::create(b, loc, backOffNow, zero, overflows);
+
+    // Clean step: grow on exactly the growth_interval-th, if still finite.
+    Value clean = arith::AddIOp::create(b, loc, growth, one);
+    Value growNow = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, clean,
+        i32(op.getGrowthInterval()));
+    Value grown =
+        arith::MulFOp::create(b, loc, scale, f32(op.getGrowthFactor()));
+    if (std::optional<APFloat> ceiling = op.getMaxScale())
+      grown = arith::MinimumFOp::create(b, loc, grown, f32(*ceiling));
+    Value grownFinite = arith::XOrIOp::create(
+        b, loc, isNonFinite(b, loc, grown),
+        arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+    Value takeGrown = arith::AndIOp::create(b, loc, growNow, grownFinite);
+    Value scaleGood = arith::SelectOp::create(b, loc, takeGrown, grown, scale);
+    Value growthGood = arith::SelectOp::create(b, loc, growNow, zero, clean);
+
+    Value newScale = arith::SelectOp::create(b, loc, found, scaleBad, scaleGood);
+    Value newGrowth = arith::SelectOp::create(b, loc, found, zero, growthGood);
+    Value newOverflow =
+        arith::SelectOp::create(b, loc, found, overflowBad, zero);
+    rewriter.replaceOp(op, {wrapScalar(b, loc, newScale),
+                            wrapScalar(b, loc, newGrowth),
+                            wrapScalar(b, loc, newOverflow)});
+    return success();
+  }
+};
+
+struct LowerKeepOnOverflow : public OpRewritePattern<KeepOnOverflowOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(KeepOnOverflowOp op,
+                                PatternRewriter &rewriter) const override {
+    Value found = extractScalar(rewriter, op.getLoc(), op.getFoundInf());
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, found, op.getPrevious(),
+                                                 op.getUpdated());
+    return success();
+  }
+};
+
+struct AmpLowerToLinalgPass
+    : public amp::impl::AmpLowerToLinalgPassBase<AmpLowerToLinalgPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<LowerUnscaleAndCheck, LowerUpdateScale, LowerKeepOnOverflow>(
+        &getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    WalkResult left = getOperation().walk([](Operation *op) {
+      if (isa<AmpDialect>(op->getDialect())) {
+        op->emitOpError("was not lowered by amp-lower-to-linalg");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (left.wasInterrupted())
+      return signalPassFailure();
+    // The training-step contract ends here: bufferization turns results into
+    // arguments, where result attributes would no longer make sense.
+    getOperation().walk([](FunctionOpInterface fn) {
+      auto strip = [](DictionaryAttr attrs) {
+        SmallVector<NamedAttribute> kept;
+        if (attrs)
+          for (NamedAttribute attr : attrs)
+            if (!attr.getName().strref().starts_with("amp."))
+              kept.push_back(attr);
+        return kept;
+      };
+      for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
+        fn.setArgAttrs(i, strip(fn.getArgAttrDict(i)));
+      for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i)
+        fn.setResultAttrs(i, strip(fn.getResultAttrDict(i)));
+    });
+  }
+};
+} // namespace
