@@ -148,8 +148,8 @@ func.func @no_allow(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> tensor<4x4xf32>
   return %1 : tensor<4x4xf32>
 }
 
-// clear: reshape and transpose next to a matmul follow it into f16, on both
-// sides; the reshape after the matmul narrows its f32 result.
+// clear: reshape and transpose feeding a matmul follow it into f16; the
+// reshape after it follows its f32 result (no round trip through f16).
 // CHECK-LABEL: func.func @clear_next_to_matmul(
 // CHECK-SAME: %[[A:[^:]*]]: tensor<4x8xf32>, %[[B:[^:]*]]: tensor<1x2x8xf32>
 // CHECK-DAG: %[[A16:.*]] = tosa.cast %[[A]] : (tensor<4x8xf32>) -> tensor<4x8xf16>
@@ -157,10 +157,9 @@ func.func @no_allow(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> tensor<4x4xf32>
 // CHECK: %[[R:.*]] = tosa.reshape %[[A16]], %{{.*}} : (tensor<4x8xf16>, !tosa.shape<3>) -> tensor<1x4x8xf16>
 // CHECK-NEXT: %[[T:.*]] = tosa.transpose %[[B16]] {perms = array<i32: 0, 2, 1>} : (tensor<1x2x8xf16>) -> tensor<1x8x2xf16>
 // CHECK-NEXT: %[[M:.*]] = tosa.matmul %[[R]], %[[T]], {{.*}} -> tensor<1x4x2xf32>
-// CHECK-NEXT: %[[M16:.*]] = tosa.cast %[[M]] : (tensor<1x4x2xf32>) -> tensor<1x4x2xf16>
-// CHECK: %[[R2:.*]] = tosa.reshape %[[M16]], %{{.*}} : (tensor<1x4x2xf16>, !tosa.shape<2>) -> tensor<4x2xf16>
-// CHECK-NEXT: %[[R32:.*]] = tosa.cast %[[R2]] : (tensor<4x2xf16>) -> tensor<4x2xf32>
-// CHECK-NEXT: return %[[R32]] : tensor<4x2xf32>
+// CHECK-NOT: tosa.cast
+// CHECK: %[[R2:.*]] = tosa.reshape %[[M]], %{{.*}} : (tensor<1x4x2xf32>, !tosa.shape<2>) -> tensor<4x2xf32>
+// CHECK-NEXT: return %[[R2]] : tensor<4x2xf32>
 func.func @clear_next_to_matmul(%a: tensor<4x8xf32>, %b: tensor<1x2x8xf32>, %zp: tensor<1xf32>) -> tensor<4x2xf32> {
   %s = tosa.const_shape {values = dense<[1, 4, 8]> : tensor<3xindex>} : () -> !tosa.shape<3>
   %0 = tosa.reshape %a, %s : (tensor<4x8xf32>, !tosa.shape<3>) -> tensor<1x4x8xf32>
@@ -230,15 +229,16 @@ func.func @cast_back(%x: tensor<1x4x8xf16>, %b: tensor<1x8x2xf32>, %zp: tensor<1
 
 // Integer and bool values are never touched: the select condition, argmax's
 // i32 result and the i1 of equal keep their types; only float data moves.
+// The select between the matmuls goes f16; equal and argmax read the f32
+// matmul results.
 // CHECK-LABEL: func.func @integers(
-// CHECK-SAME: %[[LABELS:[^:]*]]: tensor<1x4xi32>) -> (tensor<1x4xi32>, tensor<1x4x8xi1>, tensor<1x4xi1>)
+// CHECK-SAME: %[[X:[^:]*]]: tensor<1x4x8xf32>, %{{[^:]*}}: tensor<1x8x8xf32>, %{{[^:]*}}: tensor<1xf32>, %[[LABELS:[^:]*]]: tensor<1x4xi32>) -> (tensor<1x4xi32>, tensor<1x4x8xi1>, tensor<1x4xi1>)
 // CHECK: %[[M:.*]] = tosa.matmul {{.*}} -> tensor<1x4x8xf32>
 // CHECK-NEXT: %[[M16:.*]] = tosa.cast %[[M]] : (tensor<1x4x8xf32>) -> tensor<1x4x8xf16>
-// CHECK-NEXT: %[[EQ:.*]] = tosa.equal %[[M16]], %{{.*}} : (tensor<1x4x8xf16>, tensor<1x4x8xf16>) -> tensor<1x4x8xi1>
+// CHECK-NEXT: %[[EQ:.*]] = tosa.equal %[[M]], %[[X]] : (tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x8xi1>
 // CHECK-NEXT: %[[SEL:.*]] = tosa.select %[[EQ]], %[[M16]], %{{.*}} : (tensor<1x4x8xi1>, tensor<1x4x8xf16>, tensor<1x4x8xf16>) -> tensor<1x4x8xf16>
 // CHECK-NEXT: %[[M2:.*]] = tosa.matmul %[[SEL]], {{.*}} -> tensor<1x4x8xf32>
-// CHECK-NEXT: %[[M216:.*]] = tosa.cast %[[M2]] : (tensor<1x4x8xf32>) -> tensor<1x4x8xf16>
-// CHECK-NEXT: %[[AM:.*]] = tosa.argmax %[[M216]] {axis = 2 : i32} : (tensor<1x4x8xf16>) -> tensor<1x4xi32>
+// CHECK-NEXT: %[[AM:.*]] = tosa.argmax %[[M2]] {axis = 2 : i32} : (tensor<1x4x8xf32>) -> tensor<1x4xi32>
 // CHECK-NEXT: %[[C:.*]] = tosa.equal %[[AM]], %[[LABELS]] : (tensor<1x4xi32>, tensor<1x4xi32>) -> tensor<1x4xi1>
 // CHECK-NEXT: return %[[AM]], %[[EQ]], %[[C]] : tensor<1x4xi32>, tensor<1x4x8xi1>, tensor<1x4xi1>
 // CHECK-NOT: tosa.cast {{.*}}i32

@@ -27,9 +27,15 @@ struct OpDecision {
   CategorySource source = CategorySource::Unknown;
   /// True if the op computes in the low-precision type.
   bool lowPrecision = false;
-  /// Why: "allow list", "deny list", "user override", "unknown op",
-  /// "inferred from <op> at <loc>", ...
-  std::string reason;
+  /// Why, without the cause: "allow list", "deny list", "user override",
+  /// "unknown op", "inferred from" (see `cause`), "inferred from f32
+  /// neighbours", "deny list (accumulating reduction)".
+  StringRef reason;
+  /// For "inferred from": the op whose precision spread to this one.
+  Operation *cause = nullptr;
+
+  /// The full reason, e.g. "inferred from tosa.matmul at model.mlir:12:5".
+  std::string describeReason() const;
   /// Operands the op takes in low precision when it runs in low precision,
   /// computed on the original IR (the rewrite changes operand types).
   llvm::BitVector lowPrecisionOperands;

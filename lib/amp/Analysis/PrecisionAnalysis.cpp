@@ -24,7 +24,10 @@
 //      in ALLOW or DENY. Walking backwards from each ALLOW node through D,
 //      every node met joins ALLOW: it lies between two low-precision ops.
 //   4. From every ALLOW node, low precision spreads in both directions
-//      through clear nodes that are in neither set.
+//      through clear nodes that are in neither set, except forward out of an
+//      op whose results stay f32 (tosa.matmul, linalg contractions): data
+//      movement after such an op follows its f32 result, instead of rounding
+//      the f32 accumulator to low precision and back.
 // Nodes in ALLOW compute in low precision; all others stay f32. Every
 // decision records why, naming the op that caused it.
 //
@@ -40,6 +43,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/CastInterfaces.h"
+#include "mlir/Interfaces/ShapedOpInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Debug.h"
@@ -52,8 +56,9 @@ using namespace mlir::amp;
 
 bool PrecisionAnalysis::isBoundary(Operation *op) {
   // tensor.empty holds no data: the rewrite re-creates it in any type, so it
-  // must not tie its users together.
-  if (isa<tensor::EmptyOp>(op))
+  // must not tie its users together. Shape queries read no data at all.
+  if (isa<tensor::EmptyOp, ShapedDimOpInterface, tensor::RankOp, tosa::DimOp>(
+          op))
     return true;
   if (isa<AmpPolicyOpInterface>(op))
     return false;
@@ -75,6 +80,14 @@ bool PrecisionPlacement::isLowPrecisionOperand(Operation *op,
 }
 
 /// "file:line:col" for file locations, the printed location otherwise.
+static std::string describe(Operation *op);
+
+std::string OpDecision::describeReason() const {
+  if (!cause)
+    return reason.str();
+  return reason.str() + " " + describe(cause);
+}
+
 static std::string describe(Operation *op) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -100,13 +113,16 @@ struct Node {
   Operation *op;
   Effective effective;
   SmallVector<unsigned> fanin, fanout;
+  /// A low-precision op whose results stay f32 (it accumulates into them,
+  /// like tosa.matmul): its users see f32 data.
+  bool keepsF32Results = false;
 };
 
 /// Depth-first traversal from `root`. `enter(idx)` says whether a neighbour
 /// may be entered; `visit(idx)` runs once for the root and each entered node.
 template <typename Enter, typename Visit>
 void traverse(ArrayRef<Node> nodes, unsigned root, bool inputs, bool outputs,
-              Enter enter, Visit visit) {
+              Enter enter, Visit visit, bool stopAtF32Results = false) {
   llvm::DenseSet<unsigned> seen{root};
   SmallVector<unsigned> stack{root};
   visit(root);
@@ -122,7 +138,7 @@ void traverse(ArrayRef<Node> nodes, unsigned root, bool inputs, bool outputs,
     };
     if (inputs)
       step(nodes[idx].fanin);
-    if (outputs)
+    if (outputs && !(stopAtF32Results && nodes[idx].keepsF32Results))
       step(nodes[idx].fanout);
   }
 }
@@ -223,7 +239,8 @@ PrecisionAnalysis::run(FunctionOpInterface function) const {
         break;
       }
     }
-    nodes.push_back(Node{op, effective, {}, {}});
+    nodes.push_back(Node{op, effective, {}, {},
+                         iface && iface.keepsF32Results()});
   }
 
   // Edges: f32 tensors flowing into operands that would go low precision.
@@ -249,8 +266,9 @@ PrecisionAnalysis::run(FunctionOpInterface function) const {
   auto is = [&](unsigned idx, Effective e) { return nodes[idx].effective == e; };
   llvm::DenseSet<unsigned> allow, deny;
   auto setReason = [&](unsigned idx, unsigned root) {
-    placement.decisions[nodes[idx].op].reason =
-        "inferred from " + describe(nodes[root].op);
+    OpDecision &decision = placement.decisions[nodes[idx].op];
+    decision.reason = "inferred from";
+    decision.cause = nodes[root].op;
   };
 
   // 1. allow ops.
@@ -333,7 +351,8 @@ PrecisionAnalysis::run(FunctionOpInterface function) const {
         [&](unsigned idx) {
           if (clearProp.insert(idx).second && idx != root)
             joined.push_back({idx, root});
-        });
+        },
+        /*stopAtF32Results=*/true);
   }
   for (auto [idx, root] : joined)
     if (allow.insert(idx).second)

@@ -11,7 +11,8 @@
 //          math: tanh, erf, erfc, sqrt, sin, cos, atan, atan2, fma, cbrt,
 //          asinh, acosh, atanh
 //   clear  arith: negf, maximumf, minimumf, maxnumf, minnumf, cmpf, select
-//          math: absf, floor, ceil, round, roundeven, trunc, copysign
+//          math: absf, floor, ceil, round, roundeven, trunc, copysign,
+//          isfinite, isinf, isnan, isnormal
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,6 +47,7 @@ void mlir::amp::registerArithMathExternalModels(DialectRegistry &registry) {
                         math::AsinhOp, math::AcoshOp, math::AtanhOp>(ctx);
     attachFixedCategory<C::clear, math::AbsFOp, math::FloorOp, math::CeilOp,
                         math::RoundOp, math::RoundEvenOp, math::TruncOp,
-                        math::CopySignOp>(ctx);
+                        math::CopySignOp, math::IsFiniteOp, math::IsInfOp,
+                        math::IsNaNOp, math::IsNormalOp>(ctx);
   });
 }

@@ -12,8 +12,9 @@
 //      mulf / divf (sums, means, sum pooling) are accumulating: always *deny*;
 //   3. anything else takes the strongest category of its body ops, as the
 //      policy classifies them (deny > infer > clear): a body with math.exp is
-//      treated like exp, addf like add, a bare yield like a copy; a body op
-//      the policy does not know makes the whole op unknown.
+//      treated like exp, addf like add, a bare yield like a copy, 1 / x like
+//      a reciprocal (deny); a body op the policy does not know makes the
+//      whole op unknown. Pooling is not a convolution here (no product).
 //
 // Re-typing a named op rebuilds it with its own region builder, which inserts
 // the scalar casts between operand and compute types. Ops with an explicit
@@ -32,15 +33,24 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::amp;
 using namespace mlir::amp::models;
 
 /// True for contractions and convolutions: low-precision inputs, f32 init.
+/// Pooling ops match the convolution structure too, but their body has no
+/// product: they are reductions (sum pooling) or data selection (max).
 static bool isContractionOrConvolution(linalg::LinalgOp op) {
-  return linalg::isaContractionOpInterface(op) ||
-         linalg::isaConvolutionOpInterface(op);
+  if (linalg::isaContractionOpInterface(op))
+    return true;
+  if (!linalg::isaConvolutionOpInterface(op))
+    return false;
+  Block *body = op.getBlock();
+  return body && llvm::any_of(body->getOperations(), [](Operation &inner) {
+           return isa<arith::MulFOp, arith::MulIOp>(inner);
+         });
 }
 
 /// True if a reduction combines into its init with an arithmetic op whose
@@ -91,6 +101,14 @@ classifyBody(Block &body, const PrecisionPolicy &policy) {
             arith::FPToSIOp, arith::FPToUIOp, arith::BitcastOp>(op))
       continue;
     std::optional<PrecisionCategory> category = policy.classify(&op).category;
+    // 1 / x is a reciprocal, on PyTorch's fp32 list (tosa.reciprocal is deny).
+    if (auto div = dyn_cast<arith::DivFOp>(op)) {
+      FloatAttr numerator;
+      if (matchPattern(div.getLhs(), m_Constant(&numerator)) &&
+          numerator.getValue().isExactlyValue(1.0) &&
+          !policy.lookupOverride(op.getName().getStringRef()))
+        category = PrecisionCategory::deny;
+    }
     if (!category)
       return std::nullopt;
     PrecisionCategory normalized = *category == PrecisionCategory::allow
@@ -129,6 +147,10 @@ struct LinalgModel
 
   bool isAccumulatingReduction(Operation *op) const {
     return isAccumulating(cast<linalg::LinalgOp>(op));
+  }
+
+  bool keepsF32Results(Operation *op) const {
+    return isContractionOrConvolution(cast<linalg::LinalgOp>(op));
   }
 
   FailureOr<Operation *> convertToLowPrecision(Operation *op,

@@ -40,6 +40,7 @@ struct MatMulModel
   getPrecisionCategory(Operation *, const PrecisionPolicy &) const {
     return PrecisionCategory::allow;
   }
+  bool keepsF32Results(Operation *) const { return true; }
   FailureOr<Operation *> convertToLowPrecision(Operation *op,
                                                RewriterBase &rewriter,
                                                ValueRange newOperands,

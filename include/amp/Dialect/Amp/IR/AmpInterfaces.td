@@ -18,8 +18,8 @@ def AmpPolicyOpInterface : OpInterface<"AmpPolicyOpInterface"> {
 
     - its precision *category* (allow / deny / infer / clear), the default that
       a policy file can override by op name;
-    - which operands carry the data that runs in low precision (a matmul's
-      accumulator, a zero-point-free index, a scalar are not);
+    - which operands carry the data that runs in low precision (a linalg
+      contraction's f32 accumulator init, integer indices and scalars do not);
     - whether it is an accumulating reduction (never run with a low-precision
       accumulator, whatever the policy says);
     - how to re-type itself to compute in a low-precision float type.
@@ -46,6 +46,13 @@ def AmpPolicyOpInterface : OpInterface<"AmpPolicyOpInterface"> {
         stays f32: a low-precision accumulator loses the small terms.
       }],
       "bool", "isAccumulatingReduction", (ins), "", [{ return false; }]>,
+    InterfaceMethod<[{
+        Returns true if the op, running in low precision, still produces f32
+        results because it accumulates into them (tosa.matmul, linalg
+        contractions with an f32 init). Data movement that follows such an op
+        stays f32.
+      }],
+      "bool", "keepsF32Results", (ins), "", [{ return false; }]>,
     InterfaceMethod<[{
         Re-types the op to compute in `lowType`. `newOperands` are the op's
         operands where every low-precision operand already has `lowType` as

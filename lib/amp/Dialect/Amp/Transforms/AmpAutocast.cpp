@@ -76,6 +76,7 @@ private:
   }
   Value castTo(Value value, Type type, Operation *user);
   Value materialize(Value value, Type type, Operation *user);
+  Value materializeAt(Value value, Type type, Operation *user, Operation *def);
 
   IRRewriter rewriter;
   const PrecisionPlacement &placement;
@@ -83,9 +84,12 @@ private:
   RewriteStats &stats;
   llvm::DenseMap<Value, Type> originalTypes;
   llvm::DenseMap<std::pair<Value, Type>, Value> castCache;
-  /// Constants and tensor.empty ops that were re-created in another type:
-  /// erased at the end if nothing uses the original any more.
-  llvm::SetVector<Operation *> rematerialized;
+  /// Constants and tensor.empty ops that were re-created in another type,
+  /// widening casts whose source was reused, and scalar constants of
+  /// converted ops: erased at the end if nothing uses them any more.
+  llvm::SetVector<Operation *> mayBecomeDead;
+  /// The last conversion inserted at the top of each block.
+  llvm::DenseMap<Block *, Operation *> lastAtBlockStart;
 };
 
 /// Number of bytes of a statically shaped tensor, if it has a static shape.
@@ -100,16 +104,39 @@ static std::optional<uint64_t> staticBytes(Type type) {
 Value AutocastRewriter::materialize(Value value, Type type, Operation *user) {
   OpBuilder::InsertionGuard guard(rewriter);
   Operation *def = value.getDefiningOp();
-  if (def)
+  Block *argBlock = nullptr;
+  if (def) {
     rewriter.setInsertionPointAfter(def);
-  else
-    rewriter.setInsertionPointToStart(cast<BlockArgument>(value).getOwner());
+  } else {
+    // Block arguments: after the conversions already made at the block's
+    // top, so they read in argument-use order.
+    argBlock = cast<BlockArgument>(value).getOwner();
+    if (Operation *previous = lastAtBlockStart.lookup(argBlock))
+      rewriter.setInsertionPointAfter(previous);
+    else
+      rewriter.setInsertionPointToStart(argBlock);
+  }
+  Value converted = materializeAt(value, type, user, def);
+  if (argBlock)
+    lastAtBlockStart[argBlock] = converted.getDefiningOp();
+  return converted;
+}
+
+Value AutocastRewriter::materializeAt(Value value, Type type, Operation *user,
+                                      Operation *def) {
   Location loc = value.getLoc();
   auto newElementType = cast<FloatType>(getElementTypeOrSelf(type));
 
   // Constants: convert the payload now (round to nearest even, like a cast).
+  // A constant carrying amp attributes (the backward seed) is cast instead:
+  // it must stay unique.
   DenseElementsAttr dense;
-  if (def && matchPattern(value, m_Constant(&dense))) {
+  bool marked = def && llvm::any_of(def->getDiscardableAttrs(),
+                                    [](NamedAttribute attr) {
+                                      return attr.getName().strref().starts_with(
+                                          "amp.");
+                                    });
+  if (def && !marked && matchPattern(value, m_Constant(&dense))) {
     if (auto fp = dyn_cast<DenseFPElementsAttr>(dense)) {
       DenseElementsAttr converted =
           fp.mapValues(newElementType, [&](const APFloat &v) {
@@ -120,7 +147,7 @@ Value AutocastRewriter::materialize(Value value, Type type, Operation *user) {
             return c.bitcastToAPInt();
           });
       ++stats.constants;
-      rematerialized.insert(def);
+      mayBecomeDead.insert(def);
       if (isa<tosa::ConstOp>(def))
         return tosa::ConstOp::create(rewriter, loc, type, converted);
       return arith::ConstantOp::create(rewriter, loc, type,
@@ -129,7 +156,7 @@ Value AutocastRewriter::materialize(Value value, Type type, Operation *user) {
   }
   // An uninitialised tensor has no data to convert.
   if (auto empty = dyn_cast_or_null<tensor::EmptyOp>(def)) {
-    rematerialized.insert(def);
+    mayBecomeDead.insert(def);
     return tensor::EmptyOp::create(rewriter, loc, cast<RankedTensorType>(type),
                                    empty.getDynamicSizes());
   }
@@ -145,8 +172,13 @@ Value AutocastRewriter::materialize(Value value, Type type, Operation *user) {
   if (tosaContext && isa<RankedTensorType>(type))
     return tosa::CastOp::create(rewriter, loc, type, value);
   auto from = cast<FloatType>(getElementTypeOrSelf(value.getType()));
-  if (from.getWidth() > newElementType.getWidth() ||
-      (from.getWidth() == newElementType.getWidth()))
+  if (from.getWidth() == newElementType.getWidth()) {
+    // f16 <-> bf16: through f32, which holds both exactly.
+    Type wide = cast<TensorType>(value.getType()).clone(rewriter.getF32Type());
+    value = arith::ExtFOp::create(rewriter, loc, wide, value);
+    from = rewriter.getF32Type();
+  }
+  if (from.getWidth() > newElementType.getWidth())
     return arith::TruncFOp::create(rewriter, loc, type, value);
   return arith::ExtFOp::create(rewriter, loc, type, value);
 }
@@ -163,8 +195,10 @@ Value AutocastRewriter::castTo(Value value, Type type, Operation *user) {
       def && isa<arith::ExtFOp, tosa::CastOp>(def) &&
       def->getOperand(0).getType() == type &&
       getElementTypeOrSelf(type).getIntOrFloatBitWidth() <
-          getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth())
+          getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth()) {
+    mayBecomeDead.insert(def);
     return castCache[key] = def->getOperand(0);
+  }
   return castCache[key] = materialize(value, type, user);
 }
 
@@ -203,6 +237,15 @@ LogicalResult AutocastRewriter::run(FunctionOpInterface function) {
     }
     for (OpResult result : op->getResults())
       originalTypes[result] = result.getType();
+    // Scalar constants the op (or its payload) reads may be replaced by
+    // converted copies (linalg.fill's value, tensor.pad's padding).
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        if (Operation *def = operand.getDefiningOp();
+            def && def->hasTrait<OpTrait::ConstantLike>() &&
+            isa<FloatType>(operand.getType()))
+          mayBecomeDead.insert(def);
+    });
 
     FailureOr<Operation *> converted = failure();
     if (auto iface = dyn_cast<AmpPolicyOpInterface>(op))
@@ -221,7 +264,7 @@ LogicalResult AutocastRewriter::run(FunctionOpInterface function) {
   }
   for (Operation *op : replaced)
     rewriter.eraseOp(op);
-  for (Operation *op : rematerialized)
+  for (Operation *op : mayBecomeDead)
     if (op->use_empty())
       rewriter.eraseOp(op);
   return success();
@@ -319,8 +362,10 @@ void AmpAutocastPass::runOnOperation() {
     if (failed(placement))
       return signalPassFailure();
 
-    // The report is taken from the decision, before any op is rewritten.
+    // The report is taken from the decision, before any op is rewritten
+    // (and only built when asked for: it is most of the pass's cost).
     bool strictFailure = false;
+    bool wantReport = !reportFile.empty();
     for (Operation *op : placement->getFloatOps()) {
       const OpDecision &decision = placement->getDecision(op);
       ++floatOps;
@@ -334,6 +379,8 @@ void AmpAutocastPass::runOnOperation() {
           strictFailure = true;
         }
       }
+      if (!wantReport)
+        continue;
       entries.push_back(llvm::json::Object{
           {"function", function.getName().str()},
           {"op", op->getName().getStringRef().str()},
@@ -346,7 +393,7 @@ void AmpAutocastPass::runOnOperation() {
           {"precision", decision.lowPrecision
                             ? stringifyPrecision(precision).str()
                             : std::string("f32")},
-          {"reason", decision.reason},
+          {"reason", decision.describeReason()},
       });
     }
     if (strictFailure)

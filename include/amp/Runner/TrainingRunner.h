@@ -1,0 +1,193 @@
+//===- TrainingRunner.h - run a training step on the CPU --------*- C++ -*-===//
+//
+// Compiles a training step (docs/TrainingStep.md) with the AMP pipeline and the
+// CPU pipeline, JIT-compiles it with MLIR's ExecutionEngine and runs it step by
+// step on host buffers: the results marked `amp.update_of` are fed back into
+// their arguments, and so is the loss-scale state. amp-train is a thin
+// command-line driver around this class; the Python bindings reuse it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_RUNNER_TRAININGRUNNER_H
+#define AMP_RUNNER_TRAININGRUNNER_H
+
+#include "amp/Pipelines/Pipelines.h"
+#include "amp/Runner/Npy.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/LLVM.h"
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class DialectRegistry;
+class ExecutionEngine;
+namespace amp {
+
+/// The arithmetic a training step is run in.
+enum class RunPrecision {
+  /// The function as written: no AMP rewrite, no loss scaling.
+  FP32,
+  /// amp-pipeline with precision=f16.
+  F16,
+  /// amp-pipeline with precision=bf16.
+  BF16,
+};
+
+/// How the runner compiles a training step.
+struct TrainingRunnerOptions {
+  RunPrecision precision = RunPrecision::F16;
+  /// YAML precision policy for amp-autocast (empty: the built-in policy).
+  std::string policyFile;
+  /// Loss scaling and its parameters (ignored for FP32); see
+  /// AmpPipelineOptions.
+  LossScalingChoice lossScaling = LossScalingChoice::Auto;
+  double initScale = 65536.0;
+  double growthFactor = 2.0;
+  double backoffFactor = 0.5;
+  int64_t growthInterval = 2000;
+  int64_t backoffInterval = 1;
+  double minScale = 0.0;
+  double maxScale = 0.0;
+  /// Seed of the generator that draws the `amp.init` hints.
+  uint64_t seed = 0;
+  /// The training step to run; empty: the only function of the module that
+  /// declares the training-step contract.
+  std::string entry;
+  /// LLVM optimization level of the JIT (0-3).
+  unsigned optLevel = 2;
+  /// Shared libraries the JIT links; empty: MLIR's C runner utilities (for
+  /// memrefCopy), when installed.
+  std::vector<std::string> sharedLibPaths;
+};
+
+/// What one step reports.
+struct StepResult {
+  /// The `amp.loss` result, converted to f32 (not finite on a bad step).
+  float loss = 0.0f;
+  /// The loss scale after this step's update, i.e. the one the next step uses
+  /// (1 without loss scaling).
+  float scale = 1.0f;
+  /// True when the step found a non-finite gradient and left every
+  /// `amp.update_of` argument unchanged (false without loss scaling).
+  bool skipped = false;
+};
+
+/// One argument of the compiled training step and its host buffer.
+struct RunnerArgument {
+  /// Index in the compiled function (original arguments first, then the
+  /// loss-scale state).
+  unsigned index = 0;
+  /// The tensor type of the argument.
+  RankedTensorType type;
+  /// Where the argument is declared (for diagnostics).
+  LocationAttr loc;
+  /// The `amp.init` hint, empty if none.
+  std::string init;
+  /// The result that is its new value (`amp.update_of` or loss-scale state),
+  /// or -1.
+  int64_t updatedBy = -1;
+  /// True for the loss-scale state appended by amp-loss-scaling.
+  bool isScaleState = false;
+  /// The elements in C order (storage of int64_t for alignment).
+  std::vector<int64_t> storage;
+
+  char *data() { return reinterpret_cast<char *>(storage.data()); }
+  const char *data() const {
+    return reinterpret_cast<const char *>(storage.data());
+  }
+  /// The size of the elements in bytes.
+  size_t getNumBytes() const;
+};
+
+/// Runs a training step on the CPU.
+///
+/// Errors are MLIR diagnostics emitted through the module's context (IR
+/// problems at their locations, argument problems at the argument), followed
+/// by a failure result.
+///
+/// Initial values (initializeArguments): every argument with an `amp.init`
+/// hint is drawn first, in argument index order and each tensor in C order,
+/// from ONE std::mt19937_64 seeded with `seed`; then every `arg<N>.npy` of the
+/// inputs directory replaces argument N. An argument drawn and then replaced
+/// still consumes its draws, so the values of the other arguments never depend
+/// on which files exist. With u(g) = (g() >> 11) * 2^-53 (a double in [0, 1)):
+///   zeros, ones, fill:V   constant 0, 1, V (no draws)
+///   uniform:A             float(-A + 2 A u)                  (float tensors)
+///   normal:S              float(S sqrt(-2 ln(1 - u1)) cos(2 pi u2)), two
+///                         draws per element (Box-Muller)      (float tensors)
+///   labels:C              g() mod C                          (integer tensors)
+class TrainingRunner {
+public:
+  ~TrainingRunner();
+
+  /// Registers what the runner needs in a context: the dialects of
+  /// amp-mlir and the LLVM IR translations.
+  static void registerDialects(DialectRegistry &registry);
+
+  /// Compiles `module` (it is rewritten in place: AMP, then CPU lowering).
+  static FailureOr<std::unique_ptr<TrainingRunner>>
+  create(OwningOpRef<ModuleOp> module, const TrainingRunnerOptions &options);
+
+  /// Sets every argument from its `arg<N>.npy` in `inputsDir` (if the
+  /// directory is non-empty and the file exists) or else from its `amp.init`
+  /// hint. A float32 argument needs a float32 array; i32 takes int32 or
+  /// in-range int64; i64 takes int64 or int32; i1 takes bool. A rank-0 tensor
+  /// may be stored with shape (1,).
+  LogicalResult initializeArguments(StringRef inputsDir);
+
+  /// Runs one step and feeds the new values back into the arguments. With
+  /// `poison`, +inf is added to element 0 of the first float argument that
+  /// nothing updates (typically the input batch), for this call only.
+  FailureOr<StepResult> step(bool poison = false);
+
+  /// Writes every `amp.update_of` argument N to `dir/arg<N>.npy` (creating
+  /// `dir`); each file is written to a temporary and renamed into place.
+  LogicalResult dump(StringRef dir) const;
+
+  /// The name of the training step that runs.
+  StringRef getEntryName() const { return entryName; }
+  /// Whether amp-loss-scaling threaded a scale through the step.
+  bool isLossScaled() const { return scaleArg >= 0; }
+  /// The arguments of the compiled step, in order.
+  ArrayRef<RunnerArgument> getArguments() const { return arguments; }
+  /// The number of arguments of the function as written.
+  unsigned getNumOriginalArguments() const { return numOriginalArgs; }
+
+private:
+  TrainingRunner() = default;
+  LogicalResult compile(const TrainingRunnerOptions &options);
+  LogicalResult loadArgument(RunnerArgument &arg, StringRef path);
+
+  OwningOpRef<ModuleOp> module;
+  std::unique_ptr<ExecutionEngine> engine;
+  std::string entryName;
+  LocationAttr entryLoc;
+  uint64_t seed = 0;
+  unsigned numOriginalArgs = 0;
+  std::vector<RunnerArgument> arguments;
+  /// One buffer per result, and its type.
+  std::vector<std::vector<int64_t>> results;
+  std::vector<RankedTensorType> resultTypes;
+  /// The buffers the compiled function reads: a copy of every argument per
+  /// call, so that a function that writes into its arguments (bufferization
+  /// may reuse them in place) cannot change the host state, and a poisoned
+  /// element never outlives its call.
+  std::vector<std::vector<int64_t>> callInputs;
+  /// One memref descriptor per input then per result, a pointer to each, and
+  /// a pointer to each of those (the packed calling convention).
+  std::vector<std::vector<int64_t>> descriptors;
+  std::vector<void *> descriptorPtrs;
+  std::vector<void *> packedArgs;
+  int64_t lossResult = -1, skippedResult = -1;
+  int64_t scaleArg = -1, scaleResult = -1;
+  /// The argument `step(/*poison=*/true)` poisons, or -1.
+  int64_t poisonArg = -1;
+};
+
+} // namespace amp
+} // namespace mlir
+
+#endif // AMP_RUNNER_TRAININGRUNNER_H
