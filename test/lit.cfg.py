@@ -24,6 +24,9 @@ config.substitutions.append(("%mlir_dir", config.mlir_dir))
 config.substitutions.append(("%cmake", config.cmake_command))
 config.substitutions.append(("%cxx", config.cxx_compiler))
 config.substitutions.append(("%cc", config.c_compiler))
+config.substitutions.append(
+    ("%mlir_c_runner_utils",
+     os.path.join(os.path.dirname(config.llvm_tools_dir), "lib", "libmlir_c_runner_utils.so")))
 config.substitutions.append(("%python", config.python_executable or "python3"))
 config.substitutions.append(
     ("%check-invariants",
@@ -39,7 +42,9 @@ llvm_config.with_system_environment(["HOME", "TMPDIR", "TMP", "TEMP"])
 tool_dirs = [config.amp_tools_dir, config.llvm_tools_dir]
 tools = [
     "amp-opt",
+    "amp-train",
     ToolSubst("mlir-opt", unresolved="fatal"),
+    ToolSubst("mlir-runner", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 

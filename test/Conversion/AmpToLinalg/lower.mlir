@@ -1,0 +1,43 @@
+// RUN: amp-opt %s --amp-lower-to-linalg | FileCheck %s
+
+// amp.keep_on_overflow is a select on the extracted flag; the contract
+// attributes of the function are dropped with the amp ops.
+// CHECK-LABEL: func.func @keep(
+// CHECK-SAME: %[[FLAG:[^:]*]]: tensor<i1>, %[[NEW:[^:]*]]: tensor<4xf32>, %[[OLD:[^:]*]]: tensor<4xf32>) -> tensor<4xf32> {
+// CHECK-NEXT: %[[F:.*]] = tensor.extract %[[FLAG]][] : tensor<i1>
+// CHECK-NEXT: %[[R:.*]] = arith.select %[[F]], %[[OLD]], %[[NEW]] : tensor<4xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @keep(%flag: tensor<i1>, %new: tensor<4xf32>, %old: tensor<4xf32> {amp.init = "zeros"}) -> (tensor<4xf32> {amp.update_of = 2 : i64}) {
+  %0 = amp.keep_on_overflow %flag, %new, %old : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// unscale_and_check: inv computed in f64 from the f32 scale, one elementwise
+// generic and one full reduction per gradient, the flag chained through.
+// CHECK-LABEL: func.func @unscale(
+// CHECK: %[[S:.*]] = tensor.extract %{{.*}}[] : tensor<f32>
+// CHECK: %[[S64:.*]] = arith.extf %[[S]] : f32 to f64
+// CHECK: %[[INV64:.*]] = arith.divf %{{.*}}, %[[S64]] : f64
+// CHECK: %[[INV:.*]] = arith.truncf %[[INV64]] : f64 to f32
+// CHECK: %[[ONE:.*]] = arith.cmpf oeq, %[[INV]]
+// CHECK: %[[FLAG0:.*]] = linalg.fill ins(%false : i1)
+// CHECK: %[[U0:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]{{.*}} ins(%arg0 : tensor<2x3xf32>)
+// CHECK: %[[F1:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]{{.*}} ins(%arg0 : tensor<2x3xf32>) outs(%[[FLAG0]] : tensor<i1>)
+// CHECK: %[[U1:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<5xbf16>)
+// CHECK: arith.extf %{{.*}} : bf16 to f32
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: %[[F2:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<5xbf16>) outs(%[[F1]] : tensor<i1>)
+// CHECK: return %[[U0]], %[[U1]], %[[F2]]
+func.func @unscale(%g0: tensor<2x3xf32>, %g1: tensor<5xbf16>, %s: tensor<f32>) -> (tensor<2x3xf32>, tensor<5xbf16>, tensor<i1>) {
+  %u:2, %f = amp.unscale_and_check %g0, %g1 by %s : tensor<2x3xf32>, tensor<5xbf16>
+  return %u#0, %u#1, %f : tensor<2x3xf32>, tensor<5xbf16>, tensor<i1>
+}
+
+// growth_interval = 0 (MegEngine, static loss scaling): the state passes through.
+// CHECK-LABEL: func.func @frozen(
+// CHECK-SAME: %{{[^:]*}}: tensor<i1>, %[[S:[^:]*]]: tensor<f32>, %[[G:[^:]*]]: tensor<i32>, %[[O:[^:]*]]: tensor<i32>)
+// CHECK-NEXT: return %[[S]], %[[G]], %[[O]]
+func.func @frozen(%f: tensor<i1>, %s: tensor<f32>, %g: tensor<i32>, %o: tensor<i32>) -> (tensor<f32>, tensor<i32>, tensor<i32>) {
+  %0:3 = amp.update_scale %s, %g, %o if %f {growth_factor = 2.0 : f32, backoff_factor = 0.5 : f32, growth_interval = 0 : i64}
+  return %0#0, %0#1, %0#2 : tensor<f32>, tensor<i32>, tensor<i32>
+}

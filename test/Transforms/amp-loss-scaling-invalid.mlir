@@ -1,0 +1,87 @@
+// RUN: amp-opt %s --amp-loss-scaling -split-input-file -verify-diagnostics
+// RUN: echo "func.func @f() { return }" | not amp-opt --amp-loss-scaling -o %t.out 2>&1 | FileCheck %s --check-prefix=NOSTEP
+// RUN: test ! -e %t.out
+// RUN: not amp-opt %s --amp-loss-scaling=growth-factor=0.5 -split-input-file 2>&1 | FileCheck %s --check-prefix=OPTION
+// RUN: not amp-opt %s --amp-loss-scaling=mode=sometimes 2>&1 | FileCheck %s --check-prefix=MODE
+
+// NOSTEP: error: amp-loss-scaling found no training step: no function has an amp.grad_seed, amp.update_of, tf.aliasing_output or amp.loss
+// OPTION: error: amp-loss-scaling: growth-factor must be a finite number > 1
+// MODE: for the --mode option: Cannot find option named 'sometimes'
+
+// expected-error @+1 {{'func.func' op is a training step without an amp.grad_seed}}
+func.func @no_seed(%w: tensor<4xf32>) -> (tensor<4xf32> {amp.update_of = 0 : i64}) {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+func.func @two_seeds(%w: tensor<4xf32>) -> (tensor<4xf32> {amp.update_of = 0 : i64}) {
+  // expected-note @+1 {{first amp.grad_seed here}}
+  %s1 = arith.constant {amp.grad_seed} dense<1.0> : tensor<4xf32>
+  // expected-error @+1 {{second amp.grad_seed in training step 'two_seeds': the backward pass must have one seed}}
+  %s2 = arith.constant {amp.grad_seed} dense<1.0> : tensor<4xf32>
+  %0 = arith.addf %s1, %s2 : tensor<4xf32>
+  %1 = arith.subf %w, %0 : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #0: amp.update_of = 3 is out of range (the function has 1 arguments)}}
+func.func @update_of_out_of_range(%w: tensor<4xf32>) -> (tensor<4xf32> {amp.update_of = 3 : i64}) {
+  %s = arith.constant {amp.grad_seed} dense<1.0> : tensor<4xf32>
+  %1 = arith.subf %w, %s : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #0 of type 'tensor<2x2xf32>' is the new value (amp.update_of) of argument #0 of type 'tensor<4xf32>': the types must match}}
+func.func @update_of_wrong_type(%w: tensor<4xf32>, %v: tensor<2x2xf32>) -> (tensor<2x2xf32> {amp.update_of = 0 : i64}) {
+  %s = arith.constant {amp.grad_seed} dense<1.0> : tensor<2x2xf32>
+  %1 = arith.subf %v, %s : tensor<2x2xf32>
+  return %1 : tensor<2x2xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op results #0 and #1 are both the new value of argument #0}}
+func.func @two_updates_of_one_argument(%w: tensor<4xf32>) -> (tensor<4xf32> {amp.update_of = 0 : i64}, tensor<4xf32> {amp.update_of = 0 : i64}) {
+  %s = arith.constant {amp.grad_seed} dense<1.0> : tensor<4xf32>
+  %1 = arith.subf %w, %s : tensor<4xf32>
+  return %1, %1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+func.func @f16_seed(%w: tensor<4xf16>) -> (tensor<4xf16> {amp.update_of = 0 : i64}) {
+  // expected-error @+1 {{the amp.grad_seed is f16: the loss scale (2^16 by default) does not fit; keep the seed f32}}
+  %s = arith.constant {amp.grad_seed} dense<1.0> : tensor<4xf16>
+  %1 = arith.subf %w, %s : tensor<4xf16>
+  return %1 : tensor<4xf16>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #0: amp.loss must be a one-element float tensor, got 'tensor<4xf32>'}}
+func.func @bad_loss(%w: tensor<4xf32>) -> (tensor<4xf32> {amp.loss}) {
+  %s = arith.constant {amp.grad_seed} dense<1.0> : tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
+func.func @seed_unused(%w: tensor<4xf32>) -> (tensor<4xf32> {amp.update_of = 0 : i64}) {
+  // expected-error @+1 {{no value derived from the amp.grad_seed is ever used outside the backward pass: nothing to unscale}}
+  %s = arith.constant {amp.grad_seed} dense<1.0> : tensor<4xf32>
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op is already loss-scaled (it has amp.scale_state arguments)}}
+func.func @already_scaled(%w: tensor<4xf32>, %s: tensor<f32> {amp.scale_state = "scale"}) -> (tensor<4xf32> {amp.update_of = 0 : i64}, tensor<f32> {amp.scale_state = "scale"}) {
+  %seed = arith.constant {amp.grad_seed} dense<1.0> : tensor<4xf32>
+  %1 = arith.subf %w, %seed : tensor<4xf32>
+  return %1, %s : tensor<4xf32>, tensor<f32>
+}
