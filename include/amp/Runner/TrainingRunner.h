@@ -65,7 +65,8 @@ struct TrainingRunnerOptions {
 
 /// What one step reports.
 struct StepResult {
-  /// The `amp.loss` result, converted to f32 (not finite on a bad step).
+  /// The `amp.loss` result, converted to f32 (possibly not finite on a
+  /// skipped step).
   float loss = 0.0f;
   /// The loss scale after this step's update, i.e. the one the next step uses
   /// (1 without loss scaling).

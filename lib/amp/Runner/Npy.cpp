@@ -222,9 +222,8 @@ llvm::Expected<NpyArray> mlir::amp::parseNpy(llvm::MemoryBufferRef buffer) {
   if (bytes.size() < 8 + lengthBytes)
     return npyError(file, "truncated .npy file (no header length)");
   uint64_t headerLength =
-      major == 1
-          ? llvm::support::endian::read16le(bytes.data() + 8)
-          : llvm::support::endian::read32le(bytes.data() + 8);
+      major == 1 ? llvm::support::endian::read16le(bytes.data() + 8)
+                 : llvm::support::endian::read32le(bytes.data() + 8);
   size_t headerStart = 8 + lengthBytes;
   if (bytes.size() < headerStart + headerLength)
     return npyError(file, "truncated .npy file (the header needs " +
@@ -264,18 +263,18 @@ llvm::Expected<NpyArray> mlir::amp::parseNpy(llvm::MemoryBufferRef buffer) {
   size_t elementSize = getNpyElementSize(array.dtype);
   for (int64_t dim : array.shape) {
     if (dim != 0 && count > (UINT64_MAX / elementSize) / dim)
-      return npyError(file, "shape " + formatNpyShape(array.shape) +
-                                " is too large");
+      return npyError(file,
+                      "shape " + formatNpyShape(array.shape) + " is too large");
     count *= dim;
   }
   uint64_t needed = count * elementSize;
   uint64_t available = bytes.size() - headerStart - headerLength;
   if (available < needed)
-    return npyError(file, "truncated .npy file: shape " +
-                              formatNpyShape(array.shape) + " of " +
-                              getNpyDTypeName(array.dtype) + " needs " +
-                              llvm::Twine(needed) + " data bytes, the file has " +
-                              llvm::Twine(available));
+    return npyError(
+        file, "truncated .npy file: shape " + formatNpyShape(array.shape) +
+                  " of " + getNpyDTypeName(array.dtype) + " needs " +
+                  llvm::Twine(needed) + " data bytes, the file has " +
+                  llvm::Twine(available));
   if (available > needed)
     return npyError(file, llvm::Twine(available - needed) +
                               " unexpected bytes after the data of shape " +
@@ -302,9 +301,10 @@ llvm::Expected<NpyArray> mlir::amp::readNpy(StringRef path) {
 
 std::string mlir::amp::serializeNpy(const NpyArray &array) {
   assert(llvm::sys::IsLittleEndianHost && "writing .npy needs a LE host");
-  std::string dict = "{'descr': '" + getNpyDescr(array.dtype).str() +
-                     "', 'fortran_order': False, 'shape': " +
-                     formatNpyShape(array.shape) + ", }";
+  std::string dict =
+      "{'descr': '" + getNpyDescr(array.dtype).str() +
+      "', 'fortran_order': False, 'shape': " + formatNpyShape(array.shape) +
+      ", }";
   // Pad with spaces so that the data starts on a multiple of 64 bytes, and end
   // the header with '\n' (numpy's own layout).
   auto padded = [&](size_t prefix) {

@@ -1,0 +1,6 @@
+// A training step with an amp.init hint amp-train cannot read.
+func.func @train_step(%w: tensor<4xf32> {amp.init = "uniform:wide"})
+    -> (tensor<4xf32> {amp.update_of = 0 : i64}, tensor<f32> {amp.loss}) {
+  %loss = arith.constant dense<1.0> : tensor<f32>
+  return %w, %loss : tensor<4xf32>, tensor<f32>
+}
