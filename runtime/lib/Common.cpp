@@ -1,0 +1,127 @@
+//===- Common.cpp - status strings and argument checks --------------------===//
+//
+// Part of both runtime libraries: amp_status_string and the validation that
+// makes both backends reject the same invalid calls.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+
+#include <cmath>
+#include <cstdint>
+
+using namespace amp::runtime;
+
+extern "C" const char *amp_status_string(amp_status status) {
+  switch (status) {
+  case AMP_OK:
+    return "AMP_OK";
+  case AMP_ERROR_INVALID_ARGUMENT:
+    return "AMP_ERROR_INVALID_ARGUMENT";
+  case AMP_ERROR_CUDA:
+    return "AMP_ERROR_CUDA";
+  case AMP_ERROR_UNSUPPORTED:
+    return "AMP_ERROR_UNSUPPORTED";
+  case AMP_ERROR_NO_DEVICE:
+    return "AMP_ERROR_NO_DEVICE";
+  case AMP_ERROR_OUT_OF_MEMORY:
+    return "AMP_ERROR_OUT_OF_MEMORY";
+  case AMP_ERROR_NCCL:
+    return "AMP_ERROR_NCCL";
+  }
+  return "AMP_ERROR_UNKNOWN";
+}
+
+extern "C" amp_status amp_scale_options_default(amp_scale_options *opts) {
+  if (!opts)
+    return AMP_ERROR_INVALID_ARGUMENT;
+  opts->init_scale = 65536.0f;
+  opts->growth_factor = 2.0f;
+  opts->backoff_factor = 0.5f;
+  opts->growth_interval = 2000;
+  opts->backoff_interval = 1;
+  opts->min_scale = 0.0f;
+  opts->max_scale = 0.0f;
+  return AMP_OK;
+}
+
+namespace amp::runtime {
+
+static bool positiveFinite(float v) { return std::isfinite(v) && v > 0.0f; }
+
+amp_status makeRules(const amp_scale_options *opts, ScaleRules &rules,
+                     float &initScale) {
+  amp_scale_options defaults;
+  amp_scale_options_default(&defaults);
+  const amp_scale_options &o = opts ? *opts : defaults;
+  if (!positiveFinite(o.init_scale) || !positiveFinite(o.growth_factor) ||
+      !positiveFinite(o.backoff_factor) || o.growth_interval < 0 ||
+      o.backoff_interval < 1 || !std::isfinite(o.min_scale) ||
+      o.min_scale < 0.0f || !std::isfinite(o.max_scale) || o.max_scale < 0.0f)
+    return AMP_ERROR_INVALID_ARGUMENT;
+  if (o.min_scale > 0.0f && o.max_scale > 0.0f && o.min_scale > o.max_scale)
+    return AMP_ERROR_INVALID_ARGUMENT;
+  rules.growthFactor = o.growth_factor;
+  rules.backoffFactor = o.backoff_factor;
+  rules.growthInterval = o.growth_interval;
+  rules.backoffInterval = o.backoff_interval;
+  rules.hasMin = o.min_scale > 0.0f;
+  rules.hasMax = o.max_scale > 0.0f;
+  rules.minScale = o.min_scale;
+  rules.maxScale = o.max_scale;
+  initScale = o.init_scale;
+  return AMP_OK;
+}
+
+amp_status checkSnapshot(const amp_scale_snapshot *snapshot) {
+  if (!snapshot || !positiveFinite(snapshot->scale) ||
+      snapshot->growth_tracker < 0 || snapshot->overflow_tracker < 0)
+    return AMP_ERROR_INVALID_ARGUMENT;
+  return AMP_OK;
+}
+
+amp_status checkTensors(const amp_tensor *tensors, int n) {
+  if (n < 0 || (n > 0 && !tensors))
+    return AMP_ERROR_INVALID_ARGUMENT;
+  for (int i = 0; i < n; ++i) {
+    const amp_tensor &t = tensors[i];
+    int64_t size = dtypeSize(t.dtype);
+    if (size == 0 || t.numel < 0)
+      return AMP_ERROR_INVALID_ARGUMENT;
+    if (t.numel == 0)
+      continue;
+    if (!t.data || reinterpret_cast<uintptr_t>(t.data) % size != 0 ||
+        t.numel > INT64_MAX / size)
+      return AMP_ERROR_INVALID_ARGUMENT;
+  }
+  return AMP_OK;
+}
+
+amp_status checkGemm(amp_transpose transA, amp_transpose transB, int64_t m,
+                     int64_t n, int64_t k, const void *a, amp_dtype dtypeA,
+                     int64_t lda, const void *b, amp_dtype dtypeB, int64_t ldb,
+                     const float *c, int64_t ldc, int64_t batch,
+                     int64_t strideA, int64_t strideB, int64_t strideC) {
+  auto isOp = [](amp_transpose t) { return t == AMP_OP_N || t == AMP_OP_T; };
+  if (!isOp(transA) || !isOp(transB) || dtypeSize(dtypeA) == 0 ||
+      dtypeSize(dtypeB) == 0)
+    return AMP_ERROR_INVALID_ARGUMENT;
+  if (m < 0 || n < 0 || k < 0 || batch < 0 || strideA < 0 || strideB < 0 ||
+      strideC < 0)
+    return AMP_ERROR_INVALID_ARGUMENT;
+  // Rows of each operand as stored (column-major).
+  int64_t rowsA = transA == AMP_OP_N ? m : k;
+  int64_t rowsB = transB == AMP_OP_N ? k : n;
+  auto atLeast = [](int64_t rows) { return rows > 1 ? rows : 1; };
+  if (lda < atLeast(rowsA) || ldb < atLeast(rowsB) || ldc < atLeast(m))
+    return AMP_ERROR_INVALID_ARGUMENT;
+  if (dtypeA != dtypeB)
+    return AMP_ERROR_UNSUPPORTED; // cuBLAS has no mixed f16 x bf16 gemm
+  if (m == 0 || n == 0 || batch == 0)
+    return AMP_OK; // nothing is touched
+  if (!c || (k > 0 && (!a || !b)))
+    return AMP_ERROR_INVALID_ARGUMENT;
+  return AMP_OK;
+}
+
+} // namespace amp::runtime

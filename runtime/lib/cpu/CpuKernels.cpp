@@ -1,0 +1,272 @@
+//===- CpuKernels.cpp - host loops of the CPU backend ---------------------===//
+//
+// Unscale + check: one pass per tensor over contiguous memory, written as
+// plain counted loops with no branches in the body (the non-finite test and
+// the conversions are bit operations and selects), so that -O3 vectorises
+// them with the SSE2 baseline; no -march flag is needed or used. The
+// found-inf test ORs into an integer so the reduction vectorises too. The
+// inv == 1 case only reads.
+//
+// Gemm: each batch packs op(A) and op(B) into f32 column panels (the f16 /
+// bf16 -> f32 conversion happens once per element), then accumulates
+// C(:, j) += op(A)(:, p) * op(B)(p, j) over p in f32, blocked over rows so
+// the accumulator column stays in L1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuKernels.h"
+#include "../Common.h"
+
+#include <algorithm>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+using namespace amp::runtime;
+
+namespace {
+
+bool unscaleF32(float *data, int64_t numel, float inv, bool write) {
+  uint32_t bad = 0;
+  if (!write) {
+    for (int64_t i = 0; i < numel; ++i)
+      bad |= (bitsOf(data[i]) & 0x7f800000u) == 0x7f800000u;
+    return bad != 0;
+  }
+  for (int64_t i = 0; i < numel; ++i) {
+    float v = data[i];
+    bad |= (bitsOf(v) & 0x7f800000u) == 0x7f800000u;
+    data[i] = v * inv;
+  }
+  return bad != 0;
+}
+
+template <float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float)>
+inline __attribute__((always_inline)) bool
+unscale16(uint16_t *data, int64_t numel, float inv, bool write) {
+  uint32_t bad = 0;
+  if (!write) {
+    for (int64_t i = 0; i < numel; ++i)
+      bad |= (bitsOf(ToFloat(data[i])) & 0x7f800000u) == 0x7f800000u;
+    return bad != 0;
+  }
+  for (int64_t i = 0; i < numel; ++i) {
+    float v = ToFloat(data[i]);
+    bad |= (bitsOf(v) & 0x7f800000u) == 0x7f800000u;
+    data[i] = FromFloat(v * inv);
+  }
+  return bad != 0;
+}
+
+// The 16-bit loops are integer-heavy (the conversions are bit code); they
+// are cloned for AVX2, chosen at load time by the CPU (ifunc), and f16 uses
+// the F16C conversion instructions where the CPU has them, so the library
+// still runs on any x86-64 and needs no -march flag. Every variant computes
+// the same IEEE round-to-nearest-even results (CpuBackendTest checks all
+// 65536 f16 patterns through whichever variant the machine picks).
+#if defined(__x86_64__) && defined(__clang__)
+#define AMP_CPU_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define AMP_CPU_CLONES
+#endif
+
+AMP_CPU_CLONES bool unscaleF16Generic(uint16_t *data, int64_t numel,
+                                      float inv, bool write) {
+  return unscale16<halfToFloat, floatToHalf>(data, numel, inv, write);
+}
+
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+/// f16 with the F16C conversions (vcvtph2ps / vcvtps2ph, IEEE round to
+/// nearest even, denormals kept), 8 elements per step; the tail goes
+/// through the generic loop.
+__attribute__((target("avx2,f16c"))) bool
+unscaleF16F16c(uint16_t *data, int64_t numel, float inv, bool write) {
+  const __m256 vinv = _mm256_set1_ps(inv);
+  const __m256i exponent = _mm256_set1_epi32(0x7f800000);
+  __m256i bad = _mm256_setzero_si256();
+  int64_t i = 0;
+  if (write) {
+    for (; i + 8 <= numel; i += 8) {
+      __m256 f = _mm256_cvtph_ps(
+          _mm_loadu_si128(reinterpret_cast<const __m128i *>(data + i)));
+      __m256i e = _mm256_and_si256(_mm256_castps_si256(f), exponent);
+      bad = _mm256_or_si256(bad, _mm256_cmpeq_epi32(e, exponent));
+      _mm_storeu_si128(
+          reinterpret_cast<__m128i *>(data + i),
+          _mm256_cvtps_ph(_mm256_mul_ps(f, vinv), _MM_FROUND_TO_NEAREST_INT));
+    }
+  } else {
+    for (; i + 8 <= numel; i += 8) {
+      __m256 f = _mm256_cvtph_ps(
+          _mm_loadu_si128(reinterpret_cast<const __m128i *>(data + i)));
+      __m256i e = _mm256_and_si256(_mm256_castps_si256(f), exponent);
+      bad = _mm256_or_si256(bad, _mm256_cmpeq_epi32(e, exponent));
+    }
+  }
+  bool found = !_mm256_testz_si256(bad, bad);
+  return unscale16<halfToFloat, floatToHalf>(data + i, numel - i, inv, write) ||
+         found;
+}
+
+bool unscaleF16(uint16_t *data, int64_t numel, float inv, bool write) {
+  static const bool f16c =
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  return f16c ? unscaleF16F16c(data, numel, inv, write)
+              : unscaleF16Generic(data, numel, inv, write);
+}
+#else
+bool unscaleF16(uint16_t *data, int64_t numel, float inv, bool write) {
+  return unscaleF16Generic(data, numel, inv, write);
+}
+#endif
+
+AMP_CPU_CLONES bool unscaleBf16Generic(uint16_t *data, int64_t numel,
+                                       float inv, bool write) {
+  return unscale16<bf16ToFloat, floatToBf16>(data, numel, inv, write);
+}
+
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+/// bf16 with AVX2, 8 elements per step: floatToBf16 of Rules.h on 8 lanes
+/// (round to nearest even on the bits, NaN made quiet); the tail goes
+/// through the generic loop.
+__attribute__((target("avx2"))) bool
+unscaleBf16Avx2(uint16_t *data, int64_t numel, float inv, bool write) {
+  const __m256 vinv = _mm256_set1_ps(inv);
+  const __m256i exponent = _mm256_set1_epi32(0x7f800000);
+  const __m256i absMask = _mm256_set1_epi32(0x7fffffff);
+  const __m256i bias = _mm256_set1_epi32(0x7fff);
+  const __m256i one = _mm256_set1_epi32(1);
+  const __m256i quiet = _mm256_set1_epi32(0x0040);
+  __m256i bad = _mm256_setzero_si256();
+  int64_t i = 0;
+  for (; i + 8 <= numel; i += 8) {
+    __m256i bits = _mm256_slli_epi32(
+        _mm256_cvtepu16_epi32(
+            _mm_loadu_si128(reinterpret_cast<const __m128i *>(data + i))),
+        16);
+    bad = _mm256_or_si256(
+        bad, _mm256_cmpeq_epi32(_mm256_and_si256(bits, exponent), exponent));
+    if (!write)
+      continue;
+    __m256i p = _mm256_castps_si256(
+        _mm256_mul_ps(_mm256_castsi256_ps(bits), vinv));
+    __m256i odd = _mm256_and_si256(_mm256_srli_epi32(p, 16), one);
+    __m256i rounded =
+        _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(p, bias), odd), 16);
+    __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(p, absMask), exponent);
+    __m256i quietNaN = _mm256_or_si256(_mm256_srli_epi32(p, 16), quiet);
+    __m256i out = _mm256_blendv_epi8(rounded, quietNaN, nan);
+    __m256i packed = _mm256_permute4x64_epi64(
+        _mm256_packus_epi32(out, out), 0x08); // lanes 0 and 2
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(data + i),
+                     _mm256_castsi256_si128(packed));
+  }
+  bool found = !_mm256_testz_si256(bad, bad);
+  return unscale16<bf16ToFloat, floatToBf16>(data + i, numel - i, inv,
+                                             write) ||
+         found;
+}
+
+bool unscaleBf16(uint16_t *data, int64_t numel, float inv, bool write) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2 ? unscaleBf16Avx2(data, numel, inv, write)
+              : unscaleBf16Generic(data, numel, inv, write);
+}
+#else
+bool unscaleBf16(uint16_t *data, int64_t numel, float inv, bool write) {
+  return unscaleBf16Generic(data, numel, inv, write);
+}
+#endif
+
+/// Element (row, col) of a column-major matrix of `dtype`, widened to f32.
+float load(const void *base, amp_dtype dtype, int64_t index) {
+  switch (dtype) {
+  case AMP_DTYPE_F32:
+    return static_cast<const float *>(base)[index];
+  case AMP_DTYPE_F16:
+    return halfToFloat(static_cast<const uint16_t *>(base)[index]);
+  case AMP_DTYPE_BF16:
+    return bf16ToFloat(static_cast<const uint16_t *>(base)[index]);
+  }
+  return 0.0f;
+}
+
+} // namespace
+
+namespace amp::runtime::cpu {
+
+bool unscaleAndCheck(const amp_tensor *tensors, int n, float scale) {
+  const float inv = inverseScale(scale);
+  const bool write = inv != 1.0f;
+  bool found = false;
+  for (int i = 0; i < n; ++i) {
+    const amp_tensor &t = tensors[i];
+    if (t.numel == 0)
+      continue;
+    switch (t.dtype) {
+    case AMP_DTYPE_F32:
+      found |= unscaleF32(static_cast<float *>(t.data), t.numel, inv, write);
+      break;
+    case AMP_DTYPE_F16:
+      found |= unscaleF16(static_cast<uint16_t *>(t.data), t.numel, inv, write);
+      break;
+    case AMP_DTYPE_BF16:
+      found |= unscaleBf16(static_cast<uint16_t *>(t.data), t.numel, inv,
+                           write);
+      break;
+    }
+  }
+  return found;
+}
+
+void gemm(amp_transpose transA, amp_transpose transB, int64_t m, int64_t n,
+          int64_t k, float alpha, const void *a, amp_dtype dtype, int64_t lda,
+          const void *b, int64_t ldb, float beta, float *c, int64_t ldc,
+          int64_t batch, int64_t strideA, int64_t strideB, int64_t strideC) {
+  if (m == 0 || n == 0 || batch == 0)
+    return;
+  const int64_t size = dtypeSize(dtype);
+  constexpr int64_t kRowBlock = 512;
+  std::vector<float> opA(static_cast<size_t>(m * k)); // column-major m x k
+  std::vector<float> opB(static_cast<size_t>(k * n)); // column-major k x n
+  std::vector<float> acc(static_cast<size_t>(std::min(m, kRowBlock)));
+  for (int64_t batchIndex = 0; batchIndex < batch; ++batchIndex) {
+    const char *aBase =
+        static_cast<const char *>(a) + batchIndex * strideA * size;
+    const char *bBase =
+        static_cast<const char *>(b) + batchIndex * strideB * size;
+    float *cBase = c + batchIndex * strideC;
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t i = 0; i < m; ++i)
+        opA[i + p * m] = load(aBase, dtype,
+                              transA == AMP_OP_N ? i + p * lda : p + i * lda);
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p)
+        opB[p + j * k] = load(bBase, dtype,
+                              transB == AMP_OP_N ? p + j * ldb : j + p * ldb);
+    for (int64_t i0 = 0; i0 < m; i0 += kRowBlock) {
+      const int64_t rows = std::min(kRowBlock, m - i0);
+      for (int64_t j = 0; j < n; ++j) {
+        std::fill(acc.begin(), acc.begin() + rows, 0.0f);
+        for (int64_t p = 0; p < k; ++p) {
+          const float bpj = opB[p + j * k];
+          const float *column = &opA[i0 + p * m];
+          for (int64_t i = 0; i < rows; ++i)
+            acc[i] += column[i] * bpj;
+        }
+        float *cColumn = cBase + i0 + j * ldc;
+        if (beta == 0.0f) {
+          for (int64_t i = 0; i < rows; ++i)
+            cColumn[i] = alpha * acc[i];
+        } else {
+          for (int64_t i = 0; i < rows; ++i)
+            cColumn[i] = alpha * acc[i] + beta * cColumn[i];
+        }
+      }
+    }
+  }
+}
+
+} // namespace amp::runtime::cpu

@@ -1,0 +1,28 @@
+//===- CpuKernels.h - host loops of the CPU backend -------------*- C++ -*-===//
+//
+// The loops behind the CPU backend, on host memory, free of any state. The
+// CUDA backend's tests use them as the reference the GPU must match.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_RUNTIME_LIB_CPU_CPUKERNELS_H
+#define AMP_RUNTIME_LIB_CPU_CPUKERNELS_H
+
+#include "amp_runtime.h"
+
+namespace amp::runtime::cpu {
+
+/// Unscales `tensors` in place by inverseScale(scale) (not written when that
+/// is 1) and returns whether any element was inf or nan. Arguments must have
+/// passed checkTensors.
+bool unscaleAndCheck(const amp_tensor *tensors, int n, float scale);
+
+/// amp_gemm on host memory; arguments must have passed checkGemm.
+void gemm(amp_transpose transA, amp_transpose transB, int64_t m, int64_t n,
+          int64_t k, float alpha, const void *a, amp_dtype dtype, int64_t lda,
+          const void *b, int64_t ldb, float beta, float *c, int64_t ldc,
+          int64_t batch, int64_t strideA, int64_t strideB, int64_t strideC);
+
+} // namespace amp::runtime::cpu
+
+#endif // AMP_RUNTIME_LIB_CPU_CPUKERNELS_H

@@ -1,0 +1,783 @@
+//===- CpuBackendTest.cpp - the CPU backend against REFERENCE s.1 ---------===//
+//
+// Checks the C API of libamp_runtime_cpu: PyTorch's unscale semantics on
+// every special value and layout, the scale update tables of REFERENCE s.1
+// (and of amp.update_scale's extra attributes), checkpoints, gemm against a
+// double-precision reference, and argument checking.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Rules.h"
+#include "amp_runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+using namespace amp::runtime;
+
+namespace {
+
+/// Bits of an f16 / bf16 value (host-side reference conversions).
+uint16_t f16(float v) { return floatToHalf(v); }
+uint16_t bf16(float v) { return floatToBf16(v); }
+
+/// A scale state with `opts` (defaults with the given changes).
+struct State {
+  explicit State(amp_scale_options opts) {
+    EXPECT_EQ(amp_scale_state_create(&opts, &state), AMP_OK);
+  }
+  State() : State(defaults()) {}
+  ~State() { amp_scale_state_destroy(state); }
+  static amp_scale_options defaults() {
+    amp_scale_options o;
+    amp_scale_options_default(&o);
+    return o;
+  }
+  int32_t foundInf() {
+    int32_t *flag = nullptr;
+    EXPECT_EQ(amp_scale_state_found_inf_device_ptr(state, &flag), AMP_OK);
+    return *flag;
+  }
+  amp_scale_snapshot snapshot() {
+    amp_scale_snapshot s{};
+    EXPECT_EQ(amp_scale_state_save(state, &s), AMP_OK);
+    return s;
+  }
+  void setScale(float scale, int32_t growth = 0, int32_t overflow = 0) {
+    amp_scale_snapshot s{scale, growth, overflow};
+    ASSERT_EQ(amp_scale_state_load(state, &s), AMP_OK);
+  }
+  /// One update after a step whose gradients were (not) finite.
+  void step(bool overflow) {
+    if (overflow)
+      *flagPtr() = 1;
+    ASSERT_EQ(amp_update_scale(state, nullptr), AMP_OK);
+    EXPECT_EQ(foundInf(), 0) << "update clears found_inf";
+  }
+  int32_t *flagPtr() {
+    int32_t *flag = nullptr;
+    amp_scale_state_found_inf_device_ptr(state, &flag);
+    return flag;
+  }
+  amp_scale_state *state = nullptr;
+};
+
+amp_status unscale(State &s, std::vector<amp_tensor> tensors) {
+  return amp_unscale_and_check(s.state, tensors.data(),
+                               static_cast<int>(tensors.size()), nullptr);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Runtime basics
+//===----------------------------------------------------------------------===//
+
+TEST(CpuRuntime, BackendAndDeviceCount) {
+  EXPECT_STREQ(amp_runtime_backend_name(), "cpu");
+  int count = 42;
+  EXPECT_EQ(amp_runtime_device_count(&count), AMP_ERROR_NO_DEVICE);
+  EXPECT_EQ(count, 0);
+  EXPECT_EQ(amp_runtime_device_count(nullptr), AMP_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(CpuRuntime, StatusStrings) {
+  EXPECT_STREQ(amp_status_string(AMP_OK), "AMP_OK");
+  EXPECT_STREQ(amp_status_string(AMP_ERROR_NO_DEVICE), "AMP_ERROR_NO_DEVICE");
+  EXPECT_STREQ(amp_status_string(AMP_ERROR_UNSUPPORTED),
+               "AMP_ERROR_UNSUPPORTED");
+  EXPECT_STREQ(amp_status_string(static_cast<amp_status>(99)),
+               "AMP_ERROR_UNKNOWN");
+}
+
+TEST(CpuRuntime, DefaultOptionsArePyTorchs) {
+  amp_scale_options o;
+  ASSERT_EQ(amp_scale_options_default(&o), AMP_OK);
+  EXPECT_EQ(o.init_scale, 65536.0f);
+  EXPECT_EQ(o.growth_factor, 2.0f);
+  EXPECT_EQ(o.backoff_factor, 0.5f);
+  EXPECT_EQ(o.growth_interval, 2000);
+  EXPECT_EQ(o.backoff_interval, 1);
+  EXPECT_EQ(o.min_scale, 0.0f);
+  EXPECT_EQ(o.max_scale, 0.0f);
+  amp_scale_state *state = nullptr;
+  ASSERT_EQ(amp_scale_state_create(nullptr, &state), AMP_OK);
+  amp_scale_snapshot s;
+  ASSERT_EQ(amp_scale_state_save(state, &s), AMP_OK);
+  EXPECT_EQ(s.scale, 65536.0f);
+  EXPECT_EQ(s.growth_tracker, 0);
+  EXPECT_EQ(s.overflow_tracker, 0);
+  float scale = 0;
+  ASSERT_EQ(amp_scale_state_read(state, &scale), AMP_OK);
+  EXPECT_EQ(scale, 65536.0f);
+  amp_scale_state_destroy(state);
+  EXPECT_EQ(amp_scale_state_destroy(nullptr), AMP_OK);
+}
+
+TEST(CpuRuntime, InvalidOptionsAreRejected) {
+  auto rejects = [](void (*edit)(amp_scale_options &)) {
+    amp_scale_options o = State::defaults();
+    edit(o);
+    amp_scale_state *state = nullptr;
+    EXPECT_EQ(amp_scale_state_create(&o, &state), AMP_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(state, nullptr);
+  };
+  rejects([](amp_scale_options &o) { o.init_scale = 0; });
+  rejects([](amp_scale_options &o) { o.init_scale = INFINITY; });
+  rejects([](amp_scale_options &o) { o.init_scale = NAN; });
+  rejects([](amp_scale_options &o) { o.growth_factor = -2; });
+  rejects([](amp_scale_options &o) { o.backoff_factor = 0; });
+  rejects([](amp_scale_options &o) { o.growth_interval = -1; });
+  rejects([](amp_scale_options &o) { o.backoff_interval = 0; });
+  rejects([](amp_scale_options &o) { o.min_scale = -1; });
+  rejects([](amp_scale_options &o) { o.max_scale = INFINITY; });
+  rejects([](amp_scale_options &o) {
+    o.min_scale = 4;
+    o.max_scale = 2;
+  });
+  EXPECT_EQ(amp_scale_state_create(nullptr, nullptr),
+            AMP_ERROR_INVALID_ARGUMENT);
+}
+
+//===----------------------------------------------------------------------===//
+// Unscale + check
+//===----------------------------------------------------------------------===//
+
+TEST(CpuUnscale, FiniteF32IsMultipliedByTheF32Inverse) {
+  State s; // scale 65536, inv 2^-16 exactly
+  std::vector<float> g = {65536.0f, -131072.0f, 1.0f, 0.0f, -0.0f, 3.0f};
+  ASSERT_EQ(unscale(s, {{g.data(), (int64_t)g.size(), AMP_DTYPE_F32}}), AMP_OK);
+  EXPECT_EQ(g[0], 1.0f);
+  EXPECT_EQ(g[1], -2.0f);
+  EXPECT_EQ(g[2], 1.0f / 65536.0f);
+  EXPECT_EQ(bitsOf(g[3]), 0u);
+  EXPECT_EQ(bitsOf(g[4]), 0x80000000u);
+  EXPECT_EQ(g[5], 3.0f / 65536.0f);
+  EXPECT_EQ(s.foundInf(), 0);
+}
+
+TEST(CpuUnscale, InverseIsRoundedFromDouble) {
+  State s;
+  s.setScale(3.0f);
+  const float inv = static_cast<float>(1.0 / 3.0);
+  std::vector<float> g = {1.0f, 7.0f, 1e30f, -5e-30f};
+  std::vector<float> expected;
+  for (float v : g)
+    expected.push_back(v * inv);
+  ASSERT_EQ(unscale(s, {{g.data(), (int64_t)g.size(), AMP_DTYPE_F32}}), AMP_OK);
+  for (size_t i = 0; i < g.size(); ++i)
+    EXPECT_EQ(bitsOf(g[i]), bitsOf(expected[i])) << i;
+}
+
+TEST(CpuUnscale, NaNAndInfinitiesSetTheFlagAndEverythingIsStillUnscaled) {
+  for (float bad : {NAN, INFINITY, -INFINITY}) {
+    State s;
+    std::vector<float> g = {2.0f, bad, 65536.0f};
+    ASSERT_EQ(unscale(s, {{g.data(), 3, AMP_DTYPE_F32}}), AMP_OK);
+    EXPECT_EQ(s.foundInf(), 1) << bad;
+    EXPECT_EQ(g[0], 2.0f / 65536.0f);
+    EXPECT_EQ(g[2], 1.0f);
+    if (std::isnan(bad))
+      EXPECT_TRUE(std::isnan(g[1]));
+    else
+      EXPECT_EQ(g[1], bad);
+  }
+  for (uint16_t bad : {uint16_t(0x7c00), uint16_t(0xfc00), uint16_t(0x7e00)}) {
+    State s;
+    std::vector<uint16_t> g = {f16(2.0f), bad};
+    ASSERT_EQ(unscale(s, {{g.data(), 2, AMP_DTYPE_F16}}), AMP_OK);
+    EXPECT_EQ(s.foundInf(), 1);
+    EXPECT_EQ(g[0], f16(2.0f / 65536.0f));
+  }
+  for (uint16_t bad : {uint16_t(0x7f80), uint16_t(0xff80), uint16_t(0x7fc0)}) {
+    State s;
+    std::vector<uint16_t> g = {bf16(2.0f), bad};
+    ASSERT_EQ(unscale(s, {{g.data(), 2, AMP_DTYPE_BF16}}), AMP_OK);
+    EXPECT_EQ(s.foundInf(), 1);
+    EXPECT_EQ(g[0], bf16(2.0f / 65536.0f));
+  }
+}
+
+TEST(CpuUnscale, LargestFiniteValuesAreNotOverflows) {
+  State s;
+  std::vector<float> g = {FLT_MAX, -FLT_MAX};
+  std::vector<uint16_t> h = {0x7bff, 0xfbff};  // +-65504
+  std::vector<uint16_t> b = {0x7f7f, 0xff7f};  // +-3.39e38
+  ASSERT_EQ(unscale(s, {{g.data(), 2, AMP_DTYPE_F32},
+                        {h.data(), 2, AMP_DTYPE_F16},
+                        {b.data(), 2, AMP_DTYPE_BF16}}),
+            AMP_OK);
+  EXPECT_EQ(s.foundInf(), 0);
+  EXPECT_EQ(h[0], f16(65504.0f / 65536.0f));
+}
+
+TEST(CpuUnscale, DenormalsAreFiniteAndUnscaledWithoutFlush) {
+  State s;
+  s.setScale(0.25f); // inv = 4: denormals grow and stay exact
+  std::vector<float> g = {floatOf(1u), floatOf(0x80000003u), floatOf(0x007fffffu)};
+  std::vector<uint16_t> h = {0x0001, 0x8003, 0x00ff}; // f16 denormals
+  std::vector<uint16_t> b = {0x0001, 0x8003};         // bf16 denormals
+  ASSERT_EQ(unscale(s, {{g.data(), 3, AMP_DTYPE_F32},
+                        {h.data(), 3, AMP_DTYPE_F16},
+                        {b.data(), 2, AMP_DTYPE_BF16}}),
+            AMP_OK);
+  EXPECT_EQ(s.foundInf(), 0);
+  EXPECT_EQ(bitsOf(g[0]), 4u);
+  EXPECT_EQ(bitsOf(g[1]), 0x8000000cu);
+  EXPECT_EQ(g[2], floatOf(0x007fffffu) * 4.0f);
+  EXPECT_EQ(h[0], 0x0004);
+  EXPECT_EQ(h[1], 0x800c);
+  EXPECT_EQ(h[2], 0x03fc);
+  EXPECT_EQ(b[0], 0x0004);
+  EXPECT_EQ(b[1], 0x800c);
+  // And shrinking to a denormal rounds to nearest even, never flushes.
+  s.setScale(65536.0f);
+  // 1 -> 2^-16 = 256 * 2^-24; 1.5 * 2^-14 * 2^-16 -> 1.5 * 2^-6 of the
+  // smallest denormal: 0.0234 ulp, rounds to zero; 1.0009765625 (1 + 2^-10)
+  // -> 256.25 ulp, rounds to 256.
+  std::vector<uint16_t> small = {f16(1.0f), f16(1.5f * 0.00006103515625f),
+                                 0x3c01};
+  ASSERT_EQ(unscale(s, {{small.data(), 3, AMP_DTYPE_F16}}), AMP_OK);
+  EXPECT_EQ(small[0], 0x0100);
+  EXPECT_EQ(small[1], 0x0000);
+  EXPECT_EQ(small[2], 0x0100);
+}
+
+TEST(CpuUnscale, EmptyTensorsAndEmptyLists) {
+  State s;
+  ASSERT_EQ(amp_unscale_and_check(s.state, nullptr, 0, nullptr), AMP_OK);
+  std::vector<float> g = {INFINITY};
+  ASSERT_EQ(unscale(s, {{nullptr, 0, AMP_DTYPE_F32},
+                        {g.data(), 0, AMP_DTYPE_F16},
+                        {nullptr, 0, AMP_DTYPE_BF16}}),
+            AMP_OK);
+  EXPECT_EQ(s.foundInf(), 0) << "no element was looked at";
+}
+
+TEST(CpuUnscale, MixedDtypesInOneCall) {
+  State s;
+  s.setScale(1024.0f);
+  std::vector<float> a = {1024.0f, 3.0f};
+  std::vector<uint16_t> b = {f16(2048.0f), f16(-1.0f)};
+  std::vector<uint16_t> c = {bf16(4096.0f), bf16(0.5f)};
+  ASSERT_EQ(unscale(s, {{a.data(), 2, AMP_DTYPE_F32},
+                        {b.data(), 2, AMP_DTYPE_F16},
+                        {c.data(), 2, AMP_DTYPE_BF16}}),
+            AMP_OK);
+  EXPECT_EQ(a[0], 1.0f);
+  EXPECT_EQ(a[1], 3.0f / 1024.0f);
+  EXPECT_EQ(b[0], f16(2.0f));
+  EXPECT_EQ(b[1], f16(-1.0f / 1024.0f));
+  EXPECT_EQ(c[0], bf16(4.0f));
+  EXPECT_EQ(c[1], bf16(0.5f / 1024.0f));
+  EXPECT_EQ(s.foundInf(), 0);
+}
+
+TEST(CpuUnscale, UnalignedHeadsAndTailsMatchTheScalarRule) {
+  // Offsets of 2 bytes (f16/bf16) and 4 bytes (f32) from a 64-byte-aligned
+  // buffer, every length up to 40: head, vector body and tail all hit.
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1000.0f, 1000.0f);
+  const float scale = 3.0f;
+  const float inv = inverseScale(scale);
+  for (int64_t length = 1; length <= 40; ++length) {
+    for (int64_t offset : {0, 1, 2, 3, 7}) {
+      alignas(64) uint16_t h[64], b[64];
+      alignas(64) float f[64];
+      uint16_t hRef[64], bRef[64], h0[64], b0[64];
+      float fRef[64], f0[64];
+      for (int64_t i = 0; i < 64; ++i) {
+        float v = dist(rng);
+        h[i] = f16(v);
+        b[i] = bf16(v);
+        f[i] = v;
+        hRef[i] = floatToHalf(halfToFloat(h[i]) * inv);
+        bRef[i] = floatToBf16(bf16ToFloat(b[i]) * inv);
+        fRef[i] = v * inv;
+        h0[i] = h[i];
+        b0[i] = b[i];
+        f0[i] = f[i];
+      }
+      State s;
+      s.setScale(scale);
+      ASSERT_EQ(unscale(s, {{h + offset, length, AMP_DTYPE_F16},
+                            {b + offset, length, AMP_DTYPE_BF16},
+                            {f + offset, length, AMP_DTYPE_F32}}),
+                AMP_OK);
+      for (int64_t i = 0; i < 64; ++i) {
+        bool inside = i >= offset && i < offset + length;
+        if (inside) {
+          ASSERT_EQ(h[i], hRef[i]) << length << " " << offset << " " << i;
+          ASSERT_EQ(b[i], bRef[i]) << length << " " << offset << " " << i;
+          ASSERT_EQ(bitsOf(f[i]), bitsOf(fRef[i]));
+        } else {
+          ASSERT_EQ(h[i], h0[i]) << "outside the tensor";
+          ASSERT_EQ(b[i], b0[i]);
+          ASSERT_EQ(bitsOf(f[i]), bitsOf(f0[i]));
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuUnscale, OutsideTheTensorNothingIsWritten) {
+  State s;
+  alignas(16) uint16_t h[16];
+  for (auto &v : h)
+    v = f16(8.0f);
+  ASSERT_EQ(unscale(s, {{h + 1, 9, AMP_DTYPE_F16}}), AMP_OK);
+  EXPECT_EQ(h[0], f16(8.0f));
+  for (int i = 1; i < 10; ++i)
+    EXPECT_EQ(h[i], f16(8.0f / 65536.0f));
+  for (int i = 10; i < 16; ++i)
+    EXPECT_EQ(h[i], f16(8.0f));
+}
+
+TEST(CpuUnscale, InverseOfOneLeavesEveryBitUnchanged) {
+  State s;
+  s.setScale(1.0f);
+  std::vector<float> g = {floatOf(0x7f800001u) /* signalling NaN */, 1.5f,
+                          floatOf(1u)};
+  std::vector<uint16_t> h = {0x7d01, 0x3c00};
+  std::vector<uint32_t> before;
+  for (float v : g)
+    before.push_back(bitsOf(v));
+  ASSERT_EQ(unscale(s, {{g.data(), 3, AMP_DTYPE_F32},
+                        {h.data(), 2, AMP_DTYPE_F16}}),
+            AMP_OK);
+  EXPECT_EQ(s.foundInf(), 1);
+  for (size_t i = 0; i < g.size(); ++i)
+    EXPECT_EQ(bitsOf(g[i]), before[i]);
+  EXPECT_EQ(h[0], 0x7d01);
+  EXPECT_EQ(h[1], 0x3c00);
+}
+
+TEST(CpuUnscale, FlagIsOredAcrossCallsUntilResetOrUpdate) {
+  State s;
+  std::vector<float> bad = {NAN}, good = {1.0f};
+  ASSERT_EQ(unscale(s, {{bad.data(), 1, AMP_DTYPE_F32}}), AMP_OK);
+  ASSERT_EQ(unscale(s, {{good.data(), 1, AMP_DTYPE_F32}}), AMP_OK);
+  EXPECT_EQ(s.foundInf(), 1);
+  ASSERT_EQ(amp_scale_state_reset_found_inf(s.state, nullptr), AMP_OK);
+  EXPECT_EQ(s.foundInf(), 0);
+  ASSERT_EQ(unscale(s, {{bad.data(), 1, AMP_DTYPE_F32}}), AMP_OK);
+  ASSERT_EQ(amp_update_scale(s.state, nullptr), AMP_OK);
+  EXPECT_EQ(s.foundInf(), 0);
+  EXPECT_EQ(s.snapshot().scale, 32768.0f);
+}
+
+TEST(CpuUnscale, InvalidArguments) {
+  State s;
+  alignas(16) float f[4] = {1, 2, 3, 4};
+  amp_tensor misaligned{reinterpret_cast<char *>(f) + 2, 1, AMP_DTYPE_F32};
+  EXPECT_EQ(amp_unscale_and_check(s.state, &misaligned, 1, nullptr),
+            AMP_ERROR_INVALID_ARGUMENT);
+  amp_tensor unknown{f, 1, static_cast<amp_dtype>(7)};
+  EXPECT_EQ(amp_unscale_and_check(s.state, &unknown, 1, nullptr),
+            AMP_ERROR_INVALID_ARGUMENT);
+  amp_tensor negative{f, -1, AMP_DTYPE_F32};
+  EXPECT_EQ(amp_unscale_and_check(s.state, &negative, 1, nullptr),
+            AMP_ERROR_INVALID_ARGUMENT);
+  amp_tensor null{nullptr, 3, AMP_DTYPE_F32};
+  EXPECT_EQ(amp_unscale_and_check(s.state, &null, 1, nullptr),
+            AMP_ERROR_INVALID_ARGUMENT);
+  amp_tensor fine{f, 4, AMP_DTYPE_F32};
+  EXPECT_EQ(amp_unscale_and_check(nullptr, &fine, 1, nullptr),
+            AMP_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(amp_unscale_and_check(s.state, &fine, -1, nullptr),
+            AMP_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(amp_unscale_and_check(s.state, nullptr, 1, nullptr),
+            AMP_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(f[0], 1.0f) << "a rejected call touches nothing";
+}
+
+TEST(CpuUnscale, NcclIsUnsupportedOnTheCpu) {
+  State s;
+  int comm = 0;
+  EXPECT_EQ(amp_allreduce_found_inf(s.state, &comm, nullptr),
+            AMP_ERROR_UNSUPPORTED);
+}
+
+//===----------------------------------------------------------------------===//
+// Scale update
+//===----------------------------------------------------------------------===//
+
+TEST(CpuUpdate, FirstGrowthOnExactlyTheGrowthIntervalthCleanStep) {
+  State s; // PyTorch defaults
+  for (int i = 1; i < 2000; ++i) {
+    s.step(false);
+    ASSERT_EQ(s.snapshot().scale, 65536.0f) << i;
+    ASSERT_EQ(s.snapshot().growth_tracker, i);
+  }
+  s.step(false);
+  EXPECT_EQ(s.snapshot().scale, 131072.0f);
+  EXPECT_EQ(s.snapshot().growth_tracker, 0);
+}
+
+TEST(CpuUpdate, OverflowBacksOffAndResetsTheGrowthTracker) {
+  amp_scale_options o = State::defaults();
+  o.growth_interval = 3;
+  State s(o);
+  s.step(false);
+  s.step(false);
+  EXPECT_EQ(s.snapshot().growth_tracker, 2);
+  s.step(true);
+  EXPECT_EQ(s.snapshot().scale, 32768.0f);
+  EXPECT_EQ(s.snapshot().growth_tracker, 0);
+  s.step(false);
+  s.step(false);
+  EXPECT_EQ(s.snapshot().scale, 32768.0f);
+  s.step(false);
+  EXPECT_EQ(s.snapshot().scale, 65536.0f);
+  EXPECT_EQ(s.snapshot().growth_tracker, 0);
+}
+
+TEST(CpuUpdate, GrowthIsRefusedWhenTheGrownScaleIsInfinite) {
+  amp_scale_options o = State::defaults();
+  o.growth_interval = 1;
+  State s(o);
+  s.setScale(std::ldexp(1.0f, 127), 0);
+  s.step(false);
+  EXPECT_EQ(s.snapshot().scale, std::ldexp(1.0f, 127));
+  EXPECT_EQ(s.snapshot().growth_tracker, 0) << "the tracker still resets";
+  s.setScale(FLT_MAX, 0);
+  s.step(false);
+  EXPECT_EQ(s.snapshot().scale, FLT_MAX);
+}
+
+TEST(CpuUpdate, BackoffIntervalCountsConsecutiveOverflows) {
+  amp_scale_options o = State::defaults();
+  o.backoff_interval = 2; // Paddle's decr_every_n_nan_or_inf
+  o.backoff_factor = 0.8f;
+  o.growth_interval = 1000;
+  State s(o);
+  s.step(false);
+  s.step(true);
+  EXPECT_EQ(s.snapshot().scale, 65536.0f) << "one overflow is not enough";
+  EXPECT_EQ(s.snapshot().overflow_tracker, 1);
+  EXPECT_EQ(s.snapshot().growth_tracker, 0);
+  s.step(false);
+  EXPECT_EQ(s.snapshot().overflow_tracker, 0) << "a clean step resets it";
+  s.step(true);
+  s.step(true);
+  EXPECT_EQ(s.snapshot().scale, 65536.0f * 0.8f);
+  EXPECT_EQ(s.snapshot().overflow_tracker, 0);
+  s.step(true);
+  EXPECT_EQ(s.snapshot().overflow_tracker, 1);
+}
+
+TEST(CpuUpdate, MinScaleFloorsTheBackoffAndMaxScaleCeilsTheGrowth) {
+  amp_scale_options o = State::defaults();
+  o.min_scale = 1.0f;
+  o.max_scale = 16777216.0f; // 2^24, Apex / ORT
+  o.growth_interval = 1;
+  State s(o);
+  s.setScale(1.5f);
+  s.step(true);
+  EXPECT_EQ(s.snapshot().scale, 1.0f);
+  s.step(true);
+  EXPECT_EQ(s.snapshot().scale, 1.0f);
+  s.setScale(12582912.0f); // 1.5 * 2^23: grows to 2^24.58, ceiled at 2^24
+  s.step(false);
+  EXPECT_EQ(s.snapshot().scale, 16777216.0f);
+  s.step(false);
+  EXPECT_EQ(s.snapshot().scale, 16777216.0f);
+  // As in the amp.update_scale lowering, the ceiling applies before the
+  // finiteness test: an infinite growth is ceiled, not refused.
+  s.setScale(std::ldexp(1.0f, 127));
+  s.step(false);
+  EXPECT_EQ(s.snapshot().scale, 16777216.0f);
+}
+
+TEST(CpuUpdate, GrowthIntervalZeroDisablesUpdates) {
+  amp_scale_options o = State::defaults();
+  o.growth_interval = 0;
+  State s(o);
+  s.setScale(4.0f, 3, 2);
+  s.step(true);
+  s.step(false);
+  amp_scale_snapshot snap = s.snapshot();
+  EXPECT_EQ(snap.scale, 4.0f);
+  EXPECT_EQ(snap.growth_tracker, 3);
+  EXPECT_EQ(snap.overflow_tracker, 2);
+}
+
+/// PyTorch's _amp_update_scale_ kernel as written in AmpKernels.cu: the
+/// factors are doubles, the products are rounded to float.
+static void pytorchUpdate(float &scale, int32_t &tracker, bool found,
+                          double growth, double backoff, int32_t interval) {
+  if (found) {
+    scale = static_cast<float>(scale * backoff);
+    tracker = 0;
+  } else {
+    int32_t successful = tracker + 1;
+    if (successful == interval) {
+      float grown = static_cast<float>(scale * growth);
+      if (std::isfinite(grown))
+        scale = grown;
+      tracker = 0;
+    } else {
+      tracker = successful;
+    }
+  }
+}
+
+TEST(CpuUpdate, BitExactWithPyTorchOnRandomSequences) {
+  std::mt19937 rng(2024);
+  for (float growth : {2.0f, 1.5f, 4.0f})
+    for (float backoff : {0.5f, 0.25f, 0.8f}) {
+      amp_scale_options o = State::defaults();
+      o.growth_factor = growth;
+      o.backoff_factor = backoff;
+      o.growth_interval = 3;
+      State s(o);
+      float scale = 65536.0f;
+      int32_t tracker = 0;
+      std::bernoulli_distribution overflow(0.3);
+      for (int i = 0; i < 5000; ++i) {
+        bool found = overflow(rng);
+        s.step(found);
+        pytorchUpdate(scale, tracker, found, growth, backoff, 3);
+        amp_scale_snapshot snap = s.snapshot();
+        ASSERT_EQ(bitsOf(snap.scale), bitsOf(scale)) << i;
+        ASSERT_EQ(snap.growth_tracker, tracker) << i;
+      }
+    }
+}
+
+TEST(CpuUpdate, SaveLoadRoundTrip) {
+  amp_scale_options o = State::defaults();
+  o.growth_interval = 5;
+  o.backoff_interval = 3;
+  State a(o), b(o);
+  a.step(false);
+  a.step(true);
+  a.step(false);
+  a.step(true);
+  amp_scale_snapshot snap = a.snapshot();
+  EXPECT_EQ(snap.scale, 65536.0f);
+  EXPECT_EQ(snap.growth_tracker, 0);
+  EXPECT_EQ(snap.overflow_tracker, 1);
+  *b.flagPtr() = 1;
+  ASSERT_EQ(amp_scale_state_load(b.state, &snap), AMP_OK);
+  EXPECT_EQ(b.foundInf(), 0) << "load clears found_inf";
+  for (bool found : {true, true, false, false, false, false, false}) {
+    a.step(found);
+    b.step(found);
+    amp_scale_snapshot x = a.snapshot(), y = b.snapshot();
+    ASSERT_EQ(bitsOf(x.scale), bitsOf(y.scale));
+    ASSERT_EQ(x.growth_tracker, y.growth_tracker);
+    ASSERT_EQ(x.overflow_tracker, y.overflow_tracker);
+  }
+  amp_scale_snapshot bad{NAN, 0, 0};
+  EXPECT_EQ(amp_scale_state_load(b.state, &bad), AMP_ERROR_INVALID_ARGUMENT);
+  bad = {1.0f, -1, 0};
+  EXPECT_EQ(amp_scale_state_load(b.state, &bad), AMP_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(amp_scale_state_load(b.state, nullptr), AMP_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(CpuUpdate, DevicePointersAliasTheState) {
+  State s;
+  float *scale = nullptr;
+  ASSERT_EQ(amp_scale_state_scale_device_ptr(s.state, &scale), AMP_OK);
+  EXPECT_EQ(*scale, 65536.0f);
+  s.step(true);
+  EXPECT_EQ(*scale, 32768.0f);
+}
+
+//===----------------------------------------------------------------------===//
+// Gemm
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct GemmCase {
+  amp_transpose ta, tb;
+  amp_dtype dtype;
+};
+
+} // namespace
+
+class CpuGemm : public ::testing::TestWithParam<GemmCase> {};
+
+TEST_P(CpuGemm, MatchesADoubleReference) {
+  const GemmCase p = GetParam();
+  const int64_t m = 37, n = 21, k = 67, batch = 3;
+  const int64_t rowsA = p.ta == AMP_OP_N ? m : k, colsA = p.ta == AMP_OP_N ? k : m;
+  const int64_t rowsB = p.tb == AMP_OP_N ? k : n, colsB = p.tb == AMP_OP_N ? n : k;
+  const int64_t lda = rowsA + 3, ldb = rowsB + 1, ldc = m + 2;
+  const int64_t strideA = lda * colsA, strideB = ldb * colsB + 5,
+                strideC = ldc * n;
+  const float alpha = 1.5f, beta = -0.75f;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+
+  // Operands: exact (the values the kernel sees) and unrounded (before the
+  // narrowing to f16 / bf16).
+  std::vector<uint16_t> a16(strideA * batch), b16(strideB * batch);
+  std::vector<float> a32(strideA * batch), b32(strideB * batch);
+  std::vector<double> aExact(strideA * batch), bExact(strideB * batch),
+      aRaw(strideA * batch), bRaw(strideB * batch);
+  auto fill = [&](std::vector<uint16_t> &x16, std::vector<float> &x32,
+                  std::vector<double> &exact, std::vector<double> &raw) {
+    for (size_t i = 0; i < x16.size(); ++i) {
+      float v = dist(rng);
+      raw[i] = v;
+      x32[i] = v;
+      x16[i] = p.dtype == AMP_DTYPE_F16 ? floatToHalf(v) : floatToBf16(v);
+      exact[i] = p.dtype == AMP_DTYPE_F32   ? v
+                 : p.dtype == AMP_DTYPE_F16 ? halfToFloat(x16[i])
+                                            : bf16ToFloat(x16[i]);
+    }
+  };
+  fill(a16, a32, aExact, aRaw);
+  fill(b16, b32, bExact, bRaw);
+  std::vector<float> c(strideC * batch);
+  for (float &v : c)
+    v = dist(rng);
+  const std::vector<float> c0 = c;
+
+  amp_blas_handle *handle = nullptr;
+  ASSERT_EQ(amp_blas_create(&handle), AMP_OK);
+  const void *a = p.dtype == AMP_DTYPE_F32 ? (const void *)a32.data() : a16.data();
+  const void *b = p.dtype == AMP_DTYPE_F32 ? (const void *)b32.data() : b16.data();
+  ASSERT_EQ(amp_gemm(handle, p.ta, p.tb, m, n, k, alpha, a, p.dtype, lda, b,
+                     p.dtype, ldb, beta, c.data(), ldc, batch, strideA, strideB,
+                     strideC, nullptr),
+            AMP_OK);
+  amp_blas_destroy(handle);
+
+  // Error bounds. Against the exact inputs only the f32 arithmetic errs:
+  // |err| <= gamma_{k+2} * (|alpha| sum |a||b| + |beta c|), gamma_j = j u /
+  // (1 - j u), u = 2^-24 (Higham, recursive summation). Against the
+  // unrounded inputs each product also carries the input rounding, at most
+  // (2 v + v^2) relative with v = 2^-11 (f16) or 2^-8 (bf16), 0 for f32.
+  const double u = std::ldexp(1.0, -24);
+  const double gamma = (k + 2) * u / (1 - (k + 2) * u);
+  const double v = p.dtype == AMP_DTYPE_F16   ? std::ldexp(1.0, -11)
+                   : p.dtype == AMP_DTYPE_BF16 ? std::ldexp(1.0, -8)
+                                               : 0.0;
+  for (int64_t bi = 0; bi < batch; ++bi)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < m; ++i) {
+        double exact = 0, raw = 0, magnitude = 0;
+        for (int64_t q = 0; q < k; ++q) {
+          double ae = p.ta == AMP_OP_N ? aExact[bi * strideA + i + q * lda]
+                                       : aExact[bi * strideA + q + i * lda];
+          double be = p.tb == AMP_OP_N ? bExact[bi * strideB + q + j * ldb]
+                                       : bExact[bi * strideB + j + q * ldb];
+          double ar = p.ta == AMP_OP_N ? aRaw[bi * strideA + i + q * lda]
+                                       : aRaw[bi * strideA + q + i * lda];
+          double br = p.tb == AMP_OP_N ? bRaw[bi * strideB + q + j * ldb]
+                                       : bRaw[bi * strideB + j + q * ldb];
+          exact += ae * be;
+          raw += ar * br;
+          magnitude += std::fabs(ae * be);
+        }
+        const double cOld = c0[bi * strideC + i + j * ldc];
+        const double got = c[bi * strideC + i + j * ldc];
+        const double scaleTerm =
+            std::fabs(alpha) * magnitude + std::fabs(beta * cOld);
+        EXPECT_NEAR(got, alpha * exact + beta * cOld, gamma * scaleTerm + 1e-30)
+            << bi << " " << i << " " << j;
+        EXPECT_NEAR(got, alpha * raw + beta * cOld,
+                    (gamma + (2 * v + v * v) * (1 + gamma)) * scaleTerm +
+                        1e-30);
+      }
+  // Padding between columns and batches is untouched.
+  for (int64_t bi = 0; bi < batch; ++bi)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = m; i < ldc; ++i)
+        ASSERT_EQ(c[bi * strideC + i + j * ldc], c0[bi * strideC + i + j * ldc]);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllLayouts, CpuGemm,
+    ::testing::Values(GemmCase{AMP_OP_N, AMP_OP_N, AMP_DTYPE_F16},
+                      GemmCase{AMP_OP_T, AMP_OP_N, AMP_DTYPE_F16},
+                      GemmCase{AMP_OP_N, AMP_OP_T, AMP_DTYPE_F16},
+                      GemmCase{AMP_OP_T, AMP_OP_T, AMP_DTYPE_F16},
+                      GemmCase{AMP_OP_N, AMP_OP_N, AMP_DTYPE_BF16},
+                      GemmCase{AMP_OP_T, AMP_OP_T, AMP_DTYPE_BF16},
+                      GemmCase{AMP_OP_N, AMP_OP_T, AMP_DTYPE_F32}));
+
+TEST(CpuGemmEdges, BetaZeroDoesNotReadC) {
+  amp_blas_handle *handle = nullptr;
+  ASSERT_EQ(amp_blas_create(&handle), AMP_OK);
+  std::vector<uint16_t> a = {f16(1), f16(2), f16(3), f16(4)}; // 2x2
+  std::vector<float> c = {NAN, NAN, INFINITY, NAN};
+  ASSERT_EQ(amp_gemm(handle, AMP_OP_N, AMP_OP_N, 2, 2, 2, 1.0f, a.data(),
+                     AMP_DTYPE_F16, 2, a.data(), AMP_DTYPE_F16, 2, 0.0f,
+                     c.data(), 2, 1, 0, 0, 0, nullptr),
+            AMP_OK);
+  // [1 3; 2 4]^2 = [7 15; 10 22] (column-major)
+  EXPECT_EQ(c, (std::vector<float>{7, 10, 15, 22}));
+  // k == 0: C = beta * C.
+  std::vector<float> d = {2, 4};
+  ASSERT_EQ(amp_gemm(handle, AMP_OP_N, AMP_OP_N, 2, 1, 0, 1.0f, nullptr,
+                     AMP_DTYPE_F16, 2, nullptr, AMP_DTYPE_F16, 1, 0.5f,
+                     d.data(), 2, 1, 0, 0, 0, nullptr),
+            AMP_OK);
+  EXPECT_EQ(d, (std::vector<float>{1, 2}));
+  amp_blas_destroy(handle);
+}
+
+TEST(CpuGemmEdges, InvalidArguments) {
+  amp_blas_handle *handle = nullptr;
+  ASSERT_EQ(amp_blas_create(&handle), AMP_OK);
+  std::vector<uint16_t> a(16);
+  std::vector<float> c(16);
+  auto call = [&](int64_t m, int64_t lda, amp_dtype db, int64_t ldc) {
+    return amp_gemm(handle, AMP_OP_N, AMP_OP_N, m, 2, 2, 1.0f, a.data(),
+                    AMP_DTYPE_F16, lda, a.data(), db, 2, 0.0f, c.data(), ldc, 1,
+                    0, 0, 0, nullptr);
+  };
+  EXPECT_EQ(call(2, 2, AMP_DTYPE_F16, 2), AMP_OK);
+  EXPECT_EQ(call(3, 2, AMP_DTYPE_F16, 3), AMP_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(call(2, 2, AMP_DTYPE_F16, 1), AMP_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(call(-1, 2, AMP_DTYPE_F16, 2), AMP_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(call(2, 2, AMP_DTYPE_BF16, 2), AMP_ERROR_UNSUPPORTED);
+  EXPECT_EQ(call(0, 2, AMP_DTYPE_F16, 2), AMP_OK);
+  EXPECT_EQ(amp_gemm(nullptr, AMP_OP_N, AMP_OP_N, 2, 2, 2, 1.0f, a.data(),
+                     AMP_DTYPE_F16, 2, a.data(), AMP_DTYPE_F16, 2, 0.0f,
+                     c.data(), 2, 1, 0, 0, 0, nullptr),
+            AMP_ERROR_INVALID_ARGUMENT);
+  amp_blas_destroy(handle);
+}
+
+TEST(CpuUnscale, EveryHalfPatternMatchesTheScalarRule) {
+  // Whichever loop this CPU dispatches to (SSE2, AVX2 clone, F16C), every
+  // f16 and bf16 pattern gives Rules.h's scalar result.
+  for (float scale : {65536.0f, 3.0f, 0.001f, 1.0f}) {
+    const float inv = inverseScale(scale);
+    std::vector<uint16_t> h(65536 + 3), b(65536 + 3);
+    for (uint32_t i = 0; i < 65536; ++i)
+      h[i + 1] = b[i] = static_cast<uint16_t>(i); // h: unaligned by 2 bytes
+    State s;
+    s.setScale(scale);
+    ASSERT_EQ(unscale(s, {{h.data() + 1, 65536, AMP_DTYPE_F16},
+                          {b.data(), 65536, AMP_DTYPE_BF16}}),
+              AMP_OK);
+    EXPECT_EQ(s.foundInf(), 1);
+    for (uint32_t i = 0; i < 65536; ++i) {
+      uint16_t src = static_cast<uint16_t>(i);
+      float hv = halfToFloat(src), bv = bf16ToFloat(src);
+      uint16_t hRef = inv == 1.0f ? src : floatToHalf(hv * inv);
+      uint16_t bRef = inv == 1.0f ? src : floatToBf16(bv * inv);
+      if (std::isnan(hv))
+        ASSERT_TRUE(std::isnan(halfToFloat(h[i + 1])));
+      else
+        ASSERT_EQ(h[i + 1], hRef) << std::hex << i << " scale " << scale;
+      if (std::isnan(bv))
+        ASSERT_TRUE(std::isnan(bf16ToFloat(b[i])));
+      else
+        ASSERT_EQ(b[i], bRef) << std::hex << i;
+    }
+  }
+}
