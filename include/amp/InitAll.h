@@ -18,8 +18,9 @@ namespace amp {
 /// models into `registry`.
 void registerAllDialects(DialectRegistry &registry);
 
-/// Registers the amp passes and pipelines with the global registries (for
-/// command-line tools; a library client can build pipelines directly).
+/// Registers the amp passes and pipelines, and MLIR's own passes, with the
+/// global registries (for command-line tools; a library client can build
+/// pipelines directly).
 void registerAllPasses();
 
 } // namespace amp

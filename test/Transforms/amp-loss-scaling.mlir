@@ -14,9 +14,11 @@
 // CHECK-SAME: tensor<f32> {amp.scale_state = "scale"}, tensor<i32> {amp.scale_state = "growth_tracker"},
 // CHECK-SAME: tensor<i32> {amp.scale_state = "overflow_tracker"}, tensor<i1> {amp.skipped})
 // CHECK: %[[SEED:.*]] = "tosa.const"() <{values = dense<1.000000e+00> : tensor<1x1x1xf32>}> {amp.grad_seed}
-// CHECK-NEXT: %[[S:.*]] = tensor.extract %[[SCALE]][] : tensor<f32>
-// CHECK-NEXT: %[[SPLAT:.*]] = tensor.splat %[[S]] : tensor<1x1x1xf32>
-// CHECK-NEXT: %[[SCALED:.*]] = arith.mulf %[[SEED]], %[[SPLAT]] : tensor<1x1x1xf32>
+// CHECK-NEXT: %[[INIT:.*]] = tensor.empty() : tensor<1x1x1xf32>
+// CHECK-NEXT: %[[SCALED:.*]] = linalg.generic {{.*}} ins(%[[SEED]], %[[SCALE]] : tensor<1x1x1xf32>, tensor<f32>) outs(%[[INIT]] : tensor<1x1x1xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[P:.*]] = arith.mulf %[[A]], %[[B]] : f32
+// CHECK-NEXT: linalg.yield %[[P]] : f32
 // CHECK: %[[G:.*]] = tosa.mul %[[DY]], %[[SCALED]]
 // CHECK: %[[GW:.*]] = tosa.matmul %{{.*}}, %[[G]]
 // CHECK: %[[LRG:.*]] = tosa.mul %{{.*}}, %[[LR:.*]], %{{.*}} : (tensor<4x2xf32>, tensor<1x1xf32>, tensor<1xi8>) -> tensor<4x2xf32>

@@ -39,4 +39,56 @@ def AmpEmitCInterfacePass : Pass<"amp-emit-c-interface", "::mlir::ModuleOp"> {
   }];
 }
 
+def AmpGpuHostToDevicePass : Pass<"amp-gpu-host-to-device", "::mlir::ModuleOp"> {
+  let summary = "Keep every data access of a bufferized step on the GPU";
+  let description = [{
+    Runs on bufferized code after `convert-linalg-to-parallel-loops`, before
+    the GPU mapping. In every host function's body:
+
+    - each maximal run of host compute (an `scf.for` nest from a reduction
+      without parallel dimensions, scalar `memref.load`/`memref.store` and the
+      arithmetic between them) is wrapped in a one-iteration `scf.parallel`,
+      so the mapping turns it into a single-thread kernel instead of host
+      code reading device memory;
+    - `memref.alloc`/`memref.dealloc` become `gpu.alloc`/`gpu.dealloc`,
+      `memref.copy` becomes `gpu.memcpy`;
+    - a `memref.get_global` (a constant) is copied to a device buffer before
+      use.
+
+    A scalar computed on the host from device memory that host code needs
+    (for control flow) cannot be kept on the device: that is an error.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
+def AmpGpuAsyncChainPass : Pass<"amp-gpu-async-chain", "::mlir::ModuleOp"> {
+  let summary = "One stream per step: asynchronous launches, one wait at the end";
+  let description = [{
+    Makes every `gpu.launch_func`, `gpu.alloc`, `gpu.dealloc`, `gpu.memcpy` and
+    `gpu.memset` in a host function's body asynchronous on one chain of
+    tokens that starts with `gpu.wait async` (one stream) and ends with a
+    single blocking `gpu.wait` right before the return: the step has no host
+    synchronisation before its end. Calls into the amp runtime between them
+    run on the same stream (the runtime's `mgpuStreamCreate` makes it the
+    thread's current stream), so program order is kept without waiting.
+    Unlike upstream `gpu-async-region`, a call does not force a wait.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def AmpGpuMergeKernelModulesPass
+    : Pass<"amp-gpu-merge-kernel-modules", "::mlir::ModuleOp"> {
+  let summary = "Put every outlined kernel of a module into one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` makes one `gpu.module` per kernel. This pass moves
+    every kernel into the first one and updates the launches, so a step
+    compiles to a single PTX module / cubin that is loaded once and that
+    `ptxas` validates in one go.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 #endif // AMP_CONVERSION_PASSES_TD

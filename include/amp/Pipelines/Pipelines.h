@@ -75,6 +75,31 @@ struct AmpCpuPipelineOptions
       llvm::cl::init(true)};
 };
 
+/// Options of `amp-gpu-pipeline`, the lowering of a training step to NVVM
+/// kernels, their binary and host code that launches them on one stream.
+struct AmpGpuPipelineOptions
+    : public PassPipelineOptions<AmpGpuPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("NVIDIA chip (sm_80, sm_90, ...)"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features", llvm::cl::desc("PTX features (PTX 8.0: +ptx80)"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Kernel binary format: isa (PTX text), bin (cubin, "
+                     "needs ptxas) or fatbin"),
+      llvm::cl::init("fatbin")};
+};
+
+/// Adds the GPU lowering to `pm` (anchored on builtin.module): the same
+/// tensor-level front as the CPU pipeline, then parallel loops mapped to GPU
+/// blocks and threads (host compute wrapped in one-thread kernels, memory on
+/// the device), one asynchronous stream per step with a single wait at its
+/// end, and upstream's NVVM lowering and serialisation.
+void buildAmpGpuPipeline(OpPassManager &pm,
+                         const AmpGpuPipelineOptions &options);
+
 /// Adds the AMP pipeline to `pm` (anchored on builtin.module): amp-autocast,
 /// then amp-loss-scaling (unless the options turn it off).
 void buildAmpPipeline(OpPassManager &pm, const AmpPipelineOptions &options);
@@ -87,7 +112,8 @@ void buildAmpPipeline(OpPassManager &pm, const AmpPipelineOptions &options);
 void buildAmpCpuPipeline(OpPassManager &pm,
                          const AmpCpuPipelineOptions &options);
 
-/// Registers `amp-pipeline` and `amp-cpu-pipeline` with the global registry.
+/// Registers `amp-pipeline`, `amp-cpu-pipeline` and `amp-gpu-pipeline` with
+/// the global registry.
 void registerAmpPipelines();
 
 } // namespace mlir::amp

@@ -10,7 +10,12 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
@@ -24,6 +29,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllPasses.h"
 #include "mlir/Transforms/Passes.h"
 
 void mlir::amp::registerAllDialects(DialectRegistry &registry) {
@@ -31,8 +37,15 @@ void mlir::amp::registerAllDialects(DialectRegistry &registry) {
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
                   func::FuncDialect, linalg::LinalgDialect, LLVM::LLVMDialect,
                   math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect, tosa::TosaDialect>();
+                  tensor::TensorDialect, tosa::TosaDialect, gpu::GPUDialect,
+                  NVVM::NVVMDialect>();
   registerAllExternalModels(registry);
+  // The upstream interfaces the lowering pipelines rely on (bufferization,
+  // convert-to-llvm, the NVVM target, GPU offloading) and the translations
+  // to LLVM IR.
+  mlir::registerAllExtensions(registry);
+  mlir::registerAllToLLVMIRTranslations(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   // What the CPU pipeline's bufferization needs.
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
@@ -46,7 +59,7 @@ void mlir::amp::registerAllPasses() {
   registerAmpPasses();
   registerAmpConversionPasses();
   registerAmpPipelines();
-  // The generic cleanups users chain after autocast.
-  registerCanonicalizerPass();
-  registerCSEPass();
+  // The upstream passes, so that every step of the amp pipelines (and the
+  // usual cleanups after them) can be run and inspected one by one.
+  mlir::registerAllPasses();
 }

@@ -1,29 +1,33 @@
 // RUN: amp-opt %s --amp-lower-to-linalg | FileCheck %s
 
-// amp.keep_on_overflow is a select on the extracted flag; the contract
+// amp.keep_on_overflow is an elementwise select reading the flag as a
+// broadcast rank-0 operand (no scalar leaves the tensors); the contract
 // attributes of the function are dropped with the amp ops.
 // CHECK-LABEL: func.func @keep(
 // CHECK-SAME: %[[FLAG:[^:]*]]: tensor<i1>, %[[NEW:[^:]*]]: tensor<4xf32>, %[[OLD:[^:]*]]: tensor<4xf32>) -> tensor<4xf32> {
-// CHECK-NEXT: %[[F:.*]] = tensor.extract %[[FLAG]][] : tensor<i1>
-// CHECK-NEXT: %[[R:.*]] = arith.select %[[F]], %[[OLD]], %[[NEW]] : tensor<4xf32>
-// CHECK-NEXT: return %[[R]]
+// CHECK-NEXT: %[[E:.*]] = tensor.empty() : tensor<4xf32>
+// CHECK-NEXT: %[[R:.*]] = linalg.generic {{.*}} ins(%[[FLAG]], %[[OLD]], %[[NEW]] : tensor<i1>, tensor<4xf32>, tensor<4xf32>) outs(%[[E]] : tensor<4xf32>)
+// CHECK-NEXT: ^bb0(%[[C:.*]]: i1, %[[O:.*]]: f32, %[[N:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[S:.*]] = arith.select %[[C]], %[[O]], %[[N]] : f32
+// CHECK-NEXT: linalg.yield %[[S]] : f32
+// CHECK: return %[[R]]
 func.func @keep(%flag: tensor<i1>, %new: tensor<4xf32>, %old: tensor<4xf32> {amp.init = "zeros"}) -> (tensor<4xf32> {amp.update_of = 2 : i64}) {
   %0 = amp.keep_on_overflow %flag, %new, %old : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 
-// unscale_and_check: inv computed in f64 from the f32 scale, one elementwise
+// unscale_and_check: inv computed in f64 from the f32 scale (inside the body,
+// from the broadcast rank-0 scale), one elementwise
 // generic and one full reduction per gradient, the flag chained through.
 // CHECK-LABEL: func.func @unscale(
-// CHECK: %[[S:.*]] = tensor.extract %{{.*}}[] : tensor<f32>
-// CHECK: %[[S64:.*]] = arith.extf %[[S]] : f32 to f64
+// CHECK: %[[FLAG0:.*]] = linalg.fill ins(%false : i1)
+// CHECK: %[[U0:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]{{.*}} ins(%arg0, %arg2 : tensor<2x3xf32>, tensor<f32>)
+// CHECK: %[[S64:.*]] = arith.extf %{{.*}} : f32 to f64
 // CHECK: %[[INV64:.*]] = arith.divf %{{.*}}, %[[S64]] : f64
 // CHECK: %[[INV:.*]] = arith.truncf %[[INV64]] : f64 to f32
-// CHECK: %[[ONE:.*]] = arith.cmpf oeq, %[[INV]]
-// CHECK: %[[FLAG0:.*]] = linalg.fill ins(%false : i1)
-// CHECK: %[[U0:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]{{.*}} ins(%arg0 : tensor<2x3xf32>)
+// CHECK: arith.cmpf oeq, %[[INV]]
 // CHECK: %[[F1:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]{{.*}} ins(%arg0 : tensor<2x3xf32>) outs(%[[FLAG0]] : tensor<i1>)
-// CHECK: %[[U1:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<5xbf16>)
+// CHECK: %[[U1:.*]] = linalg.generic {{.*}} ins(%arg1, %arg2 : tensor<5xbf16>, tensor<f32>)
 // CHECK: arith.extf %{{.*}} : bf16 to f32
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK: %[[F2:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<5xbf16>) outs(%[[F1]] : tensor<i1>)

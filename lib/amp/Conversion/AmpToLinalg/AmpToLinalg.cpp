@@ -3,14 +3,16 @@
 // Expands the loss-scaling ops into linalg / arith / tensor / math ops with
 // PyTorch's exact semantics (see AmpOps.td and docs/LossScaling.md):
 //
-//   amp.unscale_and_check  inv = f32(1 / f64(scale)); per gradient an
-//                          elementwise linalg.generic (v * inv in f32, v when
+//   amp.unscale_and_check  per gradient an elementwise linalg.generic reading
+//                          the rank-0 scale as a broadcast operand (inv =
+//                          f32(1 / f64(scale)); v * inv in f32, v when
 //                          inv == 1, then back to the gradient's type) and a
 //                          full reduction that ORs "v is not finite" into one
 //                          i1 flag, chained from gradient to gradient;
 //   amp.update_scale       the scale rules on extracted scalars, all selects
 //                          (no control flow, nothing leaves the device);
-//   amp.keep_on_overflow   arith.select on the extracted flag.
+//   amp.keep_on_overflow   an elementwise select reading the flag as a
+//                          broadcast rank-0 operand.
 //
 // It also drops the `amp.*` argument and result attributes of functions: the
 // training-step contract means nothing once results become out-parameters.
@@ -62,6 +64,14 @@ static Value isNonFinite(OpBuilder &b, Location loc, Value value) {
   return arith::XOrIOp::create(b, loc, finite, one);
 }
 
+/// PyTorch's inverse scale: float32(1.0 / double(scale)).
+static Value inverseScale(OpBuilder &b, Location loc, Value scale) {
+  Value scale64 = arith::ExtFOp::create(b, loc, b.getF64Type(), scale);
+  Value one64 = arith::ConstantOp::create(b, loc, b.getF64FloatAttr(1.0));
+  Value inv64 = arith::DivFOp::create(b, loc, one64, scale64);
+  return arith::TruncFOp::create(b, loc, b.getF32Type(), inv64);
+}
+
 /// Widens a scalar to f32 (gradients may be f16 / bf16).
 static Value toF32(OpBuilder &b, Location loc, Value value) {
   if (value.getType().isF32())
@@ -75,19 +85,7 @@ struct LowerUnscaleAndCheck : public OpRewritePattern<UnscaleAndCheckOp> {
   LogicalResult matchAndRewrite(UnscaleAndCheckOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value scale = extractScalar(rewriter, loc, op.getScale());
-    Value scale64 =
-        arith::ExtFOp::create(rewriter, loc, rewriter.getF64Type(), scale);
-    Value one64 =
-        arith::ConstantOp::create(rewriter, loc, rewriter.getF64FloatAttr(1.0));
-    Value inv64 = arith::DivFOp::create(rewriter, loc, one64, scale64);
-    Value inv = arith::TruncFOp::create(rewriter, loc, rewriter.getF32Type(),
-                                        inv64);
-    Value one32 =
-        arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(1.0));
-    Value invIsOne = arith::CmpFOp::create(
-        rewriter, loc, arith::CmpFPredicate::OEQ, inv, one32);
-
+    Value scaleTensor = op.getScale();
     auto flagType = RankedTensorType::get({}, rewriter.getI1Type());
     Value falseValue =
         arith::ConstantOp::create(rewriter, loc, rewriter.getBoolAttr(false));
@@ -109,10 +107,19 @@ struct LowerUnscaleAndCheck : public OpRewritePattern<UnscaleAndCheckOp> {
       // Unscale: v * inv in f32 (v itself when inv == 1).
       Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
                                            element, ValueRange{});
+      // The scale enters as a broadcast rank-0 operand and inv is computed
+      // in the body: no scalar leaves the tensors (GPU friendly; LLVM hoists
+      // the loop-invariant division on the CPU).
+      AffineMap toScalarMap = AffineMap::get(rank, 0, rewriter.getContext());
       auto unscale = linalg::GenericOp::create(
-          rewriter, loc, TypeRange{type}, ValueRange{grad}, ValueRange{init},
-          ArrayRef<AffineMap>{identity, identity}, parallel,
-          [&](OpBuilder &b, Location l, ValueRange args) {
+          rewriter, loc, TypeRange{type}, ValueRange{grad, scaleTensor},
+          ValueRange{init}, ArrayRef<AffineMap>{identity, toScalarMap, identity},
+          parallel, [&](OpBuilder &b, Location l, ValueRange args) {
+            Value inv = inverseScale(b, l, args[1]);
+            Value one32 =
+                arith::ConstantOp::create(b, l, b.getF32FloatAttr(1.0));
+            Value invIsOne = arith::CmpFOp::create(
+                b, l, arith::CmpFPredicate::OEQ, inv, one32);
             Value v = toF32(b, l, args[0]);
             Value product = arith::MulFOp::create(b, l, v, inv);
             Value chosen = arith::SelectOp::create(b, l, invIsOne, v, product);
@@ -212,9 +219,29 @@ struct LowerKeepOnOverflow : public OpRewritePattern<KeepOnOverflowOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(KeepOnOverflowOp op,
                                 PatternRewriter &rewriter) const override {
-    Value found = extractScalar(rewriter, op.getLoc(), op.getFoundInf());
-    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, found, op.getPrevious(),
-                                                 op.getUpdated());
+    // An elementwise select that reads the flag as a broadcast rank-0
+    // operand: no scalar leaves the tensor world, so the guard runs where
+    // the data lives (a GPU kernel, or a CPU loop).
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    unsigned rank = type.getRank();
+    AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+    AffineMap scalar = AffineMap::get(rank, 0, rewriter.getContext());
+    Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                         type.getElementType(), ValueRange{});
+    SmallVector<utils::IteratorType> parallel(rank,
+                                              utils::IteratorType::parallel);
+    auto select = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{type},
+        ValueRange{op.getFoundInf(), op.getPrevious(), op.getUpdated()},
+        ValueRange{init},
+        ArrayRef<AffineMap>{scalar, identity, identity, identity}, parallel,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          linalg::YieldOp::create(
+              b, l, ValueRange{arith::SelectOp::create(b, l, args[0], args[1],
+                                                       args[2])});
+        });
+    rewriter.replaceOp(op, select.getResults());
     return success();
   }
 };

@@ -139,6 +139,7 @@ def AmpLossScalingPass : Pass<"amp-loss-scaling", "::mlir::ModuleOp"> {
   let dependentDialects = [
     "::mlir::amp::AmpDialect",
     "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
     "::mlir::tensor::TensorDialect",
   ];
 }

@@ -21,6 +21,7 @@
 #include "amp/Dialect/Amp/IR/TrainingStep.h"
 #include "amp/Dialect/Amp/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SetVector.h"
@@ -168,12 +169,27 @@ LogicalResult AmpLossScalingPass::rewrite(FunctionOpInterface function) {
     b.setInsertionPointAfter(def);
   else
     b.setInsertionPointToStart(&block);
-  Value scalar = tensor::ExtractOp::create(b, seed.getLoc(), scale, ValueRange{});
-  if (!seedType.getElementType().isF32())
-    scalar = arith::TruncFOp::create(b, seed.getLoc(),
-                                     seedType.getElementType(), scalar);
-  Value splat = tensor::SplatOp::create(b, seed.getLoc(), seedType, scalar);
-  Value scaledSeed = arith::MulFOp::create(b, seed.getLoc(), seed, splat);
+  // seed * scale, elementwise, with the rank-0 scale broadcast: no scalar
+  // leaves the tensors (the step stays on the device on a GPU).
+  unsigned rank = seedType.getRank();
+  AffineMap identity = b.getMultiDimIdentityMap(rank);
+  AffineMap toScalar = AffineMap::get(rank, 0, ctx);
+  Value init = tensor::EmptyOp::create(b, seed.getLoc(), seedType.getShape(),
+                                       seedType.getElementType(), ValueRange{});
+  Type seedElement = seedType.getElementType();
+  Value scaledSeed =
+      linalg::GenericOp::create(
+          b, seed.getLoc(), TypeRange{seedType}, ValueRange{seed, scale},
+          ValueRange{init}, ArrayRef<AffineMap>{identity, toScalar, identity},
+          SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value s = args[1];
+            if (!seedElement.isF32())
+              s = arith::TruncFOp::create(nb, l, seedElement, s);
+            linalg::YieldOp::create(
+                nb, l, ValueRange{arith::MulFOp::create(nb, l, args[0], s)});
+          })
+          .getResult(0);
   seed.replaceAllUsesExcept(scaledSeed, scaledSeed.getDefiningOp());
 
   // 3. One fused unscale-and-check after the last exit value.

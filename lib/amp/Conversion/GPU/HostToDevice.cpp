@@ -1,0 +1,158 @@
+//===- HostToDevice.cpp - the amp-gpu-host-to-device pass -----------------===//
+//
+// After bufferization and linalg-to-parallel-loops, a step's host function
+// still holds code that touches memory directly: reductions with no parallel
+// dimension became plain scf.for nests, scalar state updates became
+// memref.load / arith / memref.store, buffers come from memref.alloc and
+// constants from memref.get_global. On a GPU all of these data live on the
+// device, so:
+//
+//   1. static allocations move to the top of the body, then every maximal
+//      run of such compute in the function body is wrapped in
+//      a one-iteration scf.parallel (the GPU mapping makes it a one-thread
+//      kernel); constants stay outside (kernel outlining sinks them);
+//   2. memref.alloc / memref.dealloc -> gpu.alloc / gpu.dealloc, memref.copy
+//      -> gpu.memcpy, and each memref.get_global is copied into a device
+//      buffer right after it (the global itself lives in host memory).
+//
+// Values a wrapped run computes must not be needed by host code after it
+// (they would have to be read back): that is reported as an error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Conversion/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_AMPGPUHOSTTODEVICEPASS
+#include "amp/Conversion/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+
+/// True for host ops that compute on data (and so must run on the device).
+static bool isHostCompute(Operation &op) {
+  if (isa<scf::ForOp, memref::LoadOp, memref::StoreOp>(op))
+    return true;
+  if (op.hasTrait<OpTrait::ConstantLike>() || op.getNumRegions() > 0)
+    return false;
+  // Pure scalar arithmetic (arith, math) between loads and stores.
+  StringRef dialect = op.getDialect() ? op.getDialect()->getNamespace() : "";
+  return (dialect == "arith" || dialect == "math") &&
+         llvm::none_of(op.getOperandTypes(), llvm::IsaPred<MemRefType>) &&
+         llvm::none_of(op.getResultTypes(), llvm::IsaPred<MemRefType>);
+}
+
+/// Wraps `ops` (consecutive in one block) in a one-iteration scf.parallel.
+static LogicalResult wrapInSingleThread(ArrayRef<Operation *> ops) {
+  llvm::SmallPtrSet<Operation *, 16> inside(ops.begin(), ops.end());
+  for (Operation *op : ops)
+    for (OpResult result : op->getResults())
+      for (Operation *user : result.getUsers()) {
+        Operation *ancestor = op->getBlock()->findAncestorOpInBlock(*user);
+        if (!ancestor || !inside.contains(ancestor))
+          return op->emitOpError()
+                 << "computes a value on the host that host code needs: it "
+                    "cannot stay on the GPU";
+      }
+  OpBuilder b(ops.front());
+  Location loc = ops.front()->getLoc();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto parallel = scf::ParallelOp::create(b, loc, ValueRange{zero},
+                                          ValueRange{one}, ValueRange{one});
+  Block *body = parallel.getBody();
+  for (Operation *op : ops)
+    op->moveBefore(body->getTerminator());
+  return success();
+}
+
+namespace {
+struct AmpGpuHostToDevicePass
+    : public amp::impl::AmpGpuHostToDevicePassBase<AmpGpuHostToDevicePass> {
+  void runOnOperation() override {
+    for (func::FuncOp fn : getOperation().getOps<func::FuncOp>()) {
+      if (fn.isExternal())
+        continue;
+      if (failed(wrapHostCompute(fn)) || failed(moveMemoryToDevice(fn)))
+        return signalPassFailure();
+    }
+  }
+
+  LogicalResult wrapHostCompute(func::FuncOp fn) {
+    // Buffers of static shape are allocated up front, so that allocations
+    // do not split a run of compute that fills them.
+    Block &entry = fn.getBody().front();
+    SmallVector<memref::AllocOp> staticAllocs;
+    for (auto alloc : entry.getOps<memref::AllocOp>())
+      if (alloc->getNumOperands() == 0)
+        staticAllocs.push_back(alloc);
+    for (memref::AllocOp alloc : llvm::reverse(staticAllocs))
+      alloc->moveBefore(&entry, entry.begin());
+    SmallVector<SmallVector<Operation *>> runs(1);
+    for (Operation &op : fn.getBody().front()) {
+      if (isHostCompute(op)) {
+        runs.back().push_back(&op);
+        continue;
+      }
+      // Constants neither end a run nor join it.
+      if (op.hasTrait<OpTrait::ConstantLike>() &&
+          !isa<memref::GetGlobalOp>(op))
+        continue;
+      if (!runs.back().empty())
+        runs.emplace_back();
+    }
+    for (ArrayRef<Operation *> run : runs)
+      if (!run.empty() && failed(wrapInSingleThread(run)))
+        return failure();
+    return success();
+  }
+
+  LogicalResult moveMemoryToDevice(func::FuncOp fn) {
+    SmallVector<Operation *> ops;
+    fn.walk([&](Operation *op) {
+      if (isa<memref::AllocOp, memref::DeallocOp, memref::CopyOp,
+              memref::GetGlobalOp>(op))
+        ops.push_back(op);
+    });
+    for (Operation *op : ops) {
+      OpBuilder b(op);
+      Location loc = op->getLoc();
+      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+        auto gpuAlloc = gpu::AllocOp::create(
+            b, loc, alloc.getType(), /*asyncToken=*/Type(), ValueRange{},
+            alloc.getDynamicSizes(), alloc.getSymbolOperands(),
+            /*hostShared=*/false);
+        alloc.replaceAllUsesWith(gpuAlloc.getMemref());
+        alloc.erase();
+      } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+        gpu::DeallocOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{},
+                               dealloc.getMemref());
+        dealloc.erase();
+      } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+        gpu::MemcpyOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{},
+                              copy.getTarget(), copy.getSource());
+        copy.erase();
+      } else if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
+        b.setInsertionPointAfter(global);
+        auto type = cast<MemRefType>(global.getType());
+        auto device = gpu::AllocOp::create(b, loc, type, Type(), ValueRange{},
+                                           ValueRange{}, ValueRange{}, false);
+        global.getResult().replaceAllUsesWith(device.getMemref());
+        gpu::MemcpyOp::create(b, loc, Type(), ValueRange{}, device.getMemref(),
+                              global.getResult());
+        // Freed where the function returns.
+        Operation *terminator = fn.getBody().back().getTerminator();
+        OpBuilder end(terminator);
+        gpu::DeallocOp::create(end, loc, Type(), ValueRange{},
+                               device.getMemref());
+      }
+    }
+    return success();
+  }
+};
+} // namespace

@@ -1,0 +1,312 @@
+"""export_train_step: capture forward + loss + backward + optimizer as one aten graph and write TOSA."""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch.func import functional_call, grad_and_value
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from ._emitter import F32, Emitter, Val
+from ._lower import Lowering, UnsupportedOpError, _dtype_of
+
+_OPTIMIZERS = ("sgd", "adam")
+
+
+@dataclass
+class ExportedStep:
+    """The result of :func:`export_train_step`."""
+
+    mlir_path: Path
+    out_dir: Path
+    name: str
+    text: str
+    manifest: dict
+    graph_module: torch.fx.GraphModule = field(repr=False)
+    arg_names: list
+    num_params: int
+    num_state: int
+
+    @property
+    def aten_ops(self) -> dict:
+        return dict(self.manifest["aten_ops"])
+
+
+def _sanitize(name: str) -> str:
+    out = "".join(c if (c.isalnum() or c == "_") else "_" for c in name)
+    return out if out and not out[0].isdigit() else "p_" + out
+
+
+def _init_hint(t: torch.Tensor, kind: str, num_classes=None) -> str:
+    if kind in ("state", "step"):
+        return "zeros"
+    if not t.is_floating_point():
+        c = num_classes if num_classes else int(t.max().item()) + 1 if t.numel() else 1
+        return f"labels:{max(1, int(c))}"
+    if kind == "param":
+        if torch.all(t == 0):
+            return "zeros"
+        if torch.all(t == 1):
+            return "ones"
+        if t.numel() > 1 and torch.all(t == t.reshape(-1)[0]):
+            return "fill:%.9g" % float(t.reshape(-1)[0])
+        a = float(t.abs().max())
+        return "uniform:%.4g" % a
+    s = float(t.float().std()) if t.numel() > 1 else 1.0
+    return "normal:%.4g" % (s if s > 0 and math.isfinite(s) else 1.0)
+
+
+def _make_step_fn(model, loss_fn, names, n_params, n_inputs, optimizer, lr, momentum, weight_decay, betas, eps):
+    b1, b2 = betas
+
+    def step_fn(*flat):
+        params = list(flat[:n_params])
+        rest = flat[n_params:]
+        inputs = rest[len(rest) - n_inputs:]
+        state = rest[: len(rest) - n_inputs]
+        model_inputs, target = inputs[:-1], inputs[-1]
+
+        def compute_loss(pdict):
+            return loss_fn(functional_call(model, pdict, tuple(model_inputs)), target)
+
+        grads, loss = grad_and_value(compute_loss)(dict(zip(names, params)))
+        grads = [grads[k] for k in names]
+        if weight_decay != 0:
+            # torch.optim: grad = grad.add(param, alpha=weight_decay)
+            grads = [g + weight_decay * p for g, p in zip(grads, params)]
+        new_params, new_state = [], []
+        if optimizer == "sgd":
+            if momentum != 0:
+                # buf = momentum * buf + grad (the first step's clone(grad) equals this with buf = 0)
+                bufs = []
+                for g, buf in zip(grads, state):
+                    bufs.append(buf * momentum + g)
+                grads = bufs
+                new_state = bufs
+            new_params = [p - lr * g for p, g in zip(params, grads)]
+        else:  # adam, torch.optim.Adam's single-tensor (non-foreach) update
+            ms, vs, step = state[:n_params], state[n_params: 2 * n_params], state[2 * n_params]
+            t = step + 1
+            bias_correction1 = 1 - torch.pow(b1, t)
+            bias_correction2 = 1 - torch.pow(b2, t)
+            step_size = lr / bias_correction1
+            bc2_sqrt = torch.sqrt(bias_correction2)
+            new_m, new_v = [], []
+            for p, g, m, v in zip(params, grads, ms, vs):
+                m2 = m + (g - m) * (1 - b1)  # exp_avg.lerp_(grad, 1 - beta1)
+                v2 = v * b2 + (g * g) * (1 - b2)  # exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+                denom = torch.sqrt(v2) / bc2_sqrt + eps
+                new_params.append(p - step_size * (m2 / denom))  # param.addcdiv_(exp_avg, denom, value=-step_size)
+                new_m.append(m2)
+                new_v.append(v2)
+            new_state = new_m + new_v + [t]
+        return (*new_params, *new_state, loss)
+
+    return step_fn
+
+
+def _find_seed(gm, loss_node):
+    ones = [n for n in gm.graph.nodes if n.op == "call_function" and n.target == torch.ops.aten.ones_like.default]
+    seeds = [n for n in ones if n.args[0] is loss_node]
+    if len(seeds) != 1:
+        seeds = [n for n in ones if n.meta["val"].numel() == 1]
+    if len(seeds) != 1:
+        raise UnsupportedOpError(
+            f"expected exactly one backward seed (ones_like of the loss), found {len(seeds)}")
+    return seeds[0]
+
+
+def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *, optimizer: str = "sgd",
+                      lr: float | None = None, momentum: float = 0.0, weight_decay: float = 0.0,
+                      betas=(0.9, 0.999), eps: float = 1e-8, out_dir, name: str = "train_step") -> ExportedStep:
+    """Export one training step of ``model`` as an amp-mlir TOSA training step.
+
+    The step computes ``loss = loss_fn(model(*example_inputs[:-1]), example_inputs[-1])``, its gradient
+    with respect to every trainable parameter, and the update of ``torch.optim.SGD`` (``optimizer="sgd"``,
+    optional momentum / weight decay, no dampening or Nesterov) or ``torch.optim.Adam`` (``"adam"``), all
+    in float32. It writes ``out_dir/<name>.mlir``, ``out_dir/arg<N>.npy`` (initial value of argument N)
+    and ``out_dir/manifest.json``. Argument order: parameters, optimizer state (SGD momentum buffers, or
+    Adam first moments, second moments and a ``tensor<f32>`` step counter), then the batch inputs.
+    Results: the new value of every parameter and state tensor (``amp.update_of``) and the loss
+    (``amp.loss``). Raises :class:`UnsupportedOpError` for aten ops it cannot lower.
+    """
+    optimizer = optimizer.lower()
+    if optimizer not in _OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {_OPTIMIZERS}, got {optimizer!r}")
+    if lr is None:
+        lr = 1e-3 if optimizer == "adam" else 0.01
+    if not isinstance(example_inputs, (tuple, list)) or len(example_inputs) < 2:
+        raise ValueError("example_inputs must be a tuple (model inputs..., target)")
+    if optimizer == "adam" and momentum != 0:
+        raise ValueError("momentum is an SGD option")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    named = [(k, p) for k, p in model.named_parameters() if p.requires_grad]
+    names = [k for k, _ in named]
+    params = [p.detach().clone().float() for _, p in named]
+    n_params = len(params)
+    if optimizer == "sgd":
+        state = [torch.zeros_like(p) for p in params] if momentum != 0 else []
+        state_names = [f"momentum_{_sanitize(k)}" for k in names] if momentum != 0 else []
+        state_kinds = ["momentum"] * len(state)
+    else:
+        state = [torch.zeros_like(p) for p in params] + [torch.zeros_like(p) for p in params]
+        state.append(torch.zeros((), dtype=torch.float32))
+        state_names = [f"m_{_sanitize(k)}" for k in names] + [f"v_{_sanitize(k)}" for k in names] + ["step"]
+        state_kinds = ["adam_m"] * n_params + ["adam_v"] * n_params + ["step"]
+    inputs = [t.detach().clone() for t in example_inputs]
+    inputs = [t.float() if t.is_floating_point() else t for t in inputs]
+    n_in = len(inputs)
+    in_names = (["x"] if n_in == 2 else [f"x{i}" for i in range(n_in - 1)]) + ["target"]
+    in_kinds = ["input"] * (n_in - 1) + ["target"]
+
+    flat = params + state + inputs
+    step_fn = _make_step_fn(model, loss_fn, names, n_params, n_in, optimizer, float(lr), float(momentum),
+                            float(weight_decay), tuple(float(b) for b in betas), float(eps))
+    was_training = model.training
+    try:
+        gm = make_fx(step_fn)(*flat)
+    except RuntimeError as e:
+        # e.g. BatchNorm in training mode: "attempted to call in-place operation (aten::add_.Tensor) that
+        # would mutate a captured Tensor" (its running statistics)
+        raise UnsupportedOpError(f"amp_mlir.torch could not capture the training step with make_fx: {e}") from e
+    finally:
+        model.train(was_training)
+
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    assert len(placeholders) == len(flat), (len(placeholders), len(flat))
+    out_node = next(n for n in gm.graph.nodes if n.op == "output")
+    outs = list(out_node.args[0])
+    n_updates = n_params + len(state)
+    assert len(outs) == n_updates + 1
+    loss_node = outs[-1]
+    if tuple(loss_node.meta["val"].shape) != ():
+        raise ValueError(f"loss_fn must return a scalar, got shape {tuple(loss_node.meta['val'].shape)}")
+    seed = _find_seed(gm, loss_node)
+
+    # ------------------------------------------------------------------ arguments
+    em = Emitter()
+    arg_names = [_sanitize(k) for k in names] + state_names + in_names
+    kinds = ["param"] * n_params + state_kinds + in_kinds
+    orig_names = names + [f"{s}" for s in state_names] + in_names
+    low = Lowering(gm, em, seed_node=seed)
+
+    # number of classes for integer targets (from the nll_loss that consumes them)
+    num_classes = {}
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and n.target in (torch.ops.aten.nll_loss_forward.default,):
+            num_classes[n.args[1]] = int(n.args[0].meta["val"].shape[-1])
+
+    arg_lines, arg_meta = [], []
+    for i, (ph, t, an, kind) in enumerate(zip(placeholders, flat, arg_names, kinds)):
+        dt = _dtype_of(t)
+        ssa = em.reserve(an)
+        v = Val(ssa, tuple(t.shape), dt)
+        low.env[ph] = v
+        hint = _init_hint(t, "state" if kind in ("momentum", "adam_m", "adam_v") else kind, num_classes.get(ph))
+        if kind == "param":
+            comment = f"parameter {orig_names[i]}"
+        elif kind == "momentum":
+            comment = f"SGD momentum buffer of {names[i - n_params]}"
+        elif kind in ("adam_m", "adam_v"):
+            comment = ("Adam first moment of " if kind == "adam_m" else "Adam second moment of ") + \
+                names[(i - n_params) % n_params]
+        elif kind == "step":
+            comment = "Adam step counter (steps taken so far)"
+        else:
+            comment = "model input" if kind == "input" else "target"
+        sep = "," if i < len(flat) - 1 else ""
+        arg_lines.append(f'    {ssa}: {v.type} {{amp.init = "{hint}"}}{sep}  // {i}: {comment}')
+        np_arr = t.detach().cpu().numpy()
+        np_arr = np_arr.astype(np.float32) if dt == F32 else np_arr.astype(np.int32)
+        fname = f"arg{i}.npy"
+        np.save(out_dir / fname, np_arr)
+        arg_meta.append({"index": i, "name": orig_names[i], "ssa": ssa[1:], "kind": kind, "shape": list(t.shape),
+                         "dtype": "float32" if dt == F32 else "int32", "torch_dtype": str(t.dtype).replace("torch.", ""),
+                         "amp_init": hint, "file": fname})
+
+    # ------------------------------------------------------------------ body
+    for node in gm.graph.nodes:
+        if node.op in ("placeholder", "output"):
+            continue
+        if node.op == "get_attr":
+            t = getattr(gm, node.target)
+            em.loc = f"get_attr[{node.name}]"
+            low.env[node] = em.const(t.detach().cpu().numpy(), _dtype_of(t), hint=node.name)
+            continue
+        if node.op != "call_function":
+            raise UnsupportedOpError(f"fx node {node.op} {node.target} is not supported by amp_mlir.torch")
+        if node.target is operator.getitem and not node.users:
+            continue
+        if node.target is not operator.getitem:
+            em.comment(f"{node.name} = {node.target}")
+        low.run_node(node)
+
+    em.loc = "return"
+    results = []
+    for o in outs:
+        r = low.env[o] if isinstance(o, torch.fx.Node) else None
+        if not isinstance(r, Val):
+            raise UnsupportedOpError(f"result {o} did not lower to a tensor")
+        results.append(r)
+    # results must have the argument's type (amp.update_of)
+    for i, r in enumerate(results[:-1]):
+        want = Val("", tuple(flat[i].shape), _dtype_of(flat[i]))
+        if r.shape != want.shape or r.dtype != want.dtype:
+            raise AssertionError(f"result {i} has type {r.type}, argument has {want.type}")
+    loss = results[-1]
+
+    res_lines, res_meta = [], []
+    for i, r in enumerate(results[:-1]):
+        res_lines.append(f"    {r.type} {{amp.update_of = {i} : i64}},  // new {orig_names[i]}")
+        res_meta.append({"index": i, "kind": kinds[i], "update_of": i, "name": orig_names[i]})
+    res_lines.append(f"    {loss.type} {{amp.loss}}  // loss")
+    res_meta.append({"index": len(results) - 1, "kind": "loss", "name": "loss"})
+
+    ops = Counter(str(n.target) for n in gm.graph.nodes if n.op == "call_function")
+    header = [
+        f"// {name}: generated by amp_mlir.torch.export_train_step (torch {torch.__version__}).",
+        f"// Model: {type(model).__name__}; loss: {getattr(loss_fn, '__name__', type(loss_fn).__name__)}; "
+        f"optimizer: {optimizer} (lr={lr}"
+        + (f", momentum={momentum}" if optimizer == "sgd" else f", betas={tuple(betas)}, eps={eps}")
+        + f", weight_decay={weight_decay}).",
+        "// One flat graph: forward, loss, backward (seeded by the amp.grad_seed constant) and the update,",
+        "// lowered op by op from make_fx's aten graph (each group is commented with its aten op and each",
+        "// op's location names it). Arguments: parameters, optimizer state, batch; results: the new",
+        "// parameters and state (amp.update_of = argument index) and the loss (amp.loss).",
+        "// Initial values: arg<N>.npy next to this file (amp-train --inputs DIR).",
+        "",
+    ]
+    body = [f"func.func @{name}("] + arg_lines + ["  ) -> ("] + res_lines + ["  ) {"]
+    body += em.lines
+    ret_names = ", ".join(r.name for r in results)
+    ret_types = ", ".join(r.type for r in results)
+    body.append(f"  return {ret_names} : {ret_types}")
+    body.append("}")
+    text = "\n".join(header + body) + "\n"
+    mlir_path = out_dir / f"{name}.mlir"
+    mlir_path.write_text(text)
+
+    manifest = {
+        "name": name,
+        "mlir": mlir_path.name,
+        "torch_version": torch.__version__,
+        "model": type(model).__name__,
+        "loss_fn": getattr(loss_fn, "__name__", type(loss_fn).__name__),
+        "optimizer": {"kind": optimizer, "lr": lr, "momentum": momentum, "weight_decay": weight_decay,
+                      "betas": list(betas), "eps": eps},
+        "arguments": arg_meta,
+        "results": res_meta,
+        "aten_ops": dict(sorted(ops.items())),
+    }
+    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return ExportedStep(mlir_path=mlir_path, out_dir=out_dir, name=name, text=text, manifest=manifest,
+                        graph_module=gm, arg_names=arg_names, num_params=n_params, num_state=len(state))

@@ -1,0 +1,34 @@
+"""PyTorch reference runs to compare exported steps against."""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+
+
+def torch_reference_losses(model: torch.nn.Module, loss_fn, example_inputs: tuple, *, steps: int,
+                           optimizer: str = "sgd", lr: float | None = None, momentum: float = 0.0,
+                           weight_decay: float = 0.0, betas=(0.9, 0.999), eps: float = 1e-8) -> list[float]:
+    """Train a deep copy of ``model`` on the fixed batch ``example_inputs`` with torch.optim (the same
+    options as :func:`export_train_step`) and return the loss of every step, computed before that step's
+    update (what ``amp-train`` prints as ``loss``)."""
+    model = copy.deepcopy(model).float()
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = optimizer.lower()
+    if optimizer == "sgd":
+        opt = torch.optim.SGD(params, lr=0.01 if lr is None else lr, momentum=momentum, weight_decay=weight_decay)
+    elif optimizer == "adam":
+        opt = torch.optim.Adam(params, lr=1e-3 if lr is None else lr, betas=betas, eps=eps,
+                               weight_decay=weight_decay, foreach=False)
+    else:
+        raise ValueError(optimizer)
+    inputs = [t.float() if t.is_floating_point() else t for t in example_inputs]
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = loss_fn(model(*inputs[:-1]), inputs[-1])
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.detach()))
+    return losses

@@ -1,0 +1,236 @@
+"""amp_mlir.torch.export_train_step: export PyTorch training steps to TOSA, check them with mlir-opt and
+amp-opt, and run them with amp-train against PyTorch (fp32 within 1e-3 relative at every step of 50; f16
+within 2% of the initial loss of the fp32 loss after the same number of applied steps)."""
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+nn = torch.nn
+F = torch.nn.functional
+
+from amp_mlir.torch import (  # noqa: E402
+    UnsupportedOpError,
+    export_train_step,
+    supported_ops,
+    torch_reference_losses,
+)
+
+STEPS = 50
+FP32_RTOL = 1e-3
+F16_TOL = 0.02
+
+
+# --------------------------------------------------------------------------- models
+class TransformerBlock(nn.Module):
+    """Pre-norm block: LayerNorm, single-head softmax attention, GELU (tanh) MLP, residuals."""
+
+    def __init__(self, d=16, hidden=32):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d)
+        self.q = nn.Linear(d, d, bias=False)
+        self.k = nn.Linear(d, d, bias=False)
+        self.v = nn.Linear(d, d, bias=False)
+        self.o = nn.Linear(d, d)
+        self.ln2 = nn.LayerNorm(d)
+        self.fc1 = nn.Linear(d, hidden)
+        self.act = nn.GELU(approximate="tanh")
+        self.fc2 = nn.Linear(hidden, d)
+        self.scale = d ** -0.5
+
+    def forward(self, x):
+        h = self.ln1(x)
+        q, k, v = self.q(h), self.k(h), self.v(h)
+        attn = torch.softmax(q @ k.transpose(-2, -1) * self.scale, dim=-1)
+        x = x + self.o(attn @ v)
+        return x + self.fc2(self.act(self.fc1(self.ln2(x))))
+
+
+def make_mlp():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 10))
+    return model, F.cross_entropy, (torch.randn(16, 16), torch.randint(0, 10, (16,)))
+
+
+def make_transformer():
+    torch.manual_seed(0)
+    return TransformerBlock(), F.mse_loss, (torch.randn(2, 8, 16), torch.randn(2, 8, 16))
+
+
+def make_cnn():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                          nn.Linear(8 * 4 * 4, 10))
+    return model, F.cross_entropy, (torch.randn(8, 3, 8, 8), torch.randint(0, 10, (8,)))
+
+
+CASES = {
+    "mlp_sgd": (make_mlp, dict(optimizer="sgd", lr=0.1)),
+    "mlp_sgd_wd": (make_mlp, dict(optimizer="sgd", lr=0.1, weight_decay=1e-2)),
+    "mlp_sgd_momentum_wd": (make_mlp, dict(optimizer="sgd", lr=0.05, momentum=0.9, weight_decay=1e-2)),
+    "transformer_adam": (make_transformer, dict(optimizer="adam", lr=1e-3)),
+    "cnn_sgd": (make_cnn, dict(optimizer="sgd", lr=0.1)),
+}
+
+
+# --------------------------------------------------------------------------- helpers
+def _run(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stderr[-4000:]}"
+    return r.stdout
+
+
+_RUNS = {}
+
+
+def _amp_train(tools, step, precision):
+    key = (str(step.mlir_path), precision)
+    if key not in _RUNS:
+        _RUNS[key] = _amp_train_uncached(tools, step, precision)
+    return _RUNS[key]
+
+
+def _amp_train_uncached(tools, step, precision):
+    out = _run([tools["amp_train"], str(step.mlir_path), f"--precision={precision}", "--inputs",
+                str(step.out_dir), "--steps", str(STEPS)])
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert [r["step"] for r in rows] == list(range(STEPS)), out[-2000:]
+    return rows
+
+
+_EXPORTS = {}
+
+
+def _export(case, tmp_path_factory):
+    """Export a case once per session (the fp32 and f16 tests share it)."""
+    if case not in _EXPORTS:
+        make, kw = CASES[case]
+        model, loss_fn, inputs = make()
+        out = tmp_path_factory.mktemp(case)
+        step = export_train_step(model, loss_fn, inputs, out_dir=out, **kw)
+        ref = torch_reference_losses(model, loss_fn, inputs, steps=STEPS, **kw)
+        _EXPORTS[case] = (step, ref, model, kw)
+    return _EXPORTS[case]
+
+
+# --------------------------------------------------------------------------- tests
+@pytest.mark.parametrize("case", list(CASES))
+def test_export_contract(case, tmp_path_factory):
+    step, _, model, kw = _export(case, tmp_path_factory)
+    text, man = step.text, step.manifest
+    params = [p for p in model.parameters()]
+    n_p = len(params)
+    n_state = {"sgd": n_p if kw.get("momentum", 0) else 0, "adam": 2 * n_p + 1}[kw["optimizer"]]
+    args, results = man["arguments"], man["results"]
+    assert len(args) == n_p + n_state + 2
+    assert [a["kind"] for a in args[:n_p]] == ["param"] * n_p
+    assert [a["kind"] for a in args[-2:]] == ["input", "target"]
+    for a, p in zip(args, params):
+        assert a["shape"] == list(p.shape)
+    if kw["optimizer"] == "adam":
+        assert [a["kind"] for a in args[n_p:n_p + n_state]] == ["adam_m"] * n_p + ["adam_v"] * n_p + ["step"]
+        assert args[n_p + n_state - 1]["shape"] == []
+    # every argument has an amp.init hint and an .npy of the right shape / dtype
+    assert text.count("amp.init") == len(args)
+    for a in args:
+        arr = np.load(step.out_dir / a["file"])
+        assert list(arr.shape) == a["shape"]
+        assert arr.dtype == (np.float32 if a["dtype"] == "float32" else np.int32)
+        if a["kind"] in ("momentum", "adam_m", "adam_v", "step"):
+            assert not arr.any() and a["amp_init"] == "zeros"
+    assert args[-1]["amp_init"] == ("labels:10" if args[-1]["dtype"] == "int32" else "normal:%.4g" % float(
+        np.load(step.out_dir / args[-1]["file"]).std(ddof=1)))
+    # results: every parameter and state tensor updated, then the loss
+    assert len(results) == n_p + n_state + 1
+    for i in range(n_p + n_state):
+        assert f"{{amp.update_of = {i} : i64}}" in text
+    assert "tensor<f32> {amp.loss}" in text
+    assert text.count("{amp.grad_seed}") == 1
+    assert man["torch_version"] == torch.__version__
+    assert json.loads((step.out_dir / "manifest.json").read_text()) == json.loads(json.dumps(man))
+    assert (step.out_dir / f"{step.name}.mlir").read_text() == text
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_mlir_opt_and_amp_pipeline(case, tmp_path_factory, amp_tools):
+    step, _, _, _ = _export(case, tmp_path_factory)
+    assert amp_tools["mlir_opt"], "mlir-opt (LLVM 22) not found; set MLIR_OPT"
+    _run([amp_tools["mlir_opt"], str(step.mlir_path), "-o", "/dev/null"])
+    _run([amp_tools["amp_opt"], str(step.mlir_path), "--amp-pipeline", "-o", "/dev/null"])
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_fp32_matches_pytorch(case, tmp_path_factory, amp_tools):
+    step, ref, _, _ = _export(case, tmp_path_factory)
+    rows = _amp_train(amp_tools, step, "fp32")
+    losses = np.array([r["loss"] for r in rows])
+    ref = np.array(ref)
+    rel = np.abs(losses - ref) / np.abs(ref)
+    assert rel.max() <= FP32_RTOL, f"max relative loss difference {rel.max():.3g} at step {rel.argmax()}"
+    assert not any(r["skipped"] for r in rows)
+    assert losses[-1] < losses[0]
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_f16_tracks_fp32(case, tmp_path_factory, amp_tools):
+    step, ref, _, _ = _export(case, tmp_path_factory)
+    fp32 = [r["loss"] for r in _amp_train(amp_tools, step, "fp32")]
+    rows = _amp_train(amp_tools, step, "f16")
+    losses = [r["loss"] for r in rows]
+    assert all(np.isfinite(losses))
+    # The last printed loss comes after the updates of steps 0..STEPS-2 that were not skipped.
+    applied = sum(not r["skipped"] for r in rows[:-1])
+    assert applied >= STEPS // 2
+    diff = abs(losses[-1] - fp32[applied])
+    assert diff <= F16_TOL * fp32[0], f"f16 {losses[-1]} vs fp32 {fp32[applied]} after {applied} steps"
+
+
+class SortModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.fc(torch.sort(x, dim=-1).values)
+
+
+class CumsumModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.fc(torch.cumsum(x, dim=-1))
+
+
+@pytest.mark.parametrize("model_cls, op", [(SortModel, "aten.sort"), (CumsumModel, "aten.cumsum")])
+def test_unsupported_op(model_cls, op, tmp_path):
+    torch.manual_seed(0)
+    with pytest.raises(UnsupportedOpError, match=op.replace(".", r"\.")) as info:
+        export_train_step(model_cls(), F.cross_entropy, (torch.randn(4, 8), torch.randint(0, 4, (4,))),
+                          out_dir=tmp_path, lr=0.1)
+    msg = str(info.value)
+    assert "is not supported by amp_mlir.torch" in msg and "supported:" in msg
+    assert "aten.addmm.default" in msg  # the message lists what is supported
+
+
+def test_supported_ops_list():
+    ops = set(supported_ops())
+    for op in ["aten.addmm.default", "aten.convolution.default", "aten.convolution_backward.default",
+               "aten.native_layer_norm.default", "aten.native_layer_norm_backward.default",
+               "aten.max_pool2d_with_indices.default", "aten.max_pool2d_with_indices_backward.default",
+               "aten._softmax.default", "aten._softmax_backward_data.default", "aten.gelu.default",
+               "aten.gelu_backward.default", "aten.nll_loss_forward.default", "aten.mse_loss.default",
+               "aten.bmm.default", "aten.expand.default", "aten.permute.default"]:
+        assert op in ops, op
+
+
+def test_bad_arguments(tmp_path):
+    model, loss_fn, inputs = make_mlp()
+    with pytest.raises(ValueError):
+        export_train_step(model, loss_fn, inputs, optimizer="rmsprop", out_dir=tmp_path)
+    with pytest.raises(ValueError):
+        export_train_step(model, loss_fn, inputs[:1], out_dir=tmp_path)
