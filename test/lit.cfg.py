@@ -39,12 +39,14 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_system_environment(["HOME", "TMPDIR", "TMP", "TEMP"])
 
-tool_dirs = [config.amp_tools_dir, config.llvm_tools_dir]
+tool_dirs = [config.amp_tools_dir, config.llvm_tools_dir, "/usr/local/cuda/bin"]
 tools = [
     "amp-opt",
     "amp-train",
     ToolSubst("mlir-opt", unresolved="fatal"),
     ToolSubst("mlir-runner", unresolved="fatal"),
+    "amp-compile",
+    ToolSubst("ptxas", unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
@@ -53,3 +55,11 @@ if shutil.which("nvidia-smi") and os.system("nvidia-smi -L >/dev/null 2>&1") == 
     config.available_features.add("cuda-device")
 if shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc"):
     config.available_features.add("nvcc")
+
+# Which runtime backends this build has (written by runtime/CMakeLists.txt).
+_backend_file = os.path.join(config.amp_obj_root, "runtime", "amp_runtime_backend.txt")
+if os.path.exists(_backend_file):
+    with open(_backend_file) as f:
+        if f.read().strip() == "cuda":
+            config.available_features.add("amp-runtime-cuda")
+config.substitutions.append(("%amp_runtime_dir", os.path.join(config.amp_obj_root, "runtime")))

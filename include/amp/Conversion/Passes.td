@@ -91,4 +91,54 @@ def AmpGpuMergeKernelModulesPass
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def AmpLowerToRuntimePass : Pass<"amp-lower-to-runtime", "::mlir::ModuleOp"> {
+  let summary = "Lower the amp ops to calls into the amp runtime";
+  let description = [{
+    The `runtime` lowering of the loss-scaling ops, beside the inline one
+    (`amp-lower-to-linalg`); both have the same semantics, bit for bit.
+    Runs on tensors, before bufferization: each op reads its operands
+    through `bufferization.to_buffer`, writes fresh buffers through calls
+    into the runtime (docs/Runtime.md, "compiled-code ABI") and hands them
+    back with `bufferization.to_tensor`:
+
+    - `amp.unscale_and_check` -> `amp_rt_unscale_begin(found)`, one
+      `amp_rt_unscale_add(src, dst, numel, dtype)` per gradient, then one
+      `amp_rt_unscale_launch(scale, found)`: a single fused multi-tensor
+      launch on the GPU backend;
+    - `amp.update_scale` -> `amp_rt_update_scale(...)` with the rules as
+      scalar arguments;
+    - `amp.keep_on_overflow` -> the inline elementwise select (no call).
+
+    Buffers are passed as raw pointers (`memref.extract_aligned_pointer_as_index`),
+    so the ABI is plain C scalars. The training-step contract attributes are
+    dropped, as in `amp-lower-to-linalg`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def AmpLowerContractionsToRuntimePass
+    : Pass<"amp-lower-contractions-to-runtime", "::mlir::ModuleOp"> {
+  let summary = "Run bufferized matmuls through the runtime's cuBLAS GEMM";
+  let description = [{
+    On bufferized code: every `linalg.matmul` and `linalg.batch_matmul` with
+    the default (row-major, untransposed) indexing, f16/bf16/f32 inputs and
+    an f32 output becomes `amp_rt_gemm(a, a_dtype, b, b_dtype, c, batch, m,
+    n, k)`, which computes C += A * B with f32 accumulation (cuBLAS
+    `cublasGemmStridedBatchedEx` with `CUBLAS_COMPUTE_32F` on the GPU
+    backend, on the step's stream). Other contractions stay linalg.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
 #endif // AMP_CONVERSION_PASSES_TD

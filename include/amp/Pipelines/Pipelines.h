@@ -69,6 +69,12 @@ struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
 /// loss-scaled) training step to the LLVM dialect for the CPU.
 struct AmpCpuPipelineOptions
     : public PassPipelineOptions<AmpCpuPipelineOptions> {
+  PassOptions::Option<std::string> lowering{
+      *this, "lowering",
+      llvm::cl::desc("How the amp ops lower: inline (linalg, "
+                     "amp-lower-to-linalg) or runtime (calls into the amp "
+                     "runtime, amp-lower-to-runtime)"),
+      llvm::cl::init("inline")};
   PassOptions::Option<bool> emitCInterface{
       *this, "emit-c-interface",
       llvm::cl::desc("Give every public function an _mlir_ciface_ wrapper"),
@@ -90,6 +96,21 @@ struct AmpGpuPipelineOptions
       llvm::cl::desc("Kernel binary format: isa (PTX text), bin (cubin, "
                      "needs ptxas) or fatbin"),
       llvm::cl::init("fatbin")};
+  PassOptions::Option<std::string> lowering{
+      *this, "lowering",
+      llvm::cl::desc("How the amp ops lower: runtime (default: the runtime's "
+                     "fused CUDA kernels) or inline (generated kernels)"),
+      llvm::cl::init("runtime")};
+  PassOptions::Option<std::string> cudaPath{
+      *this, "cuda-path",
+      llvm::cl::desc("CUDA toolkit whose libdevice and ptxas the NVVM "
+                     "serialisation uses (when CUDA_HOME, CUDA_ROOT and "
+                     "CUDA_PATH are unset)"),
+      llvm::cl::init("/usr/local/cuda")};
+  PassOptions::Option<bool> cublas{
+      *this, "cublas",
+      llvm::cl::desc("Run matmuls through the runtime's cuBLAS GEMM"),
+      llvm::cl::init(true)};
 };
 
 /// Adds the GPU lowering to `pm` (anchored on builtin.module): the same

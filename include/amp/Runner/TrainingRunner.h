@@ -37,6 +37,9 @@ enum class RunPrecision {
 };
 
 /// How the runner compiles a training step.
+/// The two lowerings of the amp ops (same semantics, bit for bit).
+enum class AmpOpsLowering { Inline, Runtime };
+
 struct TrainingRunnerOptions {
   RunPrecision precision = RunPrecision::F16;
   /// YAML precision policy for amp-autocast (empty: the built-in policy).
@@ -58,6 +61,9 @@ struct TrainingRunnerOptions {
   std::string entry;
   /// LLVM optimization level of the JIT (0-3).
   unsigned optLevel = 2;
+  /// How the amp ops lower: inline (amp-lower-to-linalg) or runtime (calls
+  /// into the amp runtime's CPU backend, which the JIT then links).
+  AmpOpsLowering lowering = AmpOpsLowering::Inline;
   /// Shared libraries the JIT links; empty: MLIR's C runner utilities (for
   /// memrefCopy), when installed.
   std::vector<std::string> sharedLibPaths;

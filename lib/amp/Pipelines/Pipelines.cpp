@@ -27,8 +27,11 @@
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
+#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -74,7 +77,7 @@ void mlir::amp::buildAmpPipeline(OpPassManager &pm,
 /// amp ops to linalg, elementwise fusion, then one-shot bufferization with
 /// identity-layout function boundaries, results turned into out-parameters
 /// and buffer deallocation.
-static void addTensorToBufferPasses(OpPassManager &pm) {
+static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering) {
   // Tensors: TOSA and the amp ops to linalg.
   TosaToLinalgOptions tosaOptions;
   tosaOptions.aggressiveReduceConstant = true;
@@ -84,7 +87,10 @@ static void addTensorToBufferPasses(OpPassManager &pm) {
                               /*validationOptions=*/std::nullopt);
   pm.addNestedPass<func::FuncOp>(createTosaToArithPass());
   pm.addNestedPass<func::FuncOp>(createTosaToTensorPass());
-  pm.addPass(createAmpLowerToLinalgPass());
+  if (runtimeLowering)
+    pm.addPass(createAmpLowerToRuntimePass());
+  else
+    pm.addPass(createAmpLowerToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createLinalgFoldUnitExtentDimsPass());
   pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
@@ -107,7 +113,7 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
                                     const AmpCpuPipelineOptions &options) {
   if (options.emitCInterface)
     pm.addPass(createAmpEmitCInterfacePass());
-  addTensorToBufferPasses(pm);
+  addTensorToBufferPasses(pm, StringRef(options.lowering) == "runtime");
 
   // Loops, then scalars.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
@@ -139,17 +145,31 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
 void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
                                     const AmpGpuPipelineOptions &options) {
   pm.addPass(createAmpEmitCInterfacePass());
-  addTensorToBufferPasses(pm);
+  addTensorToBufferPasses(pm, StringRef(options.lowering) != "inline");
+  if (options.cublas)
+    pm.addPass(createAmpLowerContractionsToRuntimePass());
   // Parallel loops on the device; everything else moved there too.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createAmpGpuHostToDevicePass());
+  // 256 threads per block: tile (constant inner bounds, guarded by an
+  // scf.if, which the GPU mapping needs), then map the tile loop to blocks
+  // and the loop inside it to threads.
+  pm.addNestedPass<func::FuncOp>(
+      createParallelLoopTilingPass(/*tileSizes=*/{256},
+                                   /*noMinMaxBounds=*/true));
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createAmpGpuMergeKernelModulesPass());
   pm.addPass(createAmpGpuAsyncChainPass());
-  // Upstream NVVM lowering and serialisation.
+  // Upstream NVVM lowering and serialisation. MLIR finds libdevice (for
+  // math functions such as __nv_expf) and ptxas through these variables;
+  // Debian's build has no default toolkit path of its own.
+  if (!std::getenv("CUDA_HOME") && !std::getenv("CUDA_ROOT") &&
+      !std::getenv("CUDA_PATH") && !options.cudaPath.empty() &&
+      llvm::sys::fs::exists(options.cudaPath.getValue()))
+    ::setenv("CUDA_HOME", options.cudaPath.getValue().c_str(), /*overwrite=*/0);
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = options.chip;
   nvvm.cubinFeatures = options.features;

@@ -356,6 +356,8 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
     PassManager pm(context);
     AmpCpuPipelineOptions cpu;
     cpu.emitCInterface = true;
+    if (options.lowering == AmpOpsLowering::Runtime)
+      cpu.lowering = "runtime";
     buildAmpCpuPipeline(pm, cpu);
     if (failed(pm.run(moduleOp)))
       return failure();
@@ -377,6 +379,14 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
   if (libs.empty() && StringRef(AMP_C_RUNNER_UTILS).size() &&
       llvm::sys::fs::exists(AMP_C_RUNNER_UTILS))
     libs.push_back(AMP_C_RUNNER_UTILS);
+  if (options.lowering == AmpOpsLowering::Runtime) {
+    // The runtime's CPU backend provides the amp_rt_* entry points.
+    if (!llvm::sys::fs::exists(AMP_RUNTIME_CPU_LIBRARY))
+      return emitError(entryLoc) << "the runtime lowering needs "
+                                 << AMP_RUNTIME_CPU_LIBRARY
+                                 << ", which does not exist";
+    libs.push_back(AMP_RUNTIME_CPU_LIBRARY);
+  }
   SmallVector<StringRef> libRefs(libs.begin(), libs.end());
   unsigned optLevel = std::min(options.optLevel, 3u);
   std::function<llvm::Error(llvm::Module *)> optimize =

@@ -26,12 +26,21 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp_runtime.h"
+#include "CompiledAbi.h"
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 #include <cstdio>
+
+namespace amp::runtime::cuda {
+namespace {
+thread_local CUstream tlsCurrentStream = nullptr;
+} // namespace
+void setCurrentStream(CUstream stream) { tlsCurrentStream = stream; }
+CUstream currentStream() { return tlsCurrentStream; }
+} // namespace amp::runtime::cuda
 
 namespace {
 
@@ -215,10 +224,14 @@ AMP_MGPU CUstream mgpuStreamCreate() {
   if (scope)
     check(scope.driver.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING),
           "cuStreamCreate");
+  // The step's stream: compiled code's amp_rt_* calls run on it.
+  amp::runtime::cuda::setCurrentStream(stream);
   return stream;
 }
 
 AMP_MGPU void mgpuStreamDestroy(CUstream stream) {
+  if (amp::runtime::cuda::currentStream() == stream)
+    amp::runtime::cuda::setCurrentStream(nullptr);
   if (const Driver *d = driverOrNull("cuStreamDestroy"))
     check(d->cuStreamDestroy(stream), "cuStreamDestroy");
 }

@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "amp/Conversion/AmpToLinalg/AmpToLinalg.h"
 #include "amp/Conversion/Passes.h"
 #include "amp/Dialect/Amp/IR/AmpOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -251,35 +252,53 @@ struct AmpLowerToLinalgPass
   using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<LowerUnscaleAndCheck, LowerUpdateScale, LowerKeepOnOverflow>(
-        &getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    populateAmpScaleOpsToLinalgPatterns(patterns);
+    populateAmpKeepOnOverflowToLinalgPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))) ||
+        failed(checkNoAmpOpsLeft(getOperation(), getArgument())))
       return signalPassFailure();
-    WalkResult left = getOperation().walk([](Operation *op) {
-      if (isa<AmpDialect>(op->getDialect())) {
-        op->emitOpError("was not lowered by amp-lower-to-linalg");
-        return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
-    });
-    if (left.wasInterrupted())
-      return signalPassFailure();
-    // The training-step contract ends here: bufferization turns results into
-    // arguments, where result attributes would no longer make sense.
-    getOperation().walk([](FunctionOpInterface fn) {
-      auto strip = [](DictionaryAttr attrs) {
-        SmallVector<NamedAttribute> kept;
-        if (attrs)
-          for (NamedAttribute attr : attrs)
-            if (!attr.getName().strref().starts_with("amp."))
-              kept.push_back(attr);
-        return kept;
-      };
-      for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
-        fn.setArgAttrs(i, strip(fn.getArgAttrDict(i)));
-      for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i)
-        fn.setResultAttrs(i, strip(fn.getResultAttrDict(i)));
-    });
+    stripTrainingStepAttributes(getOperation());
   }
 };
 } // namespace
+
+void mlir::amp::populateAmpScaleOpsToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<LowerUnscaleAndCheck, LowerUpdateScale>(patterns.getContext());
+}
+
+void mlir::amp::populateAmpKeepOnOverflowToLinalgPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<LowerKeepOnOverflow>(patterns.getContext());
+}
+
+LogicalResult mlir::amp::checkNoAmpOpsLeft(ModuleOp module,
+                                           StringRef passName) {
+  WalkResult left = module.walk([&](Operation *op) {
+    if (isa<AmpDialect>(op->getDialect())) {
+      op->emitOpError("was not lowered by ") << passName;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(left.wasInterrupted());
+}
+
+void mlir::amp::stripTrainingStepAttributes(ModuleOp module) {
+  // Bufferization turns results into arguments, where result attributes
+  // would no longer make sense.
+  module.walk([](FunctionOpInterface fn) {
+    auto strip = [](DictionaryAttr attrs) {
+      SmallVector<NamedAttribute> kept;
+      if (attrs)
+        for (NamedAttribute attr : attrs)
+          if (!attr.getName().strref().starts_with("amp."))
+            kept.push_back(attr);
+      return kept;
+    };
+    for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
+      fn.setArgAttrs(i, strip(fn.getArgAttrDict(i)));
+    for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i)
+      fn.setResultAttrs(i, strip(fn.getResultAttrDict(i)));
+  });
+}

@@ -11,9 +11,9 @@
 //   return
 //
 // Every gpu.launch_func / alloc / dealloc / memcpy / memset of the function
-// body (and of scf.if branches and loops in it, whose work is ordered by
-// joining their tokens back into the chain) is rebuilt with the previous
-// token as its dependency. Upstream gpu-async-region would put a blocking
+// body is rebuilt with the previous token as its dependency; GPU work nested
+// in host control flow is an error, and so is a load, store or loop left on
+// the host (it would read device memory). Upstream gpu-async-region would put a blocking
 // wait before every call; the amp runtime's calls instead run on the step's
 // stream, which its mgpuStreamCreate makes the thread's current stream.
 //
@@ -22,6 +22,8 @@
 #include "amp/Conversion/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::amp {
@@ -96,6 +98,21 @@ struct AmpGpuAsyncChainPass
     for (func::FuncOp fn : getOperation().getOps<func::FuncOp>()) {
       if (fn.isExternal() || !hasGpuWork(fn))
         continue;
+      // Host code must not touch device memory: every load, store and loop
+      // should have become a kernel by now.
+      WalkResult hostAccess = fn.walk([&](Operation *op) {
+        if (op->getParentOfType<gpu::LaunchOp>())
+          return WalkResult::advance();
+        if (isa<memref::LoadOp, memref::StoreOp, scf::ParallelOp, scf::ForOp>(
+                op)) {
+          op->emitOpError("was not mapped to the GPU: host code would access "
+                          "device memory");
+          return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      });
+      if (hostAccess.wasInterrupted())
+        return signalPassFailure();
       Block &body = fn.getBody().front();
       OpBuilder b(&body, body.begin());
       Type tokenType = gpu::AsyncTokenType::get(&getContext());

@@ -34,10 +34,15 @@ namespace mlir::amp {
 
 using namespace mlir;
 
-/// True for host ops that compute on data (and so must run on the device).
-static bool isHostCompute(Operation &op) {
-  if (isa<scf::ForOp, memref::LoadOp, memref::StoreOp>(op))
-    return true;
+/// True for host ops that touch memory: a run of compute starts with one.
+static bool touchesMemory(Operation &op) {
+  return isa<scf::ForOp, memref::LoadOp, memref::StoreOp>(op);
+}
+
+/// True for scalar arithmetic, which joins a run that is already open (it
+/// computes on loaded data); outside a run it is host-side index or pointer
+/// arithmetic and stays on the host.
+static bool isScalarArithmetic(Operation &op) {
   if (op.hasTrait<OpTrait::ConstantLike>() || op.getNumRegions() > 0)
     return false;
   // Pure scalar arithmetic (arith, math) between loads and stores.
@@ -95,7 +100,8 @@ struct AmpGpuHostToDevicePass
       alloc->moveBefore(&entry, entry.begin());
     SmallVector<SmallVector<Operation *>> runs(1);
     for (Operation &op : fn.getBody().front()) {
-      if (isHostCompute(op)) {
+      if (touchesMemory(op) ||
+          (!runs.back().empty() && isScalarArithmetic(op))) {
         runs.back().push_back(&op);
         continue;
       }

@@ -1,0 +1,27 @@
+//===- AmpToLinalg.h - pieces of the inline lowering ------------*- C++ -*-===//
+
+#ifndef AMP_CONVERSION_AMPTOLINALG_AMPTOLINALG_H
+#define AMP_CONVERSION_AMPTOLINALG_AMPTOLINALG_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::amp {
+
+/// Inline lowering of amp.unscale_and_check and amp.update_scale.
+void populateAmpScaleOpsToLinalgPatterns(RewritePatternSet &patterns);
+
+/// amp.keep_on_overflow -> an elementwise linalg.generic select (used by both
+/// the inline and the runtime lowering).
+void populateAmpKeepOnOverflowToLinalgPatterns(RewritePatternSet &patterns);
+
+/// Drops the `amp.*` argument and result attributes of every function: the
+/// training-step contract ends with the lowering of the amp ops.
+void stripTrainingStepAttributes(ModuleOp module);
+
+/// Fails (with a diagnostic) if an amp op is left in `module`.
+LogicalResult checkNoAmpOpsLeft(ModuleOp module, StringRef passName);
+
+} // namespace mlir::amp
+
+#endif // AMP_CONVERSION_AMPTOLINALG_AMPTOLINALG_H

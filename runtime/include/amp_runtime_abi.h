@@ -1,0 +1,58 @@
+/*===- amp_runtime_abi.h - entry points of compiled training steps -*- C -*-===*\
+|*                                                                            *|
+|* The functions that code compiled by amp-mlir calls when the amp ops are   *|
+|* lowered with `amp-lower-to-runtime` (and matmuls with                      *|
+|* `amp-lower-contractions-to-runtime`). Buffers are passed as raw aligned    *|
+|* pointers (int64) and element counts, so the ABI is plain C scalars. Both   *|
+|* backends implement them: the CPU backend synchronously on host memory,     *|
+|* the CUDA backend asynchronously on device memory, on the stream that the   *|
+|* step's `mgpuStreamCreate` made the calling thread's current stream.        *|
+|*                                                                            *|
+|* Semantics are those of the amp ops (include/amp/Dialect/Amp/IR/AmpOps.td), *|
+|* bit for bit equal to their inline lowering (amp-lower-to-linalg).          *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef AMP_RUNTIME_ABI_H
+#define AMP_RUNTIME_ABI_H
+
+#include "amp_runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Starts an `amp.unscale_and_check`: clears the one-byte found-inf flag at
+/// `found` and the thread's list of pending tensors.
+AMP_RUNTIME_API void amp_rt_unscale_begin(int64_t found);
+
+/// Copies `numel` elements of dtype `dtype` (amp_dtype) from `src` to `dst`
+/// now (stream-ordered on the GPU) and queues `dst` for unscaling in place.
+AMP_RUNTIME_API void amp_rt_unscale_add(int64_t src, int64_t dst,
+                                        int64_t numel, int32_t dtype);
+
+/// Unscales every queued tensor by the f32 scale at `scale` and ORs "some
+/// element is inf or nan" into the flag at `found`: one launch on the GPU.
+AMP_RUNTIME_API void amp_rt_unscale_launch(int64_t scale, int64_t found);
+
+/// `amp.update_scale`: reads the flag (one byte), the f32 scale and the two
+/// i32 trackers, writes the new state to the three output pointers. Rules as
+/// the op's attributes; min_scale / max_scale of 0 mean none.
+AMP_RUNTIME_API void amp_rt_update_scale(
+    int64_t found, int64_t scale, int64_t growth_tracker,
+    int64_t overflow_tracker, int64_t new_scale, int64_t new_growth_tracker,
+    int64_t new_overflow_tracker, float growth_factor, float backoff_factor,
+    int64_t growth_interval, int64_t backoff_interval, float min_scale,
+    float max_scale);
+
+/// Row-major, untransposed, batched: C[b] += A[b] (m x k) * B[b] (k x n),
+/// inputs of dtype `a_dtype` / `b_dtype` (equal), C f32, f32 accumulation.
+AMP_RUNTIME_API void amp_rt_gemm(int64_t a, int32_t a_dtype, int64_t b,
+                                 int32_t b_dtype, int64_t c, int64_t batch,
+                                 int64_t m, int64_t n, int64_t k);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* AMP_RUNTIME_ABI_H */

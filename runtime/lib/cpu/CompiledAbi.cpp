@@ -1,0 +1,84 @@
+//===- CompiledAbi.cpp - compiled-step entry points, CPU backend ----------===//
+//
+// amp_runtime_abi.h on host memory. The unscale copies each gradient as it is
+// added and unscales all copies in place at launch with the same loop as
+// amp_unscale_and_check (Rules.h numerics), which is exactly the inline
+// lowering's out-of-place result; the update applies Rules.h's updateScale,
+// the select-for-select image of the inline lowering.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp_runtime_abi.h"
+#include "../Rules.h"
+#include "CpuKernels.h"
+
+#include <cstring>
+#include <vector>
+
+using namespace amp::runtime;
+
+namespace {
+/// Tensors queued by amp_rt_unscale_add on this thread.
+thread_local std::vector<amp_tensor> pending;
+
+template <typename T> T *ptr(int64_t p) { return reinterpret_cast<T *>(p); }
+
+size_t elementBytes(int32_t dtype) { return dtype == AMP_DTYPE_F32 ? 4 : 2; }
+} // namespace
+
+extern "C" {
+
+AMP_RUNTIME_API void amp_rt_unscale_begin(int64_t found) {
+  *ptr<uint8_t>(found) = 0;
+  pending.clear();
+}
+
+AMP_RUNTIME_API void amp_rt_unscale_add(int64_t src, int64_t dst,
+                                        int64_t numel, int32_t dtype) {
+  if (numel > 0)
+    std::memcpy(ptr<void>(dst), ptr<void>(src), numel * elementBytes(dtype));
+  pending.push_back(
+      amp_tensor{ptr<void>(dst), numel, static_cast<amp_dtype>(dtype)});
+}
+
+AMP_RUNTIME_API void amp_rt_unscale_launch(int64_t scale, int64_t found) {
+  bool bad = cpu::unscaleAndCheck(pending.data(),
+                                  static_cast<int>(pending.size()),
+                                  *ptr<float>(scale));
+  if (bad)
+    *ptr<uint8_t>(found) = 1;
+  pending.clear();
+}
+
+AMP_RUNTIME_API void amp_rt_update_scale(
+    int64_t found, int64_t scale, int64_t growth_tracker,
+    int64_t overflow_tracker, int64_t new_scale, int64_t new_growth_tracker,
+    int64_t new_overflow_tracker, float growth_factor, float backoff_factor,
+    int64_t growth_interval, int64_t backoff_interval, float min_scale,
+    float max_scale) {
+  ScaleRules rules{growth_factor,
+                   backoff_factor,
+                   static_cast<int32_t>(growth_interval),
+                   static_cast<int32_t>(backoff_interval),
+                   min_scale,
+                   max_scale,
+                   min_scale > 0.0f,
+                   max_scale > 0.0f};
+  DeviceState state{*ptr<float>(scale), *ptr<int32_t>(growth_tracker),
+                    *ptr<int32_t>(overflow_tracker), 0};
+  updateScale(rules, *ptr<uint8_t>(found) != 0, state);
+  *ptr<float>(new_scale) = state.scale;
+  *ptr<int32_t>(new_growth_tracker) = state.growthTracker;
+  *ptr<int32_t>(new_overflow_tracker) = state.overflowTracker;
+}
+
+AMP_RUNTIME_API void amp_rt_gemm(int64_t a, int32_t a_dtype, int64_t b,
+                                 int32_t b_dtype, int64_t c, int64_t batch,
+                                 int64_t m, int64_t n, int64_t k) {
+  // Row-major C = A B is column-major C^T = B^T A^T.
+  cpu::gemm(AMP_OP_N, AMP_OP_N, n, m, k, 1.0f, ptr<void>(b),
+            static_cast<amp_dtype>(b_dtype), n, ptr<void>(a), k, 1.0f,
+            ptr<float>(c), n, batch, k * n, m * k, m * n);
+}
+
+} // extern "C"

@@ -1,0 +1,108 @@
+//===- CompiledAbi.cpp - compiled-step entry points, CUDA backend ---------===//
+//
+// amp_runtime_abi.h on device memory, asynchronous on the step's stream (the
+// thread's current stream, set by mgpuStreamCreate): copies with
+// cudaMemcpyAsync, the queued tensors unscaled by one launch per 32 tensors,
+// the update by a one-thread kernel, matmuls by cuBLAS through amp_gemm.
+// Errors are reported on stderr (the ABI has no status: compiled code does
+// not check one), like MLIR's own CUDA runtime wrappers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CompiledAbi.h"
+#include "amp_runtime_abi.h"
+
+#include <cstdio>
+#include <vector>
+
+using namespace amp::runtime;
+using namespace amp::runtime::cuda;
+
+namespace {
+thread_local std::vector<AbiEntry> pending;
+thread_local amp_blas_handle *blas = nullptr;
+
+template <typename T> T *ptr(int64_t p) { return reinterpret_cast<T *>(p); }
+
+size_t elementBytes(int32_t dtype) { return dtype == AMP_DTYPE_F32 ? 4 : 2; }
+
+cudaStream_t stream() { return reinterpret_cast<cudaStream_t>(currentStream()); }
+
+void report(cudaError_t err, const char *what) {
+  if (err != cudaSuccess)
+    std::fprintf(stderr, "amp runtime: %s failed: %s\n", what,
+                 cudaGetErrorString(err));
+}
+} // namespace
+
+extern "C" {
+
+AMP_RUNTIME_API void amp_rt_unscale_begin(int64_t found) {
+  report(cudaMemsetAsync(ptr<void>(found), 0, 1, stream()), "cudaMemsetAsync");
+  pending.clear();
+}
+
+AMP_RUNTIME_API void amp_rt_unscale_add(int64_t src, int64_t dst,
+                                        int64_t numel, int32_t dtype) {
+  if (numel > 0)
+    report(cudaMemcpyAsync(ptr<void>(dst), ptr<void>(src),
+                           numel * elementBytes(dtype),
+                           cudaMemcpyDeviceToDevice, stream()),
+           "cudaMemcpyAsync");
+  pending.push_back(AbiEntry{ptr<void>(dst), numel, dtype});
+}
+
+AMP_RUNTIME_API void amp_rt_unscale_launch(int64_t scale, int64_t found) {
+  for (size_t first = 0; first < pending.size(); first += kAbiTableSize) {
+    AbiTable table{};
+    for (size_t i = first; i < pending.size() && i < first + kAbiTableSize;
+         ++i)
+      table.entries[table.count++] = pending[i];
+    report(launchAbiUnscale(table, ptr<float>(scale), ptr<uint8_t>(found),
+                            stream()),
+           "amp_rt_unscale_launch");
+  }
+  pending.clear();
+}
+
+AMP_RUNTIME_API void amp_rt_update_scale(
+    int64_t found, int64_t scale, int64_t growth_tracker,
+    int64_t overflow_tracker, int64_t new_scale, int64_t new_growth_tracker,
+    int64_t new_overflow_tracker, float growth_factor, float backoff_factor,
+    int64_t growth_interval, int64_t backoff_interval, float min_scale,
+    float max_scale) {
+  ScaleRules rules{growth_factor,
+                   backoff_factor,
+                   static_cast<int32_t>(growth_interval),
+                   static_cast<int32_t>(backoff_interval),
+                   min_scale,
+                   max_scale,
+                   min_scale > 0.0f,
+                   max_scale > 0.0f};
+  report(launchAbiUpdate(ptr<uint8_t>(found), ptr<float>(scale),
+                         ptr<int32_t>(growth_tracker),
+                         ptr<int32_t>(overflow_tracker), ptr<float>(new_scale),
+                         ptr<int32_t>(new_growth_tracker),
+                         ptr<int32_t>(new_overflow_tracker), rules, stream()),
+         "amp_rt_update_scale");
+}
+
+AMP_RUNTIME_API void amp_rt_gemm(int64_t a, int32_t a_dtype, int64_t b,
+                                 int32_t b_dtype, int64_t c, int64_t batch,
+                                 int64_t m, int64_t n, int64_t k) {
+  if (!blas && amp_blas_create(&blas) != AMP_OK) {
+    std::fprintf(stderr, "amp runtime: cannot create the cuBLAS handle\n");
+    return;
+  }
+  // Row-major C = A B is column-major C^T = B^T A^T.
+  amp_status status = amp_gemm(
+      blas, AMP_OP_N, AMP_OP_N, n, m, k, 1.0f, ptr<void>(b),
+      static_cast<amp_dtype>(b_dtype), n, ptr<void>(a),
+      static_cast<amp_dtype>(a_dtype), k, 1.0f, ptr<float>(c), n, batch,
+      k * n, m * k, m * n, reinterpret_cast<amp_stream>(stream()));
+  if (status != AMP_OK)
+    std::fprintf(stderr, "amp runtime: amp_rt_gemm failed: %s\n",
+                 amp_status_string(status));
+}
+
+} // extern "C"

@@ -1,0 +1,229 @@
+//===- amp-compile.cpp - compile a training step for the CPU or a GPU -----===//
+//
+// amp-compile FILE --target=cpu|cuda [--chip=sm_90] --emit=mlir|llvm|ptx|obj
+//             -o OUT
+//
+// Runs the AMP rewrite (amp-pipeline: autocast + loss scaling; skipped for
+// --precision=fp32), then the CPU lowering (amp-cpu-pipeline) or the GPU
+// lowering (amp-gpu-pipeline: NVVM kernels, the runtime's fused kernels and
+// cuBLAS through `amp_rt_*` calls, host code on one CUDA stream with a single
+// synchronisation at the end), and writes the step as MLIR (LLVM dialect),
+// LLVM IR (host code with the embedded kernel binary), PTX (the kernels;
+// --target=cuda) or a host object file to link against the amp runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/InitAll.h"
+#include "amp/Pipelines/Pipelines.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+using namespace mlir::amp;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("amp-compile options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+                                      cl::desc("<training step .mlir>"),
+                                      cl::cat(category));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::value_desc("file"), cl::init("-"),
+                                       cl::cat(category));
+enum class Target { CPU, CUDA };
+static cl::opt<Target> target(
+    "target", cl::desc("Where the step runs"), cl::init(Target::CPU),
+    cl::values(clEnumValN(Target::CPU, "cpu", "the host (LLVM)"),
+               clEnumValN(Target::CUDA, "cuda", "NVIDIA GPUs (NVVM, cuBLAS)")),
+    cl::cat(category));
+enum class Emit { MLIR, LLVM, PTX, Obj };
+static cl::opt<Emit> emit(
+    "emit", cl::desc("What to write"), cl::init(Emit::MLIR),
+    cl::values(clEnumValN(Emit::MLIR, "mlir", "MLIR in the LLVM dialect"),
+               clEnumValN(Emit::LLVM, "llvm", "LLVM IR"),
+               clEnumValN(Emit::PTX, "ptx", "the kernels' PTX (cuda)"),
+               clEnumValN(Emit::Obj, "obj", "a host object file")),
+    cl::cat(category));
+static cl::opt<std::string> chip("chip", cl::desc("NVIDIA chip"),
+                                 cl::init("sm_90"), cl::cat(category));
+static cl::opt<std::string> features("features", cl::desc("PTX features"),
+                                     cl::init("+ptx80"), cl::cat(category));
+static cl::opt<std::string>
+    format("format",
+           cl::desc("Kernel binary embedded in the host code: bin (cubin, "
+                    "default), fatbin or isa (PTX, JIT-compiled at load)"),
+           cl::init("bin"), cl::cat(category));
+enum class Prec { FP32, F16, BF16 };
+static cl::opt<Prec> precision(
+    "precision", cl::desc("Mixed precision"), cl::init(Prec::F16),
+    cl::values(clEnumValN(Prec::FP32, "fp32", "no AMP rewrite"),
+               clEnumValN(Prec::F16, "f16", "amp-pipeline precision=f16"),
+               clEnumValN(Prec::BF16, "bf16", "amp-pipeline precision=bf16")),
+    cl::cat(category));
+static cl::opt<std::string>
+    ampOptions("amp-options",
+               cl::desc("Extra amp-pipeline options, e.g. "
+                        "\"loss-scaling=static init-scale=1024\""),
+               cl::init(""), cl::cat(category));
+static cl::opt<std::string>
+    lowering("lowering",
+             cl::desc("How the amp ops lower: inline or runtime (default: "
+                      "inline on cpu, runtime on cuda)"),
+             cl::init(""), cl::cat(category));
+
+/// Writes the PTX of every gpu.binary object (format isa) to `os`.
+static LogicalResult writePtx(ModuleOp module, llvm::raw_ostream &os) {
+  unsigned count = 0;
+  module.walk([&](gpu::BinaryOp binary) {
+    for (Attribute attr : binary.getObjects()) {
+      auto object = cast<gpu::ObjectAttr>(attr);
+      os << object.getObject().getValue();
+      ++count;
+    }
+  });
+  if (count == 0)
+    return emitError(module.getLoc()) << "the step has no GPU kernel";
+  return success();
+}
+
+/// Compiles `llvmModule` to a host object file.
+static LogicalResult writeObject(llvm::Module &llvmModule,
+                                 llvm::raw_pwrite_stream &os) {
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *llvmTarget =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!llvmTarget) {
+    llvm::errs() << "amp-compile: " << error << "\n";
+    return failure();
+  }
+  std::unique_ptr<llvm::TargetMachine> machine(llvmTarget->createTargetMachine(
+      triple, "generic", "", llvm::TargetOptions(), llvm::Reloc::PIC_));
+  llvmModule.setTargetTriple(triple);
+  llvmModule.setDataLayout(machine->createDataLayout());
+  llvm::legacy::PassManager passes;
+  if (machine->addPassesToEmitFile(passes, os, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile)) {
+    llvm::errs() << "amp-compile: the target cannot emit object files\n";
+    return failure();
+  }
+  passes.run(llvmModule);
+  return success();
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "amp-compile: compile an amp-mlir training step "
+                              "for the CPU or an NVIDIA GPU\n");
+  if (emit == Emit::PTX && target != Target::CUDA) {
+    llvm::errs() << "amp-compile: --emit=ptx needs --target=cuda\n";
+    return EXIT_FAILURE;
+  }
+  StringRef loweringMode = lowering.empty()
+                               ? (target == Target::CUDA ? "runtime" : "inline")
+                               : StringRef(lowering);
+  if (loweringMode != "inline" && loweringMode != "runtime") {
+    llvm::errs() << "amp-compile: --lowering must be inline or runtime\n";
+    return EXIT_FAILURE;
+  }
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  std::string errorMessage;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      openInputFile(inputFile, &errorMessage);
+  if (!input) {
+    llvm::errs() << "amp-compile: " << errorMessage << "\n";
+    return EXIT_FAILURE;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+  if (!module)
+    return EXIT_FAILURE;
+
+  PassManager pm(&context);
+  if (precision != Prec::FP32) {
+    std::string text = std::string("precision=") +
+                       (precision == Prec::BF16 ? "bf16" : "f16") + " " +
+                       ampOptions.getValue();
+    AmpPipelineOptions amp;
+    if (failed(amp.parseFromString(text))) {
+      llvm::errs() << "amp-compile: invalid --amp-options '" << ampOptions
+                   << "'\n";
+      return EXIT_FAILURE;
+    }
+    buildAmpPipeline(pm, amp);
+  }
+  if (target == Target::CPU) {
+    AmpCpuPipelineOptions cpu;
+    cpu.lowering = loweringMode.str();
+    buildAmpCpuPipeline(pm, cpu);
+  } else {
+    AmpGpuPipelineOptions gpu;
+    gpu.chip = chip;
+    gpu.features = features;
+    gpu.format = emit == Emit::PTX ? std::string("isa") : format.getValue();
+    gpu.lowering = loweringMode.str();
+    buildAmpGpuPipeline(pm, gpu);
+  }
+  if (failed(pm.run(*module)))
+    return EXIT_FAILURE;
+
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputFile, &errorMessage);
+  if (!output) {
+    llvm::errs() << "amp-compile: " << errorMessage << "\n";
+    return EXIT_FAILURE;
+  }
+  switch (emit) {
+  case Emit::MLIR:
+    module->print(output->os());
+    break;
+  case Emit::PTX:
+    if (failed(writePtx(*module, output->os())))
+      return EXIT_FAILURE;
+    break;
+  case Emit::LLVM:
+  case Emit::Obj: {
+    llvm::LLVMContext llvmContext;
+    std::unique_ptr<llvm::Module> llvmModule =
+        translateModuleToLLVMIR(*module, llvmContext, "amp_step");
+    if (!llvmModule) {
+      llvm::errs() << "amp-compile: translation to LLVM IR failed\n";
+      return EXIT_FAILURE;
+    }
+    if (emit == Emit::LLVM)
+      llvmModule->print(output->os(), nullptr);
+    else if (failed(writeObject(*llvmModule, output->os())))
+      return EXIT_FAILURE;
+    break;
+  }
+  }
+  output->keep();
+  return EXIT_SUCCESS;
+}
