@@ -85,3 +85,23 @@ func.func @already_scaled(%w: tensor<4xf32>, %s: tensor<f32> {amp.scale_state = 
   %1 = arith.subf %w, %seed : tensor<4xf32>
   return %1, %s : tensor<4xf32>, tensor<f32>
 }
+
+// -----
+
+// A gradient formed inside the op where it leaves (x * seed inside the SGD
+// body): only the scaled operand can be checked, which the pass says.
+#id = affine_map<(d0) -> (d0)>
+#all = affine_map<(d0) -> ()>
+func.func @fused_gradient(%w: tensor<4xf32>, %x: tensor<4xf32>) -> (tensor<4xf32> {amp.update_of = 0 : i64}) {
+  %seed = arith.constant {amp.grad_seed} dense<1.0> : tensor<f32>
+  %init = tensor.empty() : tensor<4xf32>
+  // expected-warning @+1 {{the gradient is formed inside this op, where it also leaves the backward pass}}
+  %new = linalg.generic {indexing_maps = [#id, #id, #all, #id], iterator_types = ["parallel"]}
+      ins(%w, %x, %seed : tensor<4xf32>, tensor<4xf32>, tensor<f32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%wv: f32, %xv: f32, %s: f32, %o: f32):
+    %g = arith.mulf %xv, %s : f32
+    %n = arith.subf %wv, %g : f32
+    linalg.yield %n : f32
+  } -> tensor<4xf32>
+  return %new : tensor<4xf32>
+}

@@ -134,6 +134,25 @@ LogicalResult AmpLossScalingPass::rewrite(FunctionOpInterface function) {
              << " leaves the backward pass; only f32/f16/bf16 ranked tensors "
                 "can be unscaled";
 
+  // A gradient formed inside the op where it leaves (a fused linalg body
+  // computing w - lr * (x * seed)) escapes the check: only the scaled
+  // operand is checked, not its product with the op's other operands.
+  for (auto &[value, uses] : flow->exitUses)
+    for (OpOperand *use : uses)
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(use->getOwner()))
+        if (Block *body = linalgOp.getBlock();
+            body && linalgOp.getMatchingBlockArgument(use) &&
+            llvm::any_of(linalgOp.getMatchingBlockArgument(use).getUsers(),
+                         [](Operation *user) {
+                           return isa<arith::MulFOp, arith::DivFOp>(user);
+                         }))
+          use->getOwner()->emitWarning()
+              << "the gradient is formed inside this op, where it also "
+                 "leaves the backward pass: amp-loss-scaling checks the "
+                 "scaled operand, not its product with the op's other "
+                 "operands, so a non-finite value coming from them is not "
+                 "detected; compute the gradient in an op of its own";
+
   MLIRContext *ctx = function.getContext();
   Block &block = function.getFunctionBody().front();
   Operation *terminator = block.getTerminator();
