@@ -1,5 +1,6 @@
 # amp-mlir: the two commands of a fresh Debian 12 machine.
 #   make demo    installs what is missing, builds, rewrites a bundled training step
+#                and trains one on the CPU in fp32 and f16 (with a skipped step)
 #   make check   installs what is missing, builds, runs every test
 # Everything lands in build/ (binaries in build/bin/).
 
@@ -17,7 +18,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 all: build
 
 help:
-	@echo "make demo    - install missing packages, build, run amp-opt on a bundled example"
+	@echo "make demo    - install missing packages, build, run amp-opt and amp-train on bundled examples"
 	@echo "make check   - install missing packages, build, run every test"
 	@echo "make build   - configure (CMake + Ninja) and build into $(BUILD)/"
 
@@ -42,9 +43,12 @@ $(BUILD)/build.ninja: | deps
 configure: deps $(BUILD)/build.ninja
 
 build: configure
-	@ninja -C $(BUILD) --quiet amp-opt
+	@ninja -C $(BUILD) --quiet amp-opt amp-train
 
 DEMO_INPUT ?= examples/transformer_adam.mlir
+DEMO_TRAIN ?= examples/mlp_sgd.mlir
+DEMO_STEPS ?= 30
+DEMO_POISON ?= 10
 demo: build
 	@mkdir -p $(BUILD)/demo
 	@echo "== amp-opt $(DEMO_INPUT) --amp-autocast (f16)"
@@ -56,6 +60,13 @@ demo: build
 	@grep -m 4 "tosa.matmul" $(BUILD)/demo/transformer_adam.f16.mlir | cut -c1-160
 	@$(LLVM_PREFIX)/bin/mlir-opt $(BUILD)/demo/transformer_adam.f16.mlir -o /dev/null && \
 	  echo "== Debian's mlir-opt $(LLVM_VERSION) verifies the rewritten IR"
+	@echo "== amp-opt $(DEMO_TRAIN) --amp-pipeline (autocast + dynamic loss scaling): the amp ops"
+	@$(BUILD)/bin/amp-opt $(DEMO_TRAIN) --amp-pipeline -o $(BUILD)/demo/mlp_sgd.amp.mlir
+	@for op in unscale_and_check keep_on_overflow update_scale; do \
+	  grep -m 1 "amp\.$$op" $(BUILD)/demo/mlp_sgd.amp.mlir | cut -c1-160; done
+	@echo "== amp-train $(DEMO_TRAIN): $(DEMO_STEPS) steps on the CPU, fp32 vs f16, and f16 with a poisoned step"
+	@python3 tools/amp-demo/amp-demo.py --amp-train $(BUILD)/bin/amp-train \
+	  --steps $(DEMO_STEPS) --poison-step $(DEMO_POISON) $(DEMO_TRAIN)
 
 check: configure
 	@ninja -C $(BUILD) --quiet all
