@@ -54,6 +54,21 @@ struct ScaleRules {
   bool hasMax;
 };
 
+/// The rules as `amp.update_scale` spells them (a bound of 0 means none).
+inline ScaleRules makeScaleRules(float growthFactor, float backoffFactor,
+                                 int64_t growthInterval,
+                                 int64_t backoffInterval, float minScale,
+                                 float maxScale) {
+  return ScaleRules{growthFactor,
+                    backoffFactor,
+                    static_cast<int32_t>(growthInterval),
+                    static_cast<int32_t>(backoffInterval),
+                    minScale,
+                    maxScale,
+                    minScale > 0.0f,
+                    maxScale > 0.0f};
+}
+
 AMP_HD uint32_t bitsOf(float f) {
 #if defined(__CUDA_ARCH__)
   return __float_as_uint(f);

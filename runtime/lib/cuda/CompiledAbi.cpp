@@ -71,14 +71,9 @@ AMP_RUNTIME_API void amp_rt_update_scale(
     int64_t new_overflow_tracker, float growth_factor, float backoff_factor,
     int64_t growth_interval, int64_t backoff_interval, float min_scale,
     float max_scale) {
-  ScaleRules rules{growth_factor,
-                   backoff_factor,
-                   static_cast<int32_t>(growth_interval),
-                   static_cast<int32_t>(backoff_interval),
-                   min_scale,
-                   max_scale,
-                   min_scale > 0.0f,
-                   max_scale > 0.0f};
+  ScaleRules rules =
+      makeScaleRules(growth_factor, backoff_factor, growth_interval,
+                     backoff_interval, min_scale, max_scale);
   report(launchAbiUpdate(ptr<uint8_t>(found), ptr<float>(scale),
                          ptr<int32_t>(growth_tracker),
                          ptr<int32_t>(overflow_tracker), ptr<float>(new_scale),
