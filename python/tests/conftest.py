@@ -1,8 +1,11 @@
 """Shared pytest configuration for the amp_mlir Python tests.
 
-Puts python/ on sys.path (so `import amp_mlir` works from a source checkout) and locates the tools:
-  AMP_MLIR_BIN  directory of amp-opt / amp-train (default: <repo>/build/bin)
-  MLIR_OPT      Debian's mlir-opt 22 (default: /usr/lib/llvm-22/bin/mlir-opt, else mlir-opt on PATH)
+Puts python/ on sys.path (so `import amp_mlir` works from a source checkout; the package then loads
+its native module from the CMake build tree) and locates the tools:
+  AMP_MLIR_BUILD_DIR  CMake build tree holding python/amp_mlir/_amp_mlir_native*.so (default: <repo>/build)
+  AMP_MLIR_BIN        directory of amp-opt / amp-train (default: $AMP_MLIR_BUILD_DIR/bin)
+  MLIR_OPT            Debian's mlir-opt 22 (default: /usr/lib/llvm-22/bin/mlir-opt, else mlir-opt on PATH)
+With AMP_MLIR_INSTALLED=1 the tests import the installed amp_mlir (pip install ./python) instead.
 """
 
 import os
@@ -14,12 +17,16 @@ import pytest
 
 PYTHON_DIR = Path(__file__).resolve().parents[1]
 REPO_DIR = PYTHON_DIR.parent
-if str(PYTHON_DIR) not in sys.path:
+if os.environ.get("AMP_MLIR_INSTALLED") != "1" and str(PYTHON_DIR) not in sys.path:
     sys.path.insert(0, str(PYTHON_DIR))
 
 
+def _build_dir() -> Path:
+    return Path(os.environ.get("AMP_MLIR_BUILD_DIR", REPO_DIR / "build"))
+
+
 def _amp_bin() -> Path:
-    return Path(os.environ.get("AMP_MLIR_BIN", REPO_DIR / "build" / "bin"))
+    return Path(os.environ.get("AMP_MLIR_BIN", _build_dir() / "bin"))
 
 
 def _mlir_opt():
@@ -40,3 +47,19 @@ def amp_tools():
     if not (amp_train.exists() and os.access(amp_train, os.X_OK)):
         pytest.skip(f"amp-train is not built ({amp_train}); build it with `ninja -C build amp-train`")
     return {"amp_opt": str(bindir / "amp-opt"), "amp_train": str(amp_train), "mlir_opt": _mlir_opt()}
+
+
+@pytest.fixture(scope="session")
+def amp_mlir_native():
+    """The amp_mlir package with its native module; skips when the module is not built."""
+    import amp_mlir
+
+    if not amp_mlir.native_available():
+        pytest.skip(f"amp_mlir's native module is not built or cannot be loaded ({amp_mlir._native_error}); "
+                    "build it with `ninja -C build _amp_mlir_native`")
+    return amp_mlir
+
+
+@pytest.fixture(scope="session")
+def repo_dir() -> Path:
+    return REPO_DIR

@@ -1,0 +1,227 @@
+/*===- AmpMLIR.h - C API of amp-mlir ------------------------------*- C -*-===*\
+|*                                                                            *|
+|* A small C API over amp-mlir's C++ libraries, for language bindings (the    *|
+|* Python module _amp_mlir_native is built on it) and for C programs:         *|
+|*                                                                            *|
+|*   - ampRunPipeline: parse IR text, run a textual pass pipeline on it       *|
+|*     (amp-pipeline, amp-cpu-pipeline, any registered MLIR pass), print the  *|
+|*     result;                                                                *|
+|*   - AmpTrainer: compile a training step (docs/TrainingStep.md) with the    *|
+|*     AMP pipeline and run it step by step on the CPU (the C face of         *|
+|*     mlir::amp::TrainingRunner, which amp-train drives).                    *|
+|*                                                                            *|
+|* Conventions: only C types cross the boundary; handles are opaque; strings  *|
+|* are NUL-terminated UTF-8. A function that can fail returns an AmpStatus;   *|
+|* on failure it stores a message in *error (when error is not NULL) that the *|
+|* caller releases with ampFree. The message holds the MLIR diagnostics, one  *|
+|* per line, each with its location: "file:line:col: error: message"         *|
+|* (notes follow as "...: note: ..."). Strings returned through an out-       *|
+|* parameter are owned by the caller (ampFree); strings returned by value are *|
+|* owned by the handle and live as long as it.                                *|
+|*                                                                            *|
+|* Functions are not thread-safe on the same handle; different handles may be *|
+|* used from different threads.                                               *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef AMP_C_AMPMLIR_H
+#define AMP_C_AMPMLIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The result of a function that can fail.
+typedef enum AmpStatus { AMP_FAILURE = 0, AMP_SUCCESS = 1 } AmpStatus;
+
+/// Releases a string or buffer that this API returned through an
+/// out-parameter. NULL is ignored.
+void ampFree(void *pointer);
+
+/// The version of amp-mlir ("0.1.0"); owned by the library.
+const char *ampGetVersion(void);
+
+/*===----------------------------------------------------------------------===*\
+|* Pass pipelines                                                             *|
+\*===----------------------------------------------------------------------===*/
+
+/// Parses `ir` (MLIR assembly of a builtin.module; `sourceName` names it in
+/// locations and diagnostics, NULL: "<input>"), runs the textual pass
+/// pipeline `pipeline` on it, e.g.
+///   "builtin.module(amp-pipeline{precision=f16 report=r.json})",
+/// verifies the result and prints it into *output (ampFree). The dialects of
+/// amp-mlir (amp::registerAllDialects) and every amp and MLIR pass are
+/// available. With `printLocations`, the printed IR keeps its locations
+/// (`loc(...)`). On failure *output is NULL and *error holds the parser,
+/// pipeline-parser, pass and verifier diagnostics.
+AmpStatus ampRunPipeline(const char *ir, const char *pipeline,
+                         const char *sourceName, int printLocations,
+                         char **output, char **error);
+
+/*===----------------------------------------------------------------------===*\
+|* Training runner                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+/// An element type of a training-step argument, and of the buffers that are
+/// exchanged with it (little-endian, C order; bool: one byte 0 or 1).
+typedef enum AmpDType {
+  AMP_DTYPE_FLOAT32 = 0,
+  AMP_DTYPE_INT32 = 1,
+  AMP_DTYPE_INT64 = 2,
+  AMP_DTYPE_BOOL = 3,
+} AmpDType;
+
+/// The arithmetic a training step runs in (amp::RunPrecision).
+typedef enum AmpPrecision {
+  /// The step as written: no AMP rewrite, no loss scaling.
+  AMP_PRECISION_FP32 = 0,
+  /// amp-pipeline with precision=f16.
+  AMP_PRECISION_F16 = 1,
+  /// amp-pipeline with precision=bf16.
+  AMP_PRECISION_BF16 = 2,
+} AmpPrecision;
+
+/// The `loss-scaling` choice of amp-pipeline (amp::LossScalingChoice).
+typedef enum AmpLossScaling {
+  /// Dynamic for f16, none for bf16.
+  AMP_LOSS_SCALING_AUTO = 0,
+  AMP_LOSS_SCALING_DYNAMIC = 1,
+  AMP_LOSS_SCALING_STATIC = 2,
+  AMP_LOSS_SCALING_NONE = 3,
+} AmpLossScaling;
+
+/// How the amp ops lower (amp::AmpOpsLowering; same numbers either way).
+typedef enum AmpLowering {
+  /// Inline linalg (amp-lower-to-linalg).
+  AMP_LOWERING_INLINE = 0,
+  /// Calls into the amp runtime's CPU backend (amp-lower-to-runtime), which
+  /// the JIT loads from the path the build recorded.
+  AMP_LOWERING_RUNTIME = 1,
+} AmpLowering;
+
+/// How a trainer compiles its step (amp::TrainingRunnerOptions). Initialise
+/// with ampTrainerOptionsInit, which sets amp-train's defaults.
+typedef struct AmpTrainerOptions {
+  AmpPrecision precision;       /* AMP_PRECISION_F16 */
+  AmpLossScaling lossScaling;   /* AMP_LOSS_SCALING_AUTO */
+  double initScale;             /* 65536 */
+  double growthFactor;          /* 2 */
+  double backoffFactor;         /* 0.5 */
+  int64_t growthInterval;       /* 2000 */
+  int64_t backoffInterval;      /* 1 */
+  double minScale;              /* 0: no floor */
+  double maxScale;              /* 0: no ceiling */
+  /// YAML precision policy of amp-autocast; NULL or "": the built-in one.
+  const char *policyPath;
+  /// Seed of the generator that draws the `amp.init` values.
+  uint64_t seed; /* 0 */
+  /// The training step to run; NULL or "": the only function that declares
+  /// the training-step contract.
+  const char *entry;
+  /// LLVM optimization level of the JIT (0-3).
+  unsigned optLevel; /* 2 */
+  AmpLowering lowering; /* AMP_LOWERING_INLINE */
+} AmpTrainerOptions;
+
+/// Sets `options` to the defaults (those of amp-train).
+void ampTrainerOptionsInit(AmpTrainerOptions *options);
+
+/// What one step reports (amp::StepResult).
+typedef struct AmpStepResult {
+  /// The amp.loss result as f32 (not finite on a skipped step).
+  float loss;
+  /// The loss scale after this step's update (1 without loss scaling).
+  float scale;
+  /// 1 when the step found a non-finite gradient and left every
+  /// amp.update_of argument unchanged.
+  int skipped;
+} AmpStepResult;
+
+/// One argument of a compiled training step. The strings and the shape are
+/// owned by the trainer.
+typedef struct AmpArgumentInfo {
+  /// The SSA name of the argument in the source (without '%'), or
+  /// "scale" / "growth_tracker" / "overflow_tracker" for the loss-scale state
+  /// amp-loss-scaling appends, or "arg<N>" when the source does not say.
+  const char *name;
+  /// The tensor type as MLIR prints it ("tensor<16x32xf32>").
+  const char *type;
+  /// The `amp.init` hint ("" if none).
+  const char *init;
+  AmpDType dtype;
+  size_t rank;
+  const int64_t *shape;
+  /// The size of the value in bytes.
+  size_t numBytes;
+  /// The result that is its new value, or -1 (an input).
+  int64_t updatedBy;
+  /// 1 for the loss-scale state appended by amp-loss-scaling.
+  int isScaleState;
+} AmpArgumentInfo;
+
+/// A compiled training step and its host buffers (opaque).
+typedef struct AmpTrainer AmpTrainer;
+
+/// Parses `ir` (`sourceName` as in ampRunPipeline), compiles its training step
+/// with `options` (NULL: the defaults) and JIT-compiles it for this CPU.
+/// Every argument starts out zero (the loss-scale state included): call
+/// ampTrainerInitialize, or set every argument, before the first step.
+/// Returns NULL on failure.
+AmpTrainer *ampTrainerCreate(const char *ir, const char *sourceName,
+                             const AmpTrainerOptions *options, char **error);
+
+/// Releases a trainer. NULL is ignored.
+void ampTrainerDestroy(AmpTrainer *trainer);
+
+/// Sets every argument the way amp-train does: from `inputsDir`/arg<N>.npy
+/// when that file exists, else from its `amp.init` hint (the loss-scale state
+/// from its hint). `inputsDir` NULL or "": hints only.
+AmpStatus ampTrainerInitialize(AmpTrainer *trainer, const char *inputsDir,
+                               char **error);
+
+/// Runs one step and feeds the new values back into the arguments. With
+/// `poison`, +inf is added to element 0 of the first float argument nothing
+/// updates (the input batch), for this call only.
+AmpStatus ampTrainerStep(AmpTrainer *trainer, int poison,
+                         AmpStepResult *result, char **error);
+
+/// The name of the function that runs (owned by the trainer).
+const char *ampTrainerGetEntryName(AmpTrainer *trainer);
+/// 1 when amp-loss-scaling threaded a loss scale through the step.
+int ampTrainerIsLossScaled(AmpTrainer *trainer);
+/// The number of arguments of the compiled step (original ones, then the
+/// loss-scale state).
+size_t ampTrainerGetNumArguments(AmpTrainer *trainer);
+/// The number of arguments of the function as written.
+size_t ampTrainerGetNumOriginalArguments(AmpTrainer *trainer);
+/// Describes argument `index`; fails when it is out of range.
+AmpStatus ampTrainerGetArgumentInfo(AmpTrainer *trainer, size_t index,
+                                    AmpArgumentInfo *info);
+
+/// Sets argument `index` from `data` (C order, `numBytes` bytes) holding a
+/// `dtype` array of shape `shape[0..rank)`. The rules of amp-train's .npy
+/// inputs apply: an f32 argument takes float32; i32 takes int32 or in-range
+/// int64; i64 takes int64 or int32; i1 takes bool; the shape must be the
+/// argument's (a rank-0 argument also takes shape (1,)).
+AmpStatus ampTrainerSetArgument(AmpTrainer *trainer, size_t index,
+                                AmpDType dtype, const int64_t *shape,
+                                size_t rank, const void *data, size_t numBytes,
+                                char **error);
+
+/// Copies the current value of argument `index` (its dtype and shape, see
+/// ampTrainerGetArgumentInfo) into `data`, which holds `numBytes` bytes.
+AmpStatus ampTrainerGetArgument(AmpTrainer *trainer, size_t index, void *data,
+                                size_t numBytes, char **error);
+
+/// Writes every amp.update_of argument N to `dir`/arg<N>.npy (amp-train
+/// --dump).
+AmpStatus ampTrainerDump(AmpTrainer *trainer, const char *dir, char **error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AMP_C_AMPMLIR_H */

@@ -1,0 +1,241 @@
+"""The native API: amp_mlir.run_pipeline (output, located MLIRError for malformed IR, bad pipelines, pass
+failures) and amp_mlir.Trainer (bit-for-bit the numbers and parameters of amp-train on
+examples/mlp_sgd.mlir in fp32 and f16, poisoned steps skipped with every argument kept, argument access)."""
+
+import json
+import os
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+STEPS = 20
+
+
+@pytest.fixture(scope="module")
+def mlp_sgd(repo_dir):
+    path = repo_dir / "examples" / "mlp_sgd.mlir"
+    return path, path.read_text()
+
+
+# --------------------------------------------------------------------------- run_pipeline
+def test_run_pipeline_amp(amp_mlir_native, mlp_sgd, tmp_path):
+    path, text = mlp_sgd
+    report = tmp_path / "report.json"
+    out = amp_mlir_native.run_pipeline(
+        text, f"builtin.module(amp-pipeline{{precision=f16 report={report}}})", source_name=str(path))
+    assert re.search(r"tosa\.matmul .*tensor<1x16x32xf16>", out)
+    assert "amp.scale_state" in out and "amp.skipped" in out  # loss scaling threaded through
+    assert "loc(" not in out
+    summary = json.loads(report.read_text())["summary"]
+    assert 0 < summary["low_precision_ops"] < summary["float_ops"]
+    # the output is valid input again, and locations can be kept
+    again = amp_mlir_native.run_pipeline(out, "builtin.module(canonicalize)", print_locations=True)
+    assert "loc(" in again
+
+
+def test_run_pipeline_cpu_lowering(amp_mlir_native, mlp_sgd):
+    _, text = mlp_sgd
+    out = amp_mlir_native.run_pipeline(text, "builtin.module(amp-pipeline{precision=bf16},amp-cpu-pipeline)")
+    assert "llvm.func @_mlir_ciface_train_step" in out
+    assert "tosa." not in out
+
+
+def test_malformed_ir_raises_located_error(amp_mlir_native):
+    ir = ("func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+          "  %b = tosa.add %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>\n"
+          "  return %c : tensor<4xf32>\n"
+          "}\n")
+    with pytest.raises(amp_mlir_native.MLIRError) as info:
+        amp_mlir_native.run_pipeline(ir, "builtin.module(canonicalize)", source_name="bad.mlir")
+    assert re.search(r"^bad\.mlir:3:\d+: error: use of undeclared SSA value name", str(info.value), re.M), str(info.value)
+    assert isinstance(info.value, RuntimeError)
+
+
+def test_verifier_error_is_located(amp_mlir_native):
+    ir = ("func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+          "  %b = \"tosa.add\"(%a, %a) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi32>\n"
+          "  return %a : tensor<4xf32>\n"
+          "}\n")
+    with pytest.raises(amp_mlir_native.MLIRError, match=r"(?m)^v\.mlir:2:\d+: error: ") as info:
+        amp_mlir_native.run_pipeline(ir, "builtin.module(canonicalize)", source_name="v.mlir")
+    assert "tosa.add" in str(info.value)
+
+
+def test_bad_pass_option(amp_mlir_native, mlp_sgd):
+    _, text = mlp_sgd
+    with pytest.raises(amp_mlir_native.MLIRError) as info:
+        amp_mlir_native.run_pipeline(text, "builtin.module(amp-pipeline{precision=f17})")
+    message = str(info.value)
+    assert "f17" in message and "precision" in message, message
+    with pytest.raises(amp_mlir_native.MLIRError, match=r"error: .*'amp-no-such-pass'") as info:
+        amp_mlir_native.run_pipeline(text, "builtin.module(amp-no-such-pass)")
+    assert re.search(r"\d+:\d+: error: ", str(info.value)), str(info.value)  # position in the pipeline text
+
+
+def test_pass_failure_is_located(amp_mlir_native):
+    # strict=true: a float op the policy does not know fails amp-autocast at the op.
+    ir = ("func.func @f(%t: tensor<4xf32>, %i: index) -> f32 {\n"
+          "  %e = tensor.extract %t[%i] : tensor<4xf32>\n"
+          "  return %e : f32\n"
+          "}\n")
+    with pytest.raises(amp_mlir_native.MLIRError) as info:
+        amp_mlir_native.run_pipeline(ir, "builtin.module(amp-autocast{strict=true})", source_name="s.mlir")
+    assert re.search(r"(?m)^s\.mlir:2:\d+: error: 'tensor\.extract' is not in the precision policy",
+                     str(info.value)), str(info.value)
+
+
+# --------------------------------------------------------------------------- Trainer vs amp-train
+def _amp_train(tools, path, precision, *extra):
+    cmd = [tools["amp_train"], str(path), f"--precision={precision}", "--steps", str(STEPS), *extra]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return [json.loads(line) for line in r.stdout.splitlines()]
+
+
+def _assert_rows_identical(cli_rows, py_rows):
+    """amp-train prints %.9g (round-trips an f32) and null for non-finite numbers."""
+    assert len(cli_rows) == len(py_rows)
+    for cli, py in zip(cli_rows, py_rows):
+        assert cli["step"] == py["step"] and cli["skipped"] == py["skipped"], (cli, py)
+        for key in ("loss", "scale"):
+            if cli[key] is None:
+                assert not np.isfinite(py[key]), (key, cli, py)
+            else:
+                assert np.float32(cli[key]).tobytes() == np.float32(py[key]).tobytes(), (key, cli, py)
+
+
+@pytest.mark.parametrize("precision, poison, lowering", [
+    ("fp32", (), "inline"), ("f16", (), "inline"), ("f16", (3, 4, 11), "inline"), ("bf16", (), "inline"),
+    ("f16", (3, 4, 11), "runtime")])
+def test_trainer_matches_amp_train(amp_mlir_native, amp_tools, mlp_sgd, tmp_path, precision, poison, lowering):
+    path, _ = mlp_sgd
+    extra = ["--dump", str(tmp_path / "dump"), f"--lowering={lowering}"]
+    if poison:
+        extra.append("--poison-step=" + ",".join(map(str, poison)))
+    cli = _amp_train(amp_tools, path, precision, *extra)
+    if lowering == "runtime" and os.environ.get("AMP_MLIR_INSTALLED") == "1":
+        # The runner loads the runtime from the build tree that built the module; a wheel's is gone.
+        with pytest.raises(amp_mlir_native.MLIRError, match="the runtime lowering needs .*which does not exist"):
+            amp_mlir_native.Trainer.from_file(path, precision, lowering=lowering)
+        return
+    trainer = amp_mlir_native.Trainer.from_file(path, precision, lowering=lowering)
+    rows = trainer.run(STEPS, poison_steps=poison)
+    _assert_rows_identical(cli, rows)
+    if poison:
+        assert [r["step"] for r in rows if r["skipped"]] == list(poison)
+    # the trained parameters are the ones amp-train dumps, bit for bit
+    for arg in trainer.arguments:
+        if arg.is_updated and not arg.is_scale_state:
+            dumped = np.load(tmp_path / "dump" / f"arg{arg.index}.npy")
+            assert dumped.dtype == trainer.argument(arg.index).dtype
+            assert dumped.tobytes() == trainer.argument(arg.index).tobytes(), arg.name
+
+
+def test_trainer_inputs_dir_matches_amp_train(amp_mlir_native, amp_tools, mlp_sgd, tmp_path):
+    path, _ = mlp_sgd
+    rng = np.random.default_rng(1)
+    np.save(tmp_path / "arg4.npy", rng.standard_normal((16, 32)).astype(np.float32))  # x
+    np.save(tmp_path / "arg5.npy", rng.integers(0, 10, 16).astype(np.int64))  # labels (i32 takes int64)
+    cli = _amp_train(amp_tools, path, "f16", "--inputs", str(tmp_path), "--seed", "7")
+    trainer = amp_mlir_native.Trainer.from_file(path, "f16", seed=7)
+    _assert_rows_identical(cli, trainer.run(STEPS, inputs_dir=tmp_path))
+    # run() with inputs_dir starts over: the same rows again
+    _assert_rows_identical(cli, trainer.run(STEPS, inputs_dir=tmp_path))
+
+
+def test_poisoned_step_keeps_arguments(amp_mlir_native, mlp_sgd):
+    path, _ = mlp_sgd
+    trainer = amp_mlir_native.Trainer.from_file(path, "f16")
+    trainer.run(2)
+    updated = [a.index for a in trainer.arguments if a.is_updated and not a.is_scale_state]
+    assert len(updated) == 4
+    before = {i: trainer.argument(i) for i in range(len(trainer.arguments))}
+    scale_before = float(trainer.argument("scale"))
+    row = trainer.step(poison=True)
+    assert row["skipped"] and not np.isfinite(row["loss"])
+    assert row["scale"] == scale_before * 0.5
+    for i in updated + [4, 5]:  # parameters and the batch: bit for bit
+        assert trainer.argument(i).tobytes() == before[i].tobytes(), trainer.arguments[i].name
+    row = trainer.step()
+    assert not row["skipped"] and np.isfinite(row["loss"])
+    assert any(trainer.argument(i).tobytes() != before[i].tobytes() for i in updated)
+
+
+def test_arguments_and_set_argument(amp_mlir_native, mlp_sgd):
+    path, text = mlp_sgd
+    trainer = amp_mlir_native.Trainer(text, "f16")
+    args = trainer.arguments
+    assert [a.name for a in args] == ["w1", "b1", "w2", "b2", "x", "labels", "scale", "growth_tracker",
+                                      "overflow_tracker"]
+    assert trainer.num_original_arguments == 6 and trainer.is_loss_scaled
+    assert trainer.entry_name == "train_step"
+    w1 = args[0]
+    assert (w1.type, w1.dtype, w1.shape, w1.init, w1.updated_by) == (
+        "tensor<32x64xf32>", "float32", (32, 64), "uniform:0.17", 0)
+    assert args[5].dtype == "int32" and args[5].updated_by == -1 and not args[5].is_updated
+    assert args[6].is_scale_state and trainer.argument("scale").item() == 65536.0
+    assert np.abs(trainer.argument("w1")).max() <= 0.17
+
+    w = np.full((32, 64), 0.01, np.float32)
+    trainer.set_argument("w1", w)
+    assert trainer.argument(0).tobytes() == w.tobytes()
+    labels = np.arange(16, dtype=np.int64) % 10
+    trainer.set_argument(5, labels)  # int64 into i32
+    assert trainer.argument(5).dtype == np.int32 and (trainer.argument(5) == labels).all()
+    with pytest.raises(ValueError, match=r"expects float32 with shape \(32, 64\), got float32 with shape \(64, 32\)"):
+        trainer.set_argument(0, w.T.copy())
+    with pytest.raises(ValueError, match="expects float32"):
+        trainer.set_argument(0, np.zeros((32, 64), np.int32))
+    with pytest.raises(TypeError, match="unsupported array dtype"):
+        trainer.set_argument(0, np.zeros((32, 64), np.float64))
+    with pytest.raises(ValueError, match="does not fit in i32"):
+        trainer.set_argument(5, np.full(16, 2 ** 40, np.int64))
+    with pytest.raises(KeyError):
+        trainer.argument("nope")
+    with pytest.raises(IndexError):
+        trainer.argument(99)
+    row = trainer.step()
+    assert row["step"] == 0 and np.isfinite(row["loss"])
+
+
+def test_trainer_errors_are_located(amp_mlir_native, mlp_sgd):
+    path, text = mlp_sgd
+    bad = text.replace('"uniform:0.17"', '"uniform:abc"', 1)
+    line = next(i for i, l in enumerate(bad.splitlines(), 1) if "func.func @train_step" in l)
+    with pytest.raises(amp_mlir_native.MLIRError, match=rf"(?m)^m\.mlir:{line}:\d+: error: .*argument #0.*"
+                                                         r"\"uniform:abc\""):
+        amp_mlir_native.Trainer(bad, "fp32", source_name="m.mlir")
+    with pytest.raises(amp_mlir_native.MLIRError, match="inputs directory '/no/such/dir' does not exist"):
+        amp_mlir_native.Trainer(text, "fp32", inputs_dir="/no/such/dir")
+    with pytest.raises(ValueError, match="precision"):
+        amp_mlir_native.Trainer(text, "f8")
+
+
+def test_trainer_without_initialization(amp_mlir_native, mlp_sgd):
+    # A step whose argument has no hint needs an inputs directory, or initialize=False and set_argument.
+    _, text = mlp_sgd
+    no_hint = text.replace('{amp.init = "normal:1.0"}', "", 1)
+    with pytest.raises(amp_mlir_native.MLIRError, match=r"argument #4 \(tensor<16x32xf32>\) has no amp.init hint"):
+        amp_mlir_native.Trainer(no_hint, "fp32")
+    trainer = amp_mlir_native.Trainer(no_hint, "f16", initialize=False)
+    assert trainer.argument("scale").item() == 0.0 and not trainer.argument("w1").any()
+    trainer.set_argument("x", np.ones((16, 32), np.float32))
+    hinted = amp_mlir_native.Trainer(text, "f16")
+    for a in trainer.arguments:
+        if a.name != "x":
+            trainer.set_argument(a.index, hinted.argument(a.index))
+    hinted.set_argument("x", np.ones((16, 32), np.float32))
+    assert trainer.run(3) == hinted.run(3)
+
+
+def test_c_api_from_c(amp_tools, mlp_sgd):
+    """amp-capi-smoke (C99 over include/amp-c/AmpMLIR.h) prints amp-train's lines."""
+    path, _ = mlp_sgd
+    smoke = os.path.join(os.path.dirname(amp_tools["amp_train"]), "amp-capi-smoke")
+    assert os.path.exists(smoke), f"{smoke} is not built (ninja amp-capi-smoke)"
+    r = subprocess.run([smoke, str(path), str(STEPS)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "argument 6: scale tensor<f32>" in r.stderr
+    _assert_rows_identical(_amp_train(amp_tools, path, "f16"), [json.loads(l) for l in r.stdout.splitlines()])
