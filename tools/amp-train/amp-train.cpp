@@ -111,12 +111,16 @@ static cl::opt<unsigned> optLevel("opt-level",
                                   cl::desc("LLVM optimization level (0-3)"),
                                   cl::init(2), cl::cat(category));
 
-enum class Device { CPU, CUDA };
-static cl::opt<Device> device(
-    "device", cl::desc("Where the step runs"), cl::init(Device::CPU),
-    cl::values(clEnumValN(Device::CPU, "cpu", "the host, through the JIT"),
-               clEnumValN(Device::CUDA, "cuda", "an NVIDIA GPU")),
+static cl::opt<RunDevice> device(
+    "device", cl::desc("Where the step runs"), cl::init(RunDevice::CPU),
+    cl::values(clEnumValN(RunDevice::CPU, "cpu", "the host, through the JIT"),
+               clEnumValN(RunDevice::CUDA, "cuda",
+                          "an NVIDIA GPU (amp-gpu-pipeline, the runtime's "
+                          "CUDA backend)")),
     cl::cat(category));
+static cl::opt<std::string> chip("chip",
+                                 cl::desc("NVIDIA chip for --device=cuda"),
+                                 cl::init("sm_80"), cl::cat(category));
 static cl::opt<AmpOpsLowering> lowering(
     "lowering", cl::desc("How the amp ops lower"),
     cl::init(AmpOpsLowering::Inline),
@@ -126,32 +130,6 @@ static cl::opt<AmpOpsLowering> lowering(
                           "calls into the amp runtime's CPU backend "
                           "(amp-lower-to-runtime)")),
     cl::cat(category));
-
-/// The number of CUDA devices the runtime's CUDA backend sees (0 when it is
-/// not built, cannot load, or finds no device); `why` says which.
-static int cudaDeviceCount(std::string &why) {
-#ifdef AMP_RUNTIME_CUDA_LIBRARY
-  std::string error;
-  auto library = llvm::sys::DynamicLibrary::getPermanentLibrary(
-      AMP_RUNTIME_CUDA_LIBRARY, &error);
-  if (!library.isValid()) {
-    why = "cannot load " + std::string(AMP_RUNTIME_CUDA_LIBRARY) + ": " + error;
-    return 0;
-  }
-  using CountFn = int (*)(int *);
-  auto count = reinterpret_cast<CountFn>(
-      library.getAddressOfSymbol("amp_runtime_device_count"));
-  int devices = 0;
-  if (!count || count(&devices) != 0 || devices == 0) {
-    why = "the CUDA driver reports no device";
-    return 0;
-  }
-  return devices;
-#else
-  why = "this build has no CUDA runtime backend (nvcc was not found)";
-  return 0;
-#endif
-}
 
 /// A JSON number with 9 significant digits (round-trips an f32), or null.
 static void printNumber(llvm::raw_ostream &os, float value) {
@@ -179,20 +157,6 @@ int main(int argc, char **argv) {
       lossScaling != LossScalingChoice::Auto) {
     llvm::errs() << "amp-train: --loss-scaling needs --precision=f16 or "
                     "--precision=bf16 (fp32 runs the step as written)\n";
-    return EXIT_FAILURE;
-  }
-
-  if (device == Device::CUDA) {
-    std::string why;
-    if (cudaDeviceCount(why) == 0) {
-      llvm::errs() << "amp-train: --device=cuda needs an NVIDIA GPU and none "
-                      "is usable here: "
-                   << why << "\n";
-      return EXIT_FAILURE;
-    }
-    llvm::errs() << "amp-train: a CUDA device is present, but amp-train runs "
-                    "steps on the CPU only in this version; compile the step "
-                    "for the GPU with amp-compile --target=cuda\n";
     return EXIT_FAILURE;
   }
 
@@ -232,6 +196,8 @@ int main(int argc, char **argv) {
   options.entry = entry;
   options.optLevel = optLevel;
   options.lowering = lowering;
+  options.device = device;
+  options.chip = chip;
   FailureOr<std::unique_ptr<TrainingRunner>> runner =
       TrainingRunner::create(std::move(module), options);
   if (failed(runner))

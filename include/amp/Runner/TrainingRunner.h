@@ -40,6 +40,9 @@ enum class RunPrecision {
 /// The two lowerings of the amp ops (same semantics, bit for bit).
 enum class AmpOpsLowering { Inline, Runtime };
 
+/// Where the step runs.
+enum class RunDevice { CPU, CUDA };
+
 struct TrainingRunnerOptions {
   RunPrecision precision = RunPrecision::F16;
   /// YAML precision policy for amp-autocast (empty: the built-in policy).
@@ -64,6 +67,11 @@ struct TrainingRunnerOptions {
   /// How the amp ops lower: inline (amp-lower-to-linalg) or runtime (calls
   /// into the amp runtime's CPU backend, which the JIT then links).
   AmpOpsLowering lowering = AmpOpsLowering::Inline;
+  /// CPU: the JIT-compiled CPU pipeline. CUDA: amp-gpu-pipeline (kernels as a
+  /// fatbin for `chip`, the runtime's CUDA backend for amp ops and cuBLAS),
+  /// buffers in device memory, copied in before and out after each call.
+  RunDevice device = RunDevice::CPU;
+  std::string chip = "sm_80";
   /// Shared libraries the JIT links; empty: MLIR's C runner utilities (for
   /// memrefCopy), when installed.
   std::vector<std::string> sharedLibPaths;
@@ -192,6 +200,11 @@ private:
   int64_t scaleArg = -1, scaleResult = -1;
   /// The argument `step(/*poison=*/true)` poisons, or -1.
   int64_t poisonArg = -1;
+  /// RunDevice::CUDA: the runtime's memory entry points and the device copy
+  /// of every input and result buffer (same order as the descriptors).
+  struct DeviceApi;
+  std::unique_ptr<DeviceApi> device;
+  std::vector<void *> deviceBuffers;
 };
 
 } // namespace amp

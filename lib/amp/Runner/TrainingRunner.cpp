@@ -28,6 +28,7 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "llvm/Support/DynamicLibrary.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringExtras.h"
@@ -138,7 +139,6 @@ static float loadFloat(const char *data, Type type) {
 // Construction and compilation
 //===----------------------------------------------------------------------===//
 
-TrainingRunner::~TrainingRunner() = default;
 
 void TrainingRunner::registerDialects(DialectRegistry &registry) {
   registerAllDialects(registry);
@@ -227,6 +227,51 @@ static FailureOr<RankedTensorType> checkBufferType(func::FuncOp fn, Type type,
                                          : "integer and float results");
   return tensor;
 }
+
+/// The runtime's CUDA backend, loaded at run time: its mgpu* memory entry
+/// points (the ones the step's host code uses too) and a device count.
+struct TrainingRunner::DeviceApi {
+  void *(*memAlloc)(uint64_t, void *, bool) = nullptr;
+  void (*memFree)(void *, void *) = nullptr;
+  void (*memcpy)(void *, void *, uint64_t, void *) = nullptr;
+  void (*streamSynchronize)(void *) = nullptr;
+
+  static FailureOr<std::unique_ptr<DeviceApi>> load(LocationAttr loc) {
+#ifdef AMP_RUNTIME_CUDA_LIBRARY
+    std::string error;
+    auto library = llvm::sys::DynamicLibrary::getPermanentLibrary(
+        AMP_RUNTIME_CUDA_LIBRARY, &error);
+    if (!library.isValid())
+      return emitError(loc) << "cannot load the CUDA runtime "
+                            << AMP_RUNTIME_CUDA_LIBRARY << ": " << error;
+    auto count = reinterpret_cast<int (*)(int *)>(
+        library.getAddressOfSymbol("amp_runtime_device_count"));
+    int devices = 0;
+    if (!count || count(&devices) != 0 || devices == 0)
+      return emitError(loc) << "--device=cuda needs an NVIDIA GPU and none is "
+                               "usable here: the CUDA driver reports no "
+                               "device";
+    auto api = std::make_unique<DeviceApi>();
+    api->memAlloc = reinterpret_cast<decltype(api->memAlloc)>(
+        library.getAddressOfSymbol("mgpuMemAlloc"));
+    api->memFree = reinterpret_cast<decltype(api->memFree)>(
+        library.getAddressOfSymbol("mgpuMemFree"));
+    api->memcpy = reinterpret_cast<decltype(api->memcpy)>(
+        library.getAddressOfSymbol("mgpuMemcpy"));
+    api->streamSynchronize = reinterpret_cast<decltype(api->streamSynchronize)>(
+        library.getAddressOfSymbol("mgpuStreamSynchronize"));
+    if (!api->memAlloc || !api->memFree || !api->memcpy ||
+        !api->streamSynchronize)
+      return emitError(loc) << AMP_RUNTIME_CUDA_LIBRARY
+                            << " lacks the mgpu* memory entry points";
+    return api;
+#else
+    return emitError(loc) << "--device=cuda needs the runtime's CUDA backend, "
+                             "which this build does not have (nvcc was not "
+                             "found at configure time)";
+#endif
+  }
+};
 
 LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
   MLIRContext *context = module->getContext();
@@ -351,14 +396,31 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
       break;
     }
 
-  // The CPU lowering.
+  // The device: a CUDA run needs the runtime's CUDA backend and a GPU.
+  if (options.device == RunDevice::CUDA) {
+    FailureOr<std::unique_ptr<DeviceApi>> api = DeviceApi::load(entryLoc);
+    if (failed(api))
+      return failure();
+    device = std::move(*api);
+  }
+
+  // The lowering: CPU, or kernels + host code on one stream.
   {
     PassManager pm(context);
-    AmpCpuPipelineOptions cpu;
-    cpu.emitCInterface = true;
-    if (options.lowering == AmpOpsLowering::Runtime)
-      cpu.lowering = "runtime";
-    buildAmpCpuPipeline(pm, cpu);
+    if (device) {
+      AmpGpuPipelineOptions gpu;
+      gpu.chip = options.chip;
+      gpu.format = "fatbin";
+      gpu.lowering =
+          options.lowering == AmpOpsLowering::Inline ? "inline" : "runtime";
+      buildAmpGpuPipeline(pm, gpu);
+    } else {
+      AmpCpuPipelineOptions cpu;
+      cpu.emitCInterface = true;
+      if (options.lowering == AmpOpsLowering::Runtime)
+        cpu.lowering = "runtime";
+      buildAmpCpuPipeline(pm, cpu);
+    }
     if (failed(pm.run(moduleOp)))
       return failure();
   }
@@ -379,7 +441,9 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
   if (libs.empty() && StringRef(AMP_C_RUNNER_UTILS).size() &&
       llvm::sys::fs::exists(AMP_C_RUNNER_UTILS))
     libs.push_back(AMP_C_RUNNER_UTILS);
-  if (options.lowering == AmpOpsLowering::Runtime) {
+  if (device) {
+    libs.push_back(AMP_RUNTIME_CUDA_LIBRARY);
+  } else if (options.lowering == AmpOpsLowering::Runtime) {
     // The runtime's CPU backend provides the amp_rt_* entry points.
     if (!llvm::sys::fs::exists(AMP_RUNTIME_CPU_LIBRARY))
       return emitError(entryLoc) << "the runtime lowering needs "
@@ -403,6 +467,9 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
            << "JIT compilation of '" << entryName
            << "' failed: " << llvm::toString(engineOrError.takeError());
   engine = std::move(*engineOrError);
+  // Global constructors load the kernel module of a GPU step.
+  if (device)
+    engine->initialize();
 
   // Descriptors {allocated, aligned, offset, sizes[R], strides[R]} of the
   // per-call argument copies and of the results.
@@ -428,6 +495,26 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
     descriptors.push_back(describe(buffer, arg.type));
   for (auto [buffer, type] : llvm::zip_equal(results, resultTypes))
     descriptors.push_back(describe(buffer, type));
+  if (device) {
+    // The step reads and writes device memory: one device buffer per
+    // descriptor, which the descriptor points at instead.
+    deviceBuffers.clear();
+    auto sizeOf = [&](size_t i) {
+      return i < arguments.size()
+                 ? arguments[i].getNumBytes()
+                 : getNumBytes(resultTypes[i - arguments.size()]);
+    };
+    for (size_t i = 0; i < descriptors.size(); ++i) {
+      void *buffer = device->memAlloc(std::max<uint64_t>(sizeOf(i), 1),
+                                      nullptr, false);
+      if (!buffer)
+        return emitError(entryLoc) << "cannot allocate " << sizeOf(i)
+                                   << " bytes of device memory";
+      deviceBuffers.push_back(buffer);
+      descriptors[i][0] = descriptors[i][1] =
+          reinterpret_cast<intptr_t>(buffer);
+    }
+  }
   descriptorPtrs.clear();
   for (std::vector<int64_t> &desc : descriptors)
     descriptorPtrs.push_back(desc.data());
@@ -621,6 +708,12 @@ LogicalResult TrainingRunner::initializeArguments(StringRef inputsDir) {
 // Running
 //===----------------------------------------------------------------------===//
 
+TrainingRunner::~TrainingRunner() {
+  if (device)
+    for (void *buffer : deviceBuffers)
+      device->memFree(buffer, nullptr);
+}
+
 FailureOr<StepResult> TrainingRunner::step(bool poison) {
   for (auto [buffer, arg] : llvm::zip_equal(callInputs, arguments))
     if (arg.getNumBytes())
@@ -637,11 +730,25 @@ FailureOr<StepResult> TrainingRunner::step(bool poison) {
     std::memcpy(data, &v, 4);
   }
 
+  if (device)
+    for (size_t i = 0; i < callInputs.size(); ++i)
+      if (arguments[i].getNumBytes())
+        device->memcpy(deviceBuffers[i], callInputs[i].data(),
+                       arguments[i].getNumBytes(), nullptr);
+
   if (llvm::Error error =
           engine->invokePacked("_mlir_ciface_" + entryName, packedArgs))
     return emitError(Location(entryLoc))
            << "calling '" << entryName
            << "' failed: " << llvm::toString(std::move(error));
+
+  if (device) {
+    // The step synchronised its own stream before returning.
+    for (size_t r = 0; r < results.size(); ++r)
+      device->memcpy(results[r].data(), deviceBuffers[callInputs.size() + r],
+                     getNumBytes(resultTypes[r]), nullptr);
+    device->streamSynchronize(nullptr);
+  }
 
   for (RunnerArgument &arg : arguments)
     if (arg.updatedBy >= 0 && arg.getNumBytes())
