@@ -89,20 +89,8 @@ std::string OpDecision::describeReason() const {
 }
 
 static std::string describe(Operation *op) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << op->getName().getStringRef() << " at ";
-  Location loc = op->getLoc();
-  if (auto fused = dyn_cast<FusedLoc>(loc); fused && !fused.getLocations().empty())
-    loc = fused.getLocations().front();
-  if (auto name = dyn_cast<NameLoc>(loc))
-    loc = name.getChildLoc();
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    os << file.getFilename().getValue() << ":" << file.getLine() << ":"
-       << file.getColumn();
-  else
-    loc.print(os);
-  return text;
+  return op->getName().getStringRef().str() + " at " +
+         formatLocation(op->getLoc());
 }
 
 namespace {

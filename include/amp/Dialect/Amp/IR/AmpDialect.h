@@ -10,6 +10,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"
+#include "mlir/IR/Location.h"
+#include <string>
 
 #include "amp/Dialect/Amp/IR/AmpEnums.h.inc"
 
@@ -19,6 +21,11 @@ namespace mlir::amp {
 
 /// Returns the MLIR float type of a precision (f32, f16 or bf16).
 FloatType getFloatType(MLIRContext *ctx, Precision precision);
+
+/// A location for people: "file:line:col" when it has one (looking through
+/// fused and name locations), else the name of a name location (e.g. the
+/// PyTorch exporter's "aten.addmm.default[addmm]"), else the printed form.
+std::string formatLocation(Location loc);
 
 } // namespace mlir::amp
 

@@ -10,6 +10,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -30,6 +31,26 @@ FloatType mlir::amp::getFloatType(MLIRContext *ctx, Precision precision) {
     return BFloat16Type::get(ctx);
   }
   llvm_unreachable("unknown precision");
+}
+
+std::string mlir::amp::formatLocation(Location loc) {
+  if (auto fused = dyn_cast<FusedLoc>(loc); fused && !fused.getLocations().empty())
+    loc = fused.getLocations().front();
+  std::string name;
+  if (auto named = dyn_cast<NameLoc>(loc)) {
+    name = named.getName().str();
+    loc = named.getChildLoc();
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+       << file.getColumn();
+  else if (!name.empty())
+    os << name;
+  else
+    loc.print(os);
+  return text;
 }
 
 /// Checks an `amp.init` hint: "zeros", "ones", "fill:V" with a real V,

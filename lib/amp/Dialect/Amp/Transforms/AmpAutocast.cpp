@@ -270,22 +270,6 @@ LogicalResult AutocastRewriter::run(FunctionOpInterface function) {
   return success();
 }
 
-/// Location as "file:line:col" when it has one.
-static std::string formatLocation(Location loc) {
-  if (auto fused = dyn_cast<FusedLoc>(loc); fused && !fused.getLocations().empty())
-    loc = fused.getLocations().front();
-  if (auto name = dyn_cast<NameLoc>(loc))
-    loc = name.getChildLoc();
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return llvm::formatv("{0}:{1}:{2}", file.getFilename().getValue(),
-                         file.getLine(), file.getColumn())
-        .str();
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  loc.print(os);
-  return text;
-}
-
 static StringRef sourceName(CategorySource source) {
   switch (source) {
   case CategorySource::Default:
