@@ -437,14 +437,6 @@ convertOptions(const AmpTrainerOptions &in, std::string &why) {
     why = "invalid loss-scaling choice " + std::to_string(in.lossScaling);
     return failure();
   }
-  // amp-train refuses an explicit scaling mode for a step run as written.
-  if (out.precision == RunPrecision::FP32 &&
-      (out.lossScaling == LossScalingChoice::Dynamic ||
-       out.lossScaling == LossScalingChoice::Static)) {
-    why = "loss scaling needs precision f16 or bf16 (fp32 runs the step as "
-          "written)";
-    return failure();
-  }
   out.initScale = in.initScale;
   out.growthFactor = in.growthFactor;
   out.backoffFactor = in.backoffFactor;

@@ -152,14 +152,6 @@ int main(int argc, char **argv) {
       "scale after the step (1 without loss scaling); skipped: the step found "
       "a non-finite gradient and changed no amp.update_of argument.\n");
 
-  if (precision == RunPrecision::FP32 && lossScaling.getNumOccurrences() &&
-      lossScaling != LossScalingChoice::None &&
-      lossScaling != LossScalingChoice::Auto) {
-    llvm::errs() << "amp-train: --loss-scaling needs --precision=f16 or "
-                    "--precision=bf16 (fp32 runs the step as written)\n";
-    return EXIT_FAILURE;
-  }
-
   DialectRegistry registry;
   TrainingRunner::registerDialects(registry);
   MLIRContext context(registry);

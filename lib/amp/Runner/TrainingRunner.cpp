@@ -159,6 +159,14 @@ TrainingRunner::create(OwningOpRef<ModuleOp> module,
   registerBuiltinDialectTranslation(*context);
   registerLLVMDialectTranslation(*context);
 
+  // A step run as written has no loss scaling to configure.
+  if (options.precision == RunPrecision::FP32 &&
+      (options.lossScaling == LossScalingChoice::Dynamic ||
+       options.lossScaling == LossScalingChoice::Static))
+    return emitError(module->getLoc())
+           << "loss scaling needs precision f16 or bf16 (fp32 runs the step "
+              "as written)";
+
   std::unique_ptr<TrainingRunner> runner(new TrainingRunner());
   runner->module = std::move(module);
   runner->seed = options.seed;
