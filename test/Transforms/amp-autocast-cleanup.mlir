@@ -62,3 +62,28 @@ func.func @shape_query(%x: tensor<?x4xf32>) -> index {
   %d = tensor.dim %x, %c0 : tensor<?x4xf32>
   return %d : index
 }
+
+// A cast the input already has is reused instead of casting the value a
+// second time to the same type (when it dominates the user, and rounds to
+// nearest even).
+// CHECK-LABEL: func.func @existing_cast(
+// CHECK-SAME: %[[A:[^:]*]]: tensor<1x4x8xf32>
+// CHECK-COUNT-1: tosa.cast %[[A]]
+// CHECK-NOT: tosa.cast %[[A]]
+// CHECK: return
+func.func @existing_cast(%a: tensor<1x4x8xf32>, %b: tensor<1x8x2xf32>, %zp: tensor<1xf32>) -> (tensor<1x4x2xf32>, tensor<1x4x8xf16>) {
+  %a16 = tosa.cast %a : (tensor<1x4x8xf32>) -> tensor<1x4x8xf16>
+  %0 = tosa.matmul %a, %b, %zp, %zp : (tensor<1x4x8xf32>, tensor<1x8x2xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x2xf32>
+  return %0, %a16 : tensor<1x4x2xf32>, tensor<1x4x8xf16>
+}
+
+// A truncation toward zero is a different computation: not reused.
+// CHECK-LABEL: func.func @other_rounding(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<4x4xf32>
+// CHECK-DAG: arith.truncf %[[X]] to_nearest_away : tensor<4x4xf32> to tensor<4x4xf16>
+// CHECK-DAG: arith.truncf %[[X]] : tensor<4x4xf32> to tensor<4x4xf16>
+func.func @other_rounding(%x: tensor<4x4xf32>, %acc: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf16>) {
+  %t = arith.truncf %x to_nearest_away : tensor<4x4xf32> to tensor<4x4xf16>
+  %m = linalg.matmul ins(%x, %x : tensor<4x4xf32>, tensor<4x4xf32>) outs(%acc : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %m, %t : tensor<4x4xf32>, tensor<4x4xf16>
+}

@@ -17,12 +17,13 @@
 // Conversions go through `castTo(value, type)`, which inserts at most one cast
 // per (value, type), right after the value's definition so that every user
 // shares it (and a cast of a value defined outside a loop stays outside it).
-// It never casts a value that already has the type, returns the source of a
-// widening cast when asked for the type it was widened from, re-creates
-// constants and tensor.empty in the new type at compile time, and never
-// touches integer, index or boolean values. Casts are tosa.cast next to TOSA
-// ops, arith.truncf / arith.extf elsewhere, so the output stays in the input's
-// dialects and verifies with any mlir-opt.
+// It never casts a value that already has the type, reuses a cast to that
+// type the input already has (when it dominates the user), returns the
+// source of a widening cast when asked for the type it was widened from,
+// re-creates constants and tensor.empty in the new type at compile time, and
+// never touches integer, index or boolean values. Casts are tosa.cast next to
+// TOSA ops, arith.truncf / arith.extf elsewhere, so the output stays in the
+// input's dialects and verifies with any mlir-opt.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +34,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -63,8 +65,10 @@ struct RewriteStats {
 class AutocastRewriter {
 public:
   AutocastRewriter(MLIRContext *ctx, const PrecisionPlacement &placement,
-                   FloatType lowType, RewriteStats &stats)
-      : rewriter(ctx), placement(placement), lowType(lowType), stats(stats) {}
+                   FloatType lowType, RewriteStats &stats,
+                   DominanceInfo &dominance)
+      : rewriter(ctx), placement(placement), lowType(lowType), stats(stats),
+        dominance(dominance) {}
 
   LogicalResult run(FunctionOpInterface function);
 
@@ -82,6 +86,7 @@ private:
   const PrecisionPlacement &placement;
   FloatType lowType;
   RewriteStats &stats;
+  DominanceInfo &dominance;
   llvm::DenseMap<Value, Type> originalTypes;
   llvm::DenseMap<std::pair<Value, Type>, Value> castCache;
   /// Constants and tensor.empty ops that were re-created in another type,
@@ -189,6 +194,18 @@ Value AutocastRewriter::castTo(Value value, Type type, Operation *user) {
   auto key = std::make_pair(value, type);
   if (Value cached = castCache.lookup(key))
     return cached;
+  // A cast of this value to this type that the input already has, placed
+  // where it dominates the user, is reused rather than duplicated.
+  // (Only round-to-nearest-even casts: an arith.truncf with another rounding
+  // mode computes something else.)
+  for (Operation *existing : value.getUsers()) {
+    auto truncf = dyn_cast<arith::TruncFOp>(existing);
+    bool sameRounding = !truncf || !truncf.getRoundingmodeAttr();
+    if (isa<arith::ExtFOp, arith::TruncFOp, tosa::CastOp>(existing) &&
+        sameRounding && existing->getResult(0).getType() == type &&
+        dominance.properlyDominates(existing, user))
+      return existing->getResult(0);
+  }
   // Narrowing a value that was just widened from this very type: reuse the
   // original (extf and a widening tosa.cast are exact).
   if (Operation *def = value.getDefiningOp();
@@ -383,7 +400,8 @@ void AmpAutocastPass::runOnOperation() {
     if (strictFailure)
       return signalPassFailure();
 
-    AutocastRewriter rewriter(ctx, *placement, lowType, stats);
+    DominanceInfo dominance(function);
+    AutocastRewriter rewriter(ctx, *placement, lowType, stats, dominance);
     if (failed(rewriter.run(function)))
       return signalPassFailure();
   }
