@@ -16,18 +16,20 @@ func.func @keep(%flag: tensor<i1>, %new: tensor<4xf32>, %old: tensor<4xf32> {amp
   return %0 : tensor<4xf32>
 }
 
-// unscale_and_check: inv computed in f64 from the f32 scale (inside the body,
-// from the broadcast rank-0 scale), one elementwise
-// generic and one full reduction per gradient, the flag chained through.
+// unscale_and_check: inv = f32(1 / f64(scale)) once in a rank-0 generic
+// (no scalar leaves the tensors), then per gradient one elementwise generic
+// reading inv as a broadcast operand and one full reduction, the flag
+// chained through.
 // CHECK-LABEL: func.func @unscale(
-// CHECK: %[[FLAG0:.*]] = linalg.fill ins(%false : i1)
-// CHECK: %[[U0:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]{{.*}} ins(%arg0, %arg2 : tensor<2x3xf32>, tensor<f32>)
+// CHECK: %[[INVT:.*]] = linalg.generic {{.*}}iterator_types = []} ins(%arg2 : tensor<f32>)
 // CHECK: %[[S64:.*]] = arith.extf %{{.*}} : f32 to f64
 // CHECK: %[[INV64:.*]] = arith.divf %{{.*}}, %[[S64]] : f64
-// CHECK: %[[INV:.*]] = arith.truncf %[[INV64]] : f64 to f32
-// CHECK: arith.cmpf oeq, %[[INV]]
+// CHECK: arith.truncf %[[INV64]] : f64 to f32
+// CHECK: %[[FLAG0:.*]] = linalg.fill ins(%false : i1)
+// CHECK: %[[U0:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]{{.*}} ins(%arg0, %[[INVT]] : tensor<2x3xf32>, tensor<f32>)
+// CHECK: arith.cmpf oeq
 // CHECK: %[[F1:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]{{.*}} ins(%arg0 : tensor<2x3xf32>) outs(%[[FLAG0]] : tensor<i1>)
-// CHECK: %[[U1:.*]] = linalg.generic {{.*}} ins(%arg1, %arg2 : tensor<5xbf16>, tensor<f32>)
+// CHECK: %[[U1:.*]] = linalg.generic {{.*}} ins(%arg1, %[[INVT]] : tensor<5xbf16>, tensor<f32>)
 // CHECK: arith.extf %{{.*}} : bf16 to f32
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK: %[[F2:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<5xbf16>) outs(%[[F1]] : tensor<i1>)

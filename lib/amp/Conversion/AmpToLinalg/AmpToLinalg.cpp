@@ -3,9 +3,9 @@
 // Expands the loss-scaling ops into linalg / arith / tensor / math ops with
 // PyTorch's exact semantics (see AmpOps.td and docs/LossScaling.md):
 //
-//   amp.unscale_and_check  per gradient an elementwise linalg.generic reading
-//                          the rank-0 scale as a broadcast operand (inv =
-//                          f32(1 / f64(scale)); v * inv in f32, v when
+//   amp.unscale_and_check  inv = f32(1 / f64(scale)) in a rank-0 generic; per
+//                          gradient an elementwise linalg.generic reading inv
+//                          as a broadcast operand (v * inv in f32, v when
 //                          inv == 1, then back to the gradient's type) and a
 //                          full reduction that ORs "v is not finite" into one
 //                          i1 flag, chained from gradient to gradient;
@@ -86,7 +86,21 @@ struct LowerUnscaleAndCheck : public OpRewritePattern<UnscaleAndCheckOp> {
   LogicalResult matchAndRewrite(UnscaleAndCheckOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value scaleTensor = op.getScale();
+    // inv = f32(1 / f64(scale)) once, as a rank-0 tensor: no scalar leaves
+    // the tensors (GPU friendly) and no division per element.
+    auto scalarF32 = RankedTensorType::get({}, rewriter.getF32Type());
+    Value invTensor =
+        linalg::GenericOp::create(
+            rewriter, loc, TypeRange{scalarF32}, ValueRange{op.getScale()},
+            ValueRange{tensor::EmptyOp::create(rewriter, loc, ArrayRef<int64_t>{},
+                                               rewriter.getF32Type())},
+            ArrayRef<AffineMap>{AffineMap::get(rewriter.getContext()),
+                                AffineMap::get(rewriter.getContext())},
+            ArrayRef<utils::IteratorType>{},
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              linalg::YieldOp::create(b, l, inverseScale(b, l, args[0]));
+            })
+            .getResult(0);
     auto flagType = RankedTensorType::get({}, rewriter.getI1Type());
     Value falseValue =
         arith::ConstantOp::create(rewriter, loc, rewriter.getBoolAttr(false));
@@ -108,15 +122,13 @@ struct LowerUnscaleAndCheck : public OpRewritePattern<UnscaleAndCheckOp> {
       // Unscale: v * inv in f32 (v itself when inv == 1).
       Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
                                            element, ValueRange{});
-      // The scale enters as a broadcast rank-0 operand and inv is computed
-      // in the body: no scalar leaves the tensors (GPU friendly; LLVM hoists
-      // the loop-invariant division on the CPU).
+      // inv enters as a broadcast rank-0 operand.
       AffineMap toScalarMap = AffineMap::get(rank, 0, rewriter.getContext());
       auto unscale = linalg::GenericOp::create(
-          rewriter, loc, TypeRange{type}, ValueRange{grad, scaleTensor},
+          rewriter, loc, TypeRange{type}, ValueRange{grad, invTensor},
           ValueRange{init}, ArrayRef<AffineMap>{identity, toScalarMap, identity},
           parallel, [&](OpBuilder &b, Location l, ValueRange args) {
-            Value inv = inverseScale(b, l, args[1]);
+            Value inv = args[1];
             Value one32 =
                 arith::ConstantOp::create(b, l, b.getF32FloatAttr(1.0));
             Value invIsOne = arith::CmpFOp::create(
