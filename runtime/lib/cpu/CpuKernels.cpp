@@ -131,6 +131,19 @@ AMP_CPU_CLONES bool unscaleBf16Generic(uint16_t *data, int64_t numel,
 /// bf16 with AVX2, 8 elements per step: floatToBf16 of Rules.h on 8 lanes
 /// (round to nearest even on the bits, NaN made quiet); the tail goes
 /// through the generic loop.
+/// f32 bits -> bf16 bits in the low half of each lane, round to nearest even,
+/// NaN quieted (Rules.h floatToBf16, eight at a time).
+__attribute__((target("avx2"), always_inline)) inline __m256i
+narrowBf16Avx2(__m256i p, __m256i bias, __m256i one, __m256i absMask,
+               __m256i exponent, __m256i quiet) {
+  __m256i odd = _mm256_and_si256(_mm256_srli_epi32(p, 16), one);
+  __m256i rounded =
+      _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(p, bias), odd), 16);
+  __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(p, absMask), exponent);
+  __m256i quietNaN = _mm256_or_si256(_mm256_srli_epi32(p, 16), quiet);
+  return _mm256_blendv_epi8(rounded, quietNaN, nan);
+}
+
 __attribute__((target("avx2"))) bool
 unscaleBf16Avx2(uint16_t *data, int64_t numel, float inv, bool write) {
   const __m256 vinv = _mm256_set1_ps(inv);
@@ -139,29 +152,41 @@ unscaleBf16Avx2(uint16_t *data, int64_t numel, float inv, bool write) {
   const __m256i bias = _mm256_set1_epi32(0x7fff);
   const __m256i one = _mm256_set1_epi32(1);
   const __m256i quiet = _mm256_set1_epi32(0x0040);
+  const __m256i zero = _mm256_setzero_si256();
   __m256i bad = _mm256_setzero_si256();
+  // Sixteen values per step. Interleaving each 16-bit value above a zero
+  // half-word (unpacklo/unpackhi) is the bf16 -> f32 widening, and packus
+  // undoes the interleave lane by lane: no cross-lane shuffle is needed.
   int64_t i = 0;
-  for (; i + 8 <= numel; i += 8) {
-    __m256i bits = _mm256_slli_epi32(
-        _mm256_cvtepu16_epi32(
-            _mm_loadu_si128(reinterpret_cast<const __m128i *>(data + i))),
-        16);
-    bad = _mm256_or_si256(
-        bad, _mm256_cmpeq_epi32(_mm256_and_si256(bits, exponent), exponent));
-    if (!write)
-      continue;
-    __m256i p = _mm256_castps_si256(
-        _mm256_mul_ps(_mm256_castsi256_ps(bits), vinv));
-    __m256i odd = _mm256_and_si256(_mm256_srli_epi32(p, 16), one);
-    __m256i rounded =
-        _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(p, bias), odd), 16);
-    __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(p, absMask), exponent);
-    __m256i quietNaN = _mm256_or_si256(_mm256_srli_epi32(p, 16), quiet);
-    __m256i out = _mm256_blendv_epi8(rounded, quietNaN, nan);
-    __m256i packed = _mm256_permute4x64_epi64(
-        _mm256_packus_epi32(out, out), 0x08); // lanes 0 and 2
-    _mm_storeu_si128(reinterpret_cast<__m128i *>(data + i),
-                     _mm256_castsi256_si128(packed));
+  if (write) {
+    for (; i + 16 <= numel; i += 16) {
+      __m256i raw =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i *>(data + i));
+      __m256i lo = _mm256_unpacklo_epi16(zero, raw);
+      __m256i hi = _mm256_unpackhi_epi16(zero, raw);
+      bad = _mm256_or_si256(
+          bad, _mm256_cmpeq_epi32(_mm256_and_si256(lo, exponent), exponent));
+      bad = _mm256_or_si256(
+          bad, _mm256_cmpeq_epi32(_mm256_and_si256(hi, exponent), exponent));
+      __m256i plo = _mm256_castps_si256(
+          _mm256_mul_ps(_mm256_castsi256_ps(lo), vinv));
+      __m256i phi = _mm256_castps_si256(
+          _mm256_mul_ps(_mm256_castsi256_ps(hi), vinv));
+      _mm256_storeu_si256(
+          reinterpret_cast<__m256i *>(data + i),
+          _mm256_packus_epi32(
+              narrowBf16Avx2(plo, bias, one, absMask, exponent, quiet),
+              narrowBf16Avx2(phi, bias, one, absMask, exponent, quiet)));
+    }
+  } else {
+    for (; i + 16 <= numel; i += 16) {
+      __m256i raw =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i *>(data + i));
+      // The exponent of each bf16 value is bits 7..14 of its half-word.
+      __m256i e = _mm256_and_si256(raw, _mm256_set1_epi16(0x7f80));
+      bad = _mm256_or_si256(bad,
+                            _mm256_cmpeq_epi16(e, _mm256_set1_epi16(0x7f80)));
+    }
   }
   bool found = !_mm256_testz_si256(bad, bad);
   return unscale16<bf16ToFloat, floatToBf16>(data + i, numel - i, inv,
