@@ -74,6 +74,9 @@ typedef enum AmpDType {
   AMP_DTYPE_BOOL = 3,
 } AmpDType;
 
+/// The numpy name of `dtype` ("float32", "int32", "int64", "bool").
+const char *ampDTypeGetName(AmpDType dtype);
+
 /// The arithmetic a training step runs in (amp::RunPrecision).
 typedef enum AmpPrecision {
   /// The step as written: no AMP rewrite, no loss scaling.

@@ -388,13 +388,13 @@ extern "C" void ampTrainerOptionsInit(AmpTrainerOptions *options) {
   TrainingRunnerOptions defaults;
   options->precision = AMP_PRECISION_F16;
   options->lossScaling = AMP_LOSS_SCALING_AUTO;
-  options->initScale = defaults.initScale;
-  options->growthFactor = defaults.growthFactor;
-  options->backoffFactor = defaults.backoffFactor;
-  options->growthInterval = defaults.growthInterval;
-  options->backoffInterval = defaults.backoffInterval;
-  options->minScale = defaults.minScale;
-  options->maxScale = defaults.maxScale;
+  options->initScale = defaults.amp.rules.initScale;
+  options->growthFactor = defaults.amp.rules.growthFactor;
+  options->backoffFactor = defaults.amp.rules.backoffFactor;
+  options->growthInterval = defaults.amp.rules.growthInterval;
+  options->backoffInterval = defaults.amp.rules.backoffInterval;
+  options->minScale = defaults.amp.rules.minScale;
+  options->maxScale = defaults.amp.rules.maxScale;
   options->policyPath = nullptr;
   options->seed = defaults.seed;
   options->entry = nullptr;
@@ -422,29 +422,29 @@ convertOptions(const AmpTrainerOptions &in, std::string &why) {
   }
   switch (static_cast<int>(in.lossScaling)) {
   case AMP_LOSS_SCALING_AUTO:
-    out.lossScaling = LossScalingChoice::Auto;
+    out.amp.lossScaling = LossScalingChoice::Auto;
     break;
   case AMP_LOSS_SCALING_DYNAMIC:
-    out.lossScaling = LossScalingChoice::Dynamic;
+    out.amp.lossScaling = LossScalingChoice::Dynamic;
     break;
   case AMP_LOSS_SCALING_STATIC:
-    out.lossScaling = LossScalingChoice::Static;
+    out.amp.lossScaling = LossScalingChoice::Static;
     break;
   case AMP_LOSS_SCALING_NONE:
-    out.lossScaling = LossScalingChoice::None;
+    out.amp.lossScaling = LossScalingChoice::None;
     break;
   default:
     why = "invalid loss-scaling choice " + std::to_string(in.lossScaling);
     return failure();
   }
-  out.initScale = in.initScale;
-  out.growthFactor = in.growthFactor;
-  out.backoffFactor = in.backoffFactor;
-  out.growthInterval = in.growthInterval;
-  out.backoffInterval = in.backoffInterval;
-  out.minScale = in.minScale;
-  out.maxScale = in.maxScale;
-  out.policyFile = in.policyPath ? in.policyPath : "";
+  out.amp.rules.initScale = in.initScale;
+  out.amp.rules.growthFactor = in.growthFactor;
+  out.amp.rules.backoffFactor = in.backoffFactor;
+  out.amp.rules.growthInterval = in.growthInterval;
+  out.amp.rules.backoffInterval = in.backoffInterval;
+  out.amp.rules.minScale = in.minScale;
+  out.amp.rules.maxScale = in.maxScale;
+  out.amp.policy = in.policyPath ? in.policyPath : "";
   out.seed = in.seed;
   out.entry = in.entry ? in.entry : "";
   out.optLevel = in.optLevel;
@@ -497,7 +497,7 @@ static AmpDType getDType(Type element) {
   return AMP_DTYPE_INT64;
 }
 
-static const char *getDTypeName(AmpDType dtype) {
+extern "C" const char *ampDTypeGetName(AmpDType dtype) {
   switch (dtype) {
   case AMP_DTYPE_FLOAT32:
     return "float32";
@@ -701,7 +701,7 @@ extern "C" AmpStatus ampTrainerSetArgument(AmpTrainer *trainer, size_t index,
   llvm::ArrayRef<int64_t> givenShape(shape, rank);
   bool shapeOk = givenShape == argShape ||
                  (argShape.empty() && rank == 1 && shape[0] == 1);
-  std::string expected = getDTypeName(want);
+  std::string expected = ampDTypeGetName(want);
   if (want == AMP_DTYPE_INT32)
     expected += " (or int64)";
   else if (want == AMP_DTYPE_INT64)
@@ -713,7 +713,7 @@ extern "C" AmpStatus ampTrainerSetArgument(AmpTrainer *trainer, size_t index,
     return fail(error, what + " expects " + expected + " with shape " +
                            formatShape(argShape) +
                            (argShape.empty() ? " or (1,)" : "") + ", got " +
-                           getDTypeName(dtype) + " with shape " +
+                           ampDTypeGetName(dtype) + " with shape " +
                            formatShape(givenShape));
   int64_t count = arg.type.getNumElements();
   if (numBytes != static_cast<size_t>(count) * getDTypeSize(dtype) ||

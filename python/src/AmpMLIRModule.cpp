@@ -74,20 +74,6 @@ nb::dlpack::dtype fromAmpDType(AmpDType dtype) {
   return {static_cast<uint8_t>(Code::Float), 32, 1};
 }
 
-const char *dtypeName(AmpDType dtype) {
-  switch (dtype) {
-  case AMP_DTYPE_FLOAT32:
-    return "float32";
-  case AMP_DTYPE_INT32:
-    return "int32";
-  case AMP_DTYPE_INT64:
-    return "int64";
-  case AMP_DTYPE_BOOL:
-    return "bool";
-  }
-  return "unknown";
-}
-
 std::string runPipeline(const std::string &ir, const std::string &pipeline,
                         const std::string &sourceName, bool printLocations) {
   char *output = nullptr;
@@ -191,7 +177,7 @@ public:
     d["name"] = i.name;
     d["type"] = i.type;
     d["init"] = i.init;
-    d["dtype"] = dtypeName(i.dtype);
+    d["dtype"] = ampDTypeGetName(i.dtype);
     d["shape"] = nb::tuple(nb::cast(std::vector<int64_t>(i.shape, i.shape + i.rank)));
     d["updated_by"] = i.updatedBy;
     d["is_scale_state"] = i.isScaleState != 0;
@@ -206,7 +192,7 @@ public:
       throw nb::type_error(
           ("argument #" + std::to_string(index) + " '" + i.name + "' (" +
            i.type + "): unsupported array dtype; use float32, int32, int64 "
-                    "or bool (expected " + dtypeName(i.dtype) + ")")
+                    "or bool (expected " + ampDTypeGetName(i.dtype) + ")")
               .c_str());
     std::vector<int64_t> shape(array.ndim());
     for (size_t d = 0; d < array.ndim(); ++d)

@@ -72,27 +72,31 @@ static cl::opt<LossScalingChoice> lossScaling(
                           "fixed scale, non-finite steps still skipped"),
                clEnumValN(LossScalingChoice::None, "none", "no loss scaling")),
     cl::cat(category));
+// The loss-scaling defaults are amp-loss-scaling's (Passes.td).
+static const AmpLossScalingPassOptions kRules;
 static cl::opt<double> initScale("init-scale", cl::desc("Initial loss scale"),
-                                 cl::init(65536.0), cl::cat(category));
+                                 cl::init(kRules.initScale), cl::cat(category));
 static cl::opt<double> growthFactor("growth-factor",
                                     cl::desc("Scale growth factor"),
-                                    cl::init(2.0), cl::cat(category));
+                                    cl::init(kRules.growthFactor),
+                                    cl::cat(category));
 static cl::opt<double> backoffFactor("backoff-factor",
                                      cl::desc("Scale backoff factor"),
-                                     cl::init(0.5), cl::cat(category));
+                                     cl::init(kRules.backoffFactor),
+                                     cl::cat(category));
 static cl::opt<int64_t>
     growthInterval("growth-interval",
                    cl::desc("Clean steps before the scale grows"),
-                   cl::init(2000), cl::cat(category));
+                   cl::init(kRules.growthInterval), cl::cat(category));
 static cl::opt<int64_t> backoffInterval(
     "backoff-interval",
-    cl::desc("Consecutive overflows before the scale backs off"), cl::init(1),
-    cl::cat(category));
+    cl::desc("Consecutive overflows before the scale backs off"),
+    cl::init(kRules.backoffInterval), cl::cat(category));
 static cl::opt<double> minScale("min-scale", cl::desc("Scale floor (0: none)"),
-                                cl::init(0.0), cl::cat(category));
+                                cl::init(kRules.minScale), cl::cat(category));
 static cl::opt<double> maxScale("max-scale",
                                 cl::desc("Scale ceiling (0: none)"),
-                                cl::init(0.0), cl::cat(category));
+                                cl::init(kRules.maxScale), cl::cat(category));
 static cl::opt<std::string> policyFile("policy",
                                        cl::desc("YAML precision policy"),
                                        cl::value_desc("file"),
@@ -175,15 +179,15 @@ int main(int argc, char **argv) {
 
   TrainingRunnerOptions options;
   options.precision = precision;
-  options.policyFile = policyFile;
-  options.lossScaling = lossScaling;
-  options.initScale = initScale;
-  options.growthFactor = growthFactor;
-  options.backoffFactor = backoffFactor;
-  options.growthInterval = growthInterval;
-  options.backoffInterval = backoffInterval;
-  options.minScale = minScale;
-  options.maxScale = maxScale;
+  options.amp.policy = policyFile;
+  options.amp.lossScaling = lossScaling;
+  options.amp.rules.initScale = initScale;
+  options.amp.rules.growthFactor = growthFactor;
+  options.amp.rules.backoffFactor = backoffFactor;
+  options.amp.rules.growthInterval = growthInterval;
+  options.amp.rules.backoffInterval = backoffInterval;
+  options.amp.rules.minScale = minScale;
+  options.amp.rules.maxScale = maxScale;
   options.seed = seed;
   options.entry = entry;
   options.optLevel = optLevel;

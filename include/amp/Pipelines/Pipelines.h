@@ -4,6 +4,7 @@
 #define AMP_PIPELINES_PIPELINES_H
 
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
+#include "amp/Dialect/Amp/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -11,6 +12,19 @@ namespace mlir::amp {
 
 /// The `loss-scaling` choice of amp-pipeline.
 enum class LossScalingChoice { Auto, Dynamic, Static, None };
+
+/// The AMP rewrite as plain data, for C++ clients (the runner, the C API);
+/// amp-pipeline's command-line options parse into it. `rules` carries the
+/// loss-scaling parameters with amp-loss-scaling's defaults (Passes.td); its
+/// `mode` is derived from `lossScaling` and `precision`.
+struct AmpConfig {
+  Precision precision = Precision::f16;
+  std::string policy;
+  std::string report;
+  bool strict = false;
+  LossScalingChoice lossScaling = LossScalingChoice::Auto;
+  AmpLossScalingPassOptions rules;
+};
 
 /// Options of `amp-pipeline`, the whole AMP rewrite of a training step.
 struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
@@ -42,27 +56,27 @@ struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
           clEnumValN(LossScalingChoice::None, "none", "no loss scaling"))};
   PassOptions::Option<double> initScale{
       *this, "init-scale", llvm::cl::desc("Initial loss scale"),
-      llvm::cl::init(65536.0)};
+      llvm::cl::init(AmpLossScalingPassOptions().initScale)};
   PassOptions::Option<double> growthFactor{
       *this, "growth-factor", llvm::cl::desc("Scale growth factor"),
-      llvm::cl::init(2.0)};
+      llvm::cl::init(AmpLossScalingPassOptions().growthFactor)};
   PassOptions::Option<double> backoffFactor{
       *this, "backoff-factor", llvm::cl::desc("Scale backoff factor"),
-      llvm::cl::init(0.5)};
+      llvm::cl::init(AmpLossScalingPassOptions().backoffFactor)};
   PassOptions::Option<int64_t> growthInterval{
       *this, "growth-interval",
       llvm::cl::desc("Clean steps before the scale grows"),
-      llvm::cl::init(2000)};
+      llvm::cl::init(AmpLossScalingPassOptions().growthInterval)};
   PassOptions::Option<int64_t> backoffInterval{
       *this, "backoff-interval",
       llvm::cl::desc("Consecutive overflows before the scale backs off"),
-      llvm::cl::init(1)};
+      llvm::cl::init(AmpLossScalingPassOptions().backoffInterval)};
   PassOptions::Option<double> minScale{
       *this, "min-scale", llvm::cl::desc("Scale floor (0: none)"),
-      llvm::cl::init(0.0)};
+      llvm::cl::init(AmpLossScalingPassOptions().minScale)};
   PassOptions::Option<double> maxScale{
       *this, "max-scale", llvm::cl::desc("Scale ceiling (0: none)"),
-      llvm::cl::init(0.0)};
+      llvm::cl::init(AmpLossScalingPassOptions().maxScale)};
 };
 
 /// Options of `amp-cpu-pipeline`, the lowering of a (mixed-precision,
@@ -123,6 +137,8 @@ void buildAmpGpuPipeline(OpPassManager &pm,
 
 /// Adds the AMP pipeline to `pm` (anchored on builtin.module): amp-autocast,
 /// then amp-loss-scaling (unless the options turn it off).
+void buildAmpPipeline(OpPassManager &pm, const AmpConfig &config);
+/// The same, from amp-pipeline's options.
 void buildAmpPipeline(OpPassManager &pm, const AmpPipelineOptions &options);
 
 /// Adds the CPU lowering to `pm` (anchored on builtin.module): TOSA to linalg,

@@ -45,18 +45,9 @@ enum class RunDevice { CPU, CUDA };
 
 struct TrainingRunnerOptions {
   RunPrecision precision = RunPrecision::F16;
-  /// YAML precision policy for amp-autocast (empty: the built-in policy).
-  std::string policyFile;
-  /// Loss scaling and its parameters (ignored for FP32); see
-  /// AmpPipelineOptions.
-  LossScalingChoice lossScaling = LossScalingChoice::Auto;
-  double initScale = 65536.0;
-  double growthFactor = 2.0;
-  double backoffFactor = 0.5;
-  int64_t growthInterval = 2000;
-  int64_t backoffInterval = 1;
-  double minScale = 0.0;
-  double maxScale = 0.0;
+  /// The AMP rewrite (ignored for FP32): the policy file, the loss-scaling
+  /// choice and rules. Its `precision` is set from `precision` above.
+  AmpConfig amp;
   /// Seed of the generator that draws the `amp.init` hints.
   uint64_t seed = 0;
   /// The training step to run; empty: the only function of the module that

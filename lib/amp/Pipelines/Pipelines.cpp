@@ -36,19 +36,18 @@
 using namespace mlir;
 using namespace mlir::amp;
 
-void mlir::amp::buildAmpPipeline(OpPassManager &pm,
-                                 const AmpPipelineOptions &options) {
+void mlir::amp::buildAmpPipeline(OpPassManager &pm, const AmpConfig &config) {
   AmpAutocastPassOptions autocast;
-  autocast.precision = options.precision;
-  autocast.policyFile = options.policy;
-  autocast.reportFile = options.report;
-  autocast.strict = options.strict;
+  autocast.precision = config.precision;
+  autocast.policyFile = config.policy;
+  autocast.reportFile = config.report;
+  autocast.strict = config.strict;
   pm.addPass(createAmpAutocastPass(autocast));
 
-  AmpLossScalingPassOptions scaling;
-  switch (options.lossScaling) {
+  AmpLossScalingPassOptions scaling = config.rules;
+  switch (config.lossScaling) {
   case LossScalingChoice::Auto:
-    scaling.mode = options.precision == Precision::bf16
+    scaling.mode = config.precision == Precision::bf16
                        ? LossScalingMode::none
                        : LossScalingMode::dynamic;
     break;
@@ -62,15 +61,26 @@ void mlir::amp::buildAmpPipeline(OpPassManager &pm,
     scaling.mode = LossScalingMode::none;
     break;
   }
-  scaling.initScale = options.initScale;
-  scaling.growthFactor = options.growthFactor;
-  scaling.backoffFactor = options.backoffFactor;
-  scaling.growthInterval = options.growthInterval;
-  scaling.backoffInterval = options.backoffInterval;
-  scaling.minScale = options.minScale;
-  scaling.maxScale = options.maxScale;
   if (scaling.mode != LossScalingMode::none)
     pm.addPass(createAmpLossScalingPass(scaling));
+}
+
+void mlir::amp::buildAmpPipeline(OpPassManager &pm,
+                                 const AmpPipelineOptions &options) {
+  AmpConfig config;
+  config.precision = options.precision;
+  config.policy = options.policy;
+  config.report = options.report;
+  config.strict = options.strict;
+  config.lossScaling = options.lossScaling;
+  config.rules.initScale = options.initScale;
+  config.rules.growthFactor = options.growthFactor;
+  config.rules.backoffFactor = options.backoffFactor;
+  config.rules.growthInterval = options.growthInterval;
+  config.rules.backoffInterval = options.backoffInterval;
+  config.rules.minScale = options.minScale;
+  config.rules.maxScale = options.maxScale;
+  buildAmpPipeline(pm, config);
 }
 
 /// The tensor-level front shared by the CPU and GPU lowerings: TOSA and the
@@ -182,7 +192,9 @@ void mlir::amp::registerAmpPipelines() {
       "amp-pipeline",
       "Automatic mixed precision for a training step: amp-autocast, then "
       "amp-loss-scaling",
-      buildAmpPipeline);
+      [](OpPassManager &pm, const AmpPipelineOptions &options) {
+        buildAmpPipeline(pm, options);
+      });
   PassPipelineRegistration<AmpCpuPipelineOptions>(
       "amp-cpu-pipeline",
       "Lower a training step (TOSA / linalg / amp ops on tensors) to the LLVM "

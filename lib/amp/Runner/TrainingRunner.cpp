@@ -161,8 +161,8 @@ TrainingRunner::create(OwningOpRef<ModuleOp> module,
 
   // A step run as written has no loss scaling to configure.
   if (options.precision == RunPrecision::FP32 &&
-      (options.lossScaling == LossScalingChoice::Dynamic ||
-       options.lossScaling == LossScalingChoice::Static))
+      (options.amp.lossScaling == LossScalingChoice::Dynamic ||
+       options.amp.lossScaling == LossScalingChoice::Static))
     return emitError(module->getLoc())
            << "loss scaling needs precision f16 or bf16 (fp32 runs the step "
               "as written)";
@@ -301,18 +301,9 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
   // The AMP rewrite.
   if (options.precision != RunPrecision::FP32) {
     PassManager pm(context);
-    AmpPipelineOptions amp;
+    AmpConfig amp = options.amp;
     amp.precision = options.precision == RunPrecision::BF16 ? Precision::bf16
                                                             : Precision::f16;
-    amp.policy = options.policyFile;
-    amp.lossScaling = options.lossScaling;
-    amp.initScale = options.initScale;
-    amp.growthFactor = options.growthFactor;
-    amp.backoffFactor = options.backoffFactor;
-    amp.growthInterval = options.growthInterval;
-    amp.backoffInterval = options.backoffInterval;
-    amp.minScale = options.minScale;
-    amp.maxScale = options.maxScale;
     buildAmpPipeline(pm, amp);
     if (failed(pm.run(moduleOp)))
       return failure();
