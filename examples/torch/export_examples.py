@@ -21,22 +21,7 @@ import torch.nn.functional as F
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python"))
 from amp_mlir.torch import export_train_step, torch_reference_losses  # noqa: E402
-
-
-class TransformerBlock(nn.Module):
-    def __init__(self, d=16, hidden=32):
-        super().__init__()
-        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.q, self.k, self.v = (nn.Linear(d, d, bias=False) for _ in range(3))
-        self.o = nn.Linear(d, d)
-        self.fc1, self.fc2 = nn.Linear(d, hidden), nn.Linear(hidden, d)
-        self.act = nn.GELU(approximate="tanh")
-
-    def forward(self, x):
-        h = self.ln1(x)
-        attn = torch.softmax(self.q(h) @ self.k(h).transpose(-2, -1) / 4.0, dim=-1)
-        x = x + self.o(attn @ self.v(h))
-        return x + self.fc2(self.act(self.fc1(self.ln2(x))))
+from amp_mlir.torch.models import TransformerBlock  # noqa: E402
 
 
 def models():

@@ -46,6 +46,7 @@ from torch.utils._pytree import tree_flatten
 
 from . import Trainer, run_pipeline
 from .torch import export_train_step, torch_reference_losses
+from .torch.models import TransformerBlock
 
 __all__ = ["compare", "format_report", "make_model", "MODELS", "replay_grad_scaler", "op_precision_table"]
 
@@ -62,31 +63,6 @@ _SHORT = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32", to
 
 
 # --------------------------------------------------------------------------- models
-class TransformerBlock(torch.nn.Module):
-    """Pre-norm block: LayerNorm, single-head softmax attention, GELU (tanh) MLP, residuals."""
-
-    def __init__(self, d=16, hidden=32):
-        super().__init__()
-        nn = torch.nn
-        self.ln1 = nn.LayerNorm(d)
-        self.q = nn.Linear(d, d, bias=False)
-        self.k = nn.Linear(d, d, bias=False)
-        self.v = nn.Linear(d, d, bias=False)
-        self.o = nn.Linear(d, d)
-        self.ln2 = nn.LayerNorm(d)
-        self.fc1 = nn.Linear(d, hidden)
-        self.act = nn.GELU(approximate="tanh")
-        self.fc2 = nn.Linear(hidden, d)
-        self.scale = d ** -0.5
-
-    def forward(self, x):
-        h = self.ln1(x)
-        q, k, v = self.q(h), self.k(h), self.v(h)
-        attn = torch.softmax(q @ k.transpose(-2, -1) * self.scale, dim=-1)
-        x = x + self.o(attn @ v)
-        return x + self.fc2(self.act(self.fc1(self.ln2(x))))
-
-
 def _mlp():
     nn = torch.nn
     model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 10))

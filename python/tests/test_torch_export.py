@@ -18,6 +18,7 @@ from amp_mlir.torch import (  # noqa: E402
     supported_ops,
     torch_reference_losses,
 )
+from amp_mlir.torch.models import TransformerBlock  # noqa: E402
 
 STEPS = 50
 FP32_RTOL = 1e-3
@@ -25,30 +26,6 @@ F16_TOL = 0.02
 
 
 # --------------------------------------------------------------------------- models
-class TransformerBlock(nn.Module):
-    """Pre-norm block: LayerNorm, single-head softmax attention, GELU (tanh) MLP, residuals."""
-
-    def __init__(self, d=16, hidden=32):
-        super().__init__()
-        self.ln1 = nn.LayerNorm(d)
-        self.q = nn.Linear(d, d, bias=False)
-        self.k = nn.Linear(d, d, bias=False)
-        self.v = nn.Linear(d, d, bias=False)
-        self.o = nn.Linear(d, d)
-        self.ln2 = nn.LayerNorm(d)
-        self.fc1 = nn.Linear(d, hidden)
-        self.act = nn.GELU(approximate="tanh")
-        self.fc2 = nn.Linear(hidden, d)
-        self.scale = d ** -0.5
-
-    def forward(self, x):
-        h = self.ln1(x)
-        q, k, v = self.q(h), self.k(h), self.v(h)
-        attn = torch.softmax(q @ k.transpose(-2, -1) * self.scale, dim=-1)
-        x = x + self.o(attn @ v)
-        return x + self.fc2(self.act(self.fc1(self.ln2(x))))
-
-
 def make_mlp():
     torch.manual_seed(0)
     model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 10))
