@@ -50,24 +50,7 @@ LOSS_SCALING = ("AmpLossScalingPass", "amp-loss-scaling")
 
 
 def write_section(path, section, begin=BEGIN, end=END):
-    """Replaces the text between begin and end in path (appending the section
-    when the markers are missing)."""
-    if os.path.exists(path):
-        with open(path) as f:
-            text = f.read()
-    else:
-        text = "# Benchmarks\n"
-    b, e = text.find(begin), text.find(end)
-    if b != -1 and e != -1 and e > b:
-        text = text[:b] + section.rstrip("\n") + text[e + len(end):]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    if not text.endswith("\n"):
-        text += "\n"
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    rpb.write_section(path, section, begin, end)
 
 
 def nproc():

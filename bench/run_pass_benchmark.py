@@ -314,15 +314,17 @@ def render(rows, meta):
     return "\n".join(L) + "\n"
 
 
-def write_section(path, section):
+def write_section(path, section, begin=BEGIN, end=END):
+    """Replaces the text between the begin and end markers in path (appending
+    the section when they are missing); shared by every benchmark script."""
     if os.path.exists(path):
         with open(path) as f:
             text = f.read()
     else:
         text = "# Benchmarks\n"
-    b, e = text.find(BEGIN), text.find(END)
+    b, e = text.find(begin), text.find(end)
     if b != -1 and e != -1 and e > b:
-        text = text[:b] + section.rstrip("\n") + text[e + len(END):]
+        text = text[:b] + section.rstrip("\n") + text[e + len(end):]
     else:
         text = text.rstrip("\n") + "\n\n" + section
     if not text.endswith("\n"):
