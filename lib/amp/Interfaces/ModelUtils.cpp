@@ -16,12 +16,9 @@ Value models::convertScalar(RewriterBase &rewriter, Operation *op, Value value,
   rewriter.setInsertionPoint(op);
   FloatAttr constant;
   if (matchPattern(value, m_Constant(&constant))) {
-    APFloat converted = constant.getValue();
-    bool losesInfo;
-    converted.convert(type.getFloatSemantics(), APFloat::rmNearestTiesToEven,
-                      &losesInfo);
-    return arith::ConstantOp::create(rewriter, value.getLoc(), type,
-                                     FloatAttr::get(type, converted));
+    return arith::ConstantOp::create(
+        rewriter, value.getLoc(), type,
+        FloatAttr::get(type, convertFloat(constant.getValue(), type)));
   }
   if (from.getWidth() > type.getWidth())
     return arith::TruncFOp::create(rewriter, value.getLoc(), type, value);

@@ -109,11 +109,7 @@ struct ClampModel
       auto value = dyn_cast<FloatAttr>(attr);
       if (!value)
         return attr;
-      APFloat converted = value.getValue();
-      bool losesInfo;
-      converted.convert(lowType.getFloatSemantics(),
-                        APFloat::rmNearestTiesToEven, &losesInfo);
-      return FloatAttr::get(lowType, converted);
+      return FloatAttr::get(lowType, convertFloat(value.getValue(), lowType));
     };
     if (failed(convertResultsInPlace(op, rewriter, newOperands, lowType)))
       return failure();

@@ -21,6 +21,10 @@ bool isF32Tensor(Type type);
 /// other type is returned unchanged.
 Type withFloatElementType(Type type, FloatType elementType);
 
+/// `value` rounded to `type` (round to nearest even, like a cast): how
+/// constants and typed attributes follow their op into low precision.
+APFloat convertFloat(APFloat value, FloatType type);
+
 /// The default `convertToLowPrecision`: sets `newOperands` on `op` and gives
 /// every f32 tensor result `lowType` as element type, in place.
 FailureOr<Operation *> convertResultsInPlace(Operation *op,

@@ -18,6 +18,13 @@ Type mlir::amp::withFloatElementType(Type type, FloatType elementType) {
   return cast<TensorType>(type).clone(elementType);
 }
 
+APFloat mlir::amp::convertFloat(APFloat value, FloatType type) {
+  bool losesInfo;
+  value.convert(type.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                &losesInfo);
+  return value;
+}
+
 FailureOr<Operation *> mlir::amp::convertResultsInPlace(Operation *op,
                                                         RewriterBase &rewriter,
                                                         ValueRange newOperands,

@@ -145,11 +145,7 @@ Value AutocastRewriter::materializeAt(Value value, Type type, Operation *user,
     if (auto fp = dyn_cast<DenseFPElementsAttr>(dense)) {
       DenseElementsAttr converted =
           fp.mapValues(newElementType, [&](const APFloat &v) {
-            APFloat c = v;
-            bool losesInfo;
-            c.convert(newElementType.getFloatSemantics(),
-                      APFloat::rmNearestTiesToEven, &losesInfo);
-            return c.bitcastToAPInt();
+            return convertFloat(v, newElementType).bitcastToAPInt();
           });
       ++stats.constants;
       mayBecomeDead.insert(def);
