@@ -722,9 +722,7 @@ extern "C" AmpStatus ampTrainerSetArgument(AmpTrainer *trainer, size_t index,
                            std::to_string(count * getDTypeSize(dtype)) +
                            " bytes of data, got " + std::to_string(numBytes));
 
-  // The runner exposes its arguments read-only; their buffers are owned by
-  // the (non-const) runner, so writing them in place is well defined.
-  char *dst = const_cast<char *>(arg.data());
+  char *dst = trainer->runner->getMutableArgumentData(index);
   const char *src = static_cast<const char *>(data);
   if (dtype == want) {
     if (numBytes)
@@ -767,6 +765,7 @@ extern "C" AmpStatus ampTrainerGetArgument(AmpTrainer *trainer, size_t index,
       lookupArgument(trainer, index, "ampTrainerGetArgument", error);
   if (failed(found))
     return AMP_FAILURE;
+  trainer->runner->syncArgumentsToHost();
   const RunnerArgument &arg = **found;
   if (numBytes != arg.getNumBytes() || (numBytes && !data))
     return fail(error, "ampTrainerGetArgument: argument #" +

@@ -60,7 +60,8 @@ struct TrainingRunnerOptions {
   AmpOpsLowering lowering = AmpOpsLowering::Inline;
   /// CPU: the JIT-compiled CPU pipeline. CUDA: amp-gpu-pipeline (kernels as a
   /// fatbin for `chip`, the runtime's CUDA backend for amp ops and cuBLAS),
-  /// buffers in device memory, copied in before and out after each call.
+  /// arguments resident in device memory across steps (only the loss, scale
+  /// and skipped flag are copied back per step).
   RunDevice device = RunDevice::CPU;
   std::string chip = "sm_80";
   /// Shared libraries the JIT links; empty: MLIR's C runner utilities (for
@@ -151,13 +152,21 @@ public:
 
   /// Writes every `amp.update_of` argument N to `dir/arg<N>.npy` (creating
   /// `dir`); each file is written to a temporary and renamed into place.
-  LogicalResult dump(StringRef dir) const;
+  LogicalResult dump(StringRef dir);
+
+  /// On a device, copies the arguments the steps updated back into their
+  /// host buffers (getArguments() shows host buffers); a no-op on the CPU.
+  void syncArgumentsToHost();
+  /// The host buffer of argument `index`, current, for the caller to
+  /// overwrite; the next step uploads it.
+  char *getMutableArgumentData(unsigned index);
 
   /// The name of the training step that runs.
   StringRef getEntryName() const { return entryName; }
   /// Whether amp-loss-scaling threaded a scale through the step.
   bool isLossScaled() const { return scaleArg >= 0; }
-  /// The arguments of the compiled step, in order.
+  /// The arguments of the compiled step, in order, with their host buffers
+  /// (on a device: as of the last syncArgumentsToHost()).
   ArrayRef<RunnerArgument> getArguments() const { return arguments; }
   /// The number of arguments of the function as written.
   unsigned getNumOriginalArguments() const { return numOriginalArgs; }
@@ -166,6 +175,9 @@ private:
   TrainingRunner() = default;
   LogicalResult compile(const TrainingRunnerOptions &options);
   LogicalResult loadArgument(RunnerArgument &arg, StringRef path);
+  FailureOr<StepResult> stepOnDevice(bool poison);
+  /// Points descriptor `i` (and deviceBuffers[i]) at `buffer`.
+  void setDescriptorBuffer(size_t i, void *buffer);
 
   OwningOpRef<ModuleOp> module;
   std::unique_ptr<ExecutionEngine> engine;
@@ -191,11 +203,15 @@ private:
   int64_t scaleArg = -1, scaleResult = -1;
   /// The argument `step(/*poison=*/true)` poisons, or -1.
   int64_t poisonArg = -1;
-  /// RunDevice::CUDA: the runtime's memory entry points and the device copy
-  /// of every input and result buffer (same order as the descriptors).
+  /// RunDevice::CUDA: the runtime's memory entry points and the device
+  /// buffer of every input and result (same order as the descriptors; an
+  /// updated argument and its result swap buffers after each step).
   struct DeviceApi;
   std::unique_ptr<DeviceApi> device;
   std::vector<void *> deviceBuffers;
+  /// Per argument: the host buffer holds a value the device has not seen
+  /// yet, or the device one the host has not.
+  std::vector<bool> hostIsNewer, deviceIsNewer;
 };
 
 } // namespace amp

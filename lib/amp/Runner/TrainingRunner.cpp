@@ -13,11 +13,24 @@
 // so they are built once. After each call the `amp.update_of` and scale-state
 // results are copied back into their arguments.
 //
+// On a CUDA device (RunDevice::CUDA) every argument and result has one device
+// buffer and stays resident across steps: an argument is uploaded when its
+// host value changed (initialisation, setArgument), an updated argument and
+// its result swap buffers after each call instead of being copied, and per
+// step only the loss, the skipped flag and the scale come back to the host
+// (plus 4 bytes each way for a poisoned element). Host copies of the updated
+// arguments are refreshed on demand (syncArgumentsToHost: dump, readers). The
+// step's arguments are marked non-writable for bufferization, so it never
+// writes into a resident input. The runtime libraries are found next to the
+// binary that holds this code (build tree: bin/../runtime; install tree:
+// bin/../lib), or in $AMP_RUNTIME_DIR.
+//
 //===----------------------------------------------------------------------===//
 
 #include "amp/Runner/TrainingRunner.h"
 #include "amp/Dialect/Amp/IR/TrainingStep.h"
 #include "amp/InitAll.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -37,7 +50,9 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <limits>
 #include <random>
 
@@ -236,6 +251,56 @@ static FailureOr<RankedTensorType> checkBufferType(func::FuncOp fn, Type type,
   return tensor;
 }
 
+/// The directories searched for the runtime libraries, in order:
+/// $AMP_RUNTIME_DIR, then next to the binary holding this code (an
+/// executable such as amp-train, or a shared object such as the Python
+/// module) and in its ../lib (install tree) and ../runtime (build tree).
+static SmallVector<std::string> getRuntimeSearchDirs() {
+  SmallVector<std::string> dirs;
+  if (const char *dir = std::getenv("AMP_RUNTIME_DIR"); dir && *dir)
+    dirs.push_back(dir);
+  SmallVector<std::string> binaries;
+  static int anchor;
+  binaries.push_back(llvm::sys::fs::getMainExecutable(
+      nullptr, reinterpret_cast<void *>(&getRuntimeSearchDirs)));
+  Dl_info info;
+  if (dladdr(&anchor, &info) && info.dli_fname && *info.dli_fname)
+    binaries.push_back(info.dli_fname);
+  for (const std::string &binary : binaries) {
+    SmallString<256> real;
+    if (binary.empty() || llvm::sys::fs::real_path(binary, real))
+      continue;
+    StringRef dir = llvm::sys::path::parent_path(real);
+    for (StringRef sub : {"", "../lib", "../runtime"}) {
+      SmallString<256> candidate(dir);
+      if (!sub.empty())
+        llvm::sys::path::append(candidate, sub);
+      llvm::sys::path::remove_dots(candidate, /*remove_dot_dot=*/true);
+      if (!llvm::is_contained(dirs, candidate.str().str()))
+        dirs.push_back(candidate.str().str());
+    }
+  }
+  return dirs;
+}
+
+/// The path of runtime library `fileName` (libamp_runtime_cpu.so, ...), or
+/// an error at `loc` that lists where it was looked for.
+static FailureOr<std::string> findRuntimeLibrary(StringRef fileName,
+                                                 Location loc) {
+  SmallVector<std::string> dirs = getRuntimeSearchDirs();
+  for (const std::string &dir : dirs) {
+    SmallString<256> path(dir);
+    llvm::sys::path::append(path, fileName);
+    if (llvm::sys::fs::exists(path))
+      return path.str().str();
+  }
+  InFlightDiagnostic diag = emitError(loc) << "cannot find " << fileName
+                                           << " (looked in ";
+  llvm::interleaveComma(dirs, diag);
+  diag << "; set AMP_RUNTIME_DIR to the directory that holds it)";
+  return diag;
+}
+
 /// The runtime's CUDA backend, loaded at run time: its mgpu* memory entry
 /// points (the ones the step's host code uses too) and a device count.
 struct TrainingRunner::DeviceApi {
@@ -243,15 +308,21 @@ struct TrainingRunner::DeviceApi {
   void (*memFree)(void *, void *) = nullptr;
   void (*memcpy)(void *, void *, uint64_t, void *) = nullptr;
   void (*streamSynchronize)(void *) = nullptr;
+  /// Where the library was found (the JIT links the same file).
+  std::string path;
 
-  static FailureOr<std::unique_ptr<DeviceApi>> load(LocationAttr loc) {
-#ifdef AMP_RUNTIME_CUDA_LIBRARY
+  static FailureOr<std::unique_ptr<DeviceApi>> load(Location loc) {
+#ifdef AMP_HAVE_RUNTIME_CUDA
+    FailureOr<std::string> path =
+        findRuntimeLibrary("libamp_runtime_cuda.so", loc);
+    if (failed(path))
+      return failure();
     std::string error;
-    auto library = llvm::sys::DynamicLibrary::getPermanentLibrary(
-        AMP_RUNTIME_CUDA_LIBRARY, &error);
+    auto library =
+        llvm::sys::DynamicLibrary::getPermanentLibrary(path->c_str(), &error);
     if (!library.isValid())
-      return emitError(loc) << "cannot load the CUDA runtime "
-                            << AMP_RUNTIME_CUDA_LIBRARY << ": " << error;
+      return emitError(loc) << "cannot load the CUDA runtime " << *path
+                            << ": " << error;
     auto count = reinterpret_cast<int (*)(int *)>(
         library.getAddressOfSymbol("amp_runtime_device_count"));
     int devices = 0;
@@ -260,6 +331,7 @@ struct TrainingRunner::DeviceApi {
                                "usable here: the CUDA driver reports no "
                                "device";
     auto api = std::make_unique<DeviceApi>();
+    api->path = *path;
     api->memAlloc = reinterpret_cast<decltype(api->memAlloc)>(
         library.getAddressOfSymbol("mgpuMemAlloc"));
     api->memFree = reinterpret_cast<decltype(api->memFree)>(
@@ -270,8 +342,7 @@ struct TrainingRunner::DeviceApi {
         library.getAddressOfSymbol("mgpuStreamSynchronize"));
     if (!api->memAlloc || !api->memFree || !api->memcpy ||
         !api->streamSynchronize)
-      return emitError(loc) << AMP_RUNTIME_CUDA_LIBRARY
-                            << " lacks the mgpu* memory entry points";
+      return emitError(loc) << *path << " lacks the mgpu* memory entry points";
     return api;
 #else
     return emitError(loc) << "--device=cuda needs the runtime's CUDA backend, "
@@ -407,6 +478,10 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
   {
     PassManager pm(context);
     if (device) {
+      // Resident inputs: the step must not write into its arguments.
+      for (unsigned i = 0; i < numArgs; ++i)
+        fn.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
+                      BoolAttr::get(context, false));
       AmpGpuPipelineOptions gpu;
       gpu.chip = options.chip;
       gpu.format = "fatbin";
@@ -441,14 +516,14 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
       llvm::sys::fs::exists(AMP_C_RUNNER_UTILS))
     libs.push_back(AMP_C_RUNNER_UTILS);
   if (device) {
-    libs.push_back(AMP_RUNTIME_CUDA_LIBRARY);
+    libs.push_back(device->path);
   } else if (options.lowering == AmpOpsLowering::Runtime) {
     // The runtime's CPU backend provides the amp_rt_* entry points.
-    if (!llvm::sys::fs::exists(AMP_RUNTIME_CPU_LIBRARY))
-      return emitError(entryLoc) << "the runtime lowering needs "
-                                 << AMP_RUNTIME_CPU_LIBRARY
-                                 << ", which does not exist";
-    libs.push_back(AMP_RUNTIME_CPU_LIBRARY);
+    FailureOr<std::string> cpu =
+        findRuntimeLibrary("libamp_runtime_cpu.so", entryLoc);
+    if (failed(cpu))
+      return failure();
+    libs.push_back(*cpu);
   }
   SmallVector<StringRef> libRefs(libs.begin(), libs.end());
   unsigned optLevel = std::min(options.optLevel, 3u);
@@ -513,6 +588,8 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
       descriptors[i][0] = descriptors[i][1] =
           reinterpret_cast<intptr_t>(buffer);
     }
+    hostIsNewer.assign(arguments.size(), true);
+    deviceIsNewer.assign(arguments.size(), false);
   }
   descriptorPtrs.clear();
   for (std::vector<int64_t> &desc : descriptors)
@@ -667,6 +744,11 @@ LogicalResult TrainingRunner::initializeArguments(StringRef inputsDir) {
   if (!inputsDir.empty() && !llvm::sys::fs::is_directory(inputsDir))
     return emitError(Location(entryLoc))
            << "inputs directory '" << inputsDir << "' does not exist";
+  if (device) {
+    // Every argument is set anew on the host.
+    hostIsNewer.assign(arguments.size(), true);
+    deviceIsNewer.assign(arguments.size(), false);
+  }
   HintGenerator gen(seed);
   for (RunnerArgument &arg : arguments)
     if (!arg.init.empty() && failed(fillFromHint(arg, gen)))
@@ -714,14 +796,17 @@ TrainingRunner::~TrainingRunner() {
 }
 
 FailureOr<StepResult> TrainingRunner::step(bool poison) {
+  if (poison && poisonArg < 0)
+    return emitError(Location(entryLoc))
+           << "cannot poison a step of '" << entryName
+           << "': no f32 argument is left un-updated (an input batch)";
+  if (device)
+    return stepOnDevice(poison);
+
   for (auto [buffer, arg] : llvm::zip_equal(callInputs, arguments))
     if (arg.getNumBytes())
       std::memcpy(buffer.data(), arg.data(), arg.getNumBytes());
   if (poison) {
-    if (poisonArg < 0)
-      return emitError(Location(entryLoc))
-             << "cannot poison a step of '" << entryName
-             << "': no f32 argument is left un-updated (an input batch)";
     float v;
     char *data = reinterpret_cast<char *>(callInputs[poisonArg].data());
     std::memcpy(&v, data, 4);
@@ -729,25 +814,11 @@ FailureOr<StepResult> TrainingRunner::step(bool poison) {
     std::memcpy(data, &v, 4);
   }
 
-  if (device)
-    for (size_t i = 0; i < callInputs.size(); ++i)
-      if (arguments[i].getNumBytes())
-        device->memcpy(deviceBuffers[i], callInputs[i].data(),
-                       arguments[i].getNumBytes(), nullptr);
-
   if (llvm::Error error =
           engine->invokePacked("_mlir_ciface_" + entryName, packedArgs))
     return emitError(Location(entryLoc))
            << "calling '" << entryName
            << "' failed: " << llvm::toString(std::move(error));
-
-  if (device) {
-    // The step synchronised its own stream before returning.
-    for (size_t r = 0; r < results.size(); ++r)
-      device->memcpy(results[r].data(), deviceBuffers[callInputs.size() + r],
-                     getNumBytes(resultTypes[r]), nullptr);
-    device->streamSynchronize(nullptr);
-  }
 
   for (RunnerArgument &arg : arguments)
     if (arg.updatedBy >= 0 && arg.getNumBytes())
@@ -765,7 +836,102 @@ FailureOr<StepResult> TrainingRunner::step(bool poison) {
   return result;
 }
 
-LogicalResult TrainingRunner::dump(StringRef dir) const {
+void TrainingRunner::setDescriptorBuffer(size_t i, void *buffer) {
+  deviceBuffers[i] = buffer;
+  descriptors[i][0] = descriptors[i][1] = reinterpret_cast<intptr_t>(buffer);
+}
+
+FailureOr<StepResult> TrainingRunner::stepOnDevice(bool poison) {
+  // Upload what changed on the host; the rest is resident.
+  for (auto [i, arg] : llvm::enumerate(arguments)) {
+    if (!hostIsNewer[i])
+      continue;
+    if (arg.getNumBytes())
+      device->memcpy(deviceBuffers[i], arg.data(), arg.getNumBytes(), nullptr);
+    hostIsNewer[i] = false;
+  }
+  // The poisoned element, for this call only (nothing updates that argument,
+  // so its host copy is current).
+  float original = 0.0f;
+  char *poisoned = nullptr;
+  if (poison) {
+    poisoned = static_cast<char *>(deviceBuffers[poisonArg]);
+    std::memcpy(&original, arguments[poisonArg].data(), 4);
+    float v = original + std::numeric_limits<float>::infinity();
+    device->memcpy(poisoned, &v, 4, nullptr);
+  }
+
+  if (llvm::Error error =
+          engine->invokePacked("_mlir_ciface_" + entryName, packedArgs))
+    return emitError(Location(entryLoc))
+           << "calling '" << entryName
+           << "' failed: " << llvm::toString(std::move(error));
+
+  // New values become the arguments by swapping buffers with their results;
+  // the old argument buffers receive the next step's results.
+  for (auto [i, arg] : llvm::enumerate(arguments)) {
+    if (arg.updatedBy < 0)
+      continue;
+    size_t r = arguments.size() + arg.updatedBy;
+    void *argBuffer = deviceBuffers[i];
+    setDescriptorBuffer(i, deviceBuffers[r]);
+    setDescriptorBuffer(r, argBuffer);
+    deviceIsNewer[i] = true;
+  }
+
+  // The few bytes a step reports. The step synchronised its own stream
+  // before returning; these copies are ordered after it.
+  auto fetch = [&](std::vector<int64_t> &host, void *buffer, size_t bytes) {
+    if (bytes)
+      device->memcpy(host.data(), buffer, bytes, nullptr);
+  };
+  size_t numArgs = arguments.size();
+  fetch(results[lossResult], deviceBuffers[numArgs + lossResult],
+        getNumBytes(resultTypes[lossResult]));
+  if (skippedResult >= 0)
+    fetch(results[skippedResult], deviceBuffers[numArgs + skippedResult],
+          getNumBytes(resultTypes[skippedResult]));
+  StepResult result;
+  if (scaleArg >= 0)
+    device->memcpy(&result.scale, deviceBuffers[scaleArg], 4, nullptr);
+  if (poison)
+    device->memcpy(poisoned, &original, 4, nullptr);
+  device->streamSynchronize(nullptr);
+
+  result.loss =
+      loadFloat(reinterpret_cast<const char *>(results[lossResult].data()),
+                resultTypes[lossResult].getElementType());
+  if (skippedResult >= 0)
+    result.skipped =
+        reinterpret_cast<const char *>(results[skippedResult].data())[0] & 1;
+  return result;
+}
+
+void TrainingRunner::syncArgumentsToHost() {
+  if (!device)
+    return;
+  bool copied = false;
+  for (auto [i, arg] : llvm::enumerate(arguments)) {
+    if (!deviceIsNewer[i])
+      continue;
+    if (arg.getNumBytes())
+      device->memcpy(arg.data(), deviceBuffers[i], arg.getNumBytes(), nullptr);
+    deviceIsNewer[i] = false;
+    copied = true;
+  }
+  if (copied)
+    device->streamSynchronize(nullptr);
+}
+
+char *TrainingRunner::getMutableArgumentData(unsigned index) {
+  syncArgumentsToHost();
+  if (device)
+    hostIsNewer[index] = true;
+  return arguments[index].data();
+}
+
+LogicalResult TrainingRunner::dump(StringRef dir) {
+  syncArgumentsToHost();
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return emitError(Location(entryLoc))
            << "cannot create directory '" << dir << "': " << ec.message();

@@ -4,12 +4,14 @@
 // thread's current stream, set by mgpuStreamCreate): copies with
 // cudaMemcpyAsync, the queued tensors unscaled by one launch per 32 tensors,
 // the update by a one-thread kernel, matmuls by cuBLAS through amp_gemm.
-// Errors are reported on stderr (the ABI has no status: compiled code does
+// Each entry point makes the primary context current for its duration
+// (Driver.h). Errors are reported on stderr (the ABI has no status: compiled code does
 // not check one), like MLIR's own CUDA runtime wrappers.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CompiledAbi.h"
+#include "Driver.h"
 #include "amp_runtime_abi.h"
 
 #include <cstdio>
@@ -38,12 +40,14 @@ void report(cudaError_t err, const char *what) {
 extern "C" {
 
 AMP_RUNTIME_API void amp_rt_unscale_begin(int64_t found) {
+  ScopedContext scope;
   report(cudaMemsetAsync(ptr<void>(found), 0, 1, stream()), "cudaMemsetAsync");
   pending.clear();
 }
 
 AMP_RUNTIME_API void amp_rt_unscale_add(int64_t src, int64_t dst,
                                         int64_t numel, int32_t dtype) {
+  ScopedContext scope;
   if (numel > 0)
     report(cudaMemcpyAsync(ptr<void>(dst), ptr<void>(src),
                            numel * elementBytes(dtype),
@@ -53,6 +57,7 @@ AMP_RUNTIME_API void amp_rt_unscale_add(int64_t src, int64_t dst,
 }
 
 AMP_RUNTIME_API void amp_rt_unscale_launch(int64_t scale, int64_t found) {
+  ScopedContext scope;
   for (size_t first = 0; first < pending.size(); first += kAbiTableSize) {
     AbiTable table{};
     for (size_t i = first; i < pending.size() && i < first + kAbiTableSize;
@@ -71,6 +76,7 @@ AMP_RUNTIME_API void amp_rt_update_scale(
     int64_t new_overflow_tracker, float growth_factor, float backoff_factor,
     int64_t growth_interval, int64_t backoff_interval, float min_scale,
     float max_scale) {
+  ScopedContext scope;
   ScaleRules rules =
       makeScaleRules(growth_factor, backoff_factor, growth_interval,
                      backoff_interval, min_scale, max_scale);
@@ -85,6 +91,7 @@ AMP_RUNTIME_API void amp_rt_update_scale(
 AMP_RUNTIME_API void amp_rt_gemm(int64_t a, int32_t a_dtype, int64_t b,
                                  int32_t b_dtype, int64_t c, int64_t batch,
                                  int64_t m, int64_t n, int64_t k) {
+  ScopedContext scope;
   if (!blas && amp_blas_create(&blas) != AMP_OK) {
     std::fprintf(stderr, "amp runtime: cannot create the cuBLAS handle\n");
     return;

@@ -9,6 +9,10 @@
 // cudaFreeAsync on the same stream), so there is still exactly one launch
 // and no buffer is reused across streams.
 //
+// Every entry point that reaches the device opens a ScopedContext (Driver.h):
+// the primary context is current for its duration whatever the caller's
+// thread has current, and the CUDA runtime calls inside run on it.
+//
 // NCCL is optional at build time (AMP_RUNTIME_HAVE_NCCL, when nccl.h was
 // found) and at run time: libnccl.so.2 is opened on the first
 // amp_allreduce_found_inf, so the library loads on machines without NCCL.
@@ -17,6 +21,7 @@
 
 #include "../Common.h"
 #include "CudaKernels.h"
+#include "Driver.h"
 
 #include <cuda_runtime_api.h>
 #include <cublas_api.h>
@@ -118,16 +123,13 @@ const char *amp_runtime_backend_name(void) { return "cuda"; }
 amp_status amp_runtime_device_count(int *count) {
   if (!count)
     return AMP_ERROR_INVALID_ARGUMENT;
+  *count = 0;
+  // The driver's count: the same library every other entry point uses.
+  const Driver &driver = Driver::get();
   int devices = 0;
-  cudaError_t err = cudaGetDeviceCount(&devices);
-  if (err != cudaSuccess || devices == 0) {
-    cudaGetLastError(); // do not leave the sticky-free error behind
-    *count = 0;
-    amp_status status = fromCuda(err);
-    return status == AMP_OK || status == AMP_ERROR_NO_DEVICE
-               ? AMP_ERROR_NO_DEVICE
-               : status;
-  }
+  if (!driver.ok || driver.cuDeviceGetCount(&devices) != CUDA_SUCCESS ||
+      devices <= 0)
+    return AMP_ERROR_NO_DEVICE;
   *count = devices;
   return AMP_OK;
 }
@@ -140,6 +142,7 @@ amp_status amp_scale_state_create(const amp_scale_options *opts,
   float initScale;
   if (amp_status status = makeRules(opts, rules, initScale))
     return status;
+  ScopedContext scope;
   if (amp_status status = requireDevice())
     return status;
   auto *state = new (std::nothrow) amp_scale_state;
@@ -163,6 +166,7 @@ amp_status amp_scale_state_create(const amp_scale_options *opts,
 amp_status amp_scale_state_destroy(amp_scale_state *state) {
   if (!state)
     return AMP_OK;
+  ScopedContext scope;
   cudaError_t err = cudaDeviceSynchronize();
   cudaError_t freeErr = cudaFree(state->device);
   delete state;
@@ -172,6 +176,7 @@ amp_status amp_scale_state_destroy(amp_scale_state *state) {
 amp_status amp_scale_state_read(const amp_scale_state *state, float *scale) {
   if (!state || !scale)
     return AMP_ERROR_INVALID_ARGUMENT;
+  ScopedContext scope;
   cudaError_t err = cudaDeviceSynchronize();
   if (err == cudaSuccess)
     err = cudaMemcpy(scale, &state->device->scale, sizeof(float),
@@ -184,6 +189,7 @@ amp_status amp_scale_state_save(const amp_scale_state *state,
   if (!state || !snapshot)
     return AMP_ERROR_INVALID_ARGUMENT;
   DeviceState host;
+  ScopedContext scope;
   cudaError_t err = cudaDeviceSynchronize();
   if (err == cudaSuccess)
     err = cudaMemcpy(&host, state->device, sizeof host, cudaMemcpyDeviceToHost);
@@ -203,6 +209,7 @@ amp_status amp_scale_state_load(amp_scale_state *state,
     return status;
   DeviceState host{snapshot->scale, snapshot->growth_tracker,
                    snapshot->overflow_tracker, 0};
+  ScopedContext scope;
   cudaError_t err = cudaDeviceSynchronize();
   if (err == cudaSuccess)
     err = cudaMemcpy(state->device, &host, sizeof host, cudaMemcpyHostToDevice);
@@ -213,6 +220,7 @@ amp_status amp_scale_state_reset_found_inf(amp_scale_state *state,
                                            amp_stream stream) {
   if (!state)
     return AMP_ERROR_INVALID_ARGUMENT;
+  ScopedContext scope;
   return fromCuda(cudaMemsetAsync(&state->device->foundInf, 0, sizeof(int32_t),
                                   static_cast<cudaStream_t>(stream)));
 }
@@ -256,6 +264,7 @@ amp_status amp_unscale_and_check(amp_scale_state *state,
   }
   if (entries.empty())
     return AMP_OK;
+  ScopedContext scope;
   int grid = 0;
   if (cudaError_t err = unscaleGridSize(static_cast<int>(totalChunks), &grid))
     return fromCuda(err);
@@ -290,6 +299,7 @@ amp_status amp_allreduce_found_inf(amp_scale_state *state, void *ncclComm,
                                    amp_stream stream) {
   if (!state || !ncclComm)
     return AMP_ERROR_INVALID_ARGUMENT;
+  ScopedContext scope;
 #if AMP_RUNTIME_HAVE_NCCL
   AllReduceFn allReduce = loadAllReduce();
   if (!allReduce)
@@ -308,6 +318,7 @@ amp_status amp_allreduce_found_inf(amp_scale_state *state, void *ncclComm,
 amp_status amp_update_scale(amp_scale_state *state, amp_stream stream) {
   if (!state)
     return AMP_ERROR_INVALID_ARGUMENT;
+  ScopedContext scope;
   return fromCuda(launchUpdateScale(state->device, state->rules,
                                     static_cast<cudaStream_t>(stream)));
 }
@@ -315,6 +326,7 @@ amp_status amp_update_scale(amp_scale_state *state, amp_stream stream) {
 amp_status amp_blas_create(amp_blas_handle **out) {
   if (!out)
     return AMP_ERROR_INVALID_ARGUMENT;
+  ScopedContext scope;
   if (amp_status status = requireDevice())
     return status;
   auto *handle = new (std::nothrow) amp_blas_handle;
@@ -331,6 +343,7 @@ amp_status amp_blas_create(amp_blas_handle **out) {
 amp_status amp_blas_destroy(amp_blas_handle *handle) {
   if (!handle)
     return AMP_OK;
+  ScopedContext scope;
   amp_status status = fromCublas(cublasDestroy(handle->cublas));
   delete handle;
   return status;
@@ -353,6 +366,7 @@ amp_status amp_gemm(amp_blas_handle *handle, amp_transpose transA,
   for (int64_t v : {m, n, k, lda, ldb, ldc, batch})
     if (v > INT_MAX)
       return AMP_ERROR_UNSUPPORTED;
+  ScopedContext scope;
   if (amp_status status = fromCublas(
           cublasSetStream(handle->cublas, static_cast<cudaStream_t>(stream))))
     return status;
