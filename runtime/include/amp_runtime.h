@@ -127,6 +127,21 @@ AMP_RUNTIME_API const char *amp_runtime_backend_name(void);
 /// aborts.
 AMP_RUNTIME_API amp_status amp_runtime_device_count(int *count);
 
+/// The compute capability of CUDA device `device` (9.0 for an H100), for
+/// choosing the chip to compile kernels for. AMP_ERROR_NO_DEVICE without a
+/// GPU (always, for the CPU backend), AMP_ERROR_INVALID_ARGUMENT for a null
+/// pointer or a device that does not exist.
+AMP_RUNTIME_API amp_status amp_runtime_device_capability(int device,
+                                                         int *major,
+                                                         int *minor);
+
+/// Whether amp_gemm (and amp_rt_gemm) may use TF32 tensor cores for f32
+/// operands: f32 inputs rounded to 10 mantissa bits, f32 accumulation, like
+/// torch.backends.cuda.matmul.allow_tf32. Off by default (exact f32);
+/// f16/bf16 operands always use tensor cores. Process-wide; the CPU backend
+/// accepts and ignores it.
+AMP_RUNTIME_API void amp_runtime_set_allow_tf32(int allow);
+
 /*===--------------------------------------------------------------------===*/
 /* Loss-scale state                                                         */
 /*===--------------------------------------------------------------------===*/

@@ -192,6 +192,15 @@ TEST_F(FakeDriver, DeviceCountComesFromTheDriver) {
   EXPECT_EQ(count, 1);
 }
 
+TEST_F(FakeDriver, CapabilityComesFromTheDriver) {
+  int major = 0, minor = -1;
+  EXPECT_EQ(amp_runtime_device_capability(0, &major, &minor), AMP_OK);
+  EXPECT_EQ(major, 9);
+  EXPECT_EQ(minor, 0);
+  EXPECT_EQ(amp_runtime_device_capability(1, &major, &minor),
+            AMP_ERROR_INVALID_ARGUMENT);
+}
+
 TEST_F(FakeDriver, EveryMgpuEntryPointWorksWithNoCurrentContext) {
   std::thread([] {
     ASSERT_EQ(Fake::get().current(), nullptr);

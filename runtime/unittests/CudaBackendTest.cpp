@@ -154,6 +154,9 @@ TEST(CudaNoDevice, EveryEntryPointFailsCleanly) {
   int count = 7;
   EXPECT_EQ(amp_runtime_device_count(&count), AMP_ERROR_NO_DEVICE);
   EXPECT_EQ(count, 0);
+  int major = 0, minor = 0;
+  EXPECT_EQ(amp_runtime_device_capability(0, &major, &minor),
+            AMP_ERROR_NO_DEVICE);
   amp_scale_state *state = nullptr;
   EXPECT_EQ(amp_scale_state_create(nullptr, &state), AMP_ERROR_NO_DEVICE);
   EXPECT_EQ(state, nullptr);

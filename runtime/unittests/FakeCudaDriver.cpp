@@ -170,6 +170,15 @@ CUresult cuDeviceGet(CUdevice *device, int ordinal) {
   return CUDA_SUCCESS;
 }
 
+CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
+                              CUdevice device) {
+  if (device != 0)
+    return CUDA_ERROR_INVALID_DEVICE;
+  // An H100's compute capability; other attributes read 0.
+  *value = attribute == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? 9 : 0;
+  return CUDA_SUCCESS;
+}
+
 CUresult cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice device) {
   if (device != 0)
     return CUDA_ERROR_INVALID_DEVICE;

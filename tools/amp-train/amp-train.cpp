@@ -122,16 +122,24 @@ static cl::opt<RunDevice> device(
                           "an NVIDIA GPU (amp-gpu-pipeline, the runtime's "
                           "CUDA backend)")),
     cl::cat(category));
-static cl::opt<std::string> chip("chip",
-                                 cl::desc("NVIDIA chip for --device=cuda"),
-                                 cl::init("sm_80"), cl::cat(category));
+static cl::opt<std::string>
+    chip("chip",
+         cl::desc("NVIDIA chip for --device=cuda (default: the device's own "
+                  "compute capability, e.g. sm_90 on an H100)"),
+         cl::cat(category));
+static cl::opt<bool> allowTF32(
+    "allow-tf32",
+    cl::desc("--device=cuda: f32 matmuls may use TF32 tensor cores (like "
+             "torch.backends.cuda.matmul.allow_tf32; off: exact f32)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<AmpOpsLowering> lowering(
-    "lowering", cl::desc("How the amp ops lower"),
-    cl::init(AmpOpsLowering::Inline),
+    "lowering",
+    cl::desc("How the amp ops lower (default: inline on the CPU, runtime on "
+             "a GPU, where the runtime's fused kernels are faster)"),
     cl::values(clEnumValN(AmpOpsLowering::Inline, "inline",
                           "linalg (amp-lower-to-linalg)"),
                clEnumValN(AmpOpsLowering::Runtime, "runtime",
-                          "calls into the amp runtime's CPU backend "
+                          "calls into the amp runtime "
                           "(amp-lower-to-runtime)")),
     cl::cat(category));
 
@@ -191,9 +199,12 @@ int main(int argc, char **argv) {
   options.seed = seed;
   options.entry = entry;
   options.optLevel = optLevel;
-  options.lowering = lowering;
   options.device = device;
+  options.lowering = lowering.getNumOccurrences() ? lowering.getValue()
+                     : device == RunDevice::CUDA ? AmpOpsLowering::Runtime
+                                                 : AmpOpsLowering::Inline;
   options.chip = chip;
+  options.allowTF32 = allowTF32;
   FailureOr<std::unique_ptr<TrainingRunner>> runner =
       TrainingRunner::create(std::move(module), options);
   if (failed(runner))

@@ -63,7 +63,12 @@ struct TrainingRunnerOptions {
   /// arguments resident in device memory across steps (only the loss, scale
   /// and skipped flag are copied back per step).
   RunDevice device = RunDevice::CPU;
-  std::string chip = "sm_80";
+  /// The chip kernels are compiled for (sm_90, ...); empty: the device's own
+  /// compute capability.
+  std::string chip;
+  /// RunDevice::CUDA: f32 matmuls may use TF32 tensor cores (opt-in, like
+  /// torch.backends.cuda.matmul.allow_tf32).
+  bool allowTF32 = false;
   /// Shared libraries the JIT links; empty: MLIR's C runner utilities (for
   /// memrefCopy), when installed.
   std::vector<std::string> sharedLibPaths;

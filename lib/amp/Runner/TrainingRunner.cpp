@@ -310,8 +310,11 @@ struct TrainingRunner::DeviceApi {
   void (*streamSynchronize)(void *) = nullptr;
   /// Where the library was found (the JIT links the same file).
   std::string path;
+  /// The chip of device 0 (sm_90 for an H100).
+  std::string chip;
 
-  static FailureOr<std::unique_ptr<DeviceApi>> load(Location loc) {
+  static FailureOr<std::unique_ptr<DeviceApi>> load(Location loc,
+                                                    bool allowTF32) {
 #ifdef AMP_HAVE_RUNTIME_CUDA
     FailureOr<std::string> path =
         findRuntimeLibrary("libamp_runtime_cuda.so", loc);
@@ -340,9 +343,19 @@ struct TrainingRunner::DeviceApi {
         library.getAddressOfSymbol("mgpuMemcpy"));
     api->streamSynchronize = reinterpret_cast<decltype(api->streamSynchronize)>(
         library.getAddressOfSymbol("mgpuStreamSynchronize"));
+    auto capability = reinterpret_cast<int (*)(int, int *, int *)>(
+        library.getAddressOfSymbol("amp_runtime_device_capability"));
+    auto setAllowTF32 = reinterpret_cast<void (*)(int)>(
+        library.getAddressOfSymbol("amp_runtime_set_allow_tf32"));
     if (!api->memAlloc || !api->memFree || !api->memcpy ||
-        !api->streamSynchronize)
-      return emitError(loc) << *path << " lacks the mgpu* memory entry points";
+        !api->streamSynchronize || !capability || !setAllowTF32)
+      return emitError(loc) << *path << " lacks the runtime entry points";
+    int major = 0, minor = 0;
+    if (capability(0, &major, &minor) != 0)
+      return emitError(loc) << "cannot read the compute capability of CUDA "
+                               "device 0";
+    api->chip = "sm_" + std::to_string(major) + std::to_string(minor);
+    setAllowTF32(allowTF32 ? 1 : 0);
     return api;
 #else
     return emitError(loc) << "--device=cuda needs the runtime's CUDA backend, "
@@ -468,7 +481,8 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
 
   // The device: a CUDA run needs the runtime's CUDA backend and a GPU.
   if (options.device == RunDevice::CUDA) {
-    FailureOr<std::unique_ptr<DeviceApi>> api = DeviceApi::load(entryLoc);
+    FailureOr<std::unique_ptr<DeviceApi>> api =
+        DeviceApi::load(entryLoc, options.allowTF32);
     if (failed(api))
       return failure();
     device = std::move(*api);
@@ -483,7 +497,7 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
         fn.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
                       BoolAttr::get(context, false));
       AmpGpuPipelineOptions gpu;
-      gpu.chip = options.chip;
+      gpu.chip = options.chip.empty() ? device->chip : options.chip;
       gpu.format = "fatbin";
       gpu.lowering =
           options.lowering == AmpOpsLowering::Inline ? "inline" : "runtime";

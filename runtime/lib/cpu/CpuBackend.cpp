@@ -34,6 +34,14 @@ amp_status amp_runtime_device_count(int *count) {
   return AMP_ERROR_NO_DEVICE;
 }
 
+amp_status amp_runtime_device_capability(int device, int *major, int *minor) {
+  if (!major || !minor || device < 0)
+    return AMP_ERROR_INVALID_ARGUMENT;
+  return AMP_ERROR_NO_DEVICE;
+}
+
+void amp_runtime_set_allow_tf32(int) {}
+
 amp_status amp_scale_state_create(const amp_scale_options *opts,
                                   amp_scale_state **out) {
   if (!out)

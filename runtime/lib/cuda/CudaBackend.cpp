@@ -27,6 +27,7 @@
 #include <cublas_api.h>
 #include <cublas_v2.h>
 
+#include <atomic>
 #include <climits>
 #include <new>
 #include <vector>
@@ -86,6 +87,9 @@ amp_status requireDevice() {
   return amp_runtime_device_count(&count);
 }
 
+/// amp_runtime_set_allow_tf32.
+std::atomic<bool> allowTf32{false};
+
 cudaDataType_t cudaType(amp_dtype dtype) {
   switch (dtype) {
   case AMP_DTYPE_F16:
@@ -133,6 +137,32 @@ amp_status amp_runtime_device_count(int *count) {
   *count = devices;
   return AMP_OK;
 }
+
+amp_status amp_runtime_device_capability(int device, int *major, int *minor) {
+  if (!major || !minor || device < 0)
+    return AMP_ERROR_INVALID_ARGUMENT;
+  int count = 0;
+  if (amp_status status = amp_runtime_device_count(&count))
+    return status;
+  if (device >= count)
+    return AMP_ERROR_INVALID_ARGUMENT;
+  const Driver &driver = Driver::get();
+  CUdevice handle;
+  int ma = 0, mi = 0;
+  if (!check(driver.cuDeviceGet(&handle, device), "cuDeviceGet") ||
+      !check(driver.cuDeviceGetAttribute(
+                 &ma, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, handle),
+             "cuDeviceGetAttribute") ||
+      !check(driver.cuDeviceGetAttribute(
+                 &mi, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, handle),
+             "cuDeviceGetAttribute"))
+    return AMP_ERROR_CUDA;
+  *major = ma;
+  *minor = mi;
+  return AMP_OK;
+}
+
+void amp_runtime_set_allow_tf32(int allow) { allowTf32.store(allow != 0); }
 
 amp_status amp_scale_state_create(const amp_scale_options *opts,
                                   amp_scale_state **out) {
@@ -377,7 +407,11 @@ amp_status amp_gemm(amp_blas_handle *handle, amp_transpose transA,
       static_cast<int>(n), static_cast<int>(k), &alpha, a, type,
       static_cast<int>(lda), strideA, b, type, static_cast<int>(ldb), strideB,
       &beta, c, CUDA_R_32F, static_cast<int>(ldc), strideC,
-      static_cast<int>(batch), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      static_cast<int>(batch),
+      dtypeA == AMP_DTYPE_F32 && allowTf32.load(std::memory_order_relaxed)
+          ? CUBLAS_COMPUTE_32F_FAST_TF32
+          : CUBLAS_COMPUTE_32F,
+      CUBLAS_GEMM_DEFAULT));
 }
 
 } // extern "C"

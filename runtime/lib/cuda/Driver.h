@@ -31,6 +31,7 @@ namespace amp::runtime::cuda {
   X(cuInit)                                                                    \
   X(cuDeviceGetCount)                                                          \
   X(cuDeviceGet)                                                               \
+  X(cuDeviceGetAttribute)                                                      \
   X(cuDevicePrimaryCtxRetain)                                                  \
   X(cuCtxGetCurrent)                                                           \
   X(cuCtxPushCurrent)                                                          \
