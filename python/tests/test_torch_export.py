@@ -18,7 +18,7 @@ from amp_mlir.torch import (  # noqa: E402
     supported_ops,
     torch_reference_losses,
 )
-from amp_mlir.torch.models import TransformerBlock  # noqa: E402
+from amp_mlir.torch.models import MLP, TransformerBlock, TransformerClassifier  # noqa: E402
 
 STEPS = 50
 FP32_RTOL = 1e-3
@@ -37,6 +37,18 @@ def make_transformer():
     return TransformerBlock(), F.mse_loss, (torch.randn(2, 8, 16), torch.randn(2, 8, 16))
 
 
+def make_classifier():
+    """The GPU benchmark's models (bench/gpu), at toy sizes: multi-head attention, mean pool, head."""
+    torch.manual_seed(0)
+    model = TransformerClassifier(d=32, heads=4, mlp_ratio=2, classes=10)
+    return model, F.cross_entropy, (torch.randn(2, 8, 32), torch.randint(0, 10, (2,)))
+
+
+def make_bench_mlp():
+    torch.manual_seed(0)
+    return MLP(32, 64, 64, 32, 10), F.cross_entropy, (torch.randn(16, 32), torch.randint(0, 10, (16,)))
+
+
 def make_cnn():
     torch.manual_seed(0)
     model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
@@ -50,6 +62,8 @@ CASES = {
     "mlp_sgd_momentum_wd": (make_mlp, dict(optimizer="sgd", lr=0.05, momentum=0.9, weight_decay=1e-2)),
     "transformer_adam": (make_transformer, dict(optimizer="adam", lr=1e-3)),
     "cnn_sgd": (make_cnn, dict(optimizer="sgd", lr=0.1)),
+    "classifier_adam": (make_classifier, dict(optimizer="adam", lr=1e-3)),
+    "bench_mlp_sgd": (make_bench_mlp, dict(optimizer="sgd", lr=0.1)),
 }
 
 

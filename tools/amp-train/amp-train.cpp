@@ -23,10 +23,12 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+#include <chrono>
 #include <cmath>
 
 using namespace mlir;
@@ -143,6 +145,13 @@ static cl::opt<AmpOpsLowering> lowering(
                           "(amp-lower-to-runtime)")),
     cl::cat(category));
 
+static cl::opt<bool>
+    timing("timing",
+           cl::desc("Add \"ms\": the wall-clock time of each step (the call, "
+                    "its device synchronisation and the copies of loss, "
+                    "scale and skipped flag) in milliseconds"),
+           cl::init(false), cl::cat(category));
+
 /// A JSON number with 9 significant digits (round-trips an f32), or null.
 static void printNumber(llvm::raw_ostream &os, float value) {
   if (!std::isfinite(value))
@@ -215,14 +224,20 @@ int main(int argc, char **argv) {
   llvm::raw_ostream &os = llvm::outs();
   for (unsigned k = 0; k < numSteps; ++k) {
     bool poison = llvm::is_contained(poisonSteps, static_cast<int64_t>(k));
+    auto start = std::chrono::steady_clock::now();
     FailureOr<StepResult> result = (*runner)->step(poison);
+    std::chrono::duration<double, std::milli> elapsed =
+        std::chrono::steady_clock::now() - start;
     if (failed(result))
       return EXIT_FAILURE;
     os << "{\"step\": " << k << ", \"loss\": ";
     printNumber(os, result->loss);
     os << ", \"scale\": ";
     printNumber(os, result->scale);
-    os << ", \"skipped\": " << (result->skipped ? "true" : "false") << "}\n";
+    os << ", \"skipped\": " << (result->skipped ? "true" : "false");
+    if (timing)
+      os << ", \"ms\": " << llvm::format("%.4f", elapsed.count());
+    os << "}\n";
     os.flush();
   }
   if (!dumpDir.empty() && failed((*runner)->dump(dumpDir)))
