@@ -13,7 +13,7 @@ DEB_PACKAGES := libmlir-$(LLVM_VERSION)-dev mlir-$(LLVM_VERSION)-tools \
                 cmake ninja-build python3 python3-dev python3-venv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps py-deps py-torch configure build demo check check-lit clean help
+.PHONY: all deps py-deps py-torch py-iree configure build demo check check-lit clean help
 
 all: build
 
@@ -53,6 +53,14 @@ py-torch: py-deps
 	  $(PY) -m pip install -q torch || \
 	  echo "== torch could not be installed: the tests that need it are skipped"
 
+# IREE (compiler and runtime from PyPI, about 400 MB installed) for the tests of the IREE path
+# (docs/IREE.md); skipped with a reason where it cannot be installed.
+IREE_PACKAGES := iree-base-compiler iree-base-runtime
+py-iree: py-deps
+	@$(PY) -c "import iree.compiler, iree.runtime" 2>/dev/null || \
+	  $(PY) -m pip install -q $(IREE_PACKAGES) || \
+	  echo "== $(IREE_PACKAGES) could not be installed: the IREE tests are skipped"
+
 $(BUILD)/build.ninja: | py-deps
 	@cmake -S . -B $(BUILD) -G Ninja -Wno-dev \
 	  -DPython3_EXECUTABLE=$(abspath $(PY)) \
@@ -89,7 +97,7 @@ demo: build
 	@python3 tools/amp-demo/amp-demo.py --amp-train $(BUILD)/bin/amp-train \
 	  --steps $(DEMO_STEPS) --poison-step $(DEMO_POISON) $(DEMO_TRAIN)
 
-check: configure py-torch
+check: configure py-torch py-iree
 	@ninja -C $(BUILD) --quiet all
 	@ninja -C $(BUILD) check-amp
 	@if ninja -C $(BUILD) -t query check-amp-python >/dev/null 2>&1; then \

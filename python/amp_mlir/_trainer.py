@@ -50,8 +50,8 @@ class Trainer:
     ``inputs_dir/arg<N>.npy``. With ``initialize=False`` every argument starts out zero, the loss-scale
     state included (for steps whose arguments have no hints: set them all, or call :meth:`reset`).
     ``lowering`` is amp-train's ``--lowering``: ``"inline"`` (linalg) or
-    ``"runtime"`` (calls into the amp runtime's CPU backend, loaded from the CMake build tree that built
-    the module: not available from a wheel whose build tree is gone). Errors raise
+    ``"runtime"`` (calls into the amp runtime's CPU backend, libamp_runtime_cpu.so, found next to the
+    native module, in the build tree and in a wheel alike, or in ``$AMP_RUNTIME_DIR``). Errors raise
     :class:`amp_mlir.MLIRError` with located diagnostics.
 
     ``trainer.run(steps, inputs_dir=...)`` on a new trainer prints the same numbers as

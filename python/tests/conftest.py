@@ -46,7 +46,8 @@ def amp_tools():
     amp_train = bindir / "amp-train"
     if not (amp_train.exists() and os.access(amp_train, os.X_OK)):
         pytest.skip(f"amp-train is not built ({amp_train}); build it with `ninja -C build amp-train`")
-    return {"amp_opt": str(bindir / "amp-opt"), "amp_train": str(amp_train), "mlir_opt": _mlir_opt()}
+    return {"amp_opt": str(bindir / "amp-opt"), "amp_train": str(amp_train),
+            "amp_compile": str(bindir / "amp-compile"), "mlir_opt": _mlir_opt()}
 
 
 @pytest.fixture(scope="session")

@@ -1,18 +1,22 @@
 //===- amp-compile.cpp - compile a training step for the CPU or a GPU -----===//
 //
-// amp-compile FILE --target=cpu|cuda [--chip=sm_90] --emit=mlir|llvm|ptx|obj
-//             -o OUT
+// amp-compile FILE --target=cpu|cuda|iree-input [--chip=sm_90]
+//             --emit=mlir|llvm|ptx|obj -o OUT
 //
 // Runs the AMP rewrite (amp-pipeline: autocast + loss scaling; skipped for
 // --precision=fp32), then the CPU lowering (amp-cpu-pipeline) or the GPU
 // lowering (amp-gpu-pipeline: NVVM kernels, the runtime's fused kernels and
 // cuBLAS through `amp_rt_*` calls, host code on one CUDA stream with a single
-// synchronisation at the end), and writes the step as MLIR (LLVM dialect),
+// synchronisation at the end) or the lowering for iree-compile
+// (amp-tensor-input-pipeline: linalg on tensors, the training-step contract
+// as JSON in the function's iree.reflection, the generic op form), and
+// writes the step as MLIR (LLVM dialect, or tensors for iree-input),
 // LLVM IR (host code with the embedded kernel binary), PTX (the kernels;
 // --target=cuda) or a host object file to link against the amp runtime.
 //
 //===----------------------------------------------------------------------===//
 
+#include "amp/Dialect/Amp/IR/TrainingStep.h"
 #include "amp/InitAll.h"
 #include "amp/Pipelines/Pipelines.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -46,11 +50,15 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(category));
-enum class Target { CPU, CUDA };
+enum class Target { CPU, CUDA, IREEInput };
 static cl::opt<Target> target(
     "target", cl::desc("Where the step runs"), cl::init(Target::CPU),
     cl::values(clEnumValN(Target::CPU, "cpu", "the host (LLVM)"),
-               clEnumValN(Target::CUDA, "cuda", "NVIDIA GPUs (NVVM, cuBLAS)")),
+               clEnumValN(Target::CUDA, "cuda", "NVIDIA GPUs (NVVM, cuBLAS)"),
+               clEnumValN(Target::IREEInput, "iree-input",
+                          "input of iree-compile: linalg on tensors in the "
+                          "generic form, the contract in iree.reflection "
+                          "(docs/IREE.md)")),
     cl::cat(category));
 enum class Emit { MLIR, LLVM, PTX, Obj };
 static cl::opt<Emit> emit(
@@ -139,6 +147,11 @@ int main(int argc, char **argv) {
     llvm::errs() << "amp-compile: --emit=ptx needs --target=cuda\n";
     return EXIT_FAILURE;
   }
+  if (target == Target::IREEInput && emit != Emit::MLIR) {
+    llvm::errs() << "amp-compile: --target=iree-input emits MLIR only "
+                    "(iree-compile takes it from there)\n";
+    return EXIT_FAILURE;
+  }
   StringRef loweringMode = lowering.empty()
                                ? (target == Target::CUDA ? "runtime" : "inline")
                                : StringRef(lowering);
@@ -166,20 +179,48 @@ int main(int argc, char **argv) {
   if (!module)
     return EXIT_FAILURE;
 
-  PassManager pm(&context);
+  PassManager amp(&context);
   if (precision != Prec::FP32) {
     std::string text = std::string("precision=") +
                        (precision == Prec::BF16 ? "bf16" : "f16") + " " +
                        ampOptions.getValue();
-    AmpPipelineOptions amp;
-    if (failed(amp.parseFromString(text))) {
+    AmpPipelineOptions options;
+    if (failed(options.parseFromString(text))) {
       llvm::errs() << "amp-compile: invalid --amp-options '" << ampOptions
                    << "'\n";
       return EXIT_FAILURE;
     }
-    buildAmpPipeline(pm, amp);
+    buildAmpPipeline(amp, options);
   }
-  if (target == Target::CPU) {
+  if (failed(amp.run(*module)))
+    return EXIT_FAILURE;
+
+  PassManager pm(&context);
+  if (target == Target::IREEInput) {
+    // The lowering drops the amp.* attributes: the contract travels as
+    // reflection metadata, which iree-compile keeps on the exported function.
+    bool found = false;
+    for (auto fn : module->getOps<FunctionOpInterface>()) {
+      if (!TrainingStep::declaresContract(fn))
+        continue;
+      FailureOr<TrainingStep> step = TrainingStep::get(fn, false);
+      if (failed(step))
+        return EXIT_FAILURE;
+      fn->setAttr("iree.reflection",
+                  DictionaryAttr::get(
+                      &context, {NamedAttribute(
+                                    StringAttr::get(&context, "amp.contract"),
+                                    StringAttr::get(&context, step->toJSON()))}));
+      found = true;
+    }
+    if (!found) {
+      emitError(module->getLoc())
+          << "no training step in the module: no function declares "
+             "amp.grad_seed, amp.update_of or amp.loss (docs/TrainingStep.md)";
+      return EXIT_FAILURE;
+    }
+    buildAmpTensorInputPipeline(pm);
+  } else if (target == Target::CPU) {
     AmpCpuPipelineOptions cpu;
     cpu.lowering = loweringMode.str();
     buildAmpCpuPipeline(pm, cpu);
@@ -202,7 +243,10 @@ int main(int argc, char **argv) {
   }
   switch (emit) {
   case Emit::MLIR:
-    module->print(output->os());
+    // iree-compile parses its own MLIR version: the generic form is the
+    // stable one.
+    module->print(output->os(), OpPrintingFlags().printGenericOpForm(
+                                    target == Target::IREEInput));
     break;
   case Emit::PTX:
     if (failed(writePtx(*module, output->os())))

@@ -149,8 +149,14 @@ void buildAmpPipeline(OpPassManager &pm, const AmpPipelineOptions &options);
 void buildAmpCpuPipeline(OpPassManager &pm,
                          const AmpCpuPipelineOptions &options);
 
-/// Registers `amp-pipeline`, `amp-cpu-pipeline` and `amp-gpu-pipeline` with
-/// the global registry.
+/// Adds the lowering to the input of another MLIR compiler such as IREE
+/// (anchored on builtin.module): the amp ops inline (amp-lower-to-linalg),
+/// TOSA to linalg, arith and tensor; the result is linalg/arith/math/tensor
+/// on tensors, with no amp or TOSA op left (docs/IREE.md).
+void buildAmpTensorInputPipeline(OpPassManager &pm);
+
+/// Registers `amp-pipeline`, `amp-cpu-pipeline`, `amp-gpu-pipeline` and
+/// `amp-tensor-input-pipeline` with the global registry.
 void registerAmpPipelines();
 
 } // namespace mlir::amp

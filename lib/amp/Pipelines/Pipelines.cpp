@@ -87,8 +87,8 @@ void mlir::amp::buildAmpPipeline(OpPassManager &pm,
 /// amp ops to linalg, elementwise fusion, then one-shot bufferization with
 /// identity-layout function boundaries, results turned into out-parameters
 /// and buffer deallocation.
-static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering) {
-  // Tensors: TOSA and the amp ops to linalg.
+/// TOSA to linalg, arith and tensor.
+static void addTosaToLinalgPasses(OpPassManager &pm) {
   TosaToLinalgOptions tosaOptions;
   tosaOptions.aggressiveReduceConstant = true;
   // No TOSA level check: the 8K level counts a rank-4 tosa.pad's padding
@@ -97,6 +97,17 @@ static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering) {
                               /*validationOptions=*/std::nullopt);
   pm.addNestedPass<func::FuncOp>(createTosaToArithPass());
   pm.addNestedPass<func::FuncOp>(createTosaToTensorPass());
+}
+
+void mlir::amp::buildAmpTensorInputPipeline(OpPassManager &pm) {
+  addTosaToLinalgPasses(pm);
+  pm.addPass(createAmpLowerToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering) {
+  // Tensors: TOSA and the amp ops to linalg.
+  addTosaToLinalgPasses(pm);
   if (runtimeLowering)
     pm.addPass(createAmpLowerToRuntimePass());
   else
@@ -200,6 +211,11 @@ void mlir::amp::registerAmpPipelines() {
       "Lower a training step (TOSA / linalg / amp ops on tensors) to the LLVM "
       "dialect for the CPU",
       buildAmpCpuPipeline);
+  PassPipelineRegistration<>(
+      "amp-tensor-input-pipeline",
+      "Lower a training step to linalg/arith/tensor on tensors (amp ops "
+      "inline, no TOSA) for another MLIR compiler such as IREE",
+      buildAmpTensorInputPipeline);
   PassPipelineRegistration<AmpGpuPipelineOptions>(
       "amp-gpu-pipeline",
       "Lower a training step to NVVM kernels and host code on one CUDA "

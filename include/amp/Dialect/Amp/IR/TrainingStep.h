@@ -15,6 +15,7 @@
 #include "mlir/IR/Value.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/SmallVector.h"
+#include <string>
 
 namespace mlir::amp {
 
@@ -46,6 +47,18 @@ struct TrainingStep {
 
   /// True once amp-loss-scaling has threaded the scale state through.
   bool isLossScaled() const { return scaleArg >= 0 && scaleResult >= 0; }
+
+  /// The calling convention as JSON, for hosts that see the compiled step
+  /// without its attributes (docs/IREE.md):
+  ///   {"entry": NAME, "arguments": [{"index", "type", "role":
+  ///      "updated" | "input" | "scale" | "growth_tracker" | "overflow_tracker",
+  ///      "updated_by": R}...],
+  ///    "results": [{"index", "type", "role": "update" | "loss" | "skipped" |
+  ///      "scale" | "growth_tracker" | "overflow_tracker" | "other",
+  ///      "of": ARG}...]}
+  /// where "updated_by" / "of" link an argument and the result that is its
+  /// new value (-1 when none).
+  std::string toJSON() const;
 };
 
 } // namespace mlir::amp

@@ -4,6 +4,7 @@
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/JSON.h"
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -55,8 +56,9 @@ FailureOr<TrainingStep> TrainingStep::get(FunctionOpInterface function,
                                           bool requireSeed) {
   TrainingStep step;
   step.function = function;
-  unsigned numArgs = function.getNumArguments();
-  unsigned numResults = function.getNumResults();
+  FunctionOpInterface fn = function; // the interface's accessors are non-const
+  unsigned numArgs = fn.getNumArguments();
+  unsigned numResults = fn.getNumResults();
   step.updateOf.assign(numResults, -1);
   ArrayRef<Type> argTypes = function.getArgumentTypes();
   ArrayRef<Type> resultTypes = function.getResultTypes();
@@ -172,4 +174,70 @@ FailureOr<TrainingStep> TrainingStep::get(FunctionOpInterface function,
         return failure();
   }
   return step;
+}
+
+std::string TrainingStep::toJSON() const {
+  auto typeString = [](Type type) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << type;
+    return text;
+  };
+  FunctionOpInterface fn = function; // the interface's accessors are non-const
+  unsigned numArgs = fn.getNumArguments();
+  unsigned numResults = fn.getNumResults();
+  SmallVector<int64_t> updatedBy(numArgs, -1);
+  for (auto [result, arg] : llvm::enumerate(updateOf))
+    if (arg >= 0 && arg < numArgs)
+      updatedBy[arg] = result;
+  std::pair<StringRef, std::pair<int64_t, int64_t>> state[] = {
+      {"scale", {scaleArg, scaleResult}},
+      {"growth_tracker", {growthArg, growthResult}},
+      {"overflow_tracker", {overflowArg, overflowResult}}};
+  for (auto &[name, link] : state)
+    if (link.first >= 0 && link.second >= 0)
+      updatedBy[link.first] = link.second;
+
+  llvm::json::Array arguments;
+  for (unsigned i = 0; i < numArgs; ++i) {
+    StringRef role = updatedBy[i] >= 0 ? "updated" : "input";
+    for (auto &[name, link] : state)
+      if (link.first == static_cast<int64_t>(i))
+        role = name;
+    arguments.push_back(llvm::json::Object{
+        {"index", i},
+        {"type", typeString(fn.getArgumentTypes()[i])},
+        {"role", role},
+        {"updated_by", updatedBy[i]}});
+  }
+  llvm::json::Array results;
+  for (unsigned r = 0; r < numResults; ++r) {
+    StringRef role = "other";
+    int64_t of = -1;
+    if (r < updateOf.size() && updateOf[r] >= 0) {
+      role = "update";
+      of = updateOf[r];
+    } else if (static_cast<int64_t>(r) == lossResult) {
+      role = "loss";
+    } else if (static_cast<int64_t>(r) == skippedResult) {
+      role = "skipped";
+    }
+    for (auto &[name, link] : state)
+      if (link.second == static_cast<int64_t>(r)) {
+        role = name;
+        of = link.first;
+      }
+    results.push_back(llvm::json::Object{
+        {"index", r},
+        {"type", typeString(fn.getResultTypes()[r])},
+        {"role", role},
+        {"of", of}});
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::json::Value(llvm::json::Object{
+      {"entry", fn.getName()},
+      {"arguments", std::move(arguments)},
+      {"results", std::move(results)}});
+  return text;
 }

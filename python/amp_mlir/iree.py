@@ -1,0 +1,145 @@
+"""amp_mlir.iree: run an amp-mlir training step compiled by IREE, with its state kept on the device.
+
+    amp-compile step.mlir --target=iree-input --precision=f16 -o step.iree.mlir
+    iree-compile step.iree.mlir --iree-hal-target-device=local \\
+        --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=host -o step.vmfb
+
+    from amp_mlir.iree import IreeStep
+    step = IreeStep.load("step.vmfb")                     # driver "local-task"; "cuda" on a GPU
+    rows = step.run(initial_arguments, 20, poison_steps={5})
+    # rows like amp-train's: {"step": 0, "loss": 2.34, "scale": 65536.0, "skipped": False}
+
+``amp-compile --target=iree-input`` records the training-step contract as JSON in the function's
+``iree.reflection`` (key ``amp.contract``), which IREE keeps on the exported function: which argument
+each result updates, the loss, the skipped flag and the three loss-scale state tensors (docs/IREE.md).
+:class:`IreeStep` reads it back, keeps every argument on the device as an IREE device array, passes each
+updated argument's result back in as the next step's argument without a host round trip, and reads only
+the loss, the scale and the skipped flag per step. Needs ``iree-base-runtime`` (PyPI).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import numpy as np
+
+CONTRACT_KEY = "amp.contract"
+
+
+def _shape_of(tensor_type: str) -> tuple:
+    """(32, 64) for "tensor<32x64xf32>", () for "tensor<f32>"."""
+    dims = tensor_type[len("tensor<"):-1].split("x")[:-1]
+    return tuple(int(d) for d in dims)
+
+
+class IreeStep:
+    """A training step in an IREE module (``.vmfb``), callable step by step."""
+
+    def __init__(self, vmfb: bytes, *, driver: str = "local-task", entry: str | None = None):
+        import iree.runtime as ireert
+
+        self._rt = ireert
+        self.config = ireert.Config(driver)
+        self.vm_module = ireert.VmModule.copy_buffer(self.config.vm_instance, vmfb)
+        self.context = ireert.SystemContext(config=self.config)
+        self.context.add_vm_module(self.vm_module)
+        names = [entry] if entry else [n for n in self.vm_module.function_names if not n.startswith("__")]
+        self.contract = None
+        for name in names:
+            fn = self.vm_module.lookup_function(name)
+            if fn is not None and CONTRACT_KEY in fn.reflection:
+                self.entry = name
+                self.contract = json.loads(fn.reflection[CONTRACT_KEY])
+                break
+        if self.contract is None:
+            raise ValueError(f"no function of the module carries the {CONTRACT_KEY!r} reflection entry "
+                             "(compile the step with amp-compile --target=iree-input)")
+        self._function = self.context.modules.module[self.entry]
+        args, results = self.contract["arguments"], self.contract["results"]
+        self._roles = {r["role"]: r["index"] for r in results}
+        self._arg_roles = {a["role"]: a["index"] for a in args}
+        # The argument a poisoned step perturbs: amp-train's choice, the first non-empty f32 argument
+        # that nothing updates (an input batch).
+        self.poison_argument = next(
+            (a["index"] for a in args if a["role"] == "input" and a["type"].endswith("xf32>")), -1)
+        self._device_args = None
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, **options) -> "IreeStep":
+        with open(path, "rb") as f:
+            return cls(f.read(), **options)
+
+    @property
+    def is_loss_scaled(self) -> bool:
+        return "scale" in self._arg_roles
+
+    def set_arguments(self, arrays) -> None:
+        """Uploads every argument (numpy arrays in the step's argument order) to the device."""
+        arrays = list(arrays)
+        if len(arrays) != len(self.contract["arguments"]):
+            raise ValueError(f"the step takes {len(self.contract['arguments'])} arguments, got {len(arrays)}")
+        device = self.config.device
+        self._device_args = [
+            self._rt.asdevicearray(device, np.ascontiguousarray(a).reshape(_shape_of(spec["type"])))
+            for a, spec in zip(arrays, self.contract["arguments"])]
+
+    def arguments(self) -> list:
+        """The current arguments, copied to the host."""
+        return [a.to_host() for a in self._device_args]
+
+    def step(self, poison: bool = False) -> dict:
+        """Runs one step; returns the loss, the scale after the step and the skipped flag."""
+        if self._device_args is None:
+            raise RuntimeError("set_arguments() first")
+        args = list(self._device_args)
+        if poison:
+            if self.poison_argument < 0:
+                raise ValueError("no f32 input argument to poison")
+            host = np.array(args[self.poison_argument].to_host(), copy=True)
+            host.reshape(-1)[0] += np.float32(math.inf)
+            args[self.poison_argument] = self._rt.asdevicearray(self.config.device, host)
+        results = self._function(*args)
+        if not isinstance(results, (tuple, list)):
+            results = [results]
+        for spec in self.contract["results"]:
+            if spec["of"] >= 0:
+                self._device_args[spec["of"]] = results[spec["index"]]
+        loss = float(np.asarray(results[self._roles["loss"]].to_host()).reshape(-1)[0])
+        scale = 1.0
+        if "scale" in self._roles:
+            scale = float(np.asarray(results[self._roles["scale"]].to_host()).reshape(-1)[0])
+        skipped = False
+        if "skipped" in self._roles:
+            skipped = bool(np.asarray(results[self._roles["skipped"]].to_host()).reshape(-1)[0])
+        return {"loss": loss, "scale": scale, "skipped": skipped}
+
+    def run(self, arguments, steps: int, poison_steps=()) -> list:
+        """Sets the arguments and runs ``steps`` steps; returns amp-train-like rows."""
+        self.set_arguments(arguments)
+        poison = set(poison_steps)
+        rows = []
+        for k in range(int(steps)):
+            row = self.step(poison=k in poison)
+            rows.append({"step": k, "loss": row["loss"] if math.isfinite(row["loss"]) else None,
+                         "scale": row["scale"], "skipped": row["skipped"]})
+        return rows
+
+
+def compile_step(iree_input: str | os.PathLike, output: str | os.PathLike, *, target: str = "llvm-cpu",
+                 extra_args=()) -> str:
+    """Compiles ``amp-compile --target=iree-input`` output with iree.compiler: ``target`` "llvm-cpu"
+    (the host CPU) or "cuda" (``extra_args`` may choose the chip, e.g. "--iree-cuda-target=sm_80")."""
+    from iree.compiler import tools
+
+    args = list(extra_args)
+    if target == "llvm-cpu":
+        args += ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
+                 "--iree-llvmcpu-target-cpu=host"]
+    elif target == "cuda":
+        args += ["--iree-hal-target-device=cuda"]
+    else:
+        raise ValueError(f"target must be llvm-cpu or cuda, got {target!r}")
+    tools.compile_file(str(iree_input), output_file=str(output), extra_args=args)
+    return str(output)
