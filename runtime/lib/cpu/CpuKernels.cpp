@@ -18,7 +18,12 @@
 #include "../Common.h"
 
 #include <algorithm>
+#include <climits>
 #include <vector>
+
+#if AMP_RUNTIME_HAVE_BLAS
+#include <cblas.h>
+#endif
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -246,6 +251,18 @@ bool unscaleAndCheck(const amp_tensor *tensors, int n, float scale) {
   return found;
 }
 
+#if AMP_RUNTIME_HAVE_BLAS
+/// f16/bf16 `rows` x `cols` column-major with leading dimension `ld`, widened
+/// into a dense f32 buffer.
+static void widen(const void *src, amp_dtype dtype, int64_t rows,
+                  int64_t cols, int64_t ld, std::vector<float> &dst) {
+  dst.resize(static_cast<size_t>(rows * cols));
+  for (int64_t j = 0; j < cols; ++j)
+    for (int64_t i = 0; i < rows; ++i)
+      dst[i + j * rows] = load(src, dtype, i + j * ld);
+}
+#endif
+
 void gemm(amp_transpose transA, amp_transpose transB, int64_t m, int64_t n,
           int64_t k, float alpha, const void *a, amp_dtype dtype, int64_t lda,
           const void *b, int64_t ldb, float beta, float *c, int64_t ldc,
@@ -253,6 +270,49 @@ void gemm(amp_transpose transA, amp_transpose transB, int64_t m, int64_t n,
   if (m == 0 || n == 0 || batch == 0)
     return;
   const int64_t size = dtypeSize(dtype);
+#if AMP_RUNTIME_HAVE_BLAS
+  // BLAS (OpenBLAS from Debian): f32 operands in place; f16/bf16 widened to
+  // f32 once per call (per batch entry), then the same f32 GEMM, so the
+  // accumulation is f32 either way.
+  if (static_cast<uint64_t>(std::max({m, n, k, lda, ldb, ldc})) <= INT32_MAX) {
+    const CBLAS_TRANSPOSE ta = transA == AMP_OP_T ? CblasTrans : CblasNoTrans;
+    const CBLAS_TRANSPOSE tb = transB == AMP_OP_T ? CblasTrans : CblasNoTrans;
+    std::vector<float> wideA, wideB;
+    for (int64_t batchIndex = 0; batchIndex < batch; ++batchIndex) {
+      const char *aBase =
+          static_cast<const char *>(a) + batchIndex * strideA * size;
+      const char *bBase =
+          static_cast<const char *>(b) + batchIndex * strideB * size;
+      float *cBase = c + batchIndex * strideC;
+      const float *opA = reinterpret_cast<const float *>(aBase);
+      const float *opB = reinterpret_cast<const float *>(bBase);
+      int64_t ldA = lda, ldB = ldb;
+      if (dtype != AMP_DTYPE_F32) {
+        // op(A) is m x k: A is stored m x k (N) or k x m (T).
+        widen(aBase, dtype, transA == AMP_OP_N ? m : k,
+              transA == AMP_OP_N ? k : m, lda, wideA);
+        widen(bBase, dtype, transB == AMP_OP_N ? k : n,
+              transB == AMP_OP_N ? n : k, ldb, wideB);
+        opA = wideA.data();
+        opB = wideB.data();
+        ldA = transA == AMP_OP_N ? m : k;
+        ldB = transB == AMP_OP_N ? k : n;
+      }
+      if (k == 0) {
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t i = 0; i < m; ++i)
+            cBase[i + j * ldc] = beta == 0.0f ? 0.0f : beta * cBase[i + j * ldc];
+        continue;
+      }
+      cblas_sgemm(CblasColMajor, ta, tb, static_cast<int>(m),
+                  static_cast<int>(n), static_cast<int>(k), alpha, opA,
+                  static_cast<int>(std::max<int64_t>(ldA, 1)), opB,
+                  static_cast<int>(std::max<int64_t>(ldB, 1)), beta, cBase,
+                  static_cast<int>(ldc));
+    }
+    return;
+  }
+#endif
   constexpr int64_t kRowBlock = 512;
   std::vector<float> opA(static_cast<size_t>(m * k)); // column-major m x k
   std::vector<float> opB(static_cast<size_t>(k * n)); // column-major k x n
