@@ -38,6 +38,9 @@ llvm_config.use_default_substitutions()
 # use_default_substitutions() rewrites them only after a pipe.
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_system_environment(["HOME", "TMPDIR", "TMP", "TEMP"])
+# Compiled steps are cached in the build tree, not in the user's ~/.cache
+# (Runner/JitCache.h); test/Integration/amp-train-jit-cache.test checks the cache.
+config.environment["AMP_CACHE_DIR"] = os.path.join(config.amp_obj_root, "jit-cache")
 
 tool_dirs = [config.amp_tools_dir, config.llvm_tools_dir, "/usr/local/cuda/bin"]
 tools = [

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "amp/Runner/JitCache.h"
 #include "amp/Runner/TrainingRunner.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -149,8 +150,19 @@ static cl::opt<bool>
     timing("timing",
            cl::desc("Add \"ms\": the wall-clock time of each step (the call, "
                     "its device synchronisation and the copies of loss, "
-                    "scale and skipped flag) in milliseconds"),
+                    "scale and skipped flag) in milliseconds; and print "
+                    "{\"compile_ms\": ..., \"jit_cache\": hit|miss|off} on "
+                    "stderr once the step is compiled"),
            cl::init(false), cl::cat(category));
+static cl::opt<std::string> jitCacheDir(
+    "jit-cache-dir",
+    cl::desc("Where compiled CPU steps are kept across runs (default: "
+             "$AMP_CACHE_DIR, else ~/.cache/amp-mlir/jit)"),
+    cl::value_desc("dir"), cl::cat(category));
+static cl::opt<bool> noJitCache("no-jit-cache",
+                                cl::desc("Compile the step even if it is in "
+                                         "the JIT cache, and do not store it"),
+                                cl::init(false), cl::cat(category));
 
 /// A JSON number with 9 significant digits (round-trips an f32), or null.
 static void printNumber(llvm::raw_ostream &os, float value) {
@@ -214,10 +226,26 @@ int main(int argc, char **argv) {
                                                  : AmpOpsLowering::Inline;
   options.chip = chip;
   options.allowTF32 = allowTF32;
+  options.jitCache = !noJitCache;
+  options.jitCacheDir = jitCacheDir;
+  auto compileStart = std::chrono::steady_clock::now();
   FailureOr<std::unique_ptr<TrainingRunner>> runner =
       TrainingRunner::create(std::move(module), options);
   if (failed(runner))
     return EXIT_FAILURE;
+  if (timing) {
+    std::chrono::duration<double, std::milli> compileTime =
+        std::chrono::steady_clock::now() - compileStart;
+    bool cacheOff = noJitCache || device == RunDevice::CUDA ||
+                    getJitCacheDir(jitCacheDir).empty();
+    llvm::errs() << "{\"compile_ms\": "
+                 << llvm::format("%.1f", compileTime.count())
+                 << ", \"jit_cache\": \""
+                 << (cacheOff                         ? "off"
+                     : (*runner)->isLoadedFromCache() ? "hit"
+                                                      : "miss")
+                 << "\"}\n";
+  }
   if (failed((*runner)->initializeArguments(inputsDir)))
     return EXIT_FAILURE;
 

@@ -25,6 +25,7 @@ namespace mlir {
 class DialectRegistry;
 class ExecutionEngine;
 namespace amp {
+class CachedStep;
 
 /// The arithmetic a training step is run in.
 enum class RunPrecision {
@@ -72,6 +73,10 @@ struct TrainingRunnerOptions {
   /// Shared libraries the JIT links; empty: MLIR's C runner utilities (for
   /// memrefCopy), when installed.
   std::vector<std::string> sharedLibPaths;
+  /// Keep the object code of CPU steps across runs (JitCache.h), in
+  /// `jitCacheDir` (empty: $AMP_CACHE_DIR or ~/.cache/amp-mlir/jit).
+  bool jitCache = true;
+  std::string jitCacheDir;
 };
 
 /// What one step reports.
@@ -175,6 +180,8 @@ public:
   ArrayRef<RunnerArgument> getArguments() const { return arguments; }
   /// The number of arguments of the function as written.
   unsigned getNumOriginalArguments() const { return numOriginalArgs; }
+  /// True when the compiled step came from the JIT cache.
+  bool isLoadedFromCache() const { return loadedFromCache; }
 
 private:
   TrainingRunner() = default;
@@ -185,7 +192,12 @@ private:
   void setDescriptorBuffer(size_t i, void *buffer);
 
   OwningOpRef<ModuleOp> module;
+  /// The compiled step: JIT-compiled now (engine) or loaded from the cache
+  /// (cachedStep), and its packed entry point.
   std::unique_ptr<ExecutionEngine> engine;
+  std::unique_ptr<CachedStep> cachedStep;
+  void (*packedStep)(void **) = nullptr;
+  bool loadedFromCache = false;
   std::string entryName;
   LocationAttr entryLoc;
   uint64_t seed = 0;

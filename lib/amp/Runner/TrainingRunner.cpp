@@ -28,6 +28,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Runner/TrainingRunner.h"
+#include "amp/Runner/JitCache.h"
 #include "amp/Dialect/Amp/IR/TrainingStep.h"
 #include "amp/InitAll.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -488,8 +489,54 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
     device = std::move(*api);
   }
 
-  // The lowering: CPU, or kernels + host code on one stream.
-  {
+  // The libraries the JIT links.
+  std::vector<std::string> libs = options.sharedLibPaths;
+  if (libs.empty() && StringRef(AMP_C_RUNNER_UTILS).size() &&
+      llvm::sys::fs::exists(AMP_C_RUNNER_UTILS))
+    libs.push_back(AMP_C_RUNNER_UTILS);
+  if (device) {
+    libs.push_back(device->path);
+  } else if (options.lowering == AmpOpsLowering::Runtime) {
+    // The runtime's CPU backend provides the amp_rt_* entry points.
+    FailureOr<std::string> cpu =
+        findRuntimeLibrary("libamp_runtime_cpu.so", entryLoc);
+    if (failed(cpu))
+      return failure();
+    libs.push_back(*cpu);
+  }
+  unsigned optLevel = std::min(options.optLevel, 3u);
+  std::string packedName = "_mlir__mlir_ciface_" + entryName;
+
+  // A CPU step compiled before (JitCache.h): load its object code.
+  std::string cachePath;
+  if (!device) {
+    std::string cacheDir = getJitCacheDir(options.jitCacheDir);
+    if (!cacheDir.empty() && options.jitCache) {
+      std::string config = "cpu lowering=" +
+                           std::to_string(static_cast<int>(options.lowering)) +
+                           " O" + std::to_string(optLevel);
+      for (const std::string &lib : libs)
+        config += " lib=" + lib;
+      SmallString<256> path(cacheDir);
+      llvm::sys::path::append(path,
+                              computeJitCacheKey(moduleOp, config) + ".o");
+      cachePath = path.str().str();
+      std::string error;
+      if (llvm::sys::fs::exists(cachePath)) {
+        FailureOr<std::unique_ptr<CachedStep>> cached =
+            CachedStep::load(cachePath, packedName, libs, error);
+        if (succeeded(cached)) {
+          cachedStep = std::move(*cached);
+          packedStep = cachedStep->getPacked();
+          loadedFromCache = true;
+        }
+        // A broken entry is compiled again and overwritten.
+      }
+    }
+  }
+
+  if (!packedStep) {
+    // The lowering: CPU, or kernels + host code on one stream.
     PassManager pm(context);
     if (device) {
       // Resident inputs: the step must not write into its arguments.
@@ -511,53 +558,48 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
     }
     if (failed(pm.run(moduleOp)))
       return failure();
-  }
-  std::string wrapper = "_mlir_ciface_" + entryName;
-  auto llvmFn = dyn_cast_or_null<LLVM::LLVMFuncOp>(
-      SymbolTable::lookupSymbolIn(moduleOp, wrapper));
-  if (!llvmFn)
-    return emitError(entryLoc)
-           << "the CPU pipeline produced no '" << wrapper << "' wrapper";
-  if (llvmFn.getNumArguments() != numArgs + numResults)
-    return emitError(entryLoc)
-           << "'" << wrapper << "' takes " << llvmFn.getNumArguments()
-           << " descriptors, expected " << numArgs << " arguments + "
-           << numResults << " results";
+    std::string wrapper = "_mlir_ciface_" + entryName;
+    auto llvmFn = dyn_cast_or_null<LLVM::LLVMFuncOp>(
+        SymbolTable::lookupSymbolIn(moduleOp, wrapper));
+    if (!llvmFn)
+      return emitError(entryLoc)
+             << "the CPU pipeline produced no '" << wrapper << "' wrapper";
+    if (llvmFn.getNumArguments() != numArgs + numResults)
+      return emitError(entryLoc)
+             << "'" << wrapper << "' takes " << llvmFn.getNumArguments()
+             << " descriptors, expected " << numArgs << " arguments + "
+             << numResults << " results";
 
-  // The JIT.
-  std::vector<std::string> libs = options.sharedLibPaths;
-  if (libs.empty() && StringRef(AMP_C_RUNNER_UTILS).size() &&
-      llvm::sys::fs::exists(AMP_C_RUNNER_UTILS))
-    libs.push_back(AMP_C_RUNNER_UTILS);
-  if (device) {
-    libs.push_back(device->path);
-  } else if (options.lowering == AmpOpsLowering::Runtime) {
-    // The runtime's CPU backend provides the amp_rt_* entry points.
-    FailureOr<std::string> cpu =
-        findRuntimeLibrary("libamp_runtime_cpu.so", entryLoc);
-    if (failed(cpu))
-      return failure();
-    libs.push_back(*cpu);
+    // The JIT.
+    SmallVector<StringRef> libRefs(libs.begin(), libs.end());
+    std::function<llvm::Error(llvm::Module *)> optimize =
+        makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
+                                  /*targetMachine=*/nullptr);
+    ExecutionEngineOptions engineOptions;
+    engineOptions.transformer = optimize;
+    engineOptions.jitCodeGenOptLevel =
+        static_cast<llvm::CodeGenOptLevel>(optLevel);
+    engineOptions.sharedLibPaths = libRefs;
+    engineOptions.enableObjectDump = !cachePath.empty();
+    auto engineOrError = ExecutionEngine::create(moduleOp, engineOptions);
+    if (!engineOrError)
+      return emitError(entryLoc)
+             << "JIT compilation of '" << entryName
+             << "' failed: " << llvm::toString(engineOrError.takeError());
+    engine = std::move(*engineOrError);
+    // Global constructors load the kernel module of a GPU step.
+    if (device)
+      engine->initialize();
+    // Compiles the step now (the JIT is lazy), not in the first step.
+    auto packed = engine->lookupPacked(wrapper);
+    if (!packed)
+      return emitError(entryLoc)
+             << "JIT compilation of '" << entryName
+             << "' failed: " << llvm::toString(packed.takeError());
+    packedStep = *packed;
+    if (!cachePath.empty())
+      storeInJitCache(*engine, cachePath);
   }
-  SmallVector<StringRef> libRefs(libs.begin(), libs.end());
-  unsigned optLevel = std::min(options.optLevel, 3u);
-  std::function<llvm::Error(llvm::Module *)> optimize =
-      makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
-                                /*targetMachine=*/nullptr);
-  ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = optimize;
-  engineOptions.jitCodeGenOptLevel =
-      static_cast<llvm::CodeGenOptLevel>(optLevel);
-  engineOptions.sharedLibPaths = libRefs;
-  auto engineOrError = ExecutionEngine::create(moduleOp, engineOptions);
-  if (!engineOrError)
-    return emitError(entryLoc)
-           << "JIT compilation of '" << entryName
-           << "' failed: " << llvm::toString(engineOrError.takeError());
-  engine = std::move(*engineOrError);
-  // Global constructors load the kernel module of a GPU step.
-  if (device)
-    engine->initialize();
 
   // Descriptors {allocated, aligned, offset, sizes[R], strides[R]} of the
   // per-call argument copies and of the results.
@@ -828,11 +870,7 @@ FailureOr<StepResult> TrainingRunner::step(bool poison) {
     std::memcpy(data, &v, 4);
   }
 
-  if (llvm::Error error =
-          engine->invokePacked("_mlir_ciface_" + entryName, packedArgs))
-    return emitError(Location(entryLoc))
-           << "calling '" << entryName
-           << "' failed: " << llvm::toString(std::move(error));
+  packedStep(packedArgs.data());
 
   for (RunnerArgument &arg : arguments)
     if (arg.updatedBy >= 0 && arg.getNumBytes())
@@ -875,11 +913,7 @@ FailureOr<StepResult> TrainingRunner::stepOnDevice(bool poison) {
     device->memcpy(poisoned, &v, 4, nullptr);
   }
 
-  if (llvm::Error error =
-          engine->invokePacked("_mlir_ciface_" + entryName, packedArgs))
-    return emitError(Location(entryLoc))
-           << "calling '" << entryName
-           << "' failed: " << llvm::toString(std::move(error));
+  packedStep(packedArgs.data());
 
   // New values become the arguments by swapping buffers with their results;
   // the old argument buffers receive the next step's results.
