@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""CPU step time at real sizes: amp-train against PyTorch on the same machine, in one run.
+
+    run_cpu_step_benchmark.py [--models mlp] [--steps 5] [--warmup 1] [--threads N]
+                              [--out docs/benchmarks.md] [--amp-train build/bin/amp-train]
+
+The GPU benchmark's models at their small size (bench/gpu/run_gpu_benchmark.py: the MLP
+1024-4096-4096-1024-16 with batch 512, cross-entropy and SGD; --models block adds the transformer block
+d=512, B=16, T=128 with Adam), exported from PyTorch once (in a subprocess), then:
+
+  amp-train --precision=fp32 / f16 (dynamic loss scaling) / bf16 --timing   median "ms" after --warmup
+  PyTorch eager fp32 and bf16 autocast (torch.autocast("cpu")), torch.set_num_threads(--threads)
+
+amp-train's start-up is reported too: compile_ms of a run with a cold JIT cache (a fresh cache
+directory) and of a second run that loads the step from the cache. The first and last loss of every run
+show that the runs are real and agree. Results go between <!-- cpu-vs-torch:begin --> and
+<!-- cpu-vs-torch:end --> in --out. Run with build/venv/bin/python (torch).
+"""
+
+import argparse
+import copy
+import datetime
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(HERE, "gpu"))
+sys.path.insert(0, os.path.join(REPO, "build", "python"))
+import run_gpu_benchmark as gpu  # noqa: E402
+
+BEGIN = "<!-- cpu-vs-torch:begin -->"
+END = "<!-- cpu-vs-torch:end -->"
+
+EXPORT = """
+import sys, torch
+sys.path.insert(0, {bench!r})
+import run_gpu_benchmark as g
+from amp_mlir.torch import export_train_step
+model, inputs, opt, title = g.build(sys.argv[1], "small")
+export_train_step(model, torch.nn.functional.cross_entropy, inputs, out_dir=sys.argv[2], **opt)
+"""
+
+
+def amp_train(tool, step_dir, precision, steps, warmup, cache_dir):
+    cmd = [tool, os.path.join(step_dir, "train_step.mlir"), "--inputs", step_dir, f"--precision={precision}",
+           "--steps", str(warmup + steps), "--timing", "--jit-cache-dir", cache_dir]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-3000:]}")
+    lines = [json.loads(x) for x in proc.stdout.splitlines() if x.startswith("{")]
+    compile_info = json.loads(next(x for x in proc.stderr.splitlines() if x.startswith('{"compile_ms"')))
+    return {"ms": statistics.median(x["ms"] for x in lines[warmup:]), "loss0": lines[0]["loss"],
+            "loss_last": lines[-1]["loss"], "compile_ms": compile_info["compile_ms"],
+            "jit_cache": compile_info["jit_cache"]}
+
+
+def torch_cpu(model, inputs, opt_args, dtype, steps, warmup):
+    import torch
+
+    model = copy.deepcopy(model).float()
+    x, y = inputs
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = (torch.optim.SGD(params, lr=opt_args["lr"]) if opt_args["optimizer"] == "sgd"
+           else torch.optim.Adam(params, lr=opt_args["lr"]))
+    losses, times = [], []
+    for _ in range(warmup + steps):
+        start = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        if dtype is None:
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        else:
+            with torch.autocast("cpu", dtype=dtype):
+                loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.detach()))
+        times.append((time.perf_counter() - start) * 1e3)
+    return {"ms": statistics.median(times[warmup:]), "loss0": losses[0], "loss_last": losses[-1]}
+
+
+def write_section(path, section):
+    text = open(path).read() if os.path.exists(path) else ""
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        text = head + section + rest.split(END, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", default="mlp")
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--out", default=os.path.join(REPO, "docs", "benchmarks.md"))
+    ap.add_argument("--amp-train", default=os.path.join(REPO, "build", "bin", "amp-train"))
+    ap.add_argument("--revision", default=None)
+    args = ap.parse_args()
+
+    import torch
+    torch.set_num_threads(args.threads)
+    revision = args.revision or subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
+                                               capture_output=True, text=True).stdout.strip() or "unknown"
+    results = []
+    work = tempfile.mkdtemp(prefix="amp-cpu-bench-")
+    try:
+        for name in args.models.split(","):
+            step_dir = os.path.join(work, name)
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(REPO, "build", "python")] + sys.path))
+            subprocess.run([sys.executable, "-c", EXPORT.format(bench=os.path.join(HERE, "gpu")), name, step_dir],
+                           env=env, check=True)
+            model, inputs, opt_args, title = gpu.build(name, "small")
+            runs = {}
+            for precision in ["fp32", "f16", "bf16"]:
+                cache = os.path.join(work, f"cache-{name}-{precision}")
+                cold = amp_train(args.amp_train, step_dir, precision, args.steps, args.warmup, cache)
+                warm = amp_train(args.amp_train, step_dir, precision, 1, 0, cache)
+                cold["compile_warm_ms"] = warm["compile_ms"]
+                runs[f"amp {precision}"] = cold
+                print(title, precision, cold, flush=True)
+            for label, dtype in [("torch fp32", None), ("torch bf16", torch.bfloat16)]:
+                runs[label] = torch_cpu(model, inputs, opt_args, dtype, args.steps, args.warmup)
+                print(title, label, runs[label], flush=True)
+            results.append((title, runs))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    L = [BEGIN, "", "### CPU step time at real sizes: amp-train vs PyTorch", "",
+         f"- {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs; PyTorch {torch.__version__} "
+         f"with {args.threads} threads; date "
+         f"{datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; revision {revision}",
+         f"- median of {args.steps} steps after {args.warmup} warm-up; bench/run_cpu_step_benchmark.py", "",
+         "| model | amp fp32 | amp f16 | amp bf16 | torch fp32 | torch bf16 autocast | amp fp32 / torch fp32 "
+         "| start-up cold / cached (fp32) |", "|---|---:|---:|---:|---:|---:|---:|---|"]
+    for title, r in results:
+        L.append(f"| {title} | " + " | ".join(f"{r[k]['ms']:.0f}" for k in
+                                              ["amp fp32", "amp f16", "amp bf16", "torch fp32", "torch bf16"])
+                 + f" | {r['amp fp32']['ms'] / r['torch fp32']['ms']:.2f}x | "
+                 f"{r['amp fp32']['compile_ms'] / 1e3:.1f} s / {r['amp fp32']['compile_warm_ms'] / 1e3:.2f} s |")
+    L += ["", "Times in ms per step. Losses (first -> last):", ""]
+    for title, r in results:
+        L.append(f"- {title}: " + "; ".join(f"{k} {v['loss0']:.4f} -> {v['loss_last']:.4f}" for k, v in r.items()))
+    L += ["", END]
+    section = "\n".join(L)
+    print(section)
+    if args.out:
+        write_section(args.out, section)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
