@@ -1,6 +1,6 @@
 //===- amp-compile.cpp - compile a training step for the CPU or a GPU -----===//
 //
-// amp-compile FILE --target=cpu|cuda [--chip=sm_90] --emit=mlir|llvm|ptx|obj
+// amp-compile FILE --target=cpu|cuda [--chip=sm_90] --emit=mlir|gpu|llvm|ptx|obj
 //             -o OUT
 //
 // Runs the AMP rewrite (amp-pipeline: autocast + loss scaling; skipped for
@@ -52,10 +52,13 @@ static cl::opt<Target> target(
     cl::values(clEnumValN(Target::CPU, "cpu", "the host (LLVM)"),
                clEnumValN(Target::CUDA, "cuda", "NVIDIA GPUs (NVVM, cuBLAS)")),
     cl::cat(category));
-enum class Emit { MLIR, LLVM, PTX, Obj };
+enum class Emit { MLIR, GPU, LLVM, PTX, Obj };
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::MLIR),
     cl::values(clEnumValN(Emit::MLIR, "mlir", "MLIR in the LLVM dialect"),
+               clEnumValN(Emit::GPU, "gpu",
+                          "MLIR before the NVVM lowering: host code with "
+                          "gpu.launch_func, kernels as gpu.func (cuda)"),
                clEnumValN(Emit::LLVM, "llvm", "LLVM IR"),
                clEnumValN(Emit::PTX, "ptx", "the kernels' PTX (cuda)"),
                clEnumValN(Emit::Obj, "obj", "a host object file")),
@@ -135,8 +138,10 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "amp-compile: compile an amp-mlir training step "
                               "for the CPU or an NVIDIA GPU\n");
-  if (emit == Emit::PTX && target != Target::CUDA) {
-    llvm::errs() << "amp-compile: --emit=ptx needs --target=cuda\n";
+  if ((emit == Emit::PTX || emit == Emit::GPU) && target != Target::CUDA) {
+    llvm::errs() << "amp-compile: --emit="
+                 << (emit == Emit::PTX ? "ptx" : "gpu")
+                 << " needs --target=cuda\n";
     return EXIT_FAILURE;
   }
   StringRef loweringMode = lowering.empty()
@@ -189,6 +194,7 @@ int main(int argc, char **argv) {
     gpu.features = features;
     gpu.format = emit == Emit::PTX ? std::string("isa") : format.getValue();
     gpu.lowering = loweringMode.str();
+    gpu.nvvm = emit != Emit::GPU;
     buildAmpGpuPipeline(pm, gpu);
   }
   if (failed(pm.run(*module)))
@@ -202,6 +208,7 @@ int main(int argc, char **argv) {
   }
   switch (emit) {
   case Emit::MLIR:
+  case Emit::GPU:
     module->print(output->os());
     break;
   case Emit::PTX:

@@ -125,6 +125,12 @@ struct AmpGpuPipelineOptions
       *this, "cublas",
       llvm::cl::desc("Run matmuls through the runtime's cuBLAS GEMM"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> nvvm{
+      *this, "nvvm",
+      llvm::cl::desc("Lower the kernels to NVVM and serialise them (false: "
+                     "stop after the stream chaining, with gpu.launch_func "
+                     "and the kernels as gpu.func, for inspection)"),
+      llvm::cl::init(true)};
 };
 
 /// Adds the GPU lowering to `pm` (anchored on builtin.module): the same

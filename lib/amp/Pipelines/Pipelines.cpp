@@ -87,7 +87,8 @@ void mlir::amp::buildAmpPipeline(OpPassManager &pm,
 /// amp ops to linalg, elementwise fusion, then one-shot bufferization with
 /// identity-layout function boundaries, results turned into out-parameters
 /// and buffer deallocation.
-static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering) {
+static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering,
+                                    bool gpu = false) {
   // Tensors: TOSA and the amp ops to linalg.
   TosaToLinalgOptions tosaOptions;
   tosaOptions.aggressiveReduceConstant = true;
@@ -105,6 +106,9 @@ static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering) {
   pm.addNestedPass<func::FuncOp>(createLinalgFoldUnitExtentDimsPass());
   pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
+  // GPU: long reductions in parallel stages (no thread walks them alone).
+  if (gpu)
+    pm.addPass(createAmpGpuSplitReductionsPass());
 
   // Buffers.
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -155,10 +159,14 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
 void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
                                     const AmpGpuPipelineOptions &options) {
   pm.addPass(createAmpEmitCInterfacePass());
-  addTensorToBufferPasses(pm, StringRef(options.lowering) != "inline");
+  addTensorToBufferPasses(pm, StringRef(options.lowering) != "inline",
+                          /*gpu=*/true);
   if (options.cublas)
     pm.addPass(createAmpLowerContractionsToRuntimePass());
-  // Parallel loops on the device; everything else moved there too.
+  // Parallel loops on the device; everything else moved there too. The
+  // parallel loops of every reduction go outermost first, so that they
+  // become threads (one per output element) rather than host loops.
+  pm.addPass(createAmpGpuParallelLoopsFirstPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createAmpGpuHostToDevicePass());
@@ -170,9 +178,14 @@ void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
                                    /*noMinMaxBounds=*/true));
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+  // Fold the grid and block sizes (and the kernels' loop bounds) to
+  // constants before outlining.
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createAmpGpuMergeKernelModulesPass());
   pm.addPass(createAmpGpuAsyncChainPass());
+  if (!options.nvvm)
+    return;
   // Upstream NVVM lowering and serialisation. MLIR finds libdevice (for
   // math functions such as __nv_expf) and ptxas through these variables;
   // Debian's build has no default toolkit path of its own.
