@@ -166,7 +166,8 @@ def main():
     ap.add_argument("--max-block-work", type=int, default=65536)
     ap.add_argument("--name", default="")
     args = ap.parse_args()
-    src = open(args.input).read()
+    # Comments (// ...) do not count.
+    src = "\n".join(re.sub(r"//.*$", "", l) for l in open(args.input).read().splitlines())
     low = open(args.lowered).read()
     tag = f"[{args.name}] " if args.name else ""
     violations = []
