@@ -10,6 +10,7 @@
 // RUN:   | mlir-runner -e main -entry-point-result=void -shared-libs=%amp_runtime_dir/libamp_runtime_cpu.so,%mlir_c_runner_utils | FileCheck %s
 
 // CALLS-COUNT-4: call @amp_rt_gemm_ex(
+// CALLS: call @amp_rt_gemm(
 // CALLS-NOT: linalg.generic {{.*}}reduction
 // CALLS-NOT: linalg.matmul
 
@@ -17,6 +18,7 @@
 // CHECK-NEXT: 1.5, 14.5, 5.5, 3.5, 7.5, 29.5, 14.5, 6.5,
 // CHECK-NEXT: 1.5, 7.5, 14.5, 29.5, 5.5, 14.5, 3.5, 6.5,
 // CHECK-NEXT: 1.5, 14.5, 5.5, 3.5, 7.5, 29.5, 14.5, 6.5, -0.5, -13.5, -4.5, -2.5, -6.5, -28.5, -13.5, -5.5,
+// CHECK-NEXT: 14.5, 77.5,
 
 memref.global "private" constant @a_t : memref<3x2xf32> = dense<[[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]]>
 memref.global "private" constant @a : memref<2x3xf32> = dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]>
@@ -105,6 +107,23 @@ func.func @main() {
   %f4 = memref.collapse_shape %c4 [[0, 1, 2]] : memref<2x2x4xf32> into memref<16xf32>
   %d4 = memref.cast %f4 : memref<16xf32> to memref<?xf32>
   call @show(%d4) : (memref<?xf32>) -> ()
+  // Row-wise dot products (a loss's sum(onehot * logp) after fusion): a
+  // batch of 1 x 1 GEMMs with unit dimensions.
+  %a3 = memref.expand_shape %a [[0, 1], [2]] output_shape [2, 1, 3] : memref<2x3xf32> into memref<2x1x3xf32>
+  %c5 = memref.alloc() : memref<2x1xf32>
+  linalg.fill ins(%half : f32) outs(%c5 : memref<2x1xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a3, %a3 : memref<2x1x3xf32>, memref<2x1x3xf32>) outs(%c5 : memref<2x1xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %f5 = memref.collapse_shape %c5 [[0, 1]] : memref<2x1xf32> into memref<2xf32>
+  %d5 = memref.cast %f5 : memref<2xf32> to memref<?xf32>
+  call @show(%d5) : (memref<?xf32>) -> ()
+  memref.dealloc %c5 : memref<2x1xf32>
   memref.dealloc %c1 : memref<2x4xf32>
   memref.dealloc %c2 : memref<2x4xf32>
   memref.dealloc %c3 : memref<4x2xf32>
