@@ -176,9 +176,10 @@ def main():
     named, generic = count_input_contractions(src)
     contractions = sum(named.values()) + generic
     gemm_calls = len(re.findall(r"call @amp_rt_gemm(?:_ex)?\(", low))
-    detail = ", ".join(f"{k} {v}" for k, v in sorted(named.items()))
-    print(f"{tag}contractions in the input: {contractions} ({detail}"
-          f"{', linalg.generic ' + str(generic) if generic else ''})")
+    detail = [f"{k} {v}" for k, v in sorted(named.items())]
+    if generic:
+        detail.append(f"linalg.generic {generic}")
+    print(f"{tag}contractions in the input: {contractions} ({', '.join(detail)})")
     print(f"{tag}GEMM calls: {gemm_calls}")
     if gemm_calls < contractions:
         violations.append(f"{contractions - gemm_calls} contraction(s) not lowered to a GEMM call")

@@ -44,6 +44,26 @@ func.func @short(%x: tensor<512x16xf32>, %init: tensor<16xf32>) -> tensor<16xf32
   return %r : tensor<16xf32>
 }
 
+// A contraction with a long k stays whole (the GEMM lowering takes it).
+// CHECK-LABEL: func.func @long_k(
+// CHECK-NEXT: linalg.generic
+// CHECK-NOT: tensor.expand_shape
+func.func @long_k(%a: tensor<8x8192xf16>, %b: tensor<8192x16xf16>, %c: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<8x8192xf16>, tensor<8192x16xf16>) outs(%c : tensor<8x16xf32>) {
+  ^bb0(%x: f16, %y: f16, %acc: f32):
+    %xe = arith.extf %x : f16 to f32
+    %ye = arith.extf %y : f16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}
+
+// GUARD: contractions in the input: 1 (linalg.generic 1)
+// GUARD: GEMM calls: 1
 // GUARD: largest thread work: 4096
 // GUARD-NOT: VIOLATION
 // GUARD: gpu structure: 0 violation(s)

@@ -51,9 +51,12 @@ struct AmpGpuSplitReductionsPass
     for (int round = 0; round < 8; ++round) {
       SmallVector<linalg::LinalgOp> candidates;
       getOperation().walk([&](linalg::LinalgOp op) {
+        // Contractions, named or recognised by structure, are left whole
+        // for the GEMM lowering.
         if (!op.hasPureTensorSemantics() || op.getNumReductionLoops() != 1 ||
-            op.getNumDpsInits() != 1 || isa<linalg::ContractionOpInterface>(
-                                            op.getOperation()))
+            op.getNumDpsInits() != 1 ||
+            isa<linalg::ContractionOpInterface>(op.getOperation()) ||
+            linalg::isaContractionOpInterface(op))
           return;
         SmallVector<int64_t> sizes = op.getStaticLoopRanges();
         SmallVector<unsigned> dims;
