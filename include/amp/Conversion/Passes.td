@@ -16,7 +16,7 @@ def AmpLowerToLinalgPass : Pass<"amp-lower-to-linalg", "::mlir::ModuleOp"> {
       gradient one elementwise linalg.generic computes `v * inv` in f32 (or
       `v` when `inv == 1`); the check is one running f32 max of `|v|` over
       every gradient (staged `[256, P]` partial maxima for gradients of more
-      than 4096 elements), and the flag is `!(max <= FLT_MAX)`;
+      than 1024 elements), and the flag is `!(max <= FLT_MAX)`;
     - `amp.update_scale`: scalar arith on the extracted state, PyTorch's
       `_amp_update_scale_` rules plus the backoff interval, floor and
       ceiling;
@@ -73,16 +73,20 @@ def AmpGpuSplitReductionsPass
     one GPU thread computes one output element of a reduction, walking the
     whole reduction alone, and a full reduction becomes one single-thread
     kernel. This pass splits every linalg op with a single reduction
-    dimension longer than `max-thread-work` (upstream
+    dimension longer than `max-thread-work` (`max-single-thread-work` for a
+    full reduction, which one thread would walk alone) (upstream
     `linalg::splitReduction`, the new parallel dimension innermost so that
     neighbouring threads read neighbouring elements) into a partial
     reduction with one thread per (output, chunk of about `chunk` elements)
     and a combining reduction, again until no reduction is longer than
-    `max-thread-work`. The result is the same reduction reassociated.
+    these limits. The result is the same reduction reassociated.
   }];
   let options = [
     Option<"maxThreadWork", "max-thread-work", "int64_t", /*default=*/"4096",
-           "Longest reduction left to one thread">,
+           "Longest reduction left to one thread per output">,
+    Option<"maxSingleThreadWork", "max-single-thread-work", "int64_t",
+           /*default=*/"1024",
+           "Longest full reduction (one output: one thread in all) left whole">,
     Option<"chunk", "chunk", "int64_t", /*default=*/"256",
            "Elements one thread reduces in a partial stage (about)">,
   ];

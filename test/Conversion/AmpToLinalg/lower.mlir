@@ -46,7 +46,7 @@ func.func @unscale(%g0: tensor<2x3xf32>, %g1: tensor<5xbf16>, %s: tensor<f32>) -
   return %u#0, %u#1, %f : tensor<2x3xf32>, tensor<5xbf16>, tensor<i1>
 }
 
-// A gradient of more than 4096 elements is checked in stages: seen as
+// A gradient of more than 1024 elements is checked in stages: seen as
 // [256, P] and reduced along the 256 into P partials (neighbouring partials
 // read neighbouring elements), then the P partials in one small reduction.
 // A size with no divisor in [32, 256] is padded with zeros first.

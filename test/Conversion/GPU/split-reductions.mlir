@@ -1,16 +1,21 @@
-// amp-gpu-split-reductions: a reduction longer than max-thread-work (4096)
-// becomes a partial reduction of about 256 elements per (output, partial),
-// the partials innermost and parallel, then a combining reduction; short
-// ones stay. Through the whole GPU pipeline, no thread then walks more than
-// 4096 elements and every reduction's outputs are threads.
+// amp-gpu-split-reductions: a reduction longer than max-thread-work (4096;
+// max-single-thread-work, 1024, for a full reduction) becomes a partial
+// reduction of about 256 elements per (output, partial), the partials
+// innermost and parallel, then a combining reduction; short ones stay.
+// Through the whole GPU pipeline, no thread then walks more than 4096
+// elements and every reduction's outputs are threads.
 // RUN: amp-opt %s --amp-gpu-split-reductions | FileCheck %s
 // RUN: amp-opt %s --amp-gpu-pipeline="nvvm=false" -o %t.gpu.mlir
 // RUN: %check-gpu-structure %s %t.gpu.mlir | FileCheck %s --check-prefix=GUARD
 
+// A full reduction (one thread in all) is split until at most
+// max-single-thread-work (1024) elements are left to one thread.
 // CHECK-LABEL: func.func @full(
 // CHECK: %[[E:.*]] = tensor.expand_shape %arg0 {{\[\[}}0, 1]] output_shape [256, 4096] : tensor<1048576xf32> into tensor<256x4096xf32>
 // CHECK: %[[P:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]} ins(%[[E]] : tensor<256x4096xf32>) outs(%{{.*}} : tensor<4096xf32>)
-// CHECK: linalg.generic {{.*}}iterator_types = ["reduction"]} ins(%[[P]] : tensor<4096xf32>) outs(%arg1 : tensor<f32>)
+// CHECK: %[[E2:.*]] = tensor.expand_shape %[[P]] {{\[\[}}0, 1]] output_shape [256, 16] : tensor<4096xf32> into tensor<256x16xf32>
+// CHECK: %[[P2:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]} ins(%[[E2]] : tensor<256x16xf32>) outs(%{{.*}} : tensor<16xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction"]} ins(%[[P2]] : tensor<16xf32>) outs(%arg1 : tensor<f32>)
 func.func @full(%x: tensor<1048576xf32>, %init: tensor<f32>) -> tensor<f32> {
   %r = linalg.reduce ins(%x : tensor<1048576xf32>) outs(%init : tensor<f32>) dimensions = [0]
     (%in: f32, %acc: f32) {
@@ -64,6 +69,6 @@ func.func @long_k(%a: tensor<8x8192xf16>, %b: tensor<8192x16xf16>, %c: tensor<8x
 
 // GUARD: contractions in the input: 1 (linalg.generic 1)
 // GUARD: GEMM calls: 1
-// GUARD: largest thread work: 4096
+// GUARD: largest thread work: 512 (short_kernel)
 // GUARD-NOT: VIOLATION
 // GUARD: gpu structure: 0 violation(s)

@@ -89,16 +89,16 @@ static Value toF32(OpBuilder &b, Location loc, Value value) {
 /// Elements one thread folds per stage of reduceMaxAbs.
 static constexpr int64_t kReductionChunk = 256;
 /// Tensors up to this size are reduced by one loop (one thread on a GPU).
-static constexpr int64_t kSingleLoopMax = 4096;
+static constexpr int64_t kSingleLoopMax = 1024;
 
 /// max(acc, max |v|) over every element of `tensor` (any shape, any float
 /// type; v widened to f32), `acc` a rank-0 f32 tensor. Tensors of more than
-/// 4096 elements are reduced in stages: the flattened tensor is seen as
+/// 1024 elements are reduced in stages: the flattened tensor is seen as
 /// [R, P] (R <= 256 elements per partial, padded with zeros when no divisor
 /// fits) and reduced along R into P partials, whose neighbours read
-/// neighbouring elements; this repeats until at most 4096 partials remain,
+/// neighbouring elements; this repeats until at most 1024 partials remain,
 /// which one small full reduction folds into `acc`. Every stage is a plain
-/// parallel loop nest, so on a GPU no thread walks more than 4096 elements
+/// parallel loop nest, so on a GPU no thread walks more than 1024 elements
 /// and the first stage of a large gradient has numel / 256 threads.
 static Value reduceMaxAbs(OpBuilder &b, Location loc, Value tensor,
                           Value acc) {

@@ -4,7 +4,8 @@
 // GPU mapping, one thread per output element walking the whole reduction
 // (and one single-thread kernel for a full reduction). This pass splits every
 // linalg op on tensors with a single reduction dimension longer than
-// max-thread-work into a partial reduction [R / F, F] -> F partials per
+// max-thread-work (max-single-thread-work for a full reduction) into a
+// partial reduction [R / F, F] -> F partials per
 // output (F parallel and innermost, so neighbouring threads read
 // neighbouring elements) and a combining reduction over F, repeating on the
 // combining op until every reduction is short. F is a divisor of R chosen so
@@ -62,7 +63,14 @@ struct AmpGpuSplitReductionsPass
         SmallVector<unsigned> dims;
         op.getReductionDims(dims);
         int64_t size = sizes[dims[0]];
-        if (!ShapedType::isDynamic(size) && size > maxThreadWork)
+        // One output (a full reduction): one thread walks it all.
+        bool single = llvm::all_of(
+            llvm::seq<unsigned>(0, sizes.size()),
+            [&](unsigned d) { return d == dims[0] || sizes[d] == 1; });
+        int64_t limit = single ? std::min<int64_t>(maxThreadWork,
+                                                   maxSingleThreadWork)
+                               : maxThreadWork;
+        if (!ShapedType::isDynamic(size) && size > limit)
           candidates.push_back(op);
       });
       bool changed = false;
