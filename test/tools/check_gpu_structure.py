@@ -19,7 +19,9 @@ lowering, pretty-printed. Checked:
   3. no single-block kernel (grid (1,1,1)) covers more than --max-block-work
      elements (default 65536): threads per block x the kernel's thread work;
   4. the host code has exactly one blocking stream synchronisation (a
-     `gpu.wait` without `async`) per step function.
+     `gpu.wait` without `async`) per step function;
+  5. every launch fits CUDA's limits (grid y, z <= 65535, x < 2^31, at most
+     1024 threads per block).
 
 Prints the counts it found (contractions, GEMM calls, launches, grids,
 the largest thread loops, synchronisations), one line per violation, and
@@ -247,6 +249,12 @@ def main():
                 violations.append(f"launch of {kname}: non-constant grid {grid} / block {block}")
                 continue
             grids[grid] = grids.get(grid, 0) + 1
+            # CUDA launch limits: grid x < 2^31, y and z <= 65535, 1024
+            # threads per block.
+            if grid[0] >= 2 ** 31 or grid[1] > 65535 or grid[2] > 65535 or \
+                    block[0] * block[1] * block[2] > 1024:
+                violations.append(f"launch of {kname}: grid {grid} / block {block} exceeds "
+                                  f"CUDA's launch limits")
             if grid == (1, 1, 1):
                 single_block += 1
                 # Active threads: a bounds guard `thread_id < N` (the

@@ -114,6 +114,28 @@ def AmpGpuParallelLoopsFirstPass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def AmpGpuCollapseParallelLoopsPass
+    : Pass<"amp-gpu-collapse-parallel-loops", "::mlir::ModuleOp"> {
+  let summary = "One dimension per outermost scf.parallel, the last fastest";
+  let description = [{
+    Before the GPU tiling and mapping, which tile the first dimension of a
+    parallel loop into blocks of threads (`x`) and give every other
+    dimension its own grid dimension: a row-major `[rows, cols]` loop then
+    puts neighbouring rows in neighbouring threads (uncoalesced, stride
+    `cols`), leaves most threads of a block idle when `rows` is small, and a
+    second dimension over 65535 cannot be launched. Every outermost
+    `scf.parallel` of more than one dimension in a function body is
+    collapsed into one dimension (`collapseParallelLoops`), its last
+    dimension varying fastest, so consecutive threads walk consecutive
+    elements of row-major buffers and the grid is one-dimensional.
+  }];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 def AmpGpuAsyncChainPass : Pass<"amp-gpu-async-chain", "::mlir::ModuleOp"> {
   let summary = "One stream per step: asynchronous launches, one wait at the end";
   let description = [{

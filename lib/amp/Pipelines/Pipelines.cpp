@@ -170,6 +170,9 @@ void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createAmpGpuHostToDevicePass());
+  // One dimension per kernel, the innermost fastest: coalesced accesses and
+  // a one-dimensional grid.
+  pm.addPass(createAmpGpuCollapseParallelLoopsPass());
   // 256 threads per block: tile (constant inner bounds, guarded by an
   // scf.if, which the GPU mapping needs), then map the tile loop to blocks
   // and the loop inside it to threads.
