@@ -65,6 +65,22 @@ def AmpGpuHostToDevicePass : Pass<"amp-gpu-host-to-device", "::mlir::ModuleOp"> 
   ];
 }
 
+def AmpGpuFoldTransposesPass
+    : Pass<"amp-gpu-fold-transposes", "::mlir::ModuleOp"> {
+  let summary = "Read transposed contraction operands in place";
+  let description = [{
+    On tensors, before bufferization. A contraction (recognised by
+    structure) whose input is the only use of a `linalg.transpose` reads the
+    transpose's input instead, through the permuted indexing map (named ops
+    are generalized first); the transpose disappears. After bufferization
+    `amp-lower-contractions-to-runtime` sees an operand with a unit stride
+    along the other matrix dimension and passes a transpose flag to cuBLAS
+    (`amp_rt_gemm_ex`) instead of running a transpose kernel and allocating
+    its result.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def AmpGpuSplitReductionsPass
     : Pass<"amp-gpu-split-reductions", "::mlir::ModuleOp"> {
   let summary = "Split long reductions into parallel stages for the GPU";

@@ -106,9 +106,13 @@ static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering,
   pm.addNestedPass<func::FuncOp>(createLinalgFoldUnitExtentDimsPass());
   pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
-  // GPU: long reductions in parallel stages (no thread walks them alone).
-  if (gpu)
+  // GPU: transposed matmul operands read in place (a cuBLAS transpose flag,
+  // no transpose kernel); long reductions in parallel stages (no thread
+  // walks them alone).
+  if (gpu) {
+    pm.addPass(createAmpGpuFoldTransposesPass());
     pm.addPass(createAmpGpuSplitReductionsPass());
+  }
 
   // Buffers.
   bufferization::OneShotBufferizePassOptions bufferize;

@@ -63,15 +63,6 @@ static std::optional<Layout> staticLayout(Value v) {
   return layout;
 }
 
-/// The position in `map`'s results of loop dimension `dim`, if it is there.
-static std::optional<unsigned> resultOf(AffineMap map, unsigned dim) {
-  for (unsigned i = 0, e = map.getNumResults(); i < e; ++i)
-    if (auto d = dyn_cast<AffineDimExpr>(map.getResult(i)))
-      if (d.getPosition() == dim)
-        return i;
-  return std::nullopt;
-}
-
 /// Describes operand `v` (indexed by `map`) as a `rows x cols` matrix (loop
 /// dimensions `rowDim`, `colDim`; an absent one has size 1), batched along
 /// `batchDim` when set: stored as is (unit stride along cols) or transposed
