@@ -134,10 +134,14 @@ struct AmpGpuPipelineOptions
 };
 
 /// Adds the GPU lowering to `pm` (anchored on builtin.module): the same
-/// tensor-level front as the CPU pipeline, then parallel loops mapped to GPU
+/// tensor-level front as the CPU pipeline plus transposes folded into
+/// contractions and long reductions split into parallel stages, every
+/// contraction as a cuBLAS GEMM call, then parallel loops (reductions'
+/// parallel loops outermost, collapsed to one dimension) mapped to GPU
 /// blocks and threads (host compute wrapped in one-thread kernels, memory on
 /// the device), one asynchronous stream per step with a single wait at its
-/// end, and upstream's NVVM lowering and serialisation.
+/// end, and upstream's NVVM lowering and serialisation (unless `nvvm` is
+/// false).
 void buildAmpGpuPipeline(OpPassManager &pm,
                          const AmpGpuPipelineOptions &options);
 
