@@ -349,6 +349,135 @@ def build(num_layers, rng, B, D):
     return text, total_ops
 
 
+def build_mlp(dims, B):
+    """A plain ReLU MLP dims[0] -> ... -> dims[-1] classes (batch B): linear
+    layers with bias, ReLU between them, softmax cross-entropy (mean over the
+    batch), hand-written backward, SGD (lr 0.01). The issue-9 GPU benchmark
+    model is --mlp 1024,4096,4096,1024,16 --batch 512 (11 matmuls)."""
+    bld = Builder(B, dims[0])
+    C = dims[-1]
+    L = len(dims) - 1
+    body = Graph()
+    body.comment("================= forward =================")
+    h = "%x"
+    acts = []  # (input of layer i, its dims)
+    for i in range(L):
+        K, N = dims[i], dims[i + 1]
+        acts.append(h)
+        bld.matmul2d(body, f"%l{i}_mm", h, (B, K), f"%w{i}", (K, N), f"%l{i}_mm")
+        bld.reshape(body, f"%l{i}_brow", f"%b{i}", (N,), (1, N))
+        z = f"%l{i}_z" if i < L - 1 else "%logits"
+        bld.binary(body, "add", z, f"%l{i}_mm", (B, N), f"%l{i}_brow", (1, N), (B, N))
+        if i < L - 1:
+            body.op(f"%h{i + 1} = tosa.clamp {z} {{min_val = 0.0 : f32, max_val = 3.40282347E+38 : f32}}"
+                    f" : ({t(B, N)}) -> {t(B, N)}")
+            h = f"%h{i + 1}"
+
+    body.comment("================= loss: mean softmax cross-entropy =================")
+    bld.reduce(body, "reduce_max", "%row_max", "%logits", (B, C), 1)
+    bld.binary(body, "sub", "%shifted", "%logits", (B, C), "%row_max", (B, 1), (B, C))
+    bld.unary(body, "exp", "%exp_shifted", "%shifted", (B, C))
+    bld.reduce(body, "reduce_sum", "%sum_exp", "%exp_shifted", (B, C), 1)
+    bld.unary(body, "log", "%log_sum_exp", "%sum_exp", (B, 1))
+    bld.binary(body, "sub", "%log_probs", "%shifted", (B, C), "%log_sum_exp", (B, 1), (B, C))
+    body.op(f"%labels_col = tosa.reshape %labels, {bld.shape(B, 1)} : ({t(B, elem='i32')},"
+            f" !tosa.shape<2>) -> {t(B, 1, elem='i32')}")
+    body.op(f"%is_label = tosa.equal %labels_col, %class_iota : ({t(B, 1, elem='i32')},"
+            f" {t(1, C, elem='i32')}) -> {t(B, C, elem='i1')}")
+    body.op(f"%onehot = tosa.select %is_label, %c_one, %c_zero : ({t(B, C, elem='i1')},"
+            f" {t(1, 1)}, {t(1, 1)}) -> {t(B, C)}")
+    bld.mul(body, "%picked_logp", "%onehot", (B, C), "%log_probs", (B, C), (B, C))
+    bld.reduce(body, "reduce_sum", "%picked_row", "%picked_logp", (B, C), 1)
+    bld.reduce(body, "reduce_sum", "%picked_total", "%picked_row", (B, 1), 0)
+    bld.mul(body, "%loss_1x1", "%picked_total", (1, 1), "%c_neg_inv_batch", (1, 1), (1, 1))
+    bld.reshape(body, "%loss", "%loss_1x1", (1, 1), ())
+
+    body.comment("================= backward =================")
+    body.op('%seed = "tosa.const"() <{values = dense<1.0> : tensor<1xf32>}> {amp.grad_seed}'
+            " : () -> tensor<1xf32>")
+    bld.reshape(body, "%d_loss", "%seed", (1,), (1, 1))
+    bld.mul(body, "%d_nll", "%d_loss", (1, 1), "%c_inv_batch", (1, 1), (1, 1))
+    bld.unary(body, "exp", "%probs", "%log_probs", (B, C))
+    bld.binary(body, "sub", "%probs_minus_onehot", "%probs", (B, C), "%onehot", (B, C), (B, C))
+    bld.mul(body, f"%l{L - 1}_d_z", "%probs_minus_onehot", (B, C), "%d_nll", (1, 1), (B, C))
+    grads = {}
+    for i in reversed(range(L)):
+        K, N = dims[i], dims[i + 1]
+        dz = f"%l{i}_d_z"
+        bld.reduce(body, "reduce_sum", f"%l{i}_d_b_row", dz, (B, N), 0)
+        bld.reshape(body, f"%l{i}_d_b", f"%l{i}_d_b_row", (1, N), (N,))
+        bld.transpose(body, f"%l{i}_in_T", acts[i], (B, K))
+        bld.matmul2d(body, f"%l{i}_d_w_mm", f"%l{i}_in_T", (K, B), dz, (B, N), f"%l{i}_d_w")
+        grads[i] = (f"%l{i}_d_w", f"%l{i}_d_b")
+        if i == 0:
+            continue
+        bld.transpose(body, f"%l{i}_w_T", f"%w{i}", (K, N))
+        bld.matmul2d(body, f"%l{i}_d_h_mm", dz, (B, N), f"%l{i}_w_T", (N, K), f"%l{i}_d_h")
+        body.op(f"%l{i - 1}_pos = tosa.greater %l{i - 1}_z, %c_zero : ({t(B, K)}, {t(1, 1)})"
+                f" -> {t(B, K, elem='i1')}")
+        body.op(f"%l{i - 1}_d_z = tosa.select %l{i - 1}_pos, %l{i}_d_h, %c_zero :"
+                f" ({t(B, K, elem='i1')}, {t(B, K)}, {t(1, 1)}) -> {t(B, K)}")
+
+    body.comment("================= SGD update: p_new = p - lr * g =================")
+    news = []
+    for i in range(L):
+        K, N = dims[i], dims[i + 1]
+        for name, pd, grad in [(f"%w{i}", (K, N), grads[i][0]), (f"%b{i}", (N,), grads[i][1])]:
+            lr = "%lr" if len(pd) == 2 else "%lr_1d"
+            lr_dims = (1, 1) if len(pd) == 2 else (1,)
+            bld.mul(body, name + "_step", grad, pd, lr, lr_dims, pd)
+            bld.binary(body, "sub", name + "_new", name, pd, name + "_step", pd, pd)
+            news.append((name + "_new", pd))
+    ret_vals = ", ".join(n for n, _ in news) + ", %loss"
+    ret_types = ", ".join(t(*d) for _, d in news) + ", tensor<f32>"
+    body.op(f"return {ret_vals} :\n      {ret_types}")
+
+    consts = Graph()
+    consts.comment("---- constants ----")
+
+    def const(name, value, cdims, elem="f32"):
+        consts.op(f'{name} = "tosa.const"() <{{values = dense<{value}> : {t(*cdims, elem=elem)}}}>'
+                  f" : () -> {t(*cdims, elem=elem)}")
+
+    const("%zp_f32", "0.0", (1,))
+    const("%shift0", "0", (1,), "i8")
+    const("%class_iota", "[[" + ",".join(str(c) for c in range(C)) + "]]", (1, C), "i32")
+    const("%c_zero", "0.0", (1, 1))
+    const("%c_one", "1.0", (1, 1))
+    const("%c_inv_batch", repr(1.0 / B), (1, 1))
+    const("%c_neg_inv_batch", repr(-1.0 / B), (1, 1))
+    const("%lr", "0.01", (1, 1))
+    const("%lr_1d", "0.01", (1,))
+    consts.comment("---- shapes for tosa.reshape ----")
+    for line in bld.consts:
+        consts.op(line)
+    consts.blank()
+
+    args, results = [], []
+    for i in range(L):
+        K, N = dims[i], dims[i + 1]
+        args.append(f"%w{i}: {t(K, N)} {{amp.init = \"uniform:{(1.0 / K) ** 0.5:.4g}\"}}")
+        args.append(f"%b{i}: {t(N)} {{amp.init = \"zeros\"}}")
+        results.append(f"{t(K, N)} {{amp.update_of = {2 * i} : i64}}")
+        results.append(f"{t(N)} {{amp.update_of = {2 * i + 1} : i64}}")
+    args.append(f"%x: {t(B, dims[0])} {{amp.init = \"normal:1.0\"}}")
+    args.append(f"%labels: {t(B, elem='i32')} {{amp.init = \"labels:{C}\"}}")
+    results.append("tensor<f32> {amp.loss}")
+    header = [
+        "// Synthetic TOSA training step generated by bench/gen_training_graph.py --mlp:",
+        f"// ReLU MLP {'-'.join(str(d) for d in dims)} (batch {B}), softmax cross-entropy,",
+        "// hand-written backward, SGD (lr 0.01).",
+        "func.func @train_step(",
+        ",\n".join("    " + a for a in args),
+        "  ) -> (",
+        ",\n".join("    " + r for r in results),
+        "  ) {",
+    ]
+    total_ops = consts.ops + body.ops + 1
+    text = "\n".join(header + consts.lines + body.lines + ["}", ""])
+    return text, total_ops
+
+
 def generate(target_ops, seed=0, batch=16, width=32):
     """Smallest layer count whose graph has >= target_ops ops (at least 1)."""
     def make(layers):
@@ -373,11 +502,23 @@ def generate(target_ops, seed=0, batch=16, width=32):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("num_ops", type=int, help="approximate number of ops")
+    ap.add_argument("num_ops", type=int, nargs="?", default=0,
+                    help="approximate number of ops (the residual RMS-norm model)")
+    ap.add_argument("--mlp", metavar="D0,D1,...",
+                    help="instead: a plain ReLU MLP with these widths (last = classes), "
+                         "e.g. 1024,4096,4096,1024,16 with --batch 512")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--width", type=int, default=32)
     args = ap.parse_args()
+    if args.mlp:
+        dims = [int(d) for d in args.mlp.split(",")]
+        if len(dims) < 2:
+            ap.error("--mlp needs at least two widths")
+        text, ops = build_mlp(dims, args.batch)
+        sys.stdout.write(text)
+        print(f"gen_training_graph: MLP {args.mlp}, {ops} ops", file=sys.stderr)
+        return
     text, ops, layers = generate(args.num_ops, args.seed, args.batch, args.width)
     sys.stdout.write(text)
     print(f"gen_training_graph: {layers} layers, {ops} ops", file=sys.stderr)

@@ -33,6 +33,15 @@ config.substitutions.append(
      "%s %s" % (config.python_executable or "python3",
                 os.path.join(config.amp_src_root, "test", "tools", "check_invariants.py"))))
 
+config.substitutions.append(
+    ("%check-gpu-structure",
+     "%s %s" % (config.python_executable or "python3",
+                os.path.join(config.amp_src_root, "test", "tools", "check_gpu_structure.py"))))
+config.substitutions.append(
+    ("%gen-training-graph",
+     "%s %s" % (config.python_executable or "python3",
+                os.path.join(config.amp_src_root, "bench", "gen_training_graph.py"))))
+
 llvm_config.use_default_substitutions()
 # `not` (and `count`) at the start of a RUN line are only found through PATH:
 # use_default_substitutions() rewrites them only after a pipe.

@@ -51,6 +51,22 @@ AMP_RUNTIME_API void amp_rt_gemm(int64_t a, int32_t a_dtype, int64_t b,
                                  int32_t b_dtype, int64_t c, int64_t batch,
                                  int64_t m, int64_t n, int64_t k);
 
+/// Row-major, batched, with transposes and leading dimensions:
+/// C[i] (m x n, rows `ldc` apart, batch stride `stride_c`) +=
+/// op(A[i]) * op(B[i]), where op(A) is A (m x k, rows `lda` apart) when
+/// `trans_a` is 0 and the transpose of A stored k x m (rows `lda` apart) when
+/// it is 1; likewise op(B) from B stored k x n or n x k. Strides are in
+/// elements; inputs of dtype `a_dtype` / `b_dtype` (equal), C f32, f32
+/// accumulation.
+AMP_RUNTIME_API void amp_rt_gemm_ex(int64_t a, int32_t a_dtype,
+                                    int32_t trans_a, int64_t lda,
+                                    int64_t stride_a, int64_t b,
+                                    int32_t b_dtype, int32_t trans_b,
+                                    int64_t ldb, int64_t stride_b, int64_t c,
+                                    int64_t ldc, int64_t stride_c,
+                                    int64_t batch, int64_t m, int64_t n,
+                                    int64_t k);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

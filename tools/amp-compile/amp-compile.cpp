@@ -1,7 +1,7 @@
 //===- amp-compile.cpp - compile a training step for the CPU or a GPU -----===//
 //
 // amp-compile FILE --target=cpu|cuda|iree-input [--chip=sm_90]
-//             --emit=mlir|llvm|ptx|obj -o OUT
+//             --emit=mlir|gpu|llvm|ptx|obj -o OUT
 //
 // Runs the AMP rewrite (amp-pipeline: autocast + loss scaling; skipped for
 // --precision=fp32), then the CPU lowering (amp-cpu-pipeline) or the GPU
@@ -60,10 +60,13 @@ static cl::opt<Target> target(
                           "generic form, the contract in iree.reflection "
                           "(docs/IREE.md)")),
     cl::cat(category));
-enum class Emit { MLIR, LLVM, PTX, Obj };
+enum class Emit { MLIR, GPU, LLVM, PTX, Obj };
 static cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::MLIR),
     cl::values(clEnumValN(Emit::MLIR, "mlir", "MLIR in the LLVM dialect"),
+               clEnumValN(Emit::GPU, "gpu",
+                          "MLIR before the NVVM lowering: host code with "
+                          "gpu.launch_func, kernels as gpu.func (cuda)"),
                clEnumValN(Emit::LLVM, "llvm", "LLVM IR"),
                clEnumValN(Emit::PTX, "ptx", "the kernels' PTX (cuda)"),
                clEnumValN(Emit::Obj, "obj", "a host object file")),
@@ -143,8 +146,10 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "amp-compile: compile an amp-mlir training step "
                               "for the CPU or an NVIDIA GPU\n");
-  if (emit == Emit::PTX && target != Target::CUDA) {
-    llvm::errs() << "amp-compile: --emit=ptx needs --target=cuda\n";
+  if ((emit == Emit::PTX || emit == Emit::GPU) && target != Target::CUDA) {
+    llvm::errs() << "amp-compile: --emit="
+                 << (emit == Emit::PTX ? "ptx" : "gpu")
+                 << " needs --target=cuda\n";
     return EXIT_FAILURE;
   }
   if (target == Target::IREEInput && emit != Emit::MLIR) {
@@ -230,6 +235,7 @@ int main(int argc, char **argv) {
     gpu.features = features;
     gpu.format = emit == Emit::PTX ? std::string("isa") : format.getValue();
     gpu.lowering = loweringMode.str();
+    gpu.nvvm = emit != Emit::GPU;
     buildAmpGpuPipeline(pm, gpu);
   }
   if (failed(pm.run(*module)))
@@ -243,6 +249,7 @@ int main(int argc, char **argv) {
   }
   switch (emit) {
   case Emit::MLIR:
+  case Emit::GPU:
     // iree-compile parses its own MLIR version: the generic form is the
     // stable one.
     module->print(output->os(), OpPrintingFlags().printGenericOpForm(

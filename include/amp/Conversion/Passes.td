@@ -14,8 +14,9 @@ def AmpLowerToLinalgPass : Pass<"amp-lower-to-linalg", "::mlir::ModuleOp"> {
 
     - `amp.unscale_and_check`: `inv = float32(1.0 / double(scale))`; per
       gradient one elementwise linalg.generic computes `v * inv` in f32 (or
-      `v` when `inv == 1`) and one reduction ORs `!(|v| <= FLT_MAX)` into the
-      flag;
+      `v` when `inv == 1`); the check is one running f32 max of `|v|` over
+      every gradient (staged `[256, P]` partial maxima for gradients of more
+      than 1024 elements), and the flag is `!(max <= FLT_MAX)`;
     - `amp.update_scale`: scalar arith on the extracted state, PyTorch's
       `_amp_update_scale_` rules plus the backoff interval, floor and
       ceiling;
@@ -60,6 +61,93 @@ def AmpGpuHostToDevicePass : Pass<"amp-gpu-host-to-device", "::mlir::ModuleOp"> 
   }];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
+def AmpGpuFoldTransposesPass
+    : Pass<"amp-gpu-fold-transposes", "::mlir::ModuleOp"> {
+  let summary = "Read transposed contraction operands in place";
+  let description = [{
+    On tensors, before bufferization. A contraction (recognised by
+    structure) whose input is the only use of a `linalg.transpose` reads the
+    transpose's input instead, through the permuted indexing map (named ops
+    are generalized first); the transpose disappears. After bufferization
+    `amp-lower-contractions-to-runtime` sees an operand with a unit stride
+    along the other matrix dimension and passes a transpose flag to cuBLAS
+    (`amp_rt_gemm_ex`) instead of running a transpose kernel and allocating
+    its result.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def AmpGpuSplitReductionsPass
+    : Pass<"amp-gpu-split-reductions", "::mlir::ModuleOp"> {
+  let summary = "Split long reductions into parallel stages for the GPU";
+  let description = [{
+    On tensors, before bufferization. After `convert-linalg-to-parallel-loops`
+    one GPU thread computes one output element of a reduction, walking the
+    whole reduction alone, and a full reduction becomes one single-thread
+    kernel. This pass splits every linalg op with a single reduction
+    dimension longer than `max-thread-work` (`max-single-thread-work` for a
+    full reduction, which one thread would walk alone) (upstream
+    `linalg::splitReduction`, the new parallel dimension innermost so that
+    neighbouring threads read neighbouring elements) into a partial
+    reduction with one thread per (output, chunk of about `chunk` elements)
+    and a combining reduction, again until no reduction is longer than
+    these limits. The result is the same reduction reassociated.
+  }];
+  let options = [
+    Option<"maxThreadWork", "max-thread-work", "int64_t", /*default=*/"4096",
+           "Longest reduction left to one thread per output">,
+    Option<"maxSingleThreadWork", "max-single-thread-work", "int64_t",
+           /*default=*/"1024",
+           "Longest full reduction (one output: one thread in all) left whole">,
+    Option<"chunk", "chunk", "int64_t", /*default=*/"256",
+           "Elements one thread reduces in a partial stage (about)">,
+  ];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def AmpGpuParallelLoopsFirstPass
+    : Pass<"amp-gpu-parallel-loops-first", "::mlir::ModuleOp"> {
+  let summary = "Put the parallel loops of every reduction outermost";
+  let description = [{
+    On bufferized code, before `convert-linalg-to-parallel-loops`, which
+    makes an `scf.parallel` only of the *outermost* parallel loops: a
+    reduction whose first loop reduces (a column sum `[reduction, parallel]`,
+    a bias gradient `[reduction, reduction, parallel]`) would become an
+    `scf.for` on the host around one kernel launch per iteration, or, once
+    `amp-gpu-host-to-device` wraps it, a single-block kernel. Every linalg op
+    with both kinds of loops whose iterators are not already
+    `parallel..., reduction...` is generalized and its loops interchanged
+    (order kept within each kind), so each thread owns an output element
+    and loops over its reduction.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def AmpGpuCollapseParallelLoopsPass
+    : Pass<"amp-gpu-collapse-parallel-loops", "::mlir::ModuleOp"> {
+  let summary = "One dimension per outermost scf.parallel, the last fastest";
+  let description = [{
+    Before the GPU tiling and mapping, which tile the first dimension of a
+    parallel loop into blocks of threads (`x`) and give every other
+    dimension its own grid dimension: a row-major `[rows, cols]` loop then
+    puts neighbouring rows in neighbouring threads (uncoalesced, stride
+    `cols`), leaves most threads of a block idle when `rows` is small, and a
+    second dimension over 65535 cannot be launched. Every outermost
+    `scf.parallel` of more than one dimension in a function body is
+    collapsed into one dimension (`collapseParallelLoops`), its last
+    dimension varying fastest, so consecutive threads walk consecutive
+    elements of row-major buffers and the grid is one-dimensional.
+  }];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
     "::mlir::scf::SCFDialect",
   ];
 }
@@ -127,12 +215,18 @@ def AmpLowerContractionsToRuntimePass
     : Pass<"amp-lower-contractions-to-runtime", "::mlir::ModuleOp"> {
   let summary = "Run bufferized matmuls through the runtime's cuBLAS GEMM";
   let description = [{
-    On bufferized code: every `linalg.matmul` and `linalg.batch_matmul` with
-    the default (row-major, untransposed) indexing, f16/bf16/f32 inputs and
-    an f32 output becomes `amp_rt_gemm(a, a_dtype, b, b_dtype, c, batch, m,
-    n, k)`, which computes C += A * B with f32 accumulation (cuBLAS
-    `cublasGemmStridedBatchedEx` with `CUBLAS_COMPUTE_32F` on the GPU
-    backend, on the step's stream). Other contractions stay linalg.
+    On bufferized code: every contraction recognised by structure
+    (`linalg::isaContractionOpInterface`: matmul / batch_matmul in any
+    indexing, linalg.generic multiply-accumulate bodies) with at most one
+    batch, m, n and k dimension longer than 1, static strides with a unit
+    stride in one matrix dimension of each operand, f16/bf16/f32 inputs of
+    one type and an f32 output computes C += op(A) * op(B) with f32
+    accumulation in the runtime (cuBLAS `cublasGemmStridedBatchedEx` with
+    `CUBLAS_COMPUTE_32F` on the GPU backend, on the step's stream):
+    `amp_rt_gemm(a, a_dtype, b, b_dtype, c, batch, m, n, k)` for row-major
+    untransposed identity layouts, `amp_rt_gemm_ex` (transpose flag, leading
+    dimension and batch stride per operand) otherwise. Other contractions
+    stay linalg.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

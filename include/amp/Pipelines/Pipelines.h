@@ -125,13 +125,23 @@ struct AmpGpuPipelineOptions
       *this, "cublas",
       llvm::cl::desc("Run matmuls through the runtime's cuBLAS GEMM"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> nvvm{
+      *this, "nvvm",
+      llvm::cl::desc("Lower the kernels to NVVM and serialise them (false: "
+                     "stop after the stream chaining, with gpu.launch_func "
+                     "and the kernels as gpu.func, for inspection)"),
+      llvm::cl::init(true)};
 };
 
 /// Adds the GPU lowering to `pm` (anchored on builtin.module): the same
-/// tensor-level front as the CPU pipeline, then parallel loops mapped to GPU
+/// tensor-level front as the CPU pipeline plus transposes folded into
+/// contractions and long reductions split into parallel stages, every
+/// contraction as a cuBLAS GEMM call, then parallel loops (reductions'
+/// parallel loops outermost, collapsed to one dimension) mapped to GPU
 /// blocks and threads (host compute wrapped in one-thread kernels, memory on
 /// the device), one asynchronous stream per step with a single wait at its
-/// end, and upstream's NVVM lowering and serialisation.
+/// end, and upstream's NVVM lowering and serialisation (unless `nvvm` is
+/// false).
 void buildAmpGpuPipeline(OpPassManager &pm,
                          const AmpGpuPipelineOptions &options);
 

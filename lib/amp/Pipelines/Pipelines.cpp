@@ -83,10 +83,6 @@ void mlir::amp::buildAmpPipeline(OpPassManager &pm,
   buildAmpPipeline(pm, config);
 }
 
-/// The tensor-level front shared by the CPU and GPU lowerings: TOSA and the
-/// amp ops to linalg, elementwise fusion, then one-shot bufferization with
-/// identity-layout function boundaries, results turned into out-parameters
-/// and buffer deallocation.
 /// TOSA to linalg, arith and tensor.
 static void addTosaToLinalgPasses(OpPassManager &pm) {
   TosaToLinalgOptions tosaOptions;
@@ -105,7 +101,12 @@ void mlir::amp::buildAmpTensorInputPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering) {
+/// The tensor-level front shared by the CPU and GPU lowerings: TOSA and the
+/// amp ops to linalg, elementwise fusion, then one-shot bufferization with
+/// identity-layout function boundaries, results turned into out-parameters
+/// and buffer deallocation.
+static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering,
+                                    bool gpu = false) {
   // Tensors: TOSA and the amp ops to linalg.
   addTosaToLinalgPasses(pm);
   if (runtimeLowering)
@@ -116,6 +117,13 @@ static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering) {
   pm.addNestedPass<func::FuncOp>(createLinalgFoldUnitExtentDimsPass());
   pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
+  // GPU: transposed matmul operands read in place (a cuBLAS transpose flag,
+  // no transpose kernel); long reductions in parallel stages (no thread
+  // walks them alone).
+  if (gpu) {
+    pm.addPass(createAmpGpuFoldTransposesPass());
+    pm.addPass(createAmpGpuSplitReductionsPass());
+  }
 
   // Buffers.
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -166,13 +174,20 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
 void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
                                     const AmpGpuPipelineOptions &options) {
   pm.addPass(createAmpEmitCInterfacePass());
-  addTensorToBufferPasses(pm, StringRef(options.lowering) != "inline");
+  addTensorToBufferPasses(pm, StringRef(options.lowering) != "inline",
+                          /*gpu=*/true);
   if (options.cublas)
     pm.addPass(createAmpLowerContractionsToRuntimePass());
-  // Parallel loops on the device; everything else moved there too.
+  // Parallel loops on the device; everything else moved there too. The
+  // parallel loops of every reduction go outermost first, so that they
+  // become threads (one per output element) rather than host loops.
+  pm.addPass(createAmpGpuParallelLoopsFirstPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createAmpGpuHostToDevicePass());
+  // One dimension per kernel, the innermost fastest: coalesced accesses and
+  // a one-dimensional grid.
+  pm.addPass(createAmpGpuCollapseParallelLoopsPass());
   // 256 threads per block: tile (constant inner bounds, guarded by an
   // scf.if, which the GPU mapping needs), then map the tile loop to blocks
   // and the loop inside it to threads.
@@ -181,9 +196,14 @@ void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
                                    /*noMinMaxBounds=*/true));
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+  // Fold the grid and block sizes (and the kernels' loop bounds) to
+  // constants before outlining.
+  pm.addPass(createCanonicalizerPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createAmpGpuMergeKernelModulesPass());
   pm.addPass(createAmpGpuAsyncChainPass());
+  if (!options.nvvm)
+    return;
   // Upstream NVVM lowering and serialisation. MLIR finds libdevice (for
   // math functions such as __nv_expf) and ptxas through these variables;
   // Debian's build has no default toolkit path of its own.

@@ -76,4 +76,22 @@ AMP_RUNTIME_API void amp_rt_gemm(int64_t a, int32_t a_dtype, int64_t b,
             ptr<float>(c), n, batch, k * n, m * k, m * n);
 }
 
+AMP_RUNTIME_API void amp_rt_gemm_ex(int64_t a, int32_t a_dtype,
+                                    int32_t trans_a, int64_t lda,
+                                    int64_t stride_a, int64_t b,
+                                    int32_t b_dtype, int32_t trans_b,
+                                    int64_t ldb, int64_t stride_b, int64_t c,
+                                    int64_t ldc, int64_t stride_c,
+                                    int64_t batch, int64_t m, int64_t n,
+                                    int64_t k) {
+  (void)a_dtype;
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T; a
+  // row-major operand seen column-major is its transpose, so the flags carry
+  // over unchanged.
+  cpu::gemm(trans_b ? AMP_OP_T : AMP_OP_N, trans_a ? AMP_OP_T : AMP_OP_N, n,
+            m, k, 1.0f, ptr<void>(b), static_cast<amp_dtype>(b_dtype), ldb,
+            ptr<void>(a), lda, 1.0f, ptr<float>(c), ldc, batch, stride_b,
+            stride_a, stride_c);
+}
+
 } // extern "C"

@@ -18,25 +18,50 @@ func.func @keep(%flag: tensor<i1>, %new: tensor<4xf32>, %old: tensor<4xf32> {amp
 
 // unscale_and_check: inv = f32(1 / f64(scale)) once in a rank-0 generic
 // (no scalar leaves the tensors), then per gradient one elementwise generic
-// reading inv as a broadcast operand and one full reduction, the flag
-// chained through.
+// reading inv as a broadcast operand; the check is a running f32 max of |v|
+// (a full reduction per small gradient, chained through), tested once:
+// found = !(max <= FLT_MAX).
 // CHECK-LABEL: func.func @unscale(
 // CHECK: %[[INVT:.*]] = linalg.generic {{.*}}iterator_types = []} ins(%arg2 : tensor<f32>)
 // CHECK: %[[S64:.*]] = arith.extf %{{.*}} : f32 to f64
 // CHECK: %[[INV64:.*]] = arith.divf %{{.*}}, %[[S64]] : f64
 // CHECK: arith.truncf %[[INV64]] : f64 to f32
-// CHECK: %[[FLAG0:.*]] = linalg.fill ins(%false : i1)
+// CHECK: %[[MAX0:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<f32>)
 // CHECK: %[[U0:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]{{.*}} ins(%arg0, %[[INVT]] : tensor<2x3xf32>, tensor<f32>)
 // CHECK: arith.cmpf oeq
-// CHECK: %[[F1:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]{{.*}} ins(%arg0 : tensor<2x3xf32>) outs(%[[FLAG0]] : tensor<i1>)
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1]] : tensor<2x3xf32> into tensor<6xf32>
+// CHECK: %[[M1:.*]] = linalg.generic {{.*}}iterator_types = ["reduction"]} ins(%[[FLAT]] : tensor<6xf32>) outs(%[[MAX0]] : tensor<f32>)
+// CHECK: math.absf
+// CHECK: arith.maximumf
 // CHECK: %[[U1:.*]] = linalg.generic {{.*}} ins(%arg1, %[[INVT]] : tensor<5xbf16>, tensor<f32>)
 // CHECK: arith.extf %{{.*}} : bf16 to f32
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
-// CHECK: %[[F2:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<5xbf16>) outs(%[[F1]] : tensor<i1>)
-// CHECK: return %[[U0]], %[[U1]], %[[F2]]
+// CHECK: %[[M2:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<5xbf16>) outs(%[[M1]] : tensor<f32>)
+// CHECK: %[[F:.*]] = linalg.generic {{.*}}iterator_types = []} ins(%[[M2]] : tensor<f32>) outs(%{{.*}} : tensor<i1>)
+// CHECK: arith.cmpf ole
+// CHECK: arith.xori
+// CHECK: return %[[U0]], %[[U1]], %[[F]]
 func.func @unscale(%g0: tensor<2x3xf32>, %g1: tensor<5xbf16>, %s: tensor<f32>) -> (tensor<2x3xf32>, tensor<5xbf16>, tensor<i1>) {
   %u:2, %f = amp.unscale_and_check %g0, %g1 by %s : tensor<2x3xf32>, tensor<5xbf16>
   return %u#0, %u#1, %f : tensor<2x3xf32>, tensor<5xbf16>, tensor<i1>
+}
+
+// A gradient of more than 1024 elements is checked in stages: seen as
+// [256, P] and reduced along the 256 into P partials (neighbouring partials
+// read neighbouring elements), then the P partials in one small reduction.
+// A size with no divisor in [32, 256] is padded with zeros first.
+// CHECK-LABEL: func.func @unscale_large(
+// CHECK: tensor.collapse_shape %arg0 {{\[\[}}0, 1]] : tensor<64x128xf16> into tensor<8192xf16>
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [256, 32] : tensor<8192xf16> into tensor<256x32xf16>
+// CHECK: linalg.generic {indexing_maps = [#[[RP:.*]], #[[P:.*]]], iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<256x32xf16>) outs(%{{.*}} : tensor<32xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction"]} ins(%{{.*}} : tensor<32xf32>)
+// CHECK: tensor.pad %arg1 low[0] high[253]
+// CHECK: tensor.expand_shape %{{.*}} output_shape [256, 17] : tensor<4352xf32> into tensor<256x17xf32>
+// CHECK: iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<256x17xf32>) outs(%{{.*}} : tensor<17xf32>)
+// CHECK: iterator_types = ["reduction"]} ins(%{{.*}} : tensor<17xf32>)
+func.func @unscale_large(%g0: tensor<64x128xf16>, %g1: tensor<4099xf32>, %s: tensor<f32>) -> (tensor<64x128xf16>, tensor<4099xf32>, tensor<i1>) {
+  %u:2, %f = amp.unscale_and_check %g0, %g1 by %s : tensor<64x128xf16>, tensor<4099xf32>
+  return %u#0, %u#1, %f : tensor<64x128xf16>, tensor<4099xf32>, tensor<i1>
 }
 
 // growth_interval = 0 (MegEngine, static loss scaling): the state passes through.

@@ -47,6 +47,50 @@ func.func @show(%u0: tensor<4xf32>, %u1: tensor<2xf16>, %found: tensor<i1>) {
   return
 }
 
+// Large gradients are checked in stages (8192 = [256, 32]; 4099 is padded to
+// [256, 17]): a bad value anywhere, the padded tensor's last element
+// included, sets the flag.
+func.func @flag_large(%g0: tensor<64x128xf16>, %g1: tensor<4099xf32>) {
+  %s = arith.constant dense<1024.0> : tensor<f32>
+  %u:2, %found = amp.unscale_and_check %g0, %g1 by %s : tensor<64x128xf16>, tensor<4099xf32>
+  %flag = tensor.extract %found[] : tensor<i1>
+  %flag64 = arith.extui %flag : i1 to i64
+  call @printI64(%flag64) : (i64) -> ()
+  call @printComma() : () -> ()
+  return
+}
+
+func.func @large() {
+  %c0 = arith.constant 0 : index
+  %c37 = arith.constant 37 : index
+  %c127 = arith.constant 127 : index
+  %c4098 = arith.constant 4098 : index
+  %c2049 = arith.constant 2049 : index
+  %inf16 = arith.constant 0x7C00 : f16
+  %nan16 = arith.constant 0x7E00 : f16
+  %ninf = arith.constant 0xFF800000 : f32
+  %nan = arith.constant 0x7FC00000 : f32
+  %big = arith.constant 3.0e+38 : f32
+  %a = arith.constant dense<-65504.0> : tensor<64x128xf16>
+  %b = arith.constant dense<1.5> : tensor<4099xf32>
+  // Finite everywhere (f16 max, f32 near max): 0.
+  call @flag_large(%a, %b) : (tensor<64x128xf16>, tensor<4099xf32>) -> ()
+  %bbig = tensor.insert %big into %b[%c4098] : tensor<4099xf32>
+  call @flag_large(%a, %bbig) : (tensor<64x128xf16>, tensor<4099xf32>) -> ()
+  // inf in the middle of the f16 tensor, nan in it, -inf / nan as the
+  // padded tensor's last or a middle element: 1 each.
+  %ainf = tensor.insert %inf16 into %a[%c37, %c127] : tensor<64x128xf16>
+  call @flag_large(%ainf, %b) : (tensor<64x128xf16>, tensor<4099xf32>) -> ()
+  %anan = tensor.insert %nan16 into %a[%c0, %c0] : tensor<64x128xf16>
+  call @flag_large(%anan, %b) : (tensor<64x128xf16>, tensor<4099xf32>) -> ()
+  %bninf = tensor.insert %ninf into %b[%c4098] : tensor<4099xf32>
+  call @flag_large(%a, %bninf) : (tensor<64x128xf16>, tensor<4099xf32>) -> ()
+  %bnan = tensor.insert %nan into %b[%c2049] : tensor<4099xf32>
+  call @flag_large(%a, %bnan) : (tensor<64x128xf16>, tensor<4099xf32>) -> ()
+  call @printNewline() : () -> ()
+  return
+}
+
 func.func @main() {
   %s65536 = arith.constant dense<65536.0> : tensor<f32>
   %s1 = arith.constant dense<1.0> : tensor<f32>
@@ -75,5 +119,7 @@ func.func @main() {
   // CHECK-NEXT: 65536, nan, 0, 0, 2048, -0.5, 1
   %r5:3 = call @unscale(%g0n, %g1, %s1) : (tensor<4xf32>, tensor<2xf16>, tensor<f32>) -> (tensor<4xf32>, tensor<2xf16>, tensor<i1>)
   call @show(%r5#0, %r5#1, %r5#2) : (tensor<4xf32>, tensor<2xf16>, tensor<i1>) -> ()
+  // CHECK-NEXT: 0, 0, 1, 1, 1, 1,
+  call @large() : () -> ()
   return
 }

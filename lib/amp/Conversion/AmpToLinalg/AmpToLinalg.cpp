@@ -6,9 +6,14 @@
 //   amp.unscale_and_check  inv = f32(1 / f64(scale)) in a rank-0 generic; per
 //                          gradient an elementwise linalg.generic reading inv
 //                          as a broadcast operand (v * inv in f32, v when
-//                          inv == 1, then back to the gradient's type) and a
-//                          full reduction that ORs "v is not finite" into one
-//                          i1 flag, chained from gradient to gradient;
+//                          inv == 1, then back to the gradient's type); the
+//                          check is an ordinary f32 max of |v| over every
+//                          gradient (staged: [R <= 256, P] partial maxima,
+//                          then the partials, so no loop walks a large
+//                          tensor alone), chained from gradient to gradient,
+//                          and found = !(max <= FLT_MAX) once at the end
+//                          (maximumf propagates nan, so nan and inf both
+//                          fail the test);
 //   amp.update_scale       the scale rules on extracted scalars, all selects
 //                          (no control flow, nothing leaves the device);
 //   amp.keep_on_overflow   an elementwise select reading the flag as a
@@ -18,7 +23,8 @@
 // training-step contract means nothing once results become out-parameters.
 //
 // "Not finite" is `!(|v| <= FLT_MAX)`: false for every finite value, true for
-// +-inf and (an unordered compare) nan.
+// +-inf and (an unordered compare) nan; applied to the max of |v| it is true
+// iff some element is inf or nan.
 //
 //===----------------------------------------------------------------------===//
 
@@ -80,6 +86,106 @@ static Value toF32(OpBuilder &b, Location loc, Value value) {
   return arith::ExtFOp::create(b, loc, b.getF32Type(), value);
 }
 
+/// Elements one thread folds per stage of reduceMaxAbs.
+static constexpr int64_t kReductionChunk = 256;
+/// Tensors up to this size are reduced by one loop (one thread on a GPU).
+static constexpr int64_t kSingleLoopMax = 1024;
+
+/// max(acc, max |v|) over every element of `tensor` (any shape, any float
+/// type; v widened to f32), `acc` a rank-0 f32 tensor. Tensors of more than
+/// 1024 elements are reduced in stages: the flattened tensor is seen as
+/// [R, P] (R <= 256 elements per partial, padded with zeros when no divisor
+/// fits) and reduced along R into P partials, whose neighbours read
+/// neighbouring elements; this repeats until at most 1024 partials remain,
+/// which one small full reduction folds into `acc`. Every stage is a plain
+/// parallel loop nest, so on a GPU no thread walks more than 1024 elements
+/// and the first stage of a large gradient has numel / 256 threads.
+static Value reduceMaxAbs(OpBuilder &b, Location loc, Value tensor,
+                          Value acc) {
+  MLIRContext *ctx = b.getContext();
+  auto type = cast<RankedTensorType>(tensor.getType());
+  Type f32 = b.getF32Type();
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  auto combine = [&](OpBuilder &nb, Location l, Value v, Value running) {
+    Value magnitude = math::AbsFOp::create(nb, l, toF32(nb, l, v));
+    return arith::MaximumFOp::create(nb, l, running, magnitude).getResult();
+  };
+  Value current = tensor;
+  int64_t size = type.getNumElements();
+  if (type.getRank() > 1) {
+    ReassociationIndices all;
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      all.push_back(i);
+    current = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get({size}, type.getElementType()), current,
+        ArrayRef<ReassociationIndices>{all});
+  }
+  while (size > kSingleLoopMax) {
+    auto curType = cast<RankedTensorType>(current.getType());
+    int64_t rows = 0;
+    for (int64_t r = kReductionChunk; r >= kReductionChunk / 8; --r)
+      if (size % r == 0) {
+        rows = r;
+        break;
+      }
+    if (rows == 0) {
+      // Pad with zeros (|0| changes no max) to a multiple of the chunk.
+      int64_t padded = (size + kReductionChunk - 1) / kReductionChunk *
+                       kReductionChunk;
+      Value padValue = zero;
+      if (!curType.getElementType().isF32())
+        padValue = arith::ConstantOp::create(
+            b, loc, b.getFloatAttr(curType.getElementType(), 0.0));
+      current = tensor::PadOp::create(
+          b, loc, RankedTensorType::get({padded}, curType.getElementType()),
+          current, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(padded - size)}, padValue);
+      size = padded;
+      rows = kReductionChunk;
+    }
+    int64_t partials = size / rows;
+    Value grid = tensor::ExpandShapeOp::create(
+        b, loc,
+        RankedTensorType::get({rows, partials}, curType.getElementType()),
+        current, ArrayRef<ReassociationIndices>{{0, 1}});
+    Value init =
+        linalg::FillOp::create(
+            b, loc, zero,
+            tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{partials}, f32)
+                .getResult())
+            .getResult(0);
+    // (p, r): p parallel over partials, r the reduction over rows.
+    AffineExpr p = getAffineDimExpr(0, ctx), r = getAffineDimExpr(1, ctx);
+    current =
+        linalg::GenericOp::create(
+            b, loc, TypeRange{init.getType()}, ValueRange{grid},
+            ValueRange{init},
+            ArrayRef<AffineMap>{AffineMap::get(2, 0, {r, p}, ctx),
+                                AffineMap::get(2, 0, {p}, ctx)},
+            ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
+                                          utils::IteratorType::reduction},
+            [&](OpBuilder &nb, Location l, ValueRange args) {
+              linalg::YieldOp::create(nb, l, combine(nb, l, args[0], args[1]));
+            })
+            .getResult(0);
+    size = partials;
+  }
+  unsigned rank = cast<RankedTensorType>(current.getType()).getRank();
+  SmallVector<utils::IteratorType> reduction(rank,
+                                             utils::IteratorType::reduction);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{acc.getType()}, ValueRange{current},
+             ValueRange{acc},
+             ArrayRef<AffineMap>{b.getMultiDimIdentityMap(rank),
+                                 AffineMap::get(rank, 0, ctx)},
+             reduction,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(nb, l,
+                                       combine(nb, l, args[0], args[1]));
+             })
+      .getResult(0);
+}
+
 namespace {
 struct LowerUnscaleAndCheck : public OpRewritePattern<UnscaleAndCheckOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -102,15 +208,17 @@ struct LowerUnscaleAndCheck : public OpRewritePattern<UnscaleAndCheckOp> {
             })
             .getResult(0);
     auto flagType = RankedTensorType::get({}, rewriter.getI1Type());
-    Value falseValue =
-        arith::ConstantOp::create(rewriter, loc, rewriter.getBoolAttr(false));
-    Value flag = linalg::FillOp::create(
-                     rewriter, loc, falseValue,
-                     tensor::EmptyOp::create(rewriter, loc, flagType.getShape(),
-                                             rewriter.getI1Type())
-                         .getResult())
-                     .getResult(0);
-
+    // The running max starts at 0 (|v| >= 0 for every finite v).
+    Value runningMax =
+        linalg::FillOp::create(
+            rewriter, loc,
+            arith::ConstantOp::create(rewriter, loc,
+                                      rewriter.getF32FloatAttr(0.0f))
+                .getResult(),
+            tensor::EmptyOp::create(rewriter, loc, ArrayRef<int64_t>{},
+                                    rewriter.getF32Type())
+                .getResult())
+            .getResult(0);
     SmallVector<Value> results;
     for (Value grad : op.getGrads()) {
       auto type = cast<RankedTensorType>(grad.getType());
@@ -141,21 +249,23 @@ struct LowerUnscaleAndCheck : public OpRewritePattern<UnscaleAndCheckOp> {
             linalg::YieldOp::create(b, l, chosen);
           });
       results.push_back(unscale.getResult(0));
-      // Check: flag |= any(!isfinite(v)), over every element.
-      SmallVector<utils::IteratorType> reduction(
-          rank, utils::IteratorType::reduction);
-      AffineMap toScalar = AffineMap::get(rank, 0, rewriter.getContext());
-      auto check = linalg::GenericOp::create(
-          rewriter, loc, TypeRange{flagType}, ValueRange{grad},
-          ValueRange{flag}, ArrayRef<AffineMap>{identity, toScalar}, reduction,
-          [&](OpBuilder &b, Location l, ValueRange args) {
-            Value bad = isNonFinite(b, l, toF32(b, l, args[0]));
-            linalg::YieldOp::create(
-                b, l, ValueRange{arith::OrIOp::create(b, l, args[1], bad)});
-          });
-      flag = check.getResult(0);
+      // Check: the running max of |v| over every element of every
+      // gradient (nan and inf propagate through maximumf).
+      runningMax = reduceMaxAbs(rewriter, loc, grad, runningMax);
     }
-    results.push_back(flag);
+    // found = !(max |v| <= FLT_MAX): inf or nan somewhere.
+    auto flag = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{flagType}, ValueRange{runningMax},
+        ValueRange{tensor::EmptyOp::create(rewriter, loc, ArrayRef<int64_t>{},
+                                           rewriter.getI1Type())
+                       .getResult()},
+        ArrayRef<AffineMap>{AffineMap::get(rewriter.getContext()),
+                            AffineMap::get(rewriter.getContext())},
+        ArrayRef<utils::IteratorType>{},
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          linalg::YieldOp::create(b, l, isNonFinite(b, l, args[0]));
+        });
+    results.push_back(flag.getResult(0));
     rewriter.replaceOp(op, results);
     return success();
   }

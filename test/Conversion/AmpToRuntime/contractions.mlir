@@ -1,0 +1,99 @@
+// amp-lower-contractions-to-runtime: every contraction recognised by
+// structure becomes a GEMM call. Row-major untransposed identity layouts keep
+// amp_rt_gemm; transposed operands, a transposed C, unit dimensions left by
+// reshapes and strided views go through amp_rt_gemm_ex (transpose flag,
+// leading dimension and batch stride per operand).
+// RUN: amp-opt %s --amp-lower-contractions-to-runtime | FileCheck %s
+
+// CHECK-LABEL: func.func @plain
+// CHECK: call @amp_rt_gemm(%{{.*}}, %c1_i32, %{{.*}}, %c1_i32{{.*}}, %{{.*}}, %c1_i64, %c8_i64, %c16_i64, %c4_i64)
+// CHECK-NOT: linalg.matmul
+func.func @plain(%a: memref<8x4xf16>, %b: memref<4x16xf16>, %c: memref<8x16xf32>) {
+  linalg.matmul ins(%a, %b : memref<8x4xf16>, memref<4x16xf16>) outs(%c : memref<8x16xf32>)
+  return
+}
+
+// A^T B as a generic (A stored k x m): trans_a = 1, lda = m = 8.
+// CHECK-LABEL: func.func @generic_transposed_a
+// CHECK: call @amp_rt_gemm_ex(%{{.*}}, %c1_i32, %c1_i32{{.*}}, %c8_i64, %c0_i64, %{{.*}}, %c1_i32{{.*}}, %c0_i32, %c16_i64, %c0_i64{{.*}}, %{{.*}}, %c16_i64{{.*}}, %c0_i64{{.*}}, %c1_i64, %c8_i64{{.*}}, %c16_i64{{.*}}, %c4_i64)
+// CHECK-NOT: linalg.generic
+func.func @generic_transposed_a(%a: memref<4x8xf16>, %b: memref<4x16xf16>, %c: memref<8x16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<4x8xf16>, memref<4x16xf16>) outs(%c : memref<8x16xf32>) {
+  ^bb0(%x: f16, %y: f16, %acc: f32):
+    %xe = arith.extf %x : f16 to f32
+    %ye = arith.extf %y : f16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// A B^T through matmul's indexing_maps (B stored n x k): trans_b = 1, ldb = k.
+// CHECK-LABEL: func.func @matmul_transposed_b
+// CHECK: call @amp_rt_gemm_ex(%{{.*}}, %c0_i32, %c0_i32{{.*}}, %c4_i64, %c0_i64, %{{.*}}, %c0_i32{{.*}}, %c1_i32, %c4_i64{{.*}}, %c0_i64{{.*}}, %{{.*}}, %c16_i64, %c0_i64{{.*}}, %c1_i64, %c8_i64, %c16_i64{{.*}}, %c4_i64{{.*}})
+func.func @matmul_transposed_b(%a: memref<8x4xf32>, %b: memref<16x4xf32>, %c: memref<8x16xf32>) {
+  linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%a, %b : memref<8x4xf32>, memref<16x4xf32>) outs(%c : memref<8x16xf32>)
+  return
+}
+
+// C stored n x m: computed as C^T = B^T A^T (the operands swap).
+// CHECK-LABEL: func.func @transposed_c
+// CHECK: %[[B:.*]] = memref.extract_aligned_pointer_as_index %arg1
+// CHECK: %[[A:.*]] = memref.extract_aligned_pointer_as_index %arg0
+// CHECK: call @amp_rt_gemm_ex
+// CHECK-SAME: %c1_i64, %c16_i64{{.*}}, %c8_i64{{.*}}, %c4_i64
+func.func @transposed_c(%a: memref<8x4xbf16>, %b: memref<4x16xbf16>, %c: memref<16x8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (n, m)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<8x4xbf16>, memref<4x16xbf16>) outs(%c : memref<16x8xf32>) {
+  ^bb0(%x: bf16, %y: bf16, %acc: f32):
+    %xe = arith.extf %x : bf16 to f32
+    %ye = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// The weight gradient as elementwise fusion leaves it: unit dimensions on
+// every operand and two reduction dimensions, one of size 1.
+// CHECK-LABEL: func.func @unit_dims
+// CHECK: call @amp_rt_gemm(%{{.*}}, %c1_i32, %{{.*}}, %c1_i32{{.*}}, %{{.*}}, %c1_i64, %c32_i64, %c16_i64, %c64_i64)
+func.func @unit_dims(%a: memref<1x32x1x64xf16>, %b: memref<1x1x64x16xf16>, %c: memref<1x32x16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>,
+                                   affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d4, d2)>,
+                                   affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %b : memref<1x32x1x64xf16>, memref<1x1x64x16xf16>) outs(%c : memref<1x32x16xf32>) {
+  ^bb0(%x: f16, %y: f16, %acc: f32):
+    %xe = arith.extf %x : f16 to f32
+    %ye = arith.extf %y : f16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// Batched, B transposed: batch strides are the operands' own.
+// CHECK-LABEL: func.func @batched_transposed_b
+// CHECK: call @amp_rt_gemm_ex(%{{.*}}, %c0_i32, %c0_i32{{.*}}, %c4_i64, %c32_i64, %{{.*}}, %c0_i32{{.*}}, %c1_i32, %c4_i64{{.*}}, %c64_i64, %{{.*}}, %c16_i64, %c128_i64, %c3_i64, %c8_i64, %c16_i64{{.*}}, %c4_i64{{.*}})
+func.func @batched_transposed_b(%a: memref<3x8x4xf32>, %b: memref<3x16x4xf32>, %c: memref<3x8x16xf32>) {
+  linalg.batch_matmul indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>]
+      ins(%a, %b : memref<3x8x4xf32>, memref<3x16x4xf32>) outs(%c : memref<3x8x16xf32>)
+  return
+}
+
+// Not a GEMM: f16 accumulation (C f16) stays linalg.
+// CHECK-LABEL: func.func @f16_output
+// CHECK: linalg.matmul
+// CHECK-NOT: call
+func.func @f16_output(%a: memref<8x4xf16>, %b: memref<4x16xf16>, %c: memref<8x16xf16>) {
+  linalg.matmul ins(%a, %b : memref<8x4xf16>, memref<4x16xf16>) outs(%c : memref<8x16xf16>)
+  return
+}

@@ -1,0 +1,74 @@
+// amp-gpu-split-reductions: a reduction longer than max-thread-work (4096;
+// max-single-thread-work, 1024, for a full reduction) becomes a partial
+// reduction of about 256 elements per (output, partial), the partials
+// innermost and parallel, then a combining reduction; short ones stay.
+// Through the whole GPU pipeline, no thread then walks more than 4096
+// elements and every reduction's outputs are threads.
+// RUN: amp-opt %s --amp-gpu-split-reductions | FileCheck %s
+// RUN: amp-opt %s --amp-gpu-pipeline="nvvm=false" -o %t.gpu.mlir
+// RUN: %check-gpu-structure %s %t.gpu.mlir | FileCheck %s --check-prefix=GUARD
+
+// A full reduction (one thread in all) is split until at most
+// max-single-thread-work (1024) elements are left to one thread.
+// CHECK-LABEL: func.func @full(
+// CHECK: %[[E:.*]] = tensor.expand_shape %arg0 {{\[\[}}0, 1]] output_shape [256, 4096] : tensor<1048576xf32> into tensor<256x4096xf32>
+// CHECK: %[[P:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]} ins(%[[E]] : tensor<256x4096xf32>) outs(%{{.*}} : tensor<4096xf32>)
+// CHECK: %[[E2:.*]] = tensor.expand_shape %[[P]] {{\[\[}}0, 1]] output_shape [256, 16] : tensor<4096xf32> into tensor<256x16xf32>
+// CHECK: %[[P2:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]} ins(%[[E2]] : tensor<256x16xf32>) outs(%{{.*}} : tensor<16xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction"]} ins(%[[P2]] : tensor<16xf32>) outs(%arg1 : tensor<f32>)
+func.func @full(%x: tensor<1048576xf32>, %init: tensor<f32>) -> tensor<f32> {
+  %r = linalg.reduce ins(%x : tensor<1048576xf32>) outs(%init : tensor<f32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<f32>
+}
+
+// CHECK-LABEL: func.func @columns(
+// CHECK: tensor.expand_shape %arg0 {{\[\[}}0, 1], [2]] output_shape [256, 256, 16]
+// CHECK: iterator_types = ["reduction", "parallel", "parallel"]{{.*}} outs(%{{.*}} : tensor<256x16xf32>)
+// CHECK: iterator_types = ["reduction", "parallel"]{{.*}} ins(%{{.*}} : tensor<256x16xf32>) outs(%arg1 : tensor<16xf32>)
+func.func @columns(%x: tensor<65536x16xf32>, %init: tensor<16xf32>) -> tensor<16xf32> {
+  %r = linalg.reduce ins(%x : tensor<65536x16xf32>) outs(%init : tensor<16xf32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %s = arith.maximumf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<16xf32>
+}
+
+// CHECK-LABEL: func.func @short(
+// CHECK-NEXT: linalg.reduce
+func.func @short(%x: tensor<512x16xf32>, %init: tensor<16xf32>) -> tensor<16xf32> {
+  %r = linalg.reduce ins(%x : tensor<512x16xf32>) outs(%init : tensor<16xf32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<16xf32>
+}
+
+// A contraction with a long k stays whole (the GEMM lowering takes it).
+// CHECK-LABEL: func.func @long_k(
+// CHECK-NEXT: linalg.generic
+// CHECK-NOT: tensor.expand_shape
+func.func @long_k(%a: tensor<8x8192xf16>, %b: tensor<8192x16xf16>, %c: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<8x8192xf16>, tensor<8192x16xf16>) outs(%c : tensor<8x16xf32>) {
+  ^bb0(%x: f16, %y: f16, %acc: f32):
+    %xe = arith.extf %x : f16 to f32
+    %ye = arith.extf %y : f16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}
+
+// GUARD: contractions in the input: 1 (linalg.generic 1)
+// GUARD: GEMM calls: 1
+// GUARD: largest thread work: 512 (short_kernel)
+// GUARD-NOT: VIOLATION
+// GUARD: gpu structure: 0 violation(s)

@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""Structural guard of a training step lowered for CUDA (no GPU needed).
+
+usage: check_gpu_structure.py INPUT.mlir LOWERED.mlir [--max-thread-work N]
+                              [--max-block-work N] [--name NAME]
+
+INPUT.mlir is the step as written (TOSA / linalg on tensors); LOWERED.mlir is
+`amp-compile INPUT --target=cuda --emit=gpu`: the host code with its
+gpu.launch_func ops and the kernels (gpu.func in gpu.module) before the NVVM
+lowering, pretty-printed. Checked:
+
+  1. contractions: every contraction of the input (tosa.matmul, linalg matmul
+     family, linalg.contract, linalg.generic whose body multiplies two inputs
+     into a reduction) became a GEMM call (amp_rt_gemm / amp_rt_gemm_ex): the
+     number of GEMM calls is at least the number of contractions;
+  2. no thread walks more than --max-thread-work elements (default 65536):
+     the product of the constant trip counts of every scf.for nest in a
+     kernel; a loop whose bounds are not constants is reported;
+  3. no single-block kernel (grid (1,1,1)) covers more than --max-block-work
+     elements (default 65536): threads per block x the kernel's thread work;
+  4. the host code has exactly one blocking stream synchronisation (a
+     `gpu.wait` without `async`) per step function;
+  5. every launch fits CUDA's limits (grid y, z <= 65535, x < 2^31, at most
+     1024 threads per block).
+
+Prints the counts it found (contractions, GEMM calls, launches, grids,
+the largest thread loops, synchronisations), one line per violation, and
+exits 1 if there is any violation, 0 otherwise.
+"""
+import argparse
+import re
+import sys
+
+CONTRACTION_OPS = (
+    "tosa.matmul", "linalg.matmul", "linalg.batch_matmul", "linalg.matmul_transpose_a",
+    "linalg.matmul_transpose_b", "linalg.batch_matmul_transpose_a",
+    "linalg.batch_matmul_transpose_b", "linalg.batch_reduce_matmul", "linalg.contract",
+    "linalg.matvec", "linalg.vecmat", "linalg.batch_matvec", "linalg.dot",
+)
+
+
+def count_input_contractions(text):
+    """Named contractions plus linalg.generic ops with a reduction iterator
+    whose region multiplies its two inputs and adds into the output."""
+    named = {}
+    for op in CONTRACTION_OPS:
+        n = len(re.findall(r"(?:^|[\s=])\"?" + re.escape(op) + r"\"?[\s({<]", text, re.M))
+        if n:
+            named[op] = n
+    generic = 0
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if "linalg.generic" not in line:
+            continue
+        header = line
+        j = i
+        while "^bb0" not in header and j + 1 < len(lines) and j < i + 6:
+            j += 1
+            header += lines[j]
+        if '"reduction"' not in header and "reduction>" not in header:
+            continue
+        ins = re.search(r"ins\(([^:)]*)", header)
+        if not ins or len([v for v in ins.group(1).split(",") if v.strip()]) != 2:
+            continue
+        body = []
+        k = j + 1
+        while k < len(lines) and "linalg.yield" not in lines[k]:
+            body.append(lines[k])
+            k += 1
+        body = "\n".join(body)
+        if re.search(r"arith\.mul[fi]", body) and re.search(r"arith\.add[fi]", body):
+            generic += 1
+    return named, generic
+
+
+def split_top(text):
+    """Splits a comma-separated list at nesting depth 0."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        parts.append("".join(cur).strip())
+    return parts
+
+
+def parse_constants(lines):
+    consts = {}
+    for line in lines:
+        m = re.match(r"\s*(%[\w.$-]+) = arith\.constant (-?\d+) : (index|i32|i64)\b", line)
+        if m:
+            consts[m.group(1)] = int(m.group(2))
+    return consts
+
+
+def split_functions(text):
+    """(kind, name, lines) for every func.func (host) and gpu.func (kernel),
+    using brace depth to find where each ends."""
+    out = []
+    lines = text.splitlines()
+    i = 0
+    module = None
+    while i < len(lines):
+        line = lines[i]
+        mm = re.match(r"\s*gpu\.module @([\w$.-]+)", line)
+        if mm:
+            module = mm.group(1)
+        m = re.match(r"\s*(func\.func|gpu\.func|llvm\.func)\s+(?:private\s+|public\s+)?@([\w$.-]+)",
+                     line)
+        if m and line.count("{") > line.count("}"):
+            depth = 0
+            body = []
+            j = i
+            while j < len(lines):
+                depth += lines[j].count("{") - lines[j].count("}")
+                body.append(lines[j])
+                if depth <= 0:
+                    break
+                j += 1
+            kind = "kernel" if m.group(1) == "gpu.func" else "host"
+            name = f"{module}::{m.group(2)}" if kind == "kernel" else m.group(2)
+            out.append((kind, name, body))
+            i = j + 1
+            continue
+        i += 1
+    return out
+
+
+def loop_work(body, consts):
+    """Largest product of constant scf.for trip counts along a nest, and the
+    loops whose bounds are not constants."""
+    best = 1
+    unknown = []
+    stack = []  # (depth at which the loop's region closes, product so far)
+    depth = 0
+    for line in body:
+        while stack and depth < stack[-1][0]:
+            stack.pop()
+        m = re.search(r"scf\.for (%[\w.$-]+) = (%[\w.$-]+) to (%[\w.$-]+) step (%[\w.$-]+)", line)
+        opened = line.count("{") - line.count("}")
+        if m:
+            lb, ub, st = (consts.get(v) for v in m.group(2, 3, 4))
+            outer = stack[-1][1] if stack else 1
+            if None in (lb, ub, st) or st <= 0:
+                unknown.append(line.strip()[:100])
+                trips = 1
+            else:
+                trips = max(0, -(-(ub - lb) // st))
+            product = outer * trips
+            best = max(best, product)
+            stack.append((depth + 1, product))
+        depth += opened
+    return best, unknown
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("input")
+    ap.add_argument("lowered")
+    ap.add_argument("--max-thread-work", type=int, default=65536)
+    ap.add_argument("--max-block-work", type=int, default=65536)
+    ap.add_argument("--name", default="")
+    args = ap.parse_args()
+    # Comments (// ...) do not count.
+    src = "\n".join(re.sub(r"//.*$", "", l) for l in open(args.input).read().splitlines())
+    low = open(args.lowered).read()
+    tag = f"[{args.name}] " if args.name else ""
+    violations = []
+
+    # 1. Contractions -> GEMM calls.
+    named, generic = count_input_contractions(src)
+    contractions = sum(named.values()) + generic
+    gemm_calls = len(re.findall(r"call @amp_rt_gemm(?:_ex)?\(", low))
+    detail = [f"{k} {v}" for k, v in sorted(named.items())]
+    if generic:
+        detail.append(f"linalg.generic {generic}")
+    print(f"{tag}contractions in the input: {contractions} ({', '.join(detail)})")
+    print(f"{tag}GEMM calls: {gemm_calls}")
+    if gemm_calls < contractions:
+        violations.append(f"{contractions - gemm_calls} contraction(s) not lowered to a GEMM call")
+    if contractions == 0 and gemm_calls == 0:
+        print(f"{tag}(no contraction)")
+
+    funcs = split_functions(low)
+    kernels = {n: b for k, n, b in funcs if k == "kernel"}
+    hosts = [(n, b) for k, n, b in funcs if k == "host"]
+
+    # 2. Thread work per launch (kernel loop bounds may be kernel arguments:
+    # the constants the launch passes); 3. grids; 4. synchronisations.
+    kernel_params = {}
+    for name, body in kernels.items():
+        m = re.search(r"gpu\.func @[\w$.-]+\((.*?)\)\s*(?:kernel|attributes|\{)", body[0])
+        params = []
+        if m:
+            params = [p.split(":")[0].strip() for p in split_top(m.group(1))]
+        kernel_params[name] = params
+    kernel_work = {}
+    launches = 0
+    grids = {}
+    single_block = 0
+    syncs_total = 0
+    steps = 0
+    reported_unknown = set()
+    biggest_single = 0
+    for name, body in hosts:
+        consts = parse_constants(body)
+        launch_lines = [l for l in body if "gpu.launch_func" in l]
+        syncs = [l for l in body if re.match(r"\s*gpu\.wait\b", l) and "async" not in l]
+        if not launch_lines and not syncs:
+            continue
+        steps += 1
+        syncs_total += len(syncs)
+        if len(syncs) != 1:
+            violations.append(f"host function @{name}: {len(syncs)} stream synchronisations "
+                              f"(expected exactly 1)")
+        for l in launch_lines:
+            launches += 1
+            m = re.search(r"gpu\.launch_func\s+(?:async\s+)?(?:\[[^\]]*\]\s*)?@([\w$.-]+)::@([\w$.-]+)\s+"
+                          r"blocks in \(([^)]*)\) threads in \(([^)]*)\)", l)
+            if not m:
+                violations.append(f"host function @{name}: unparsed launch: {l.strip()[:120]}")
+                continue
+            kname = f"{m.group(1)}::{m.group(2)}"
+            grid = tuple(consts.get(v.strip()) for v in m.group(3).split(","))
+            block = tuple(consts.get(v.strip()) for v in m.group(4).split(","))
+            args_m = re.search(r"args\((.*)\)\s*$", l)
+            values = [a.split(" : ")[0].strip() for a in split_top(args_m.group(1))] if args_m else []
+            kconsts = dict(parse_constants(kernels.get(kname, [])))
+            for param, value in zip(kernel_params.get(kname, []), values):
+                if value in consts:
+                    kconsts[param] = consts[value]
+            work, unknown = loop_work(kernels.get(kname, []), kconsts)
+            kernel_work[kname] = max(kernel_work.get(kname, 1), work)
+            for u in unknown:
+                if kname not in reported_unknown:
+                    reported_unknown.add(kname)
+                    violations.append(f"kernel {kname}: loop with non-constant bounds: {u}")
+            if work > args.max_thread_work:
+                violations.append(f"kernel {kname}: a thread walks {work} elements "
+                                  f"(> {args.max_thread_work})")
+            if None in grid or None in block:
+                violations.append(f"launch of {kname}: non-constant grid {grid} / block {block}")
+                continue
+            grids[grid] = grids.get(grid, 0) + 1
+            # CUDA launch limits: grid x < 2^31, y and z <= 65535, 1024
+            # threads per block.
+            if grid[0] >= 2 ** 31 or grid[1] > 65535 or grid[2] > 65535 or \
+                    block[0] * block[1] * block[2] > 1024:
+                violations.append(f"launch of {kname}: grid {grid} / block {block} exceeds "
+                                  f"CUDA's launch limits")
+            if grid == (1, 1, 1):
+                single_block += 1
+                # Active threads: a bounds guard `thread_id < N` (the
+                # parallel loop's extent) limits a tiled block.
+                active = list(block)
+                kbody = "\n".join(kernels.get(kname, []))
+                for i, axis in enumerate("xyz"):
+                    g = re.search(r"arith\.cmpi (?:ult|slt), %thread_id_" + axis + r", (%[\w.$-]+)",
+                                  kbody)
+                    if g and g.group(1) in kconsts:
+                        active[i] = min(active[i], kconsts[g.group(1)])
+                threads = active[0] * active[1] * active[2]
+                covered = threads * work
+                biggest_single = max(biggest_single, covered)
+                if covered > args.max_block_work:
+                    violations.append(f"launch of {kname}: a single block of {threads} active "
+                                      f"threads covers {covered} elements (> {args.max_block_work})")
+                biggest_single = max(biggest_single, covered)
+    top = sorted(kernel_work.items(), key=lambda kv: -kv[1])[:3]
+    print(f"{tag}kernels: {len(kernels)}, launches: {launches}, single-block launches: "
+          f"{single_block} (largest covers {biggest_single} elements)")
+    print(f"{tag}grids: " + ", ".join(f"{g[0]}x{g[1]}x{g[2]}: {n}"
+                                      for g, n in sorted(grids.items(), key=lambda kv: -kv[1])))
+    print(f"{tag}largest thread work: " + ", ".join(f"{w} ({k.split('::')[-1]})" for k, w in top))
+    print(f"{tag}step functions: {steps}, blocking synchronisations: {syncs_total}")
+    if steps == 0:
+        violations.append("no host function launches a kernel")
+    for v in violations:
+        print(f"{tag}VIOLATION: {v}")
+    print(f"{tag}gpu structure: {len(violations)} violation(s)")
+    return 1 if violations else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
