@@ -159,6 +159,15 @@ static cl::opt<std::string> jitCacheDir(
     cl::desc("Where compiled CPU steps are kept across runs (default: "
              "$AMP_CACHE_DIR, else ~/.cache/amp-mlir/jit)"),
     cl::value_desc("dir"), cl::cat(category));
+enum class CpuGemm { Blas, Loops };
+static cl::opt<CpuGemm> cpuGemm(
+    "cpu-gemm", cl::desc("How contractions run on the CPU"),
+    cl::init(CpuGemm::Blas),
+    cl::values(clEnumValN(CpuGemm::Blas, "blas",
+                          "the runtime's GEMM (OpenBLAS), f32 accumulation"),
+               clEnumValN(CpuGemm::Loops, "loops",
+                          "the lowering's own loops")),
+    cl::cat(category));
 static cl::opt<bool> noJitCache("no-jit-cache",
                                 cl::desc("Compile the step even if it is in "
                                          "the JIT cache, and do not store it"),
@@ -226,6 +235,7 @@ int main(int argc, char **argv) {
                                                  : AmpOpsLowering::Inline;
   options.chip = chip;
   options.allowTF32 = allowTF32;
+  options.cpuBlas = cpuGemm == CpuGemm::Blas;
   options.jitCache = !noJitCache;
   options.jitCacheDir = jitCacheDir;
   auto compileStart = std::chrono::steady_clock::now();

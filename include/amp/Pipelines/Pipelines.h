@@ -93,6 +93,12 @@ struct AmpCpuPipelineOptions
       *this, "emit-c-interface",
       llvm::cl::desc("Give every public function an _mlir_ciface_ wrapper"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> blas{
+      *this, "blas",
+      llvm::cl::desc("Run contractions through the amp runtime's GEMM "
+                     "(amp_rt_gemm*, OpenBLAS in the CPU backend; the code "
+                     "then links libamp_runtime_cpu) instead of loops"),
+      llvm::cl::init(true)};
 };
 
 /// Options of `amp-gpu-pipeline`, the lowering of a training step to NVVM

@@ -73,6 +73,9 @@ struct TrainingRunnerOptions {
   /// Shared libraries the JIT links; empty: MLIR's C runner utilities (for
   /// memrefCopy), when installed.
   std::vector<std::string> sharedLibPaths;
+  /// CPU: contractions call the runtime's GEMM (OpenBLAS) instead of
+  /// running as loops.
+  bool cpuBlas = true;
   /// Keep the object code of CPU steps across runs (JitCache.h), in
   /// `jitCacheDir` (empty: $AMP_CACHE_DIR or ~/.cache/amp-mlir/jit).
   bool jitCache = true;

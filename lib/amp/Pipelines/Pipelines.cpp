@@ -106,7 +106,7 @@ void mlir::amp::buildAmpTensorInputPipeline(OpPassManager &pm) {
 /// identity-layout function boundaries, results turned into out-parameters
 /// and buffer deallocation.
 static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering,
-                                    bool gpu = false) {
+                                    bool gemmCalls, bool gpu) {
   // Tensors: TOSA and the amp ops to linalg.
   addTosaToLinalgPasses(pm);
   if (runtimeLowering)
@@ -117,13 +117,13 @@ static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering,
   pm.addNestedPass<func::FuncOp>(createLinalgFoldUnitExtentDimsPass());
   pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
-  // GPU: transposed matmul operands read in place (a cuBLAS transpose flag,
-  // no transpose kernel); long reductions in parallel stages (no thread
-  // walks them alone).
-  if (gpu) {
+  // Contractions that become GEMM calls read transposed operands in place
+  // (a BLAS transpose flag, no transpose loop).
+  if (gemmCalls)
     pm.addPass(createAmpGpuFoldTransposesPass());
+  // GPU: long reductions in parallel stages (no thread walks them alone).
+  if (gpu)
     pm.addPass(createAmpGpuSplitReductionsPass());
-  }
 
   // Buffers.
   bufferization::OneShotBufferizePassOptions bufferize;
@@ -142,7 +142,11 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
                                     const AmpCpuPipelineOptions &options) {
   if (options.emitCInterface)
     pm.addPass(createAmpEmitCInterfacePass());
-  addTensorToBufferPasses(pm, StringRef(options.lowering) == "runtime");
+  addTensorToBufferPasses(pm, StringRef(options.lowering) == "runtime",
+                          /*gemmCalls=*/options.blas, /*gpu=*/false);
+  // Contractions to the runtime's GEMM (OpenBLAS), the rest to loops.
+  if (options.blas)
+    pm.addPass(createAmpLowerContractionsToRuntimePass());
 
   // Loops, then scalars.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
@@ -175,7 +179,7 @@ void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
                                     const AmpGpuPipelineOptions &options) {
   pm.addPass(createAmpEmitCInterfacePass());
   addTensorToBufferPasses(pm, StringRef(options.lowering) != "inline",
-                          /*gpu=*/true);
+                          /*gemmCalls=*/options.cublas, /*gpu=*/true);
   if (options.cublas)
     pm.addPass(createAmpLowerContractionsToRuntimePass());
   // Parallel loops on the device; everything else moved there too. The

@@ -496,7 +496,7 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
     libs.push_back(AMP_C_RUNNER_UTILS);
   if (device) {
     libs.push_back(device->path);
-  } else if (options.lowering == AmpOpsLowering::Runtime) {
+  } else if (options.lowering == AmpOpsLowering::Runtime || options.cpuBlas) {
     // The runtime's CPU backend provides the amp_rt_* entry points.
     FailureOr<std::string> cpu =
         findRuntimeLibrary("libamp_runtime_cpu.so", entryLoc);
@@ -514,7 +514,8 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
     if (!cacheDir.empty() && options.jitCache) {
       std::string config = "cpu lowering=" +
                            std::to_string(static_cast<int>(options.lowering)) +
-                           " O" + std::to_string(optLevel);
+                           " blas=" + std::to_string(options.cpuBlas) + " O" +
+                           std::to_string(optLevel);
       for (const std::string &lib : libs)
         config += " lib=" + lib;
       SmallString<256> path(cacheDir);
@@ -554,6 +555,7 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
       cpu.emitCInterface = true;
       if (options.lowering == AmpOpsLowering::Runtime)
         cpu.lowering = "runtime";
+      cpu.blas = options.cpuBlas;
       buildAmpCpuPipeline(pm, cpu);
     }
     if (failed(pm.run(moduleOp)))
