@@ -168,8 +168,10 @@ Value AutocastRewriter::materializeAt(Value value, Type type, Operation *user,
     stats.bytes += *bytes + *staticBytes(type);
   else
     ++stats.dynamicCasts;
-  bool tosaContext = (def && isa<tosa::TosaDialect>(def->getDialect())) ||
-                     isa<tosa::TosaDialect>(user->getDialect());
+  // An op of an unregistered dialect has no dialect object.
+  bool tosaContext =
+      (def && isa_and_present<tosa::TosaDialect>(def->getDialect())) ||
+      isa_and_present<tosa::TosaDialect>(user->getDialect());
   if (tosaContext && isa<RankedTensorType>(type))
     return tosa::CastOp::create(rewriter, loc, type, value);
   auto from = cast<FloatType>(getElementTypeOrSelf(value.getType()));
