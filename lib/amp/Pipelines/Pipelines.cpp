@@ -88,11 +88,16 @@ void mlir::amp::buildAmpPipeline(OpPassManager &pm,
 /// identity-layout function boundaries, results turned into out-parameters
 /// and buffer deallocation.
 static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering) {
+  // What the upstream lowerings cannot take is rejected first, at the op
+  // (they would crash on some of it).
+  pm.addPass(createAmpCheckLoweringInputPass());
   // Tensors: TOSA and the amp ops to linalg.
   TosaToLinalgOptions tosaOptions;
   tosaOptions.aggressiveReduceConstant = true;
   // No TOSA level check: the 8K level counts a rank-4 tosa.pad's padding
   // shape (2 x rank) against MAX_RANK = 6 and rejects valid NCHW graphs.
+  // amp-check-lowering-input above rejects the unranked tensors it would
+  // have caught.
   tosa::addTosaToLinalgPasses(pm, tosaOptions, TosaToLinalgNamedOptions(),
                               /*validationOptions=*/std::nullopt);
   pm.addNestedPass<func::FuncOp>(createTosaToArithPass());
