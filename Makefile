@@ -13,7 +13,7 @@ DEB_PACKAGES := libmlir-$(LLVM_VERSION)-dev mlir-$(LLVM_VERSION)-tools \
                 cmake ninja-build python3 python3-dev python3-venv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps py-deps py-torch configure build demo check check-lit clean help
+.PHONY: all deps py-deps py-torch configure build demo check check-lit fuzz clean help
 
 all: build
 
@@ -21,6 +21,7 @@ help:
 	@echo "make demo    - install missing packages, build, run amp-opt and amp-train on bundled examples"
 	@echo "make check   - install missing packages, build, run every test"
 	@echo "make build   - configure (CMake + Ninja) and build into $(BUILD)/"
+	@echo "make fuzz    - mutate the fuzz corpus through amp-opt/amp-train for FUZZ_SECONDS (default 300)"
 
 # Installs the Debian packages that are missing; silent when all are present.
 deps:
@@ -95,6 +96,17 @@ check: configure py-torch
 	@if ninja -C $(BUILD) -t query check-amp-python >/dev/null 2>&1; then \
 	  ninja -C $(BUILD) check-amp-python; \
 	else echo "== Python tests skipped: the module is not configured (needs python3-dev and nanobind)"; fi
+
+# The robustness fuzzer (test/fuzz/fuzz.py) for a fixed time; `make check`
+# runs a short deterministic slice of it. Failing inputs stay in
+# $(BUILD)/fuzz with the command that replays them.
+FUZZ_SECONDS ?= 300
+FUZZ_SEED    ?= 1
+fuzz: build
+	@python3 test/fuzz/fuzz.py --amp-opt $(BUILD)/bin/amp-opt --amp-train $(BUILD)/bin/amp-train \
+	  --seed $(FUZZ_SEED) --time-budget $(FUZZ_SECONDS) --timeout 60 \
+	  --corpus test/fuzz/Inputs/corpus --corpus examples \
+	  --work $(BUILD)/fuzz --json $(BUILD)/fuzz/summary.json
 
 clean:
 	rm -rf $(BUILD)
