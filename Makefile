@@ -13,7 +13,7 @@ DEB_PACKAGES := libmlir-$(LLVM_VERSION)-dev mlir-$(LLVM_VERSION)-tools \
                 cmake ninja-build python3 python3-dev python3-venv libopenblas-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps py-deps py-torch py-iree configure build demo check check-lit clean help
+.PHONY: all deps py-deps py-torch py-iree asan-deps configure build demo check check-lit check-asan fuzz clean help
 
 all: build
 
@@ -21,6 +21,8 @@ help:
 	@echo "make demo    - install missing packages, build, run amp-opt and amp-train on bundled examples"
 	@echo "make check   - install missing packages, build, run every test"
 	@echo "make build   - configure (CMake + Ninja) and build into $(BUILD)/"
+	@echo "make check-asan - build amp-opt/amp-train with AddressSanitizer in $(ASAN_BUILD)/, run their lit tests"
+	@echo "make fuzz    - mutate the fuzz corpus through amp-opt/amp-train for FUZZ_SECONDS (default 300)"
 
 # Installs the Debian packages that are missing; silent when all are present.
 deps:
@@ -104,5 +106,55 @@ check: configure py-torch py-iree
 	  ninja -C $(BUILD) check-amp-python; \
 	else echo "== Python tests skipped: the module is not configured (needs python3-dev and nanobind)"; fi
 
+# The robustness fuzzer (test/fuzz/fuzz.py) for a fixed time; `make check`
+# runs a short deterministic slice of it. Failing inputs stay in
+# $(BUILD)/fuzz with the command that replays them.
+FUZZ_SECONDS ?= 300
+FUZZ_SEED    ?= 1
+fuzz: build
+	@python3 test/fuzz/fuzz.py --amp-opt $(BUILD)/bin/amp-opt --amp-train $(BUILD)/bin/amp-train \
+	  --seed $(FUZZ_SEED) --time-budget $(FUZZ_SECONDS) --timeout 60 \
+	  --corpus test/fuzz/Inputs/corpus --corpus examples \
+	  --work $(BUILD)/fuzz --json $(BUILD)/fuzz/summary.json
+
+# amp-opt and amp-train built with AddressSanitizer in their own tree, and
+# the lit tests that need nothing else (no runtime library, no Python), the
+# fuzz slice included. Only the project's code is instrumented (Debian's
+# libMLIR/libLLVM are not), but every heap block goes through ASan's
+# allocator, so a use after free or an overflow of one is caught wherever it
+# was allocated. abort_on_error makes a report a crash, which also fails
+# the `not amp-opt ...` RUN lines. ASAN_OPTIONS can be overridden.
+ASAN_BUILD   ?= build-asan
+ASAN_TESTS   ?= Policy Transforms Pipelines Conversion/AmpToLinalg Dialect Tools/amp-opt fuzz
+ASAN_FLAGS   := -fsanitize=address -fno-omit-frame-pointer -g1
+# The shared ASan runtime: the runtime libraries link with -z defs, and
+# their __asan_* references must resolve there, not only in the executable.
+ASAN_RTDIR    = $(shell $(LLVM_PREFIX)/bin/clang -print-runtime-dir)
+ASAN_LINK     = -fsanitize=address -shared-libsan -Wl,-rpath,$(ASAN_RTDIR)
+ASAN_OPTIONS ?= detect_leaks=1:abort_on_error=1
+# clang's AddressSanitizer runtime.
+ASAN_PACKAGES := libclang-rt-$(LLVM_VERSION)-dev
+asan-deps: deps
+	@dpkg-query -W -f='$${Status}' $(ASAN_PACKAGES) 2>/dev/null | grep -q "install ok installed" || \
+	  { echo "Installing: $(ASAN_PACKAGES)"; \
+	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	      $(ASAN_PACKAGES) >/dev/null; }
+
+$(ASAN_BUILD)/build.ninja: | py-deps asan-deps
+	@cmake -S . -B $(ASAN_BUILD) -G Ninja -Wno-dev \
+	  -DPython3_EXECUTABLE=$(abspath $(PY)) \
+	  -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_C_FLAGS_RELEASE="-O1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
+	  -DCMAKE_C_FLAGS="$(ASAN_FLAGS)" -DCMAKE_CXX_FLAGS="$(ASAN_FLAGS)" \
+	  -DCMAKE_EXE_LINKER_FLAGS="$(ASAN_LINK)" -DCMAKE_SHARED_LINKER_FLAGS="$(ASAN_LINK)" \
+	  -DMLIR_DIR=$(LLVM_PREFIX)/lib/cmake/mlir \
+	  -DCMAKE_C_COMPILER=$(LLVM_PREFIX)/bin/clang \
+	  -DCMAKE_CXX_COMPILER=$(LLVM_PREFIX)/bin/clang++ >/dev/null
+
+check-asan: py-deps asan-deps $(ASAN_BUILD)/build.ninja
+	@ninja -C $(ASAN_BUILD) --quiet amp-opt amp-train
+	@cd $(ASAN_BUILD)/test && ASAN_OPTIONS=$(ASAN_OPTIONS) \
+	  $(abspath $(PY)) $(LLVM_PREFIX)/bin/lit -sv $(ASAN_TESTS)
+
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD)

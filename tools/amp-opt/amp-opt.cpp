@@ -3,11 +3,20 @@
 // mlir-opt for amp-mlir: the dialects of training graphs, the amp dialect and
 // its external models, the amp passes and pipelines, nothing else.
 //
+// It drives MlirOptMain's pieces itself so that a run is all or nothing: the
+// output (-o) is written to a temporary file next to it and renamed over it
+// only when the whole run succeeded, and the files that passes write (the
+// autocast report) are held in a PassOutputTransaction and committed at the
+// same moment. A failed run leaves an existing output and report untouched;
+// a killed one leaves at most a stray temporary file. Errors that belong to
+// no line of the input name the option or file they come from.
+//
 // With -mlir-pass-statistics it also prints the amp passes' own counts: the
 // Pass::Statistic counters of Debian's release build of MLIR always read 0.
 //
 //===----------------------------------------------------------------------===//
 
+#include "amp/Dialect/Amp/Transforms/PassOutputs.h"
 #include "amp/Dialect/Amp/Transforms/Passes.h"
 #include "amp/InitAll.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -15,8 +24,10 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
@@ -28,6 +39,68 @@ static bool passStatisticsRequested() {
   return option && option->getNumOccurrences() > 0;
 }
 
+/// Prints `amp-opt: error: -o 'path': message`.
+static int outputError(StringRef path, const Twine &message) {
+  llvm::errs() << "amp-opt: error: -o '" << path << "': " << message << "\n";
+  return EXIT_FAILURE;
+}
+
+/// Parses the options of every pass and pipeline flag on the command line
+/// (`--amp-autocast=...`, `--amp-pipeline=...`) before the run, so that a
+/// bad one is reported with the flag it came from rather than at
+/// `<unknown>:0`. A value with spaces must be quoted inside the option
+/// string: --amp-autocast="policy='my dir/p.yaml'".
+static LogicalResult checkPassOptions(int argc, char **argv) {
+  bool ok = true;
+  for (int i = 1; i < argc; ++i) {
+    StringRef arg = argv[i];
+    if (arg == "--")
+      break;
+    if (!arg.consume_front("-"))
+      continue;
+    arg.consume_front("-");
+    StringRef name, options;
+    std::tie(name, options) = arg.split('=');
+    if (options.empty())
+      continue;
+    if (name == "pass-pipeline") {
+      std::string message;
+      llvm::raw_string_ostream os(message);
+      if (failed(parsePassPipeline(options, os))) {
+        StringRef text = StringRef(message).trim();
+        text.consume_front("<Pass-Options-Parser>: ");
+        llvm::errs() << "amp-opt: error: --pass-pipeline='" << options
+                     << "': " << text << "\n";
+        ok = false;
+      }
+      continue;
+    }
+    const PassRegistryEntry *entry = PassPipelineInfo::lookup(name);
+    if (!entry)
+      entry = PassInfo::lookup(name);
+    if (!entry)
+      continue;
+    OpPassManager pm(OpPassManager::Nesting::Implicit);
+    (void)entry->addToPipeline(pm, options, [&](const Twine &message) {
+      std::string storage = message.str();
+      StringRef text = StringRef(storage).trim();
+      text.consume_front("<Pass-Options-Parser>: ");
+      // llvm::cl has already printed a bad enum value on its own.
+      if (text.empty())
+        text = "invalid option value (see above)";
+      llvm::errs() << "amp-opt: error: --" << name << "='" << options
+                   << "': " << text;
+      if (options.contains(' ') && text.contains("no such option"))
+        llvm::errs() << " (a value with spaces must be quoted inside the "
+                        "option string: name='a value')";
+      llvm::errs() << "\n";
+      ok = false;
+      return failure();
+    });
+  }
+  return success(ok);
+}
+
 int main(int argc, char **argv) {
   DialectRegistry registry;
   amp::registerAllDialects(registry);
@@ -36,35 +109,87 @@ int main(int argc, char **argv) {
   auto [inputFilename, outputFilename] =
       registerAndParseCLIOptions(argc, argv, toolName, registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
-  if (!passStatisticsRequested() || config.shouldShowDialects() ||
-      config.shouldListPasses())
+  if (config.shouldShowDialects() || config.shouldListPasses())
     return asMainReturnCode(
         MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
 
   llvm::InitLLVM initLLVM(argc, argv);
-  // Keep the pipeline the command line asked for; add the printer to it.
-  MlirOptMainConfig commandLine = config;
-  config.setPassPipelineSetupFn([commandLine](PassManager &pm) {
-    if (failed(commandLine.setupPassPipeline(pm)))
-      return failure();
-    pm.addInstrumentation(amp::createAmpStatisticsInstrumentation(llvm::errs()));
-    return success();
-  });
+  if (failed(checkPassOptions(argc, argv)))
+    return EXIT_FAILURE;
+  if (passStatisticsRequested()) {
+    // Keep the pipeline the command line asked for; add the printer to it.
+    MlirOptMainConfig commandLine = config;
+    config.setPassPipelineSetupFn([commandLine](PassManager &pm) {
+      if (failed(commandLine.setupPassPipeline(pm)))
+        return failure();
+      pm.addInstrumentation(
+          amp::createAmpStatisticsInstrumentation(llvm::errs()));
+      return success();
+    });
+  }
+
   std::string errorMessage;
   std::unique_ptr<llvm::MemoryBuffer> input =
       openInputFile(inputFilename, &errorMessage);
   if (!input) {
-    llvm::errs() << errorMessage << "\n";
+    llvm::errs() << "amp-opt: error: " << errorMessage << "\n";
     return EXIT_FAILURE;
   }
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      openOutputFile(outputFilename, &errorMessage);
-  if (!output) {
-    llvm::errs() << errorMessage << "\n";
+
+  // Files written by passes wait for the run's verdict.
+  amp::PassOutputTransaction passOutputs;
+
+  // stdout, /dev/null, a pipe: written as it comes (nothing to protect).
+  if (amp::isSpecialOutputPath(outputFilename)) {
+    std::unique_ptr<llvm::ToolOutputFile> output =
+        openOutputFile(outputFilename, &errorMessage);
+    if (!output)
+      return outputError(outputFilename, errorMessage);
+    if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
+      return EXIT_FAILURE;
+    if (llvm::Error err = passOutputs.commit()) {
+      llvm::errs() << "amp-opt: error: " << llvm::toString(std::move(err))
+                   << "\n";
+      return EXIT_FAILURE;
+    }
+    output->keep();
+    return EXIT_SUCCESS;
+  }
+
+  // A regular file: a temporary file next to it, renamed over it on success.
+  // Checked before the run so that a missing folder is reported at once.
+  StringRef parent = llvm::sys::path::parent_path(outputFilename);
+  if (!parent.empty() && !llvm::sys::fs::is_directory(parent))
+    return outputError(outputFilename, "folder '" + parent +
+                                           "' does not exist");
+  llvm::Expected<llvm::sys::fs::TempFile> temp =
+      llvm::sys::fs::TempFile::create(outputFilename + ".tmp-%%%%%%",
+                                      llvm::sys::fs::all_read |
+                                          llvm::sys::fs::all_write);
+  if (!temp)
+    return outputError(outputFilename, llvm::toString(temp.takeError()));
+  LogicalResult result = failure();
+  std::error_code writeError;
+  {
+    llvm::raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
+    result = MlirOptMain(os, std::move(input), registry, config);
+    os.flush();
+    writeError = os.error();
+    os.clear_error();
+  }
+  if (failed(result) || writeError) {
+    llvm::consumeError(temp->discard());
+    if (writeError)
+      return outputError(outputFilename, writeError.message());
     return EXIT_FAILURE;
   }
-  if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
+  if (llvm::Error err = passOutputs.commit()) {
+    llvm::consumeError(temp->discard());
+    llvm::errs() << "amp-opt: error: " << llvm::toString(std::move(err))
+                 << "\n";
     return EXIT_FAILURE;
-  output->keep();
+  }
+  if (llvm::Error err = temp->keep(outputFilename))
+    return outputError(outputFilename, llvm::toString(std::move(err)));
   return EXIT_SUCCESS;
 }

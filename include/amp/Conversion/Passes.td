@@ -235,4 +235,24 @@ def AmpLowerContractionsToRuntimePass
   ];
 }
 
+def AmpCheckLoweringInputPass
+    : Pass<"amp-check-lowering-input", "::mlir::ModuleOp"> {
+  let summary = "Reject input that the upstream lowerings cannot take, with "
+                "a located error";
+  let description = [{
+    Runs first in `amp-cpu-pipeline` and `amp-gpu-pipeline`. Upstream
+    tosa-to-linalg needs ranked tensors: on an unranked one it fails
+    ("failed to legalize") or, for `tosa.resize`, crashes. The TOSA
+    validation that would reject unranked tensors (`tosa-validate`'s level
+    check) cannot run in these pipelines, as it also rejects valid NCHW
+    graphs. This pass reports every TOSA op with an unranked tensor operand
+    or result at the op and fails:
+
+    ```
+    in.mlir:5:8: error: 'tosa.resize' op operand #0 is an unranked tensor
+    ('tensor<*xf32>'): the TOSA lowering needs ranked tensors
+    ```
+  }];
+}
+
 #endif // AMP_CONVERSION_PASSES_TD

@@ -10,7 +10,9 @@
 // operand that B would take in low precision (a matmul's accumulator init is
 // not such an operand, so it never pulls its producer into low precision).
 //
-// Effective category of a node: an `amp.precision` pin on the op or an
+// Effective category of a node: an op with an unranked f32 tensor operand or
+// result stays f32 and spreads nothing (no cast verifies on an unranked
+// tensor), with a remark; else an `amp.precision` pin on the op or an
 // enclosing op ("user override": f32 acts as deny, the low type as allow);
 // else accumulating reductions are deny whatever the policy says; else the
 // policy's category; else unknown (stays f32 and spreads nothing).
@@ -70,6 +72,17 @@ bool PrecisionAnalysis::isBoundary(Operation *op) {
 static bool hasF32Tensor(Operation *op) {
   return llvm::any_of(op->getOperandTypes(), isF32Tensor) ||
          llvm::any_of(op->getResultTypes(), isF32Tensor);
+}
+
+/// True if `op` reads or produces an unranked f32 tensor: no cast verifies
+/// on one (arith.truncf/extf need ranked tensors, and the TOSA lowering
+/// needs ranks), so such an op keeps its f32 types.
+static bool hasUnrankedF32Tensor(Operation *op) {
+  auto unranked = [](Type type) {
+    return isa<UnrankedTensorType>(type) && isF32Tensor(type);
+  };
+  return llvm::any_of(op->getOperandTypes(), unranked) ||
+         llvm::any_of(op->getResultTypes(), unranked);
 }
 
 bool PrecisionPlacement::isLowPrecisionOperand(Operation *op,
@@ -190,7 +203,14 @@ PrecisionAnalysis::run(FunctionOpInterface function) const {
         decision.lowPrecisionOperands.set(number);
     }
     Effective effective;
-    if (pin && *pin == Precision::f32) {
+    if (hasUnrankedF32Tensor(op)) {
+      // Stays f32 and spreads nothing, whatever its category or pin.
+      effective = Effective::Unknown;
+      decision.reason = "unranked tensor";
+      op->emitRemark() << "stays f32: an unranked tensor operand or result "
+                          "cannot be cast to "
+                       << stringifyPrecision(lowPrecision);
+    } else if (pin && *pin == Precision::f32) {
       effective = Effective::Deny;
       decision.reason = "user override";
     } else if (accumulating) {

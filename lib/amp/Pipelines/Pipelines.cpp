@@ -85,10 +85,15 @@ void mlir::amp::buildAmpPipeline(OpPassManager &pm,
 
 /// TOSA to linalg, arith and tensor.
 static void addTosaToLinalgPasses(OpPassManager &pm) {
+  // What the upstream lowerings cannot take is rejected first, at the op
+  // (they would crash on some of it).
+  pm.addPass(createAmpCheckLoweringInputPass());
   TosaToLinalgOptions tosaOptions;
   tosaOptions.aggressiveReduceConstant = true;
   // No TOSA level check: the 8K level counts a rank-4 tosa.pad's padding
   // shape (2 x rank) against MAX_RANK = 6 and rejects valid NCHW graphs.
+  // amp-check-lowering-input above rejects the unranked tensors it would
+  // have caught.
   tosa::addTosaToLinalgPasses(pm, tosaOptions, TosaToLinalgNamedOptions(),
                               /*validationOptions=*/std::nullopt);
   pm.addNestedPass<func::FuncOp>(createTosaToArithPass());
@@ -222,15 +227,40 @@ void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
 }
 
+/// PassPipelineRegistration<Options> prints a bad option to llvm::errs()
+/// without `error:` and fails without calling the error handler, so a driver
+/// cannot say which option was wrong. This one hands the parser's message to
+/// the handler, which locates it.
+template <typename Options>
+static void registerPipelineWithErrors(
+    StringRef arg, StringRef description,
+    std::function<void(OpPassManager &, const Options &)> builder) {
+  registerPassPipeline(
+      arg, description,
+      [builder](OpPassManager &pm, StringRef text,
+                function_ref<LogicalResult(const Twine &)> errorHandler) {
+        Options options;
+        std::string message;
+        llvm::raw_string_ostream os(message);
+        if (failed(options.parseFromString(text, os)))
+          return errorHandler(StringRef(message).rtrim());
+        builder(pm, options);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optionsHandler) {
+        optionsHandler(Options());
+      });
+}
+
 void mlir::amp::registerAmpPipelines() {
-  PassPipelineRegistration<AmpPipelineOptions>(
+  registerPipelineWithErrors<AmpPipelineOptions>(
       "amp-pipeline",
       "Automatic mixed precision for a training step: amp-autocast, then "
       "amp-loss-scaling",
       [](OpPassManager &pm, const AmpPipelineOptions &options) {
         buildAmpPipeline(pm, options);
       });
-  PassPipelineRegistration<AmpCpuPipelineOptions>(
+  registerPipelineWithErrors<AmpCpuPipelineOptions>(
       "amp-cpu-pipeline",
       "Lower a training step (TOSA / linalg / amp ops on tensors) to the LLVM "
       "dialect for the CPU",
@@ -240,7 +270,7 @@ void mlir::amp::registerAmpPipelines() {
       "Lower a training step to linalg/arith/tensor on tensors (amp ops "
       "inline, no TOSA) for another MLIR compiler such as IREE",
       buildAmpTensorInputPipeline);
-  PassPipelineRegistration<AmpGpuPipelineOptions>(
+  registerPipelineWithErrors<AmpGpuPipelineOptions>(
       "amp-gpu-pipeline",
       "Lower a training step to NVVM kernels and host code on one CUDA "
       "stream",

@@ -397,7 +397,8 @@ void mlir::amp::populateAmpKeepOnOverflowToLinalgPatterns(
 LogicalResult mlir::amp::checkNoAmpOpsLeft(ModuleOp module,
                                            StringRef passName) {
   WalkResult left = module.walk([&](Operation *op) {
-    if (isa<AmpDialect>(op->getDialect())) {
+    // An unregistered op (--allow-unregistered-dialect) has no dialect.
+    if (isa_and_present<AmpDialect>(op->getDialect())) {
       op->emitOpError("was not lowered by ") << passName;
       return WalkResult::interrupt();
     }

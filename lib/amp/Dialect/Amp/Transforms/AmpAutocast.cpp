@@ -29,6 +29,7 @@
 
 #include "amp/Analysis/PrecisionAnalysis.h"
 #include "amp/Dialect/Amp/IR/AmpInterfaces.h"
+#include "amp/Dialect/Amp/Transforms/PassOutputs.h"
 #include "amp/Dialect/Amp/Transforms/Passes.h"
 #include "amp/Policy/Policy.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -168,8 +169,10 @@ Value AutocastRewriter::materializeAt(Value value, Type type, Operation *user,
     stats.bytes += *bytes + *staticBytes(type);
   else
     ++stats.dynamicCasts;
-  bool tosaContext = (def && isa<tosa::TosaDialect>(def->getDialect())) ||
-                     isa<tosa::TosaDialect>(user->getDialect());
+  // An op of an unregistered dialect has no dialect object.
+  bool tosaContext =
+      (def && isa_and_present<tosa::TosaDialect>(def->getDialect())) ||
+      isa_and_present<tosa::TosaDialect>(user->getDialect());
   if (tosaContext && isa<RankedTensorType>(type))
     return tosa::CastOp::create(rewriter, loc, type, value);
   auto from = cast<FloatType>(getElementTypeOrSelf(value.getType()));
@@ -436,17 +439,17 @@ void AmpAutocastPass::runOnOperation() {
       {"ops", std::move(entries)},
       {"summary", std::move(summary)},
   };
-  // Written to a temporary file and renamed: never a half-written report.
-  if (llvm::Error err = llvm::writeToOutput(
-          reportFile, [&](llvm::raw_ostream &os) -> llvm::Error {
-            os << llvm::formatv("{0:2}",
-                                llvm::json::Value(std::move(report)))
-               << "\n";
-            return llvm::Error::success();
-          })) {
+  // Written to a temporary file and renamed, never a half-written report;
+  // under a driver's PassOutputTransaction (amp-opt) the rename waits until
+  // the whole run has succeeded.
+  if (llvm::Error err = writePassOutput(reportFile, [&](llvm::raw_ostream &os) {
+        os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report)))
+           << "\n";
+      })) {
+    // The error names the file: "'PATH': reason".
     emitError(module.getLoc())
-        << "cannot write report '" << reportFile
-        << "': " << llvm::toString(std::move(err));
+        << "amp-autocast: cannot write report="
+        << llvm::toString(std::move(err));
     return signalPassFailure();
   }
 }
