@@ -35,6 +35,7 @@ REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "gpu"))
 sys.path.insert(0, os.path.join(REPO, "build", "python"))
 import run_gpu_benchmark as gpu  # noqa: E402
+import run_pass_benchmark as rpb  # noqa: E402
 
 BEGIN = "<!-- cpu-vs-torch:begin -->"
 END = "<!-- cpu-vs-torch:end -->"
@@ -86,15 +87,9 @@ def torch_cpu(model, inputs, opt_args, dtype, steps, warmup):
     return {"ms": statistics.median(times[warmup:]), "loss0": losses[0], "loss_last": losses[-1]}
 
 
+
 def write_section(path, section):
-    text = open(path).read() if os.path.exists(path) else ""
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    with open(path, "w") as f:
-        f.write(text)
+    rpb.write_section(path, section, BEGIN, END)
 
 
 def main():

@@ -51,6 +51,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "build", "python"))
+import run_pass_benchmark as rpb  # noqa: E402  (bench/: write_section)
 
 BEGIN = "<!-- gpu-step:begin -->"
 END = "<!-- gpu-step:end -->"
@@ -209,16 +210,9 @@ def render(meta, results, profiles):
     return "\n".join(L)
 
 
+
 def write_section(path, section):
-    text = open(path).read() if os.path.exists(path) else ""
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
-        text = head + section + tail
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    with open(path, "w") as f:
-        f.write(text)
+    rpb.write_section(path, section, BEGIN, END)
 
 
 def main():

@@ -31,8 +31,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "build", "python"))
 import dispatches as dsp  # noqa: E402
+import run_pass_benchmark as rpb  # noqa: E402  (bench/: write_section)
 
 BEGIN = "<!-- iree-step:begin -->"
 END = "<!-- iree-step:end -->"
@@ -74,15 +76,9 @@ def initial_arguments(step_dir, contract):
     return arrays
 
 
+
 def write_section(path, section):
-    text = open(path).read() if os.path.exists(path) else ""
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + section + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    with open(path, "w") as f:
-        f.write(text)
+    rpb.write_section(path, section, BEGIN, END)
 
 
 def main():

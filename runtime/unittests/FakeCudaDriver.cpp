@@ -344,30 +344,34 @@ CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
   return CUDA_SUCCESS;
 }
 
-CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t count,
-                          CUstream) {
-  if (CUresult r = needContext("cuMemsetD32Async"))
+} // extern "C"
+
+namespace {
+/// cuMemsetD32Async / cuMemsetD16Async: `count` elements of type T.
+template <typename T>
+CUresult fakeMemset(const char *call, CUdeviceptr dst, T value, size_t count) {
+  if (CUresult r = needContext(call))
     return r;
-  if (CUresult r = needOwner("cuMemsetD32Async", dst))
+  if (CUresult r = needOwner(call, dst))
     return r;
-  auto *p = reinterpret_cast<unsigned int *>(dst);
+  auto *p = reinterpret_cast<T *>(dst);
   for (size_t i = 0; i < count; ++i)
     p[i] = value;
-  record("memset %zu", 4 * count);
+  record("memset %zu", sizeof(T) * count);
   return CUDA_SUCCESS;
+}
+} // namespace
+
+extern "C" {
+
+CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t count,
+                          CUstream) {
+  return fakeMemset("cuMemsetD32Async", dst, value, count);
 }
 
 CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short value, size_t count,
                           CUstream) {
-  if (CUresult r = needContext("cuMemsetD16Async"))
-    return r;
-  if (CUresult r = needOwner("cuMemsetD16Async", dst))
-    return r;
-  auto *p = reinterpret_cast<unsigned short *>(dst);
-  for (size_t i = 0; i < count; ++i)
-    p[i] = value;
-  record("memset %zu", 2 * count);
-  return CUDA_SUCCESS;
+  return fakeMemset("cuMemsetD16Async", dst, value, count);
 }
 
 } // extern "C"
