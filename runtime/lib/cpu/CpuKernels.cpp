@@ -316,7 +316,9 @@ void gemm(amp_transpose transA, amp_transpose transB, int64_t m, int64_t n,
   if (static_cast<uint64_t>(std::max({m, n, k, lda, ldb, ldc})) <= INT32_MAX) {
     const CBLAS_TRANSPOSE ta = transA == AMP_OP_T ? CblasTrans : CblasNoTrans;
     const CBLAS_TRANSPOSE tb = transB == AMP_OP_T ? CblasTrans : CblasNoTrans;
-    std::vector<float> wideA, wideB;
+    // Kept across calls: a training step widens operands of the same sizes
+    // every time, and fresh buffers would cost their page faults again.
+    thread_local std::vector<float> wideA, wideB;
     for (int64_t batchIndex = 0; batchIndex < batch; ++batchIndex) {
       const char *aBase =
           static_cast<const char *>(a) + batchIndex * strideA * size;
