@@ -216,6 +216,39 @@ class Layer:
                 (f"%g{i}", (D,), f"{self.p}d_g")]
 
 
+def emit_cross_entropy(bld, body, B, C):
+    """%loss = mean softmax cross-entropy of %logits (B x C) against %labels, as in
+    examples/mlp_sgd.mlir; leaves %log_probs and %onehot for the backward pass."""
+    bld.reduce(body, "reduce_max", "%row_max", "%logits", (B, C), 1)
+    bld.binary(body, "sub", "%shifted", "%logits", (B, C), "%row_max", (B, 1), (B, C))
+    bld.unary(body, "exp", "%exp_shifted", "%shifted", (B, C))
+    bld.reduce(body, "reduce_sum", "%sum_exp", "%exp_shifted", (B, C), 1)
+    bld.unary(body, "log", "%log_sum_exp", "%sum_exp", (B, 1))
+    bld.binary(body, "sub", "%log_probs", "%shifted", (B, C), "%log_sum_exp", (B, 1), (B, C))
+    body.op(f"%labels_col = tosa.reshape %labels, {bld.shape(B, 1)} : ({t(B, elem='i32')},"
+            f" !tosa.shape<2>) -> {t(B, 1, elem='i32')}")
+    body.op(f"%is_label = tosa.equal %labels_col, %class_iota : ({t(B, 1, elem='i32')},"
+            f" {t(1, C, elem='i32')}) -> {t(B, C, elem='i1')}")
+    body.op(f"%onehot = tosa.select %is_label, %c_one, %c_zero : ({t(B, C, elem='i1')},"
+            f" {t(1, 1)}, {t(1, 1)}) -> {t(B, C)}")
+    bld.mul(body, "%picked_logp", "%onehot", (B, C), "%log_probs", (B, C), (B, C))
+    bld.reduce(body, "reduce_sum", "%picked_row", "%picked_logp", (B, C), 1)
+    bld.reduce(body, "reduce_sum", "%picked_total", "%picked_row", (B, 1), 0)
+    bld.mul(body, "%loss_1x1", "%picked_total", (1, 1), "%c_neg_inv_batch", (1, 1), (1, 1))
+    bld.reshape(body, "%loss", "%loss_1x1", (1, 1), ())
+
+
+def emit_loss_gradient_start(bld, body, B, C):
+    """The single amp.grad_seed constant and the cross-entropy's backward up to
+    %probs_minus_onehot (B x C) and the scalar %d_nll it is scaled by."""
+    body.op('%seed = "tosa.const"() <{values = dense<1.0> : tensor<1xf32>}> {amp.grad_seed}'
+            " : () -> tensor<1xf32>")
+    bld.reshape(body, "%d_loss", "%seed", (1,), (1, 1))
+    bld.mul(body, "%d_nll", "%d_loss", (1, 1), "%c_inv_batch", (1, 1), (1, 1))
+    bld.unary(body, "exp", "%probs", "%log_probs", (B, C))
+    bld.binary(body, "sub", "%probs_minus_onehot", "%probs", (B, C), "%onehot", (B, C), (B, C))
+
+
 def build(num_layers, rng, B, D):
     bld = Builder(B, D)
     C = NUM_CLASSES
@@ -235,32 +268,11 @@ def build(num_layers, rng, B, D):
 
     # ---- loss (as in examples/mlp_sgd.mlir) ----
     body.comment("================= loss: mean softmax cross-entropy =================")
-    bld.reduce(body, "reduce_max", "%row_max", "%logits", (B, C), 1)
-    bld.binary(body, "sub", "%shifted", "%logits", (B, C), "%row_max", (B, 1), (B, C))
-    bld.unary(body, "exp", "%exp_shifted", "%shifted", (B, C))
-    bld.reduce(body, "reduce_sum", "%sum_exp", "%exp_shifted", (B, C), 1)
-    bld.unary(body, "log", "%log_sum_exp", "%sum_exp", (B, 1))
-    bld.binary(body, "sub", "%log_probs", "%shifted", (B, C), "%log_sum_exp", (B, 1), (B, C))
-    body.op(f"%labels_col = tosa.reshape %labels, {bld.shape(B, 1)} : ({t(B, elem='i32')},"
-            f" !tosa.shape<2>) -> {t(B, 1, elem='i32')}")
-    body.op(f"%is_label = tosa.equal %labels_col, %class_iota : ({t(B, 1, elem='i32')},"
-            f" {t(1, C, elem='i32')}) -> {t(B, C, elem='i1')}")
-    body.op(f"%onehot = tosa.select %is_label, %c_one, %c_zero : ({t(B, C, elem='i1')},"
-            f" {t(1, 1)}, {t(1, 1)}) -> {t(B, C)}")
-    bld.mul(body, "%picked_logp", "%onehot", (B, C), "%log_probs", (B, C), (B, C))
-    bld.reduce(body, "reduce_sum", "%picked_row", "%picked_logp", (B, C), 1)
-    bld.reduce(body, "reduce_sum", "%picked_total", "%picked_row", (B, 1), 0)
-    bld.mul(body, "%loss_1x1", "%picked_total", (1, 1), "%c_neg_inv_batch", (1, 1), (1, 1))
-    bld.reshape(body, "%loss", "%loss_1x1", (1, 1), ())
+    emit_cross_entropy(bld, body, B, C)
 
     # ---- backward ----
     body.comment("================= backward =================")
-    body.op('%seed = "tosa.const"() <{values = dense<1.0> : tensor<1xf32>}> {amp.grad_seed}'
-            " : () -> tensor<1xf32>")
-    bld.reshape(body, "%d_loss", "%seed", (1,), (1, 1))
-    bld.mul(body, "%d_nll", "%d_loss", (1, 1), "%c_inv_batch", (1, 1), (1, 1))
-    bld.unary(body, "exp", "%probs", "%log_probs", (B, C))
-    bld.binary(body, "sub", "%probs_minus_onehot", "%probs", (B, C), "%onehot", (B, C), (B, C))
+    emit_loss_gradient_start(bld, body, B, C)
     bld.mul(body, "%d_logits", "%probs_minus_onehot", (B, C), "%d_nll", (1, 1), (B, C))
     bld.reduce(body, "reduce_sum", "%d_b_out_row", "%d_logits", (B, C), 0)
     bld.reshape(body, "%d_b_out", "%d_b_out_row", (1, C), (C,))
@@ -374,31 +386,10 @@ def build_mlp(dims, B):
             h = f"%h{i + 1}"
 
     body.comment("================= loss: mean softmax cross-entropy =================")
-    bld.reduce(body, "reduce_max", "%row_max", "%logits", (B, C), 1)
-    bld.binary(body, "sub", "%shifted", "%logits", (B, C), "%row_max", (B, 1), (B, C))
-    bld.unary(body, "exp", "%exp_shifted", "%shifted", (B, C))
-    bld.reduce(body, "reduce_sum", "%sum_exp", "%exp_shifted", (B, C), 1)
-    bld.unary(body, "log", "%log_sum_exp", "%sum_exp", (B, 1))
-    bld.binary(body, "sub", "%log_probs", "%shifted", (B, C), "%log_sum_exp", (B, 1), (B, C))
-    body.op(f"%labels_col = tosa.reshape %labels, {bld.shape(B, 1)} : ({t(B, elem='i32')},"
-            f" !tosa.shape<2>) -> {t(B, 1, elem='i32')}")
-    body.op(f"%is_label = tosa.equal %labels_col, %class_iota : ({t(B, 1, elem='i32')},"
-            f" {t(1, C, elem='i32')}) -> {t(B, C, elem='i1')}")
-    body.op(f"%onehot = tosa.select %is_label, %c_one, %c_zero : ({t(B, C, elem='i1')},"
-            f" {t(1, 1)}, {t(1, 1)}) -> {t(B, C)}")
-    bld.mul(body, "%picked_logp", "%onehot", (B, C), "%log_probs", (B, C), (B, C))
-    bld.reduce(body, "reduce_sum", "%picked_row", "%picked_logp", (B, C), 1)
-    bld.reduce(body, "reduce_sum", "%picked_total", "%picked_row", (B, 1), 0)
-    bld.mul(body, "%loss_1x1", "%picked_total", (1, 1), "%c_neg_inv_batch", (1, 1), (1, 1))
-    bld.reshape(body, "%loss", "%loss_1x1", (1, 1), ())
+    emit_cross_entropy(bld, body, B, C)
 
     body.comment("================= backward =================")
-    body.op('%seed = "tosa.const"() <{values = dense<1.0> : tensor<1xf32>}> {amp.grad_seed}'
-            " : () -> tensor<1xf32>")
-    bld.reshape(body, "%d_loss", "%seed", (1,), (1, 1))
-    bld.mul(body, "%d_nll", "%d_loss", (1, 1), "%c_inv_batch", (1, 1), (1, 1))
-    bld.unary(body, "exp", "%probs", "%log_probs", (B, C))
-    bld.binary(body, "sub", "%probs_minus_onehot", "%probs", (B, C), "%onehot", (B, C), (B, C))
+    emit_loss_gradient_start(bld, body, B, C)
     bld.mul(body, f"%l{L - 1}_d_z", "%probs_minus_onehot", (B, C), "%d_nll", (1, 1), (B, C))
     grads = {}
     for i in reversed(range(L)):

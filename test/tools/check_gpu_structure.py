@@ -28,8 +28,12 @@ the largest thread loops, synchronisations), one line per violation, and
 exits 1 if there is any violation, 0 otherwise.
 """
 import argparse
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_invariants import split_top  # noqa: E402
 
 CONTRACTION_OPS = (
     "tosa.matmul", "linalg.matmul", "linalg.batch_matmul", "linalg.matmul_transpose_a",
@@ -71,24 +75,6 @@ def count_input_contractions(text):
         if re.search(r"arith\.mul[fi]", body) and re.search(r"arith\.add[fi]", body):
             generic += 1
     return named, generic
-
-
-def split_top(text):
-    """Splits a comma-separated list at nesting depth 0."""
-    parts, depth, cur = [], 0, []
-    for ch in text:
-        if ch in "<([{":
-            depth += 1
-        elif ch in ">)]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(ch)
-    if "".join(cur).strip():
-        parts.append("".join(cur).strip())
-    return parts
 
 
 def parse_constants(lines):
