@@ -216,6 +216,49 @@ class Layer:
                 (f"%g{i}", (D,), f"{self.p}d_g")]
 
 
+def emit_sgd_update_and_return(bld, body, params):
+    """p_new = p - lr * g for every (name, dims, gradient) in params (lr 0.01; %lr_1d for
+    vectors), then `return` of the new parameters and %loss."""
+    news = []
+    for name, dims, grad in params:
+        lr = "%lr" if len(dims) == 2 else "%lr_1d"
+        lr_dims = (1, 1) if len(dims) == 2 else (1,)
+        bld.mul(body, name + "_step", grad, dims, lr, lr_dims, dims)
+        bld.binary(body, "sub", name + "_new", name, dims, name + "_step", dims, dims)
+        news.append((name + "_new", dims))
+    ret_vals = ", ".join(n for n, _ in news) + ", %loss"
+    ret_types = ", ".join(t(*d) for _, d in news) + ", tensor<f32>"
+    body.op(f"return {ret_vals} :\n      {ret_types}")
+
+
+def emit_constants(bld, B, C, extra=()):
+    """The constants block: zero point, shift, class iota, 0 and 1, the `extra` (name, value)
+    1x1 constants, the batch scalings, the learning rates, then the reshape shapes."""
+    consts = Graph()
+    consts.comment("---- constants ----")
+
+    def const(name, value, dims, elem="f32"):
+        consts.op(f'{name} = "tosa.const"() <{{values = dense<{value}> : {t(*dims, elem=elem)}}}>'
+                  f" : () -> {t(*dims, elem=elem)}")
+
+    const("%zp_f32", "0.0", (1,))
+    const("%shift0", "0", (1,), "i8")
+    const("%class_iota", "[[" + ",".join(str(c) for c in range(C)) + "]]", (1, C), "i32")
+    const("%c_zero", "0.0", (1, 1))
+    const("%c_one", "1.0", (1, 1))
+    for name, value in extra:
+        const(name, value, (1, 1))
+    const("%c_inv_batch", repr(1.0 / B), (1, 1))
+    const("%c_neg_inv_batch", repr(-1.0 / B), (1, 1))
+    const("%lr", "0.01", (1, 1))
+    const("%lr_1d", "0.01", (1,))
+    consts.comment("---- shapes for tosa.reshape ----")
+    for line in bld.consts:
+        consts.op(line)
+    consts.blank()
+    return consts
+
+
 def emit_cross_entropy(bld, body, B, C):
     """%loss = mean softmax cross-entropy of %logits (B x C) against %labels, as in
     examples/mlp_sgd.mlir; leaves %log_probs and %onehot for the backward pass."""
@@ -289,41 +332,11 @@ def build(num_layers, rng, B, D):
     for layer in layers:
         params += layer.params(D)
     params += [("%w_out", (D, C), "%d_w_out"), ("%b_out", (C,), "%d_b_out")]
-    news = []
-    for name, dims, grad in params:
-        lr = "%lr" if len(dims) == 2 else "%lr_1d"
-        lr_dims = (1, 1) if len(dims) == 2 else (1,)
-        bld.mul(body, name + "_step", grad, dims, lr, lr_dims, dims)
-        bld.binary(body, "sub", name + "_new", name, dims, name + "_step", dims, dims)
-        news.append((name + "_new", dims))
-    ret_vals = ", ".join(n for n, _ in news) + ", %loss"
-    ret_types = ", ".join(t(*d) for _, d in news) + ", tensor<f32>"
-    body.op(f"return {ret_vals} :\n      {ret_types}")
+    emit_sgd_update_and_return(bld, body, params)
 
     # ---- constants (after the body so every shape used is known) ----
-    consts = Graph()
-    consts.comment("---- constants ----")
-
-    def const(name, value, dims, elem="f32"):
-        consts.op(f'{name} = "tosa.const"() <{{values = dense<{value}> : {t(*dims, elem=elem)}}}>'
-                  f" : () -> {t(*dims, elem=elem)}")
-
-    const("%zp_f32", "0.0", (1,))
-    const("%shift0", "0", (1,), "i8")
-    const("%class_iota", "[[" + ",".join(str(c) for c in range(C)) + "]]", (1, C), "i32")
-    const("%c_zero", "0.0", (1, 1))
-    const("%c_one", "1.0", (1, 1))
-    const("%c_neg_one", "-1.0", (1, 1))
-    const("%c_inv_d", repr(1.0 / D), (1, 1))
-    const("%c_eps", "1.0e-05", (1, 1))
-    const("%c_inv_batch", repr(1.0 / B), (1, 1))
-    const("%c_neg_inv_batch", repr(-1.0 / B), (1, 1))
-    const("%lr", "0.01", (1, 1))
-    const("%lr_1d", "0.01", (1,))
-    consts.comment("---- shapes for tosa.reshape ----")
-    for line in bld.consts:
-        consts.op(line)
-    consts.blank()
+    consts = emit_constants(bld, B, C, [("%c_neg_one", "-1.0"), ("%c_inv_d", repr(1.0 / D)),
+                                         ("%c_eps", "1.0e-05")])
 
     # ---- signature ----
     args = []
@@ -410,39 +423,13 @@ def build_mlp(dims, B):
                 f" ({t(B, K, elem='i1')}, {t(B, K)}, {t(1, 1)}) -> {t(B, K)}")
 
     body.comment("================= SGD update: p_new = p - lr * g =================")
-    news = []
+    params = []
     for i in range(L):
         K, N = dims[i], dims[i + 1]
-        for name, pd, grad in [(f"%w{i}", (K, N), grads[i][0]), (f"%b{i}", (N,), grads[i][1])]:
-            lr = "%lr" if len(pd) == 2 else "%lr_1d"
-            lr_dims = (1, 1) if len(pd) == 2 else (1,)
-            bld.mul(body, name + "_step", grad, pd, lr, lr_dims, pd)
-            bld.binary(body, "sub", name + "_new", name, pd, name + "_step", pd, pd)
-            news.append((name + "_new", pd))
-    ret_vals = ", ".join(n for n, _ in news) + ", %loss"
-    ret_types = ", ".join(t(*d) for _, d in news) + ", tensor<f32>"
-    body.op(f"return {ret_vals} :\n      {ret_types}")
+        params += [(f"%w{i}", (K, N), grads[i][0]), (f"%b{i}", (N,), grads[i][1])]
+    emit_sgd_update_and_return(bld, body, params)
 
-    consts = Graph()
-    consts.comment("---- constants ----")
-
-    def const(name, value, cdims, elem="f32"):
-        consts.op(f'{name} = "tosa.const"() <{{values = dense<{value}> : {t(*cdims, elem=elem)}}}>'
-                  f" : () -> {t(*cdims, elem=elem)}")
-
-    const("%zp_f32", "0.0", (1,))
-    const("%shift0", "0", (1,), "i8")
-    const("%class_iota", "[[" + ",".join(str(c) for c in range(C)) + "]]", (1, C), "i32")
-    const("%c_zero", "0.0", (1, 1))
-    const("%c_one", "1.0", (1, 1))
-    const("%c_inv_batch", repr(1.0 / B), (1, 1))
-    const("%c_neg_inv_batch", repr(-1.0 / B), (1, 1))
-    const("%lr", "0.01", (1, 1))
-    const("%lr_1d", "0.01", (1,))
-    consts.comment("---- shapes for tosa.reshape ----")
-    for line in bld.consts:
-        consts.op(line)
-    consts.blank()
+    consts = emit_constants(bld, B, C)
 
     args, results = [], []
     for i in range(L):
