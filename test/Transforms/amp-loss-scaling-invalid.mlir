@@ -80,7 +80,7 @@ func.func @seed_unused(%w: tensor<4xf32>) -> (tensor<4xf32> {amp.update_of = 0 :
 // -----
 
 // expected-error @+1 {{'func.func' op is already loss-scaled (it has amp.scale_state arguments)}}
-func.func @already_scaled(%w: tensor<4xf32>, %s: tensor<f32> {amp.scale_state = "scale"}) -> (tensor<4xf32> {amp.update_of = 0 : i64}, tensor<f32> {amp.scale_state = "scale"}) {
+func.func @already_scaled(%w: tensor<4xf32>, %s: tensor<f32> {amp.scale_state = #amp.scale_state<scale>}) -> (tensor<4xf32> {amp.update_of = 0 : i64}, tensor<f32> {amp.scale_state = #amp.scale_state<scale>}) {
   %seed = arith.constant {amp.grad_seed} dense<1.0> : tensor<4xf32>
   %1 = arith.subf %w, %seed : tensor<4xf32>
   return %1, %s : tensor<4xf32>, tensor<f32>

@@ -7,12 +7,12 @@
 // constant) and leaves at the update w - lr * g, where it is unscaled.
 // CHECK-LABEL: func.func @sgd(
 // CHECK-SAME: %[[W:[^:]*]]: tensor<4x2xf32>, %[[X:[^:]*]]: tensor<1x4x3xf32>, %[[DY:[^:]*]]: tensor<1x3x2xf32>,
-// CHECK-SAME: %[[SCALE:[^:]*]]: tensor<f32> {amp.init = "fill:65536", amp.scale_state = "scale"},
-// CHECK-SAME: %[[GROWTH:[^:]*]]: tensor<i32> {amp.init = "zeros", amp.scale_state = "growth_tracker"},
-// CHECK-SAME: %[[OVER:[^:]*]]: tensor<i32> {amp.init = "zeros", amp.scale_state = "overflow_tracker"})
+// CHECK-SAME: %[[SCALE:[^:]*]]: tensor<f32> {amp.init = #amp.init<fill(65536)>, amp.scale_state = #amp.scale_state<scale>},
+// CHECK-SAME: %[[GROWTH:[^:]*]]: tensor<i32> {amp.init = #amp.init<zeros>, amp.scale_state = #amp.scale_state<growth_tracker>},
+// CHECK-SAME: %[[OVER:[^:]*]]: tensor<i32> {amp.init = #amp.init<zeros>, amp.scale_state = #amp.scale_state<overflow_tracker>})
 // CHECK-SAME: -> (tensor<4x2xf32> {amp.update_of = 0 : i64}, tensor<f32> {amp.loss},
-// CHECK-SAME: tensor<f32> {amp.scale_state = "scale"}, tensor<i32> {amp.scale_state = "growth_tracker"},
-// CHECK-SAME: tensor<i32> {amp.scale_state = "overflow_tracker"}, tensor<i1> {amp.skipped})
+// CHECK-SAME: tensor<f32> {amp.scale_state = #amp.scale_state<scale>}, tensor<i32> {amp.scale_state = #amp.scale_state<growth_tracker>},
+// CHECK-SAME: tensor<i32> {amp.scale_state = #amp.scale_state<overflow_tracker>}, tensor<i1> {amp.skipped})
 // CHECK: %[[SEED:.*]] = "tosa.const"() <{values = dense<1.000000e+00> : tensor<1x1x1xf32>}> {amp.grad_seed}
 // CHECK-NEXT: %[[INIT:.*]] = tensor.empty() : tensor<1x1x1xf32>
 // CHECK-NEXT: %[[SCALED:.*]] = linalg.generic {{.*}} ins(%[[SEED]], %[[SCALE]] : tensor<1x1x1xf32>, tensor<f32>) outs(%[[INIT]] : tensor<1x1x1xf32>)
@@ -29,7 +29,7 @@
 // CHECK-NEXT: return %[[GUARD]], %{{.*}}, %[[NS]], %[[NG]], %[[NO]], %[[FOUND]]
 
 // STATIC-LABEL: func.func @sgd(
-// STATIC-SAME: {amp.init = "fill:1024", amp.scale_state = "scale"}
+// STATIC-SAME: {amp.init = #amp.init<fill(1024)>, amp.scale_state = #amp.scale_state<scale>}
 // STATIC: amp.update_scale {{.*}} growth_interval = 0 : i64
 
 // NONE-LABEL: func.func @sgd(

@@ -18,7 +18,7 @@ def AmpAutocastPass : Pass<"amp-autocast", "::mlir::ModuleOp"> {
     neighbours) or *clear* (reshape, transpose, slice, max, select...: pure
     data movement). The defaults mirror PyTorch's CUDA autocast lists
     (docs/Policy.md); `policy=FILE` moves ops between categories; an
-    `amp.precision = "f32"|"f16"|"bf16"` attribute on an op or on any op
+    `amp.precision = #amp.precision<f32>|"f16"|"bf16"` attribute on an op or on any op
     enclosing it pins it. The placement is TensorFlow's painting algorithm,
     computed by `PrecisionAnalysis` before anything changes.
 
@@ -96,7 +96,7 @@ def AmpLossScalingPass : Pass<"amp-loss-scaling", "::mlir::ModuleOp"> {
     4. every `amp.update_of` result becomes `amp.keep_on_overflow`: on a bad
        step it is its argument, bit for bit;
     5. the scale state (scale f32, growth tracker i32, overflow tracker i32)
-       enters as trailing arguments `{amp.scale_state = "..."}` and leaves,
+       enters as trailing arguments `{amp.scale_state = #amp.scale_state<...>}` and leaves,
        updated by `amp.update_scale`, as trailing results, followed by the
        `tensor<i1>` result `{amp.skipped}`.
 

@@ -25,7 +25,6 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/Support/Format.h"
 #include <cmath>
 
 namespace mlir::amp {
@@ -165,18 +164,21 @@ LogicalResult AmpLossScalingPass::rewrite(FunctionOpInterface function) {
   auto i1Scalar = RankedTensorType::get({}, b.getI1Type());
   StringRef stateName = AmpDialect::ScaleStateAttrHelper::getNameStr();
   StringRef initName = AmpDialect::InitAttrHelper::getNameStr();
-  auto stateAttrs = [&](StringRef kind, StringRef init) {
-    return b.getDictionaryAttr({b.getNamedAttr(stateName, b.getStringAttr(kind)),
-                                b.getNamedAttr(initName, b.getStringAttr(init))});
+  auto stateAttrs = [&](ScaleState kind, InitAttr init) {
+    return b.getDictionaryAttr(
+        {b.getNamedAttr(stateName, ScaleStateAttr::get(ctx, kind)),
+         b.getNamedAttr(initName, init)});
   };
   unsigned firstState = function.getNumArguments();
-  std::string initHint;
-  llvm::raw_string_ostream(initHint)
-      << "fill:" << llvm::format("%.9g", static_cast<float>(initScale));
+  // The scale starts at the f32 value of init-scale.
+  auto initScaleHint = InitAttr::get(
+      ctx, InitKind::fill, static_cast<double>(static_cast<float>(initScale)));
+  auto zeros = InitAttr::get(ctx, InitKind::zeros);
   if (failed(function.insertArguments(
           {firstState, firstState, firstState}, {f32Scalar, i32Scalar, i32Scalar},
-          {stateAttrs("scale", initHint), stateAttrs("growth_tracker", "zeros"),
-           stateAttrs("overflow_tracker", "zeros")},
+          {stateAttrs(ScaleState::scale, initScaleHint),
+           stateAttrs(ScaleState::growth_tracker, zeros),
+           stateAttrs(ScaleState::overflow_tracker, zeros)},
           {loc, loc, loc})))
     return function.emitOpError("cannot append the loss-scale state arguments");
   Value scale = block.getArgument(firstState);
@@ -286,16 +288,18 @@ LogicalResult AmpLossScalingPass::rewrite(FunctionOpInterface function) {
       maxScale > 0 ? b.getF32FloatAttr(maxScale) : FloatAttr());
 
   unsigned firstResult = function.getNumResults();
-  auto resultAttrs = [&](StringRef kind) {
-    return b.getDictionaryAttr({b.getNamedAttr(stateName, b.getStringAttr(kind))});
+  auto resultAttrs = [&](ScaleState kind) {
+    return b.getDictionaryAttr(
+        {b.getNamedAttr(stateName, ScaleStateAttr::get(ctx, kind))});
   };
   DictionaryAttr skippedAttrs = b.getDictionaryAttr({b.getNamedAttr(
       AmpDialect::SkippedAttrHelper::getNameStr(), b.getUnitAttr())});
   if (failed(function.insertResults(
           {firstResult, firstResult, firstResult, firstResult},
           {f32Scalar, i32Scalar, i32Scalar, i1Scalar},
-          {resultAttrs("scale"), resultAttrs("growth_tracker"),
-           resultAttrs("overflow_tracker"), skippedAttrs})))
+          {resultAttrs(ScaleState::scale),
+           resultAttrs(ScaleState::growth_tracker),
+           resultAttrs(ScaleState::overflow_tracker), skippedAttrs})))
     return function.emitOpError("cannot append the loss-scale state results");
   terminator->insertOperands(terminator->getNumOperands(),
                              {update.getNewScale(), update.getNewGrowthTracker(),
