@@ -124,6 +124,26 @@ LogicalResult AmpLossScalingPass::rewrite(FunctionOpInterface function) {
     return emitError(seed.getLoc())
            << "no value derived from the amp.grad_seed is ever used outside "
               "the backward pass: nothing to unscale";
+  // One amp.unscale_and_check in the body serves every exit: an exit value
+  // computed inside a region (a loop body, a branch) or in a callee has no
+  // single place there.
+  Block &body = function.getFunctionBody().front();
+  for (Value exit : flow->exits)
+    if (exit.getParentBlock() != &body) {
+      Operation *where = exit.getParentBlock()->getParentOp();
+      InFlightDiagnostic diag = emitError(exit.getLoc())
+                                << "amp-loss-scaling: this scaled value leaves "
+                                   "the backward pass inside ";
+      if (auto callee = dyn_cast<FunctionOpInterface>(where))
+        diag << "the called function '" << callee.getName() << "'";
+      else
+        diag << "'" << where->getName() << "'";
+      diag << "; only values of the training step's body can be unscaled: "
+              "let the gradient leave the region or call first";
+      diag.attachNote(flow->exitUses[exit].front()->getOwner()->getLoc())
+          << "it leaves here";
+      return diag;
+    }
   for (Value exit : flow->exits)
     if (!isa<RankedTensorType>(exit.getType()) ||
         !llvm::is_contained({32u, 16u}, getElementTypeOrSelf(exit.getType())
