@@ -19,6 +19,7 @@
 #include "amp/Dialect/Amp/Transforms/PassOutputs.h"
 #include "amp/Dialect/Amp/Transforms/Passes.h"
 #include "amp/InitAll.h"
+#include "TestGradientDialect.h"
 #include "TestPasses.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
@@ -105,6 +106,7 @@ static LogicalResult checkPassOptions(int argc, char **argv) {
 int main(int argc, char **argv) {
   DialectRegistry registry;
   amp::registerAllDialects(registry);
+  amp::test::registerTestGradientDialect(registry);
   amp::registerAllPasses();
   amp::test::registerAmpTestPasses();
   const char *toolName = "amp-mlir optimizer driver\n";

@@ -6,7 +6,8 @@
 // the uses that are not linear in them (an optimizer update, a non-linear
 // op, an addition with an unscaled value, a return, an unknown op). Unscaling
 // each exit value once, right there, makes the rewritten step compute what
-// the original did, up to rounding.
+// the original did, up to rounding. Which ops are linear is each op's
+// AmpGradientOpInterface.
 //
 // The analysis runs on MLIR's DataFlowSolver (GradientFlowAnalysis.cpp), so
 // the scale is followed through scf.for / scf.if / scf.while regions and
@@ -19,6 +20,7 @@
 #ifndef AMP_ANALYSIS_GRADIENTFLOWANALYSIS_H
 #define AMP_ANALYSIS_GRADIENTFLOWANALYSIS_H
 
+#include "amp/Dialect/Amp/IR/AmpGradientInterfaces.h"
 #include "mlir/IR/Value.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
@@ -26,16 +28,6 @@
 #include "llvm/ADT/SmallVector.h"
 
 namespace mlir::amp {
-
-/// What multiplying the seed by s does to a value.
-enum class Scaling {
-  /// Unchanged (independent of the seed, or already unscaled).
-  Unscaled,
-  /// A constant zero: unchanged, and s * 0 = 0, so it mixes with both.
-  Zero,
-  /// Multiplied by s.
-  Scaled,
-};
 
 struct GradientFlow {
   /// Scaled and zero values (every other value is unscaled), in the function,

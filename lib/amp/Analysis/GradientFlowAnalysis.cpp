@@ -23,30 +23,18 @@
 //   - the op defining the seed: Scaled;
 //   - no operand Scaled: Zero for a constant zero (a zero splat, a
 //     linalg.fill of 0.0), else Unscaled;
-//   - some operand Scaled and none tainted: the op's *linearity rule*
-//     (below) decides: every float result Scaled, or the op is an exit for
-//     each of its scaled operands and its results are Unscaled and tainted;
+//   - some operand Scaled and none tainted: the op's linearity (its
+//     AmpGradientOpInterface, below) decides: every float result Scaled, or
+//     the op is an exit for each of its scaled operands and its results are
+//     Unscaled and tainted;
 //   - results are tainted whenever an operand is, and for an op with regions
 //     the solver does not look into (linalg.generic, ...), whenever a value
 //     captured by its regions is scaled (that use is an exit) or tainted.
 //
-// The linearity rules (s > 0, so positively homogeneous ops such as max and
-// relu qualify too):
-//
-//   movement          reshape, transpose, slice, tile, reverse, gather,
-//                     identity, casts, extract/insert_slice, expand/collapse,
-//                     reduce_sum, avg_pool, max_pool, reduce_max/min, abs,
-//                     negate: Scaled if the other float operands (zero points,
-//                     padding values) are Zero
-//   add/sub/max/min,  every float operand Scaled or Zero
-//   concat, select    (a select's condition must not be scaled)
-//   mul, matmul, conv exactly one data operand Scaled, the others unscaled,
-//                     zero points and convolution bias Zero
-//   div               the dividend Scaled, the divisor unscaled
-//   clamp             bounds of 0 or +-infinity only (relu)
-//   linalg ops        their body, interpreted with the same scalar rules,
-//                     the accumulator taking the lattice value of its init
-//   anything else     an exit (always correct)
+// Whether an op is linear in its scaled operands is the op's
+// AmpGradientOpInterface (the models for tosa, arith, tensor and linalg are
+// in lib/amp/Interfaces/GradientInterfaceImpl.cpp; any dialect can add its
+// own); an op without it is an exit (always correct).
 //
 // Once the solver reaches its fixpoint, one walk in program order collects
 // the exits: the uses of Scaled values by an op that is not linear in them;
@@ -63,187 +51,13 @@
 #include "mlir/Analysis/DataFlow/DeadCodeAnalysis.h"
 #include "mlir/Analysis/DataFlow/SparseAnalysis.h"
 #include "mlir/Analysis/DataFlowFramework.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Tosa/IR/TosaOps.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::amp;
-
-/// True for constants whose every element is +0.0 or -0.0.
-static bool isZeroConstant(Value value) {
-  FloatAttr scalar;
-  if (matchPattern(value, m_Constant(&scalar)))
-    return scalar.getValue().isZero();
-  DenseElementsAttr dense;
-  if (matchPattern(value, m_Constant(&dense)) && dense.isSplat() &&
-      isa<FloatType>(dense.getElementType()))
-    return dense.getSplatValue<APFloat>().isZero();
-  if (auto fill = value.getDefiningOp<linalg::FillOp>())
-    return isZeroConstant(fill.getInputs()[0]);
-  return false;
-}
-
-/// True for a float bound that leaves the scaled and unscaled computation
-/// proportional: 0 or (effectively) infinite.
-static bool isHomogeneousBound(Attribute attr) {
-  auto value = dyn_cast<FloatAttr>(attr);
-  if (!value)
-    return false;
-  APFloat v = value.getValue();
-  if (v.isZero() || v.isInfinity())
-    return true;
-  return std::abs(v.convertToDouble()) >= 3.0e38;
-}
-
-namespace {
-/// Evaluates linearity rules over lattice values.
-class Rules {
-public:
-  explicit Rules(llvm::function_ref<Scaling(Value)> lookup) : lookup(lookup) {}
-
-  /// Scaled or Zero.
-  bool sOrZ(Value v) const { return lookup(v) != Scaling::Unscaled; }
-  bool isS(Value v) const { return lookup(v) == Scaling::Scaled; }
-  bool isZ(Value v) const { return lookup(v) == Scaling::Zero; }
-
-  /// Operand `data` carries the scale; every other float operand is Zero.
-  bool movement(Operation *op, unsigned data = 0) const {
-    for (OpOperand &operand : op->getOpOperands()) {
-      if (operand.getOperandNumber() == data)
-        continue;
-      if (isFloatLike(operand.get()) && !isZ(operand.get()))
-        return false;
-    }
-    return true;
-  }
-  /// Every float operand is Scaled or Zero.
-  bool additive(ValueRange operands) const {
-    return llvm::all_of(operands,
-                        [&](Value v) { return !isFloatLike(v) || sOrZ(v); });
-  }
-  /// Exactly one of `data` is Scaled, the others are not.
-  bool bilinear(ValueRange data) const {
-    return llvm::count_if(data, [&](Value v) { return isS(v); }) == 1;
-  }
-
-  /// True if `op` with its current operand lattice yields scaled results.
-  bool isLinear(Operation *op) const;
-
-private:
-  static bool isFloatLike(Value v) {
-    return isa<FloatType>(getElementTypeOrSelf(v.getType()));
-  }
-  bool linalgBodyIsLinear(linalg::LinalgOp op) const;
-  llvm::function_ref<Scaling(Value)> lookup;
-};
-} // namespace
-
-bool Rules::isLinear(Operation *op) const {
-  return llvm::TypeSwitch<Operation *, bool>(op)
-      // Movement and positively homogeneous single-input ops.
-      .Case<tosa::ReshapeOp, tosa::TransposeOp, tosa::SliceOp, tosa::TileOp,
-            tosa::ReverseOp, tosa::IdentityOp, tosa::CastOp, tosa::NegateOp,
-            tosa::ReduceSumOp, tosa::AvgPool2dOp, tosa::MaxPool2dOp,
-            tosa::ReduceMaxOp, tosa::ReduceMinOp, tosa::AbsOp, tosa::PadOp,
-            arith::NegFOp, arith::ExtFOp, arith::TruncFOp,
-            tensor::ExtractSliceOp, tensor::ExpandShapeOp,
-            tensor::CollapseShapeOp, tensor::CastOp, tensor::ReshapeOp>(
-          [&](Operation *op) { return isS(op->getOperand(0)) && movement(op); })
-      .Case<tosa::GatherOp>([&](tosa::GatherOp op) {
-        return isS(op.getValues());
-      })
-      .Case<tosa::ScatterOp>([&](tosa::ScatterOp op) {
-        return sOrZ(op.getValuesIn()) && sOrZ(op.getInput());
-      })
-      .Case<tensor::PadOp>([&](tensor::PadOp op) {
-        return isS(op.getSource()) && isZeroConstant(op.getConstantPaddingValue());
-      })
-      // Sums and their kin.
-      .Case<tosa::AddOp, tosa::SubOp, tosa::MaximumOp, tosa::MinimumOp,
-            tosa::ConcatOp, arith::AddFOp, arith::SubFOp, arith::MaximumFOp,
-            arith::MinimumFOp, tensor::ConcatOp, tensor::InsertSliceOp>(
-          [&](Operation *op) { return additive(op->getOperands()); })
-      .Case<tosa::SelectOp>([&](tosa::SelectOp op) {
-        return !isS(op.getPred()) && sOrZ(op.getOnTrue()) &&
-               sOrZ(op.getOnFalse());
-      })
-      .Case<arith::SelectOp>([&](arith::SelectOp op) {
-        return !isS(op.getCondition()) && sOrZ(op.getTrueValue()) &&
-               sOrZ(op.getFalseValue());
-      })
-      // Products.
-      .Case<tosa::MulOp>([&](tosa::MulOp op) {
-        return bilinear({op.getInput1(), op.getInput2()});
-      })
-      .Case<arith::MulFOp>([&](arith::MulFOp op) {
-        return bilinear({op.getLhs(), op.getRhs()});
-      })
-      .Case<arith::DivFOp>([&](arith::DivFOp op) {
-        return isS(op.getLhs()) && !isS(op.getRhs());
-      })
-      .Case<tosa::MatMulOp>([&](tosa::MatMulOp op) {
-        return bilinear({op.getA(), op.getB()}) && !isS(op.getAZp()) &&
-               !isS(op.getBZp());
-      })
-      .Case<tosa::Conv2DOp, tosa::Conv3DOp, tosa::DepthwiseConv2DOp,
-            tosa::TransposeConv2DOp>([&](Operation *op) {
-        // input, weight, bias, input_zp, weight_zp
-        return bilinear({op->getOperand(0), op->getOperand(1)}) &&
-               isZeroConstant(op->getOperand(2)) && !isS(op->getOperand(3)) &&
-               !isS(op->getOperand(4));
-      })
-      .Case<tosa::ClampOp>([&](tosa::ClampOp op) {
-        return isS(op.getInput()) && isHomogeneousBound(op.getMinValAttr()) &&
-               isHomogeneousBound(op.getMaxValAttr());
-      })
-      .Case<linalg::LinalgOp>(
-          [&](linalg::LinalgOp op) { return linalgBodyIsLinear(op); })
-      .Default([](Operation *) { return false; });
-}
-
-bool Rules::linalgBodyIsLinear(linalg::LinalgOp op) const {
-  Block *body = op.getBlock();
-  if (!body)
-    return false;
-  llvm::DenseMap<Value, Scaling> local;
-  for (auto [operand, arg] :
-       llvm::zip(op.getOpOperandsMatchingBBargs(), body->getArguments()))
-    local[arg] = lookup(operand->get());
-  auto scalarLookup = [&](Value v) {
-    auto it = local.find(v);
-    if (it != local.end())
-      return it->second;
-    if (isZeroConstant(v))
-      return Scaling::Zero;
-    return lookup(v);
-  };
-  Rules scalar(scalarLookup);
-  for (Operation &inner : body->without_terminator()) {
-    bool anyScaled = llvm::any_of(inner.getOperands(),
-                                  [&](Value v) { return scalar.isS(v); });
-    Scaling result = Scaling::Unscaled;
-    if (anyScaled) {
-      if (!scalar.isLinear(&inner))
-        return false;
-      result = Scaling::Scaled;
-    } else if (inner.getNumResults() == 1 && isZeroConstant(inner.getResult(0))) {
-      result = Scaling::Zero;
-    }
-    for (Value r : inner.getResults())
-      local[r] = result;
-  }
-  // Every yielded value reaching a float init must be scaled (or zero).
-  Operation *yield = body->getTerminator();
-  return llvm::all_of(yield->getOperands(),
-                      [&](Value v) { return scalar.sOrZ(v); });
-}
 
 //===----------------------------------------------------------------------===//
 // The lattice
@@ -362,10 +176,12 @@ static OpFlow evaluate(Operation *op,
   });
   if (!flow.anyScaled || flow.anyTainted)
     return flow;
-  if (op->getNumRegions() == 0 || isa<linalg::LinalgOp>(op)) {
+  // How the gradient passes through the op is the op's to say; ops with
+  // regions other than linalg's (which interpret their body) are exits.
+  auto iface = dyn_cast<AmpGradientOpInterface>(op);
+  if (iface && (op->getNumRegions() == 0 || isa<linalg::LinalgOp>(op))) {
     auto scaling = [&](Value v) { return state(v).getScaling(); };
-    Rules rules(scaling);
-    flow.linear = rules.isLinear(op);
+    flow.linear = iface.isLinearInScaledOperands(scaling);
   }
   return flow;
 }
