@@ -64,9 +64,10 @@ def cuda_category(name: str) -> str:
     """The CUDA autocast policy of an aten op, ``"aten::sum.dim_IntList"`` or ``"sum"``: one of the four
     list names, or ``"input type"`` for ops outside the lists."""
     name = name.removeprefix("aten::").removeprefix("aten.").removesuffix(".default")
-    for policy, names in _POLICIES:
-        if name in names:
-            return policy
+    for candidate in (name, name.partition(".")[0]):
+        for policy, names in _POLICIES:
+            if candidate in names:
+                return policy
     return "input type"
 
 
