@@ -115,6 +115,7 @@ AMP_RUNTIME_API void amp_rt_gemm_ex(int64_t a, int32_t a_dtype,
                                     int64_t ldc, int64_t stride_c,
                                     int64_t batch, int64_t m, int64_t n,
                                     int64_t k) {
+  ScopedContext scope;
   if (!blas && amp_blas_create(&blas) != AMP_OK) {
     std::fprintf(stderr, "amp runtime: cannot create the cuBLAS handle\n");
     return;
