@@ -385,11 +385,24 @@ amp_status amp_gemm(amp_blas_handle *handle, amp_transpose transA,
                     const void *b, amp_dtype dtypeB, int64_t ldb, float beta,
                     float *c, int64_t ldc, int64_t batch, int64_t strideA,
                     int64_t strideB, int64_t strideC, amp_stream stream) {
-  if (!handle)
+  return amp_gemm_out(handle, transA, transB, m, n, k, alpha, a, dtypeA, lda,
+                      b, dtypeB, ldb, beta, c, AMP_DTYPE_F32, ldc, batch,
+                      strideA, strideB, strideC, stream);
+}
+
+amp_status amp_gemm_out(amp_blas_handle *handle, amp_transpose transA,
+                        amp_transpose transB, int64_t m, int64_t n, int64_t k,
+                        float alpha, const void *a, amp_dtype dtypeA,
+                        int64_t lda, const void *b, amp_dtype dtypeB,
+                        int64_t ldb, float beta, void *c, amp_dtype dtypeC,
+                        int64_t ldc, int64_t batch, int64_t strideA,
+                        int64_t strideB, int64_t strideC, amp_stream stream) {
+  if (!handle || dtypeSize(dtypeC) == 0)
     return AMP_ERROR_INVALID_ARGUMENT;
   if (amp_status status =
-          checkGemm(transA, transB, m, n, k, a, dtypeA, lda, b, dtypeB, ldb, c,
-                    ldc, batch, strideA, strideB, strideC))
+          checkGemm(transA, transB, m, n, k, a, dtypeA, lda, b, dtypeB, ldb,
+                    static_cast<const float *>(c), ldc, batch, strideA,
+                    strideB, strideC))
     return status;
   if (m == 0 || n == 0 || batch == 0)
     return AMP_OK;
@@ -406,7 +419,7 @@ amp_status amp_gemm(amp_blas_handle *handle, amp_transpose transA,
       transB == AMP_OP_T ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(m),
       static_cast<int>(n), static_cast<int>(k), &alpha, a, type,
       static_cast<int>(lda), strideA, b, type, static_cast<int>(ldb), strideB,
-      &beta, c, CUDA_R_32F, static_cast<int>(ldc), strideC,
+      &beta, c, cudaType(dtypeC), static_cast<int>(ldc), strideC,
       static_cast<int>(batch),
       dtypeA == AMP_DTYPE_F32 && allowTf32.load(std::memory_order_relaxed)
           ? CUBLAS_COMPUTE_32F_FAST_TF32
