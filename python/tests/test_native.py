@@ -74,6 +74,17 @@ def test_bad_pass_option(amp_mlir_native, mlp_sgd):
     assert re.search(r"\d+:\d+: error: ", str(info.value)), str(info.value)  # position in the pipeline text
 
 
+@pytest.mark.parametrize("pipeline", ["func.func(amp-pipeline)", "builtin.module(func.func(amp-pipeline))",
+                                      "builtin.module(func.func(amp-loss-scaling))"])
+def test_misnested_pipeline_is_an_error(amp_mlir_native, mlp_sgd, pipeline):
+    # Module passes under func.func: an LLVM fatal error in mlir-opt; here an MLIRError, and the process lives on.
+    _, text = mlp_sgd
+    with pytest.raises(amp_mlir_native.MLIRError, match=r"error: .*'builtin\.module'") as info:
+        amp_mlir_native.run_pipeline(text, pipeline)
+    assert "func.func" in str(info.value), str(info.value)
+    assert amp_mlir_native.run_pipeline(text, "builtin.module(canonicalize)")
+
+
 def test_pass_failure_is_located(amp_mlir_native):
     # strict=true: a float op the policy does not know fails amp-autocast at the op.
     ir = ("func.func @f(%t: tensor<4xf32>, %i: index) -> f32 {\n"
