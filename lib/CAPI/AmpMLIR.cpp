@@ -436,13 +436,9 @@ extern "C" void ampTrainerOptionsInit(AmpTrainerOptions *options) {
   TrainingRunnerOptions defaults;
   options->precision = AMP_PRECISION_F16;
   options->lossScaling = AMP_LOSS_SCALING_AUTO;
-  options->initScale = defaults.amp.rules.initScale;
-  options->growthFactor = defaults.amp.rules.growthFactor;
-  options->backoffFactor = defaults.amp.rules.backoffFactor;
-  options->growthInterval = defaults.amp.rules.growthInterval;
-  options->backoffInterval = defaults.amp.rules.backoffInterval;
-  options->minScale = defaults.amp.rules.minScale;
-  options->maxScale = defaults.amp.rules.maxScale;
+#define AMP_LOSS_SCALING_RULE(field, argument, type, description)             \
+  options->field = defaults.amp.rules.field;
+#include "amp/Config/LossScalingRules.def"
   options->policyPath = nullptr;
   options->seed = defaults.seed;
   options->entry = nullptr;
@@ -450,19 +446,20 @@ extern "C" void ampTrainerOptionsInit(AmpTrainerOptions *options) {
   options->lowering = AMP_LOWERING_INLINE;
 }
 
+static_assert(AMP_PRECISION_FP32 == static_cast<int>(RunPrecision::FP32) &&
+                  AMP_PRECISION_F16 == static_cast<int>(RunPrecision::F16) &&
+                  AMP_PRECISION_BF16 == static_cast<int>(RunPrecision::BF16),
+              "AmpPrecision and RunPrecision disagree");
+
 static FailureOr<TrainingRunnerOptions>
 convertOptions(const AmpTrainerOptions &in, std::string &why) {
   TrainingRunnerOptions out;
   // Switch on the integer: a C caller may pass any value.
   switch (static_cast<int>(in.precision)) {
   case AMP_PRECISION_FP32:
-    out.precision = RunPrecision::FP32;
-    break;
   case AMP_PRECISION_F16:
-    out.precision = RunPrecision::F16;
-    break;
   case AMP_PRECISION_BF16:
-    out.precision = RunPrecision::BF16;
+    out.precision = static_cast<RunPrecision>(in.precision);
     break;
   default:
     why = "invalid precision " + std::to_string(in.precision);
@@ -485,13 +482,9 @@ convertOptions(const AmpTrainerOptions &in, std::string &why) {
     why = "invalid loss-scaling choice " + std::to_string(in.lossScaling);
     return failure();
   }
-  out.amp.rules.initScale = in.initScale;
-  out.amp.rules.growthFactor = in.growthFactor;
-  out.amp.rules.backoffFactor = in.backoffFactor;
-  out.amp.rules.growthInterval = in.growthInterval;
-  out.amp.rules.backoffInterval = in.backoffInterval;
-  out.amp.rules.minScale = in.minScale;
-  out.amp.rules.maxScale = in.maxScale;
+#define AMP_LOSS_SCALING_RULE(field, argument, type, description)             \
+  out.amp.rules.field = in.field;
+#include "amp/Config/LossScalingRules.def"
   out.amp.policy = in.policyPath ? in.policyPath : "";
   out.seed = in.seed;
   out.entry = in.entry ? in.entry : "";

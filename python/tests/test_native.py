@@ -74,6 +74,21 @@ def test_bad_pass_option(amp_mlir_native, mlp_sgd):
     assert re.search(r"\d+:\d+: error: ", str(info.value)), str(info.value)  # position in the pipeline text
 
 
+def test_loss_scaling_rules_are_the_pass_options(amp_mlir_native, amp_tools):
+    # One list (LossScalingRules.def) with amp-loss-scaling's defaults (Passes.td), seen from Python
+    # and from amp-opt's help alike.
+    import amp_mlir
+    rules = amp_mlir.loss_scaling_rules()
+    assert rules == {"init_scale": 65536.0, "growth_factor": 2.0, "backoff_factor": 0.5, "growth_interval": 2000,
+                     "backoff_interval": 1, "min_scale": 0.0, "max_scale": 0.0}
+    assert isinstance(rules["growth_interval"], int) and isinstance(rules["init_scale"], float)
+    help_text = subprocess.run([amp_tools["amp_opt"], "--help"], capture_output=True, text=True).stdout
+    for name in rules:
+        assert f"--{name.replace('_', '-')}=" in help_text, name
+    with pytest.raises(TypeError, match="init_scael"):
+        amp_mlir.Trainer("module {}", init_scael=2.0)
+
+
 @pytest.mark.parametrize("pipeline", ["func.func(amp-pipeline)", "builtin.module(func.func(amp-pipeline))",
                                       "builtin.module(func.func(amp-loss-scaling))"])
 def test_misnested_pipeline_is_an_error(amp_mlir_native, mlp_sgd, pipeline):

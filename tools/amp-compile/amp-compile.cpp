@@ -72,21 +72,21 @@ static cl::opt<Emit> emit(
                clEnumValN(Emit::Obj, "obj", "a host object file")),
     cl::cat(category));
 static cl::opt<std::string> chip("chip", cl::desc("NVIDIA chip"),
-                                 cl::init("sm_90"), cl::cat(category));
-static cl::opt<std::string> features("features", cl::desc("PTX features"),
-                                     cl::init("+ptx80"), cl::cat(category));
+                                 cl::init(kDefaultCudaChip), cl::cat(category));
+static cl::opt<std::string>
+    features("features", cl::desc("PTX features"),
+             cl::init(AmpGpuPipelineOptions().features.getValue()),
+             cl::cat(category));
 static cl::opt<std::string>
     format("format",
            cl::desc("Kernel binary embedded in the host code: bin (cubin, "
                     "default), fatbin or isa (PTX, JIT-compiled at load)"),
            cl::init("bin"), cl::cat(category));
-enum class Prec { FP32, F16, BF16 };
-static cl::opt<Prec> precision(
-    "precision", cl::desc("Mixed precision"), cl::init(Prec::F16),
-    cl::values(clEnumValN(Prec::FP32, "fp32", "no AMP rewrite"),
-               clEnumValN(Prec::F16, "f16", "amp-pipeline precision=f16"),
-               clEnumValN(Prec::BF16, "bf16", "amp-pipeline precision=bf16")),
-    cl::cat(category));
+static cl::opt<RunPrecision> precision("precision",
+                                       cl::desc("Mixed precision"),
+                                       cl::init(RunPrecision::F16),
+                                       getRunPrecisionValues(),
+                                       cl::cat(category));
 static cl::opt<std::string>
     ampOptions("amp-options",
                cl::desc("Extra amp-pipeline options, e.g. "
@@ -185,17 +185,16 @@ int main(int argc, char **argv) {
     return EXIT_FAILURE;
 
   PassManager amp(&context);
-  if (precision != Prec::FP32) {
-    std::string text = std::string("precision=") +
-                       (precision == Prec::BF16 ? "bf16" : "f16") + " " +
-                       ampOptions.getValue();
+  if (std::optional<Precision> low = getAmpPrecision(precision)) {
     AmpPipelineOptions options;
-    if (failed(options.parseFromString(text))) {
+    if (failed(options.parseFromString(ampOptions))) {
       llvm::errs() << "amp-compile: invalid --amp-options '" << ampOptions
                    << "'\n";
       return EXIT_FAILURE;
     }
-    buildAmpPipeline(amp, options);
+    AmpConfig config = options.toConfig();
+    config.precision = *low;
+    buildAmpPipeline(amp, config);
   }
   if (failed(amp.run(*module)))
     return EXIT_FAILURE;

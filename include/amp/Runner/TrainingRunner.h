@@ -33,16 +33,6 @@ class FuncOp;
 namespace amp {
 class CachedStep;
 
-/// The arithmetic a training step is run in.
-enum class RunPrecision {
-  /// The function as written: no AMP rewrite, no loss scaling.
-  FP32,
-  /// amp-pipeline with precision=f16.
-  F16,
-  /// amp-pipeline with precision=bf16.
-  BF16,
-};
-
 /// How the runner compiles a training step.
 /// The two lowerings of the amp ops (same semantics, bit for bit).
 enum class AmpOpsLowering { Inline, Runtime };

@@ -150,11 +150,10 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
     return failure();
 
   // The AMP rewrite.
-  if (options.precision != RunPrecision::FP32) {
+  if (std::optional<Precision> low = getAmpPrecision(options.precision)) {
     PassManager pm(context);
     AmpConfig amp = options.amp;
-    amp.precision = options.precision == RunPrecision::BF16 ? Precision::bf16
-                                                            : Precision::f16;
+    amp.precision = *low;
     buildAmpPipeline(pm, amp);
     if (failed(pm.run(moduleOp)))
       return failure();
