@@ -19,6 +19,7 @@
 #include "amp/Dialect/Amp/IR/TrainingStep.h"
 #include "amp/InitAll.h"
 #include "amp/Pipelines/Pipelines.h"
+#include "ToolInput.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -167,20 +168,9 @@ int main(int argc, char **argv) {
 
   DialectRegistry registry;
   registerAllDialects(registry);
-  MLIRContext context(registry);
-  context.printOpOnDiagnostic(false);
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      openInputFile(inputFile, &errorMessage);
-  if (!input) {
-    llvm::errs() << "amp-compile: " << errorMessage << "\n";
-    return EXIT_FAILURE;
-  }
-  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+  ToolInput input(registry);
+  MLIRContext &context = input.getContext();
+  OwningOpRef<ModuleOp> module = input.parse("amp-compile", inputFile);
   if (!module)
     return EXIT_FAILURE;
 
@@ -240,6 +230,7 @@ int main(int argc, char **argv) {
   if (failed(pm.run(*module)))
     return EXIT_FAILURE;
 
+  std::string errorMessage;
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(outputFile, &errorMessage);
   if (!output) {

@@ -16,6 +16,7 @@
 
 #include "amp/Runner/JitCache.h"
 #include "amp/Runner/TrainingRunner.h"
+#include "ToolInput.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -167,22 +168,8 @@ int main(int argc, char **argv) {
 
   DialectRegistry registry;
   TrainingRunner::registerDialects(registry);
-  MLIRContext context(registry);
-  // The located message is enough; the generic form of a whole function is not.
-  context.printOpOnDiagnostic(false);
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-
-  std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      openInputFile(inputFile, &errorMessage);
-  if (!input) {
-    llvm::errs() << "amp-train: " << errorMessage << "\n";
-    return EXIT_FAILURE;
-  }
-  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+  ToolInput input(registry);
+  OwningOpRef<ModuleOp> module = input.parse("amp-train", inputFile);
   if (!module)
     return EXIT_FAILURE;
 
