@@ -430,12 +430,29 @@ struct AmpTrainer {
   }
 };
 
+// The C enums are the C++ ones, value for value.
+static_assert(AMP_PRECISION_FP32 == static_cast<int>(RunPrecision::FP32) &&
+                  AMP_PRECISION_F16 == static_cast<int>(RunPrecision::F16) &&
+                  AMP_PRECISION_BF16 == static_cast<int>(RunPrecision::BF16),
+              "AmpPrecision and RunPrecision disagree");
+static_assert(
+    AMP_LOSS_SCALING_AUTO == static_cast<int>(LossScalingChoice::Auto) &&
+        AMP_LOSS_SCALING_DYNAMIC ==
+            static_cast<int>(LossScalingChoice::Dynamic) &&
+        AMP_LOSS_SCALING_STATIC == static_cast<int>(LossScalingChoice::Static) &&
+        AMP_LOSS_SCALING_NONE == static_cast<int>(LossScalingChoice::None),
+    "AmpLossScaling and LossScalingChoice disagree");
+static_assert(AMP_LOWERING_INLINE == static_cast<int>(AmpOpsLowering::Inline) &&
+                  AMP_LOWERING_RUNTIME ==
+                      static_cast<int>(AmpOpsLowering::Runtime),
+              "AmpLowering and AmpOpsLowering disagree");
+
 extern "C" void ampTrainerOptionsInit(AmpTrainerOptions *options) {
   if (!options)
     return;
   TrainingRunnerOptions defaults;
-  options->precision = AMP_PRECISION_F16;
-  options->lossScaling = AMP_LOSS_SCALING_AUTO;
+  options->precision = static_cast<AmpPrecision>(defaults.precision);
+  options->lossScaling = static_cast<AmpLossScaling>(defaults.amp.lossScaling);
 #define AMP_LOSS_SCALING_RULE(field, argument, type, description)             \
   options->field = defaults.amp.rules.field;
 #include "amp/Config/LossScalingRules.def"
@@ -443,45 +460,34 @@ extern "C" void ampTrainerOptionsInit(AmpTrainerOptions *options) {
   options->seed = defaults.seed;
   options->entry = nullptr;
   options->optLevel = defaults.optLevel;
-  options->lowering = AMP_LOWERING_INLINE;
+  options->lowering = static_cast<AmpLowering>(defaults.lowering);
 }
 
-static_assert(AMP_PRECISION_FP32 == static_cast<int>(RunPrecision::FP32) &&
-                  AMP_PRECISION_F16 == static_cast<int>(RunPrecision::F16) &&
-                  AMP_PRECISION_BF16 == static_cast<int>(RunPrecision::BF16),
-              "AmpPrecision and RunPrecision disagree");
+/// The C enum value `value` as `E`, whose values run from 0 to `last`; a C
+/// caller may pass any integer, which sets `why`.
+template <typename E>
+static std::optional<E> convertEnum(int value, E last, llvm::StringRef what,
+                                    std::string &why) {
+  if (value >= 0 && value <= static_cast<int>(last))
+    return static_cast<E>(value);
+  why = ("invalid " + what + " " + llvm::Twine(value)).str();
+  return std::nullopt;
+}
 
 static FailureOr<TrainingRunnerOptions>
 convertOptions(const AmpTrainerOptions &in, std::string &why) {
   TrainingRunnerOptions out;
-  // Switch on the integer: a C caller may pass any value.
-  switch (static_cast<int>(in.precision)) {
-  case AMP_PRECISION_FP32:
-  case AMP_PRECISION_F16:
-  case AMP_PRECISION_BF16:
-    out.precision = static_cast<RunPrecision>(in.precision);
-    break;
-  default:
-    why = "invalid precision " + std::to_string(in.precision);
+  std::optional<RunPrecision> precision =
+      convertEnum(in.precision, RunPrecision::BF16, "precision", why);
+  std::optional<LossScalingChoice> lossScaling = convertEnum(
+      in.lossScaling, LossScalingChoice::None, "loss-scaling choice", why);
+  std::optional<AmpOpsLowering> lowering =
+      convertEnum(in.lowering, AmpOpsLowering::Runtime, "lowering", why);
+  if (!precision || !lossScaling || !lowering)
     return failure();
-  }
-  switch (static_cast<int>(in.lossScaling)) {
-  case AMP_LOSS_SCALING_AUTO:
-    out.amp.lossScaling = LossScalingChoice::Auto;
-    break;
-  case AMP_LOSS_SCALING_DYNAMIC:
-    out.amp.lossScaling = LossScalingChoice::Dynamic;
-    break;
-  case AMP_LOSS_SCALING_STATIC:
-    out.amp.lossScaling = LossScalingChoice::Static;
-    break;
-  case AMP_LOSS_SCALING_NONE:
-    out.amp.lossScaling = LossScalingChoice::None;
-    break;
-  default:
-    why = "invalid loss-scaling choice " + std::to_string(in.lossScaling);
-    return failure();
-  }
+  out.precision = *precision;
+  out.amp.lossScaling = *lossScaling;
+  out.lowering = *lowering;
 #define AMP_LOSS_SCALING_RULE(field, argument, type, description)             \
   out.amp.rules.field = in.field;
 #include "amp/Config/LossScalingRules.def"
@@ -489,17 +495,6 @@ convertOptions(const AmpTrainerOptions &in, std::string &why) {
   out.seed = in.seed;
   out.entry = in.entry ? in.entry : "";
   out.optLevel = in.optLevel;
-  switch (static_cast<int>(in.lowering)) {
-  case AMP_LOWERING_INLINE:
-    out.lowering = AmpOpsLowering::Inline;
-    break;
-  case AMP_LOWERING_RUNTIME:
-    out.lowering = AmpOpsLowering::Runtime;
-    break;
-  default:
-    why = "invalid lowering " + std::to_string(in.lowering);
-    return failure();
-  }
   return out;
 }
 
