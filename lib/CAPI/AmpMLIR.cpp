@@ -431,10 +431,10 @@ struct AmpTrainer {
 };
 
 // The C enums are the C++ ones, value for value.
-static_assert(AMP_PRECISION_FP32 == static_cast<int>(RunPrecision::FP32) &&
-                  AMP_PRECISION_F16 == static_cast<int>(RunPrecision::F16) &&
-                  AMP_PRECISION_BF16 == static_cast<int>(RunPrecision::BF16),
-              "AmpPrecision and RunPrecision disagree");
+static_assert(AMP_PRECISION_FP32 == static_cast<int>(Precision::f32) &&
+                  AMP_PRECISION_F16 == static_cast<int>(Precision::f16) &&
+                  AMP_PRECISION_BF16 == static_cast<int>(Precision::bf16),
+              "AmpPrecision and the Amp dialect's Precision disagree");
 static_assert(
     AMP_LOSS_SCALING_AUTO == static_cast<int>(LossScalingChoice::Auto) &&
         AMP_LOSS_SCALING_DYNAMIC ==
@@ -477,8 +477,8 @@ static std::optional<E> convertEnum(int value, E last, llvm::StringRef what,
 static FailureOr<TrainingRunnerOptions>
 convertOptions(const AmpTrainerOptions &in, std::string &why) {
   TrainingRunnerOptions out;
-  std::optional<RunPrecision> precision =
-      convertEnum(in.precision, RunPrecision::BF16, "precision", why);
+  std::optional<Precision> precision =
+      convertEnum(in.precision, Precision::bf16, "precision", why);
   std::optional<LossScalingChoice> lossScaling = convertEnum(
       in.lossScaling, LossScalingChoice::None, "loss-scaling choice", why);
   std::optional<AmpOpsLowering> lowering =

@@ -83,11 +83,10 @@ static cl::opt<std::string>
            cl::desc("Kernel binary embedded in the host code: bin (cubin, "
                     "default), fatbin or isa (PTX, JIT-compiled at load)"),
            cl::init("bin"), cl::cat(category));
-static cl::opt<RunPrecision> precision("precision",
-                                       cl::desc("Mixed precision"),
-                                       cl::init(RunPrecision::F16),
-                                       getRunPrecisionValues(),
-                                       cl::cat(category));
+static cl::opt<Precision> precision("precision", cl::desc("Mixed precision"),
+                                    cl::init(Precision::f16),
+                                    getStepPrecisionValues(),
+                                    cl::cat(category));
 static cl::opt<std::string>
     ampOptions("amp-options",
                cl::desc("Extra amp-pipeline options, e.g. "
@@ -175,7 +174,7 @@ int main(int argc, char **argv) {
     return EXIT_FAILURE;
 
   PassManager amp(&context);
-  if (std::optional<Precision> low = getAmpPrecision(precision)) {
+  if (precision != Precision::f32) {
     AmpPipelineOptions options;
     if (failed(options.parseFromString(ampOptions))) {
       llvm::errs() << "amp-compile: invalid --amp-options '" << ampOptions
@@ -183,7 +182,7 @@ int main(int argc, char **argv) {
       return EXIT_FAILURE;
     }
     AmpConfig config = options.toConfig();
-    config.precision = *low;
+    config.precision = precision;
     buildAmpPipeline(amp, config);
   }
   if (failed(amp.run(*module)))

@@ -44,11 +44,10 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
                                       cl::cat(category));
 static cl::opt<unsigned> numSteps("steps", cl::desc("Steps to run"),
                                   cl::init(10), cl::cat(category));
-static cl::opt<RunPrecision> precision("precision",
-                                       cl::desc("Arithmetic of the step"),
-                                       cl::init(RunPrecision::F16),
-                                       getRunPrecisionValues(),
-                                       cl::cat(category));
+static cl::opt<Precision> precision("precision", cl::desc("Arithmetic of the step"),
+                                    cl::init(Precision::f16),
+                                    getStepPrecisionValues(),
+                                    cl::cat(category));
 static cl::opt<std::string>
     inputsDir("inputs",
               cl::desc("Directory of arg<N>.npy initial values (N: index of "

@@ -1,7 +1,8 @@
 //===- AmpConfig.h - the one configuration of the AMP rewrite ---*- C++ -*-===//
 //
 // AmpConfig is the AMP rewrite of a training step as plain data: the low
-// precision (the Amp dialect's Precision enum), the policy and report files,
+// precision (the Amp dialect's Precision enum, the one precision enum of the
+// project), the policy and report files,
 // strictness, the loss-scaling choice and its rules. Every layer carries this
 // struct instead of restating the options: amp-pipeline's options parse into
 // it (Pipelines.h), buildAmpPipeline turns it into the passes' generated
@@ -22,7 +23,6 @@
 #include "amp/Dialect/Amp/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -33,35 +33,20 @@ namespace mlir::amp {
 /// device's own chip instead.
 inline constexpr const char kDefaultCudaChip[] = "sm_90";
 
-/// The arithmetic a whole training step runs in: as written (FP32), or
-/// through the AMP rewrite with a low Precision (the Amp dialect's enum,
-/// which getAmpPrecision gives). amp-train's and amp-compile's --precision,
-/// the runner's and the C API's (AmpPrecision, checked to have the same
-/// values) precision.
-enum class RunPrecision { FP32, F16, BF16 };
+/// The precision a whole training step runs in is the Amp dialect's
+/// Precision: f32 runs it as written (no AMP rewrite, no loss scaling), f16
+/// and bf16 through the AMP rewrite with that low precision. amp-train's and
+/// amp-compile's --precision, TrainingRunnerOptions::precision and the C
+/// API's AmpPrecision (checked to have the same values) all use it.
 
-/// The low precision of the AMP rewrite of `precision`; std::nullopt for
-/// FP32, which runs the step as written.
-inline std::optional<Precision> getAmpPrecision(RunPrecision precision) {
-  switch (precision) {
-  case RunPrecision::FP32:
-    return std::nullopt;
-  case RunPrecision::F16:
-    return Precision::f16;
-  case RunPrecision::BF16:
-    return Precision::bf16;
-  }
-  return std::nullopt;
-}
-
-/// The command-line values of RunPrecision (amp-train's and amp-compile's
-/// --precision).
-inline auto getRunPrecisionValues() {
+/// The command-line values of a step's precision (amp-train's and
+/// amp-compile's --precision; f32 is spelt fp32 there).
+inline auto getStepPrecisionValues() {
   return llvm::cl::values(
-      clEnumValN(RunPrecision::FP32, "fp32",
+      clEnumValN(Precision::f32, "fp32",
                  "the step as written (no AMP, no loss scaling)"),
-      clEnumValN(RunPrecision::F16, "f16", "amp-pipeline with f16"),
-      clEnumValN(RunPrecision::BF16, "bf16", "amp-pipeline with bf16"));
+      clEnumValN(Precision::f16, "f16", "amp-pipeline with f16"),
+      clEnumValN(Precision::bf16, "bf16", "amp-pipeline with bf16"));
 }
 
 /// The `loss-scaling` choice of amp-pipeline, amp-train and the C API.

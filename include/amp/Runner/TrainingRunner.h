@@ -41,7 +41,9 @@ enum class AmpOpsLowering { Inline, Runtime };
 enum class RunDevice { CPU, CUDA };
 
 struct TrainingRunnerOptions {
-  RunPrecision precision = RunPrecision::F16;
+  /// f32: the step as written (no AMP rewrite, no loss scaling); f16 or
+  /// bf16: amp-pipeline with that precision.
+  Precision precision = Precision::f16;
   /// The AMP rewrite (ignored for FP32): the policy file, the loss-scaling
   /// choice and rules. Its `precision` is set from `precision` above.
   AmpConfig amp;

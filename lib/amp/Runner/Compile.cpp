@@ -56,7 +56,7 @@ TrainingRunner::create(OwningOpRef<ModuleOp> module,
   registerLLVMDialectTranslation(*context);
 
   // A step run as written has no loss scaling to configure.
-  if (options.precision == RunPrecision::FP32 &&
+  if (options.precision == Precision::f32 &&
       (options.amp.lossScaling == LossScalingChoice::Dynamic ||
        options.amp.lossScaling == LossScalingChoice::Static))
     return emitError(module->getLoc())
@@ -150,10 +150,10 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
     return failure();
 
   // The AMP rewrite.
-  if (std::optional<Precision> low = getAmpPrecision(options.precision)) {
+  if (options.precision != Precision::f32) {
     PassManager pm(context);
     AmpConfig amp = options.amp;
-    amp.precision = *low;
+    amp.precision = options.precision;
     buildAmpPipeline(pm, amp);
     if (failed(pm.run(moduleOp)))
       return failure();
