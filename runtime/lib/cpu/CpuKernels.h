@@ -14,7 +14,7 @@ namespace amp::runtime::cpu {
 
 /// Unscales `tensors` in place by inverseScale(scale) (not written when that
 /// is 1) and returns whether any element was inf or nan. Arguments must have
-/// passed checkTensors.
+/// passed checkUnscale.
 bool unscaleAndCheck(const amp_tensor *tensors, int n, float scale);
 
 /// amp_gemm on host memory; arguments must have passed checkGemm.
