@@ -77,7 +77,7 @@ typedef enum AmpDType {
 /// The numpy name of `dtype` ("float32", "int32", "int64", "bool").
 const char *ampDTypeGetName(AmpDType dtype);
 
-/// The arithmetic a training step runs in (amp::RunPrecision).
+/// The arithmetic a training step runs in (amp::Precision, same values).
 typedef enum AmpPrecision {
   /// The step as written: no AMP rewrite, no loss scaling.
   AMP_PRECISION_FP32 = 0,

@@ -27,20 +27,12 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/raw_ostream.h"
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 #include <mutex>
 #include <string>
 #include <vector>
-
-#if defined(__unix__) || defined(__APPLE__)
-#include <unistd.h>
-#define AMP_CAPI_CAN_CAPTURE_STDERR 1
-#endif
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -187,99 +179,155 @@ static OwningOpRef<ModuleOp> parseModule(const char *ir,
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// An LLVM fatal error raised while a pipeline is parsed.
-struct PipelineFatalError {
-  std::string reason;
+/// A registered pass pipeline named in a textual pipeline, and the op the
+/// pass manager it is added to runs on.
+struct NamedPipeline {
+  llvm::StringRef anchor, name, options;
+};
+
+/// Finds the registered pipelines of a textual pipeline
+/// (`name{options}`, `anchor(elements)`, separated by commas) and the anchor
+/// each is added under. Malformed text is left to parsePassPipeline, which
+/// reports it: the scan just stops.
+class PipelineScanner {
+public:
+  explicit PipelineScanner(llvm::StringRef text) : text(text) {}
+
+  void scan(llvm::StringRef anchor, SmallVectorImpl<NamedPipeline> &found) {
+    while (!failed && pos < text.size()) {
+      skipSpaces();
+      size_t start = pos;
+      while (pos < text.size() &&
+             (llvm::isAlnum(text[pos]) ||
+              llvm::StringRef("_.-$").contains(text[pos])))
+        ++pos;
+      llvm::StringRef name = text.slice(start, pos).trim();
+      skipSpaces();
+      llvm::StringRef options;
+      if (pos < text.size() && text[pos] == '{')
+        options = skipOptions();
+      skipSpaces();
+      if (pos < text.size() && text[pos] == '(') {
+        ++pos;
+        scan(name, found);
+        if (failed || pos >= text.size() || text[pos] != ')')
+          return setFailed();
+        ++pos;
+      } else if (!name.empty() && PassPipelineInfo::lookup(name)) {
+        found.push_back({anchor, name, options});
+      }
+      skipSpaces();
+      if (pos < text.size() && text[pos] == ',') {
+        ++pos;
+        continue;
+      }
+      return;
+    }
+  }
+
+private:
+  void skipSpaces() {
+    while (pos < text.size() && llvm::isSpace(text[pos]))
+      ++pos;
+  }
+  /// Skips a balanced `{...}` (quotes may hide braces) and returns what is
+  /// inside.
+  llvm::StringRef skipOptions() {
+    size_t start = ++pos;
+    int depth = 1;
+    while (pos < text.size() && depth > 0) {
+      char c = text[pos++];
+      if (c == '"' || c == '\'') {
+        size_t close = text.find(c, pos);
+        if (close == llvm::StringRef::npos)
+          break;
+        pos = close + 1;
+      } else if (c == '{') {
+        ++depth;
+      } else if (c == '}') {
+        --depth;
+      }
+    }
+    if (depth != 0) {
+      setFailed();
+      return {};
+    }
+    return text.slice(start, pos - 1);
+  }
+  void setFailed() { failed = true; }
+
+  llvm::StringRef text;
+  size_t pos = 0;
+  bool failed = false;
 };
 } // namespace
 
-/// Parses `pipeline` into `pm`. A registered pipeline that adds a pass
-/// anchored on another op than its pass manager (e.g.
-/// `func.func(amp-pipeline)`) is an LLVM fatal error, which would end the
-/// host process (mlir-opt aborts there too); while parsing, a scoped fatal
-/// error handler turns it into a C++ exception caught here. The frames it
-/// unwinds belong to the pipeline parser, whose partial pass manager is
-/// destroyed normally; at worst the pass being added leaks.
-static LogicalResult parseWithoutFatalErrors(llvm::StringRef pipeline,
-                                             OpPassManager &pm,
-                                             llvm::raw_ostream &stream) {
-  try {
-    llvm::ScopedFatalErrorHandler handler(
-        [](void *, const char *reason, bool) {
-          throw PipelineFatalError{reason ? reason : "fatal error"};
-        });
-    return parsePassPipeline(pipeline, pm, stream);
-  } catch (const PipelineFatalError &error) {
-    stream << "failed to build the pipeline: " << error.reason << "\n";
-    return failure();
+/// The textual pipeline parser adds a registered pipeline's passes to the
+/// pass manager of its anchor with explicit nesting, where a pass anchored on
+/// another op (`func.func(amp-pipeline)`: module passes on func.func) is an
+/// LLVM fatal error that would end the host process (mlir-opt aborts there).
+/// Each registered pipeline nested under another anchor than builtin.module
+/// (for which registered pipelines are written) is therefore built first into
+/// an op-agnostic pass manager, which takes any pass, and its passes' anchors
+/// are checked against the anchor the text gives it.
+static LogicalResult checkPipelineNesting(llvm::StringRef anchor,
+                                          llvm::StringRef pipeline,
+                                          std::string &errors) {
+  SmallVector<NamedPipeline> found;
+  PipelineScanner(pipeline).scan(anchor, found);
+  for (const NamedPipeline &named : found) {
+    if (named.anchor == "any" || named.anchor == "builtin.module")
+      continue;
+    OpPassManager scratch(OpPassManager::Nesting::Explicit);
+    // Option errors are reported by the real parse.
+    if (failed(PassPipelineInfo::lookup(named.name)
+                   ->addToPipeline(scratch, named.options,
+                                   [](const llvm::Twine &) {
+                                     return failure();
+                                   })))
+      continue;
+    for (Pass &pass : scratch.getPasses()) {
+      std::optional<llvm::StringRef> passAnchor = pass.getOpName();
+      if (!passAnchor || *passAnchor == named.anchor)
+        continue;
+      errors += ("pass pipeline: error: '" + named.name + "' adds pass '" +
+                 pass.getArgument() + "', which runs on '" + *passAnchor +
+                 "', to a pass manager that runs on '" + named.anchor +
+                 "'; nest it under '" + *passAnchor + "(...)'\n")
+                    .str();
+      return failure();
+    }
   }
+  return success();
 }
 
 /// Parses `pipeline` into `pm`; the errors go to `errors`, one per line.
 ///
-/// The pipeline parser reports its own errors on a stream, but a bad pass
-/// option value is reported by llvm::cl, which always writes to llvm::errs()
-/// (": for the --precision option: Cannot find option named 'f17'!"). That
-/// text is the useful part, so file descriptor 2 is redirected into a
-/// temporary file while the pipeline is parsed (under a lock; parsing takes
-/// microseconds) and its lines are added to the errors.
+/// The pass-pipeline parser reports on a stream ("MLIR Textual PassPipeline
+/// Parser:1:18: error: ..."), which is a string here; nothing is written to
+/// the process's stderr by this library. One exception is not ours to
+/// redirect: llvm::cl reports a bad option *value* (": for the --precision
+/// option: Cannot find option named 'f17'!") on llvm::errs() itself, as it
+/// does in mlir-opt; the error returned then is the parser's "failed to add
+/// `amp-pipeline` with options `precision=f17`", which names the option and
+/// the value.
 static LogicalResult parsePipeline(llvm::StringRef pipeline, OpPassManager &pm,
                                    std::string &errors) {
+  if (failed(checkPipelineNesting(pm.getOpAnchorName(), pipeline, errors)))
+    return failure();
   std::string streamed;
   llvm::raw_string_ostream stream(streamed);
-  // "failed to add `amp-pipeline` with options `...`" comes without a
-  // severity; give it one, like the other lines.
-  auto appendStreamed = [&] {
-    llvm::SmallVector<llvm::StringRef> lines;
-    llvm::StringRef(streamed).split(lines, '\n', -1, /*KeepEmpty=*/false);
-    for (llvm::StringRef line : lines) {
-      if (line.starts_with("failed to "))
-        errors += "pass pipeline: error: ";
-      errors += line.str() + "\n";
-    }
-  };
-#ifdef AMP_CAPI_CAN_CAPTURE_STDERR
-  static std::mutex stderrMutex;
-  std::lock_guard<std::mutex> lock(stderrMutex);
-  llvm::errs().flush();
-  std::fflush(stderr);
-  std::FILE *capture = std::tmpfile();
-  int saved = capture ? ::dup(2) : -1;
-  if (saved >= 0 && ::dup2(::fileno(capture), 2) < 0) {
-    ::close(saved);
-    saved = -1;
+  LogicalResult result = parsePassPipeline(pipeline, pm, stream);
+  // "failed to add `amp-pipeline` with options `...`" and "Can't add pass
+  // ..." come without a severity; give them one, like the other lines.
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(streamed).split(lines, '\n', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef line : lines) {
+    if (line.starts_with("failed to ") || line.starts_with("Can't "))
+      errors += "pass pipeline: error: ";
+    errors += line.str() + "\n";
   }
-  LogicalResult result = parseWithoutFatalErrors(pipeline, pm, stream);
-  if (saved >= 0) {
-    llvm::errs().flush();
-    std::fflush(stderr);
-    ::dup2(saved, 2);
-    ::close(saved);
-    std::string captured;
-    std::rewind(capture);
-    char buffer[4096];
-    size_t n;
-    while ((n = std::fread(buffer, 1, sizeof(buffer), capture)) > 0)
-      captured.append(buffer, n);
-    llvm::SmallVector<llvm::StringRef> lines;
-    llvm::StringRef(captured).split(lines, '\n', -1, /*KeepEmpty=*/false);
-    std::string clErrors;
-    for (llvm::StringRef line : lines) {
-      line = line.trim();
-      line.consume_front(": "); // llvm::cl prefixes the (empty) program name
-      clErrors += "pass pipeline: error: " + line.str() + "\n";
-    }
-    errors += clErrors;
-  }
-  if (capture)
-    std::fclose(capture);
-  appendStreamed();
   return result;
-#else
-  LogicalResult result = parseWithoutFatalErrors(pipeline, pm, stream);
-  appendStreamed();
-  return result;
-#endif
 }
 
 extern "C" void ampFree(void *pointer) { std::free(pointer); }
@@ -382,83 +430,71 @@ struct AmpTrainer {
   }
 };
 
+// The C enums are the C++ ones, value for value.
+static_assert(AMP_PRECISION_FP32 == static_cast<int>(Precision::f32) &&
+                  AMP_PRECISION_F16 == static_cast<int>(Precision::f16) &&
+                  AMP_PRECISION_BF16 == static_cast<int>(Precision::bf16),
+              "AmpPrecision and the Amp dialect's Precision disagree");
+static_assert(
+    AMP_LOSS_SCALING_AUTO == static_cast<int>(LossScalingChoice::Auto) &&
+        AMP_LOSS_SCALING_DYNAMIC ==
+            static_cast<int>(LossScalingChoice::Dynamic) &&
+        AMP_LOSS_SCALING_STATIC == static_cast<int>(LossScalingChoice::Static) &&
+        AMP_LOSS_SCALING_NONE == static_cast<int>(LossScalingChoice::None),
+    "AmpLossScaling and LossScalingChoice disagree");
+static_assert(AMP_LOWERING_INLINE == static_cast<int>(AmpOpsLowering::Inline) &&
+                  AMP_LOWERING_RUNTIME ==
+                      static_cast<int>(AmpOpsLowering::Runtime),
+              "AmpLowering and AmpOpsLowering disagree");
+
 extern "C" void ampTrainerOptionsInit(AmpTrainerOptions *options) {
   if (!options)
     return;
   TrainingRunnerOptions defaults;
-  options->precision = AMP_PRECISION_F16;
-  options->lossScaling = AMP_LOSS_SCALING_AUTO;
-  options->initScale = defaults.amp.rules.initScale;
-  options->growthFactor = defaults.amp.rules.growthFactor;
-  options->backoffFactor = defaults.amp.rules.backoffFactor;
-  options->growthInterval = defaults.amp.rules.growthInterval;
-  options->backoffInterval = defaults.amp.rules.backoffInterval;
-  options->minScale = defaults.amp.rules.minScale;
-  options->maxScale = defaults.amp.rules.maxScale;
+  options->precision = static_cast<AmpPrecision>(defaults.precision);
+  options->lossScaling = static_cast<AmpLossScaling>(defaults.amp.lossScaling);
+#define AMP_LOSS_SCALING_RULE(field, argument, type, description)             \
+  options->field = defaults.amp.rules.field;
+#include "amp/Config/LossScalingRules.def"
   options->policyPath = nullptr;
   options->seed = defaults.seed;
   options->entry = nullptr;
   options->optLevel = defaults.optLevel;
-  options->lowering = AMP_LOWERING_INLINE;
+  options->lowering = static_cast<AmpLowering>(defaults.lowering);
+}
+
+/// The C enum value `value` as `E`, whose values run from 0 to `last`; a C
+/// caller may pass any integer, which sets `why`.
+template <typename E>
+static std::optional<E> convertEnum(int value, E last, llvm::StringRef what,
+                                    std::string &why) {
+  if (value >= 0 && value <= static_cast<int>(last))
+    return static_cast<E>(value);
+  why = ("invalid " + what + " " + llvm::Twine(value)).str();
+  return std::nullopt;
 }
 
 static FailureOr<TrainingRunnerOptions>
 convertOptions(const AmpTrainerOptions &in, std::string &why) {
   TrainingRunnerOptions out;
-  // Switch on the integer: a C caller may pass any value.
-  switch (static_cast<int>(in.precision)) {
-  case AMP_PRECISION_FP32:
-    out.precision = RunPrecision::FP32;
-    break;
-  case AMP_PRECISION_F16:
-    out.precision = RunPrecision::F16;
-    break;
-  case AMP_PRECISION_BF16:
-    out.precision = RunPrecision::BF16;
-    break;
-  default:
-    why = "invalid precision " + std::to_string(in.precision);
+  std::optional<Precision> precision =
+      convertEnum(in.precision, Precision::bf16, "precision", why);
+  std::optional<LossScalingChoice> lossScaling = convertEnum(
+      in.lossScaling, LossScalingChoice::None, "loss-scaling choice", why);
+  std::optional<AmpOpsLowering> lowering =
+      convertEnum(in.lowering, AmpOpsLowering::Runtime, "lowering", why);
+  if (!precision || !lossScaling || !lowering)
     return failure();
-  }
-  switch (static_cast<int>(in.lossScaling)) {
-  case AMP_LOSS_SCALING_AUTO:
-    out.amp.lossScaling = LossScalingChoice::Auto;
-    break;
-  case AMP_LOSS_SCALING_DYNAMIC:
-    out.amp.lossScaling = LossScalingChoice::Dynamic;
-    break;
-  case AMP_LOSS_SCALING_STATIC:
-    out.amp.lossScaling = LossScalingChoice::Static;
-    break;
-  case AMP_LOSS_SCALING_NONE:
-    out.amp.lossScaling = LossScalingChoice::None;
-    break;
-  default:
-    why = "invalid loss-scaling choice " + std::to_string(in.lossScaling);
-    return failure();
-  }
-  out.amp.rules.initScale = in.initScale;
-  out.amp.rules.growthFactor = in.growthFactor;
-  out.amp.rules.backoffFactor = in.backoffFactor;
-  out.amp.rules.growthInterval = in.growthInterval;
-  out.amp.rules.backoffInterval = in.backoffInterval;
-  out.amp.rules.minScale = in.minScale;
-  out.amp.rules.maxScale = in.maxScale;
+  out.precision = *precision;
+  out.amp.lossScaling = *lossScaling;
+  out.lowering = *lowering;
+#define AMP_LOSS_SCALING_RULE(field, argument, type, description)             \
+  out.amp.rules.field = in.field;
+#include "amp/Config/LossScalingRules.def"
   out.amp.policy = in.policyPath ? in.policyPath : "";
   out.seed = in.seed;
   out.entry = in.entry ? in.entry : "";
   out.optLevel = in.optLevel;
-  switch (static_cast<int>(in.lowering)) {
-  case AMP_LOWERING_INLINE:
-    out.lowering = AmpOpsLowering::Inline;
-    break;
-  case AMP_LOWERING_RUNTIME:
-    out.lowering = AmpOpsLowering::Runtime;
-    break;
-  default:
-    why = "invalid lowering " + std::to_string(in.lowering);
-    return failure();
-  }
   return out;
 }
 
@@ -487,45 +523,23 @@ static std::string readNameAt(llvm::StringRef ir, llvm::StringRef sourceName,
   return rest.take_front(end).str();
 }
 
-static AmpDType getDType(Type element) {
-  if (element.isF32())
-    return AMP_DTYPE_FLOAT32;
-  if (element.isInteger(1))
-    return AMP_DTYPE_BOOL;
-  if (element.isInteger(32))
-    return AMP_DTYPE_INT32;
-  return AMP_DTYPE_INT64;
+// The C dtypes are the runner's .npy dtypes, in the same order; their names
+// and sizes are Npy.h's.
+static_assert(AMP_DTYPE_FLOAT32 == static_cast<int>(NpyDType::Float32) &&
+                  AMP_DTYPE_INT32 == static_cast<int>(NpyDType::Int32) &&
+                  AMP_DTYPE_INT64 == static_cast<int>(NpyDType::Int64) &&
+                  AMP_DTYPE_BOOL == static_cast<int>(NpyDType::Bool),
+              "AmpDType and NpyDType disagree");
+
+static bool isValidDType(AmpDType dtype) {
+  return dtype >= AMP_DTYPE_FLOAT32 && dtype <= AMP_DTYPE_BOOL;
 }
 
 extern "C" const char *ampDTypeGetName(AmpDType dtype) {
-  switch (dtype) {
-  case AMP_DTYPE_FLOAT32:
-    return "float32";
-  case AMP_DTYPE_INT32:
-    return "int32";
-  case AMP_DTYPE_INT64:
-    return "int64";
-  case AMP_DTYPE_BOOL:
-    return "bool";
-  }
-  return "unknown";
-}
-
-static size_t getDTypeSize(AmpDType dtype) {
-  switch (dtype) {
-  case AMP_DTYPE_FLOAT32:
-  case AMP_DTYPE_INT32:
-    return 4;
-  case AMP_DTYPE_INT64:
-    return 8;
-  case AMP_DTYPE_BOOL:
-    return 1;
-  }
-  return 0;
-}
-
-static std::string formatShape(llvm::ArrayRef<int64_t> shape) {
-  return formatNpyShape(shape);
+  if (!isValidDType(dtype))
+    return "unknown";
+  // Npy.h's names are string literals.
+  return getNpyDTypeName(static_cast<NpyDType>(dtype)).data();
 }
 
 extern "C" AmpTrainer *ampTrainerCreate(const char *ir, const char *sourceName,
@@ -653,7 +667,7 @@ extern "C" AmpStatus ampTrainerGetArgumentInfo(AmpTrainer *trainer,
   info->name = strings.name.c_str();
   info->type = strings.type.c_str();
   info->init = strings.init.c_str();
-  info->dtype = getDType(arg.type.getElementType());
+  info->dtype = static_cast<AmpDType>(arg.getDType());
   info->rank = strings.shape.size();
   info->shape = strings.shape.data();
   info->numBytes = arg.getNumBytes();
@@ -693,68 +707,29 @@ extern "C" AmpStatus ampTrainerSetArgument(AmpTrainer *trainer, size_t index,
     return AMP_FAILURE;
   const RunnerArgument &arg = **found;
   const ArgumentStrings &strings = trainer->strings[index];
-  Type element = arg.type.getElementType();
-  AmpDType want = getDType(element);
-
-  // The rules of the runner's .npy inputs (TrainingRunner::loadArgument).
-  bool dtypeOk = dtype == want ||
-                 (want == AMP_DTYPE_INT32 && dtype == AMP_DTYPE_INT64) ||
-                 (want == AMP_DTYPE_INT64 && dtype == AMP_DTYPE_INT32);
-  llvm::ArrayRef<int64_t> argShape = arg.type.getShape();
+  // The rules of the runner's .npy inputs (RunnerArgument::accepts).
   llvm::ArrayRef<int64_t> givenShape(shape, rank);
-  bool shapeOk = givenShape == argShape ||
-                 (argShape.empty() && rank == 1 && shape[0] == 1);
-  std::string expected = ampDTypeGetName(want);
-  if (want == AMP_DTYPE_INT32)
-    expected += " (or int64)";
-  else if (want == AMP_DTYPE_INT64)
-    expected += " (or int32)";
   std::string what = "argument #" + std::to_string(index) + " '" +
                      strings.name + "' (" + strings.type + ")";
-  if (dtype < AMP_DTYPE_FLOAT32 || dtype > AMP_DTYPE_BOOL || !dtypeOk ||
-      !shapeOk)
-    return fail(error, what + " expects " + expected + " with shape " +
-                           formatShape(argShape) +
-                           (argShape.empty() ? " or (1,)" : "") + ", got " +
+  if (!isValidDType(dtype) ||
+      !arg.accepts(static_cast<NpyDType>(dtype), givenShape))
+    return fail(error, what + " expects " + arg.describeAccepted() + ", got " +
                            ampDTypeGetName(dtype) + " with shape " +
-                           formatShape(givenShape));
-  int64_t count = arg.type.getNumElements();
-  if (numBytes != static_cast<size_t>(count) * getDTypeSize(dtype) ||
-      (count && !data))
-    return fail(error, what + ": expected " +
-                           std::to_string(count * getDTypeSize(dtype)) +
+                           formatNpyShape(givenShape));
+  auto npyDType = static_cast<NpyDType>(dtype);
+  size_t expectedBytes =
+      arg.type.getNumElements() * getNpyElementSize(npyDType);
+  if (numBytes != expectedBytes || (expectedBytes && !data))
+    return fail(error, what + ": expected " + std::to_string(expectedBytes) +
                            " bytes of data, got " + std::to_string(numBytes));
 
-  char *dst = trainer->runner->getMutableArgumentData(index);
   const char *src = static_cast<const char *>(data);
-  if (dtype == want) {
-    if (numBytes)
-      std::memcpy(dst, src, numBytes);
-    return AMP_SUCCESS;
-  }
-  if (dtype == AMP_DTYPE_INT32) { // into i64
-    for (int64_t i = 0; i < count; ++i) {
-      int32_t v;
-      std::memcpy(&v, src + 4 * i, 4);
-      int64_t w = v;
-      std::memcpy(dst + 8 * i, &w, 8);
-    }
-    return AMP_SUCCESS;
-  }
-  // int64 into i32: check every element before writing any.
-  for (int64_t i = 0; i < count; ++i) {
+  int64_t bad = trainer->runner->setArgument(index, npyDType, src);
+  if (bad >= 0) {
     int64_t v;
-    std::memcpy(&v, src + 8 * i, 8);
-    if (v < std::numeric_limits<int32_t>::min() ||
-        v > std::numeric_limits<int32_t>::max())
-      return fail(error, what + ": element " + std::to_string(i) + " (" +
-                             std::to_string(v) + ") does not fit in i32");
-  }
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t v;
-    std::memcpy(&v, src + 8 * i, 8);
-    int32_t w = static_cast<int32_t>(v);
-    std::memcpy(dst + 4 * i, &w, 4);
+    std::memcpy(&v, src + 8 * bad, 8);
+    return fail(error, what + ": element " + std::to_string(bad) + " (" +
+                           std::to_string(v) + ") does not fit in i32");
   }
   return AMP_SUCCESS;
 }

@@ -90,6 +90,14 @@ def run_pipeline(ir: str, pipeline: str, *, source_name: str = "<input>",
     return _require_native().run_pipeline(ir, pipeline, source_name, print_locations)
 
 
+def loss_scaling_rules() -> dict:
+    """The loss-scaling rules :class:`Trainer` takes as keyword arguments, with their defaults: the
+    options of the amp-loss-scaling pass (``init_scale`` is its ``init-scale``, ...), from the one
+    list the C++ layers share (include/amp/Config/LossScalingRules.def)."""
+    return dict(_require_native().loss_scaling_rules())
+
+
 from ._trainer import Argument, Trainer  # noqa: E402
 
-__all__ = ["MLIRError", "run_pipeline", "Trainer", "Argument", "native_available", "__version__"]
+__all__ = ["MLIRError", "run_pipeline", "Trainer", "Argument", "loss_scaling_rules", "native_available",
+           "__version__"]

@@ -44,7 +44,10 @@ class Trainer:
     """A training step (docs/TrainingStep.md) compiled for the CPU, and its arguments.
 
     ``Trainer(ir_text, precision="f16")`` parses the step, runs the AMP pipeline (``precision`` f16 or
-    bf16; ``"fp32"`` runs the step as written) with the given loss-scaling options, lowers it with the
+    bf16; ``"fp32"`` runs the step as written) with the given loss-scaling options (``loss_scaling`` and
+    the rules as keyword arguments: ``init_scale``, ``growth_factor``, ``backoff_factor``,
+    ``growth_interval``, ``backoff_interval``, ``min_scale``, ``max_scale``; the list and the defaults
+    are amp-loss-scaling's, ``amp_mlir.loss_scaling_rules()``), lowers it with the
     CPU pipeline and JIT-compiles it, exactly as ``amp-train`` does; then every argument is set from its
     ``amp.init`` hint (drawn with ``seed``) and, when ``inputs_dir`` is given, from
     ``inputs_dir/arg<N>.npy``. With ``initialize=False`` every argument starts out zero, the loss-scale
@@ -59,15 +62,19 @@ class Trainer:
     """
 
     def __init__(self, ir_text: str, precision: str = "f16", *, loss_scaling: str = "auto",
-                 init_scale: float = 65536.0, growth_factor: float = 2.0, backoff_factor: float = 0.5,
-                 growth_interval: int = 2000, backoff_interval: int = 1, min_scale: float = 0.0,
-                 max_scale: float = 0.0, policy: str | os.PathLike | None = None, seed: int = 0,
+                 policy: str | os.PathLike | None = None, seed: int = 0,
                  entry: str | None = None, opt_level: int = 2, lowering: str = "inline",
                  inputs_dir: str | os.PathLike | None = None, initialize: bool = True,
-                 source_name: str = "<input>"):
+                 source_name: str = "<input>", **rules):
         from . import _require_native
 
         native = _require_native()
+        defaults = native.loss_scaling_rules()
+        unknown = sorted(set(rules) - set(defaults))
+        if unknown:
+            raise TypeError(f"Trainer() got unexpected keyword argument(s) {', '.join(unknown)} "
+                            f"(the loss-scaling rules are {', '.join(sorted(defaults))})")
+        rules = {name: type(default)(rules.get(name, default)) for name, default in defaults.items()}
         if precision not in _PRECISIONS:
             raise ValueError(f"precision must be one of {sorted(_PRECISIONS)}, got {precision!r}")
         if loss_scaling not in _LOSS_SCALING:
@@ -76,10 +83,8 @@ class Trainer:
             raise ValueError(f"lowering must be one of {sorted(_LOWERINGS)}, got {lowering!r}")
         self.precision = "fp32" if precision == "f32" else precision
         self._native = native.Trainer(
-            ir_text, source_name, _PRECISIONS[precision], _LOSS_SCALING[loss_scaling], float(init_scale),
-            float(growth_factor), float(backoff_factor), int(growth_interval), int(backoff_interval),
-            float(min_scale), float(max_scale), os.fspath(policy) if policy else "", int(seed), entry or "",
-            int(opt_level), _LOWERINGS[lowering])
+            ir_text, source_name, _PRECISIONS[precision], _LOSS_SCALING[loss_scaling], rules,
+            os.fspath(policy) if policy else "", int(seed), entry or "", int(opt_level), _LOWERINGS[lowering])
         self._arguments = [Argument(**self._native.argument_info(i)) for i in range(self._native.num_arguments)]
         self._step = 0
         if initialize:

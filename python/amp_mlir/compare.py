@@ -23,6 +23,7 @@ pipeline, both through :class:`amp_mlir.Trainer` on the step exported by
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import difflib
 import json
@@ -225,12 +226,18 @@ def _flat_step_arguments(model, example_inputs, optimizer):
     return params, state, inputs
 
 
-def record_torch_dtypes(model, loss_fn, example_inputs, opt_options, dtype):
+def record_torch_dtypes(model, loss_fn, example_inputs, opt_options, dtype, rules="cpu"):
     """Run the exporter's step function (forward, loss, backward via torch.func, update) once, eagerly,
-    under ``torch.autocast("cpu", dtype)`` and a TorchDispatchMode; returns the recorded ops
-    ``(name, float result dtypes, float operand dtypes)`` in execution order, autocast's casts included."""
+    with the forward pass and the loss under ``torch.autocast("cpu", dtype)`` (the backward pass and the
+    update outside it, as PyTorch's AMP recipe has it) and a TorchDispatchMode; returns the recorded ops
+    ``(name, float result dtypes, float operand dtypes)`` in execution order, autocast's casts included.
+    ``rules="cuda"`` runs autocast with PyTorch's CUDA lists instead of the CPU ones
+    (:mod:`amp_mlir.torch.autocast_rules`)."""
     from .torch._export import _make_step_fn  # the function export_train_step traces with make_fx
+    from .torch.autocast_rules import cuda_autocast_rules
 
+    if rules not in ("cpu", "cuda"):
+        raise ValueError(f"rules must be 'cpu' or 'cuda', not {rules!r}")
     model = copy.deepcopy(model).float()
     opt = dict(opt_options)
     optimizer = opt.get("optimizer", "sgd")
@@ -243,9 +250,10 @@ def record_torch_dtypes(model, loss_fn, example_inputs, opt_options, dtype):
     names = [k for k, p in model.named_parameters() if p.requires_grad]
     step_fn = _make_step_fn(model, loss_fn, names, len(params), len(inputs), optimizer, float(lr),
                             float(momentum), float(opt.get("weight_decay", 0.0)),
-                            tuple(float(b) for b in opt.get("betas", (0.9, 0.999))), float(opt.get("eps", 1e-8)))
+                            tuple(float(b) for b in opt.get("betas", (0.9, 0.999))), float(opt.get("eps", 1e-8)),
+                            forward_context=lambda: torch.autocast(device_type="cpu", dtype=dtype))
     recorder = _DtypeRecorder()
-    with torch.autocast(device_type="cpu", dtype=dtype), recorder:
+    with (cuda_autocast_rules(dtype) if rules == "cuda" else contextlib.nullcontext()), recorder:
         step_fn(*params, *state, *inputs)
     return recorder.ops
 

@@ -15,13 +15,16 @@
 #include "amp-c/AmpMLIR.h"
 
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -91,26 +94,51 @@ std::string runPipeline(const std::string &ir, const std::string &pipeline,
   return text;
 }
 
+/// The Python spelling of an option name ("init-scale": "init_scale").
+std::string getPythonName(const char *argument) {
+  std::string name = argument;
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
+/// The loss-scaling rules (amp/Config/LossScalingRules.def) and their
+/// defaults, by Python name: the keyword arguments of amp_mlir.Trainer.
+std::map<std::string, nb::object> getLossScalingRules() {
+  AmpTrainerOptions defaults;
+  ampTrainerOptionsInit(&defaults);
+  std::map<std::string, nb::object> rules;
+#define AMP_LOSS_SCALING_RULE(field, argument, type, description)             \
+  rules[getPythonName(argument)] = nb::cast(defaults.field);
+#include "amp/Config/LossScalingRules.def"
+  return rules;
+}
+
+/// Sets the rules named in `rules` (a dict by Python name); an unknown name
+/// is a TypeError.
+void setLossScalingRules(AmpTrainerOptions &options, const nb::dict &rules) {
+  size_t known = 0;
+#define AMP_LOSS_SCALING_RULE(field, argument, type, description)             \
+  if (std::string name = getPythonName(argument); rules.contains(name.c_str())) {  \
+    options.field = nb::cast<type>(rules[name.c_str()]);                       \
+    ++known;                                                                   \
+  }
+#include "amp/Config/LossScalingRules.def"
+  if (known != rules.size())
+    throw nb::type_error("unknown loss-scaling rule (see loss_scaling_rules())");
+}
+
 /// An AmpTrainer handle.
 class Trainer {
 public:
   Trainer(const std::string &ir, const std::string &sourceName, int precision,
-          int lossScaling, double initScale, double growthFactor,
-          double backoffFactor, int64_t growthInterval,
-          int64_t backoffInterval, double minScale, double maxScale,
-          const std::string &policyPath, uint64_t seed,
-          const std::string &entry, unsigned optLevel, int lowering) {
+          int lossScaling, const nb::dict &rules, const std::string &policyPath,
+          uint64_t seed, const std::string &entry, unsigned optLevel,
+          int lowering) {
     AmpTrainerOptions options;
     ampTrainerOptionsInit(&options);
     options.precision = static_cast<AmpPrecision>(precision);
     options.lossScaling = static_cast<AmpLossScaling>(lossScaling);
-    options.initScale = initScale;
-    options.growthFactor = growthFactor;
-    options.backoffFactor = backoffFactor;
-    options.growthInterval = growthInterval;
-    options.backoffInterval = backoffInterval;
-    options.minScale = minScale;
-    options.maxScale = maxScale;
+    setLossScalingRules(options, rules);
     options.policyPath = policyPath.c_str();
     options.seed = seed;
     options.entry = entry.c_str();
@@ -245,16 +273,16 @@ NB_MODULE(_amp_mlir_native, m) {
         nb::arg("source_name") = "<input>", nb::arg("print_locations") = false,
         "Parse `ir`, run the textual pass pipeline, return the printed IR.");
 
+  m.def("loss_scaling_rules", &getLossScalingRules,
+        "The loss-scaling rules (keyword arguments of amp_mlir.Trainer) and "
+        "their defaults, those of amp-loss-scaling.");
+
   nb::class_<Trainer>(m, "Trainer")
-      .def(nb::init<const std::string &, const std::string &, int, int, double,
-                    double, double, int64_t, int64_t, double, double,
-                    const std::string &, uint64_t, const std::string &,
-                    unsigned, int>(),
+      .def(nb::init<const std::string &, const std::string &, int, int,
+                    const nb::dict &, const std::string &, uint64_t,
+                    const std::string &, unsigned, int>(),
            nb::arg("ir"), nb::arg("source_name"), nb::arg("precision"),
-           nb::arg("loss_scaling"), nb::arg("init_scale"),
-           nb::arg("growth_factor"), nb::arg("backoff_factor"),
-           nb::arg("growth_interval"), nb::arg("backoff_interval"),
-           nb::arg("min_scale"), nb::arg("max_scale"), nb::arg("policy"),
+           nb::arg("loss_scaling"), nb::arg("rules"), nb::arg("policy"),
            nb::arg("seed"), nb::arg("entry"), nb::arg("opt_level"),
            nb::arg("lowering"))
       .def("initialize", &Trainer::initialize, nb::arg("inputs_dir"))

@@ -74,6 +74,47 @@ def test_bad_pass_option(amp_mlir_native, mlp_sgd):
     assert re.search(r"\d+:\d+: error: ", str(info.value)), str(info.value)  # position in the pipeline text
 
 
+def test_loss_scaling_rules_are_the_pass_options(amp_mlir_native, amp_tools):
+    # One list (LossScalingRules.def) with amp-loss-scaling's defaults (Passes.td), seen from Python
+    # and from amp-opt's help alike.
+    import amp_mlir
+    rules = amp_mlir.loss_scaling_rules()
+    assert rules == {"init_scale": 65536.0, "growth_factor": 2.0, "backoff_factor": 0.5, "growth_interval": 2000,
+                     "backoff_interval": 1, "min_scale": 0.0, "max_scale": 0.0}
+    assert isinstance(rules["growth_interval"], int) and isinstance(rules["init_scale"], float)
+    help_lines = subprocess.run([amp_tools["amp_opt"], "--help"], capture_output=True,
+                                text=True).stdout.splitlines()
+    # amp-loss-scaling's own options (Passes.td), but `mode`, are exactly the rules: an option added
+    # to the pass and not to LossScalingRules.def fails here even where the static_asserts cannot
+    # see it (a small field in the padding after `mode`).
+    start = next(i for i, line in enumerate(help_lines) if line.strip().startswith("--amp-loss-scaling "))
+    indent = len(help_lines[start]) - len(help_lines[start].lstrip())
+    pass_options = set()
+    for line in help_lines[start + 1:]:
+        stripped = line.lstrip()
+        if len(line) - len(stripped) <= indent and stripped.startswith("--"):
+            break
+        if stripped.startswith("--"):
+            pass_options.add(stripped[2:].split("=")[0].split()[0].replace("-", "_"))
+    assert pass_options - {"mode"} == set(rules), pass_options
+    help_text = "\n".join(help_lines)
+    for name in rules:
+        assert f"--{name.replace('_', '-')}=" in help_text, name
+    with pytest.raises(TypeError, match="init_scael"):
+        amp_mlir.Trainer("module {}", init_scael=2.0)
+
+
+@pytest.mark.parametrize("pipeline", ["func.func(amp-pipeline)", "builtin.module(func.func(amp-pipeline))",
+                                      "builtin.module(func.func(amp-loss-scaling))"])
+def test_misnested_pipeline_is_an_error(amp_mlir_native, mlp_sgd, pipeline):
+    # Module passes under func.func: an LLVM fatal error in mlir-opt; here an MLIRError, and the process lives on.
+    _, text = mlp_sgd
+    with pytest.raises(amp_mlir_native.MLIRError, match=r"error: .*'builtin\.module'") as info:
+        amp_mlir_native.run_pipeline(text, pipeline)
+    assert "func.func" in str(info.value), str(info.value)
+    assert amp_mlir_native.run_pipeline(text, "builtin.module(canonicalize)")
+
+
 def test_pass_failure_is_located(amp_mlir_native):
     # strict=true: a float op the policy does not know fails amp-autocast at the op.
     ir = ("func.func @f(%t: tensor<4xf32>, %i: index) -> f32 {\n"

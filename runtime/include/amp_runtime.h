@@ -7,6 +7,8 @@
 |*   amp_allreduce_found_inf (optional) max of the flag across NCCL ranks     *|
 |*   amp_update_scale        PyTorch GradScaler's scale update, on device     *|
 |*   amp_gemm                f16/bf16/f32 inputs, f32 accumulate and output   *|
+|*   amp_gemm_out            the same with an f16/bf16/f32 output (cuBLAS's   *|
+|*                           f32-compute GEMM with a low-precision C)         *|
 |*                                                                            *|
 |* Two backends implement this header with identical semantics: CUDA          *|
 |* (libamp_runtime_cuda, state and tensors in device memory, every call       *|
@@ -263,6 +265,20 @@ amp_gemm(amp_blas_handle *handle, amp_transpose trans_a, amp_transpose trans_b,
          int64_t ldb, float beta, float *c, int64_t ldc, int64_t batch,
          int64_t stride_a, int64_t stride_b, int64_t stride_c,
          amp_stream stream);
+
+/// amp_gemm with C of dtype `dtype_c` (f16, bf16 or f32): the products are
+/// still accumulated in f32, alpha * op(A) op(B) + beta * C is computed in f32
+/// and rounded once (to nearest even) to `dtype_c`, as cuBLAS does with
+/// CUBLAS_COMPUTE_32F and a 16-bit C. When beta == 0, C is not read.
+/// CUDA: cublasGemmStridedBatchedEx with Ctype = dtype_c.
+AMP_RUNTIME_API amp_status
+amp_gemm_out(amp_blas_handle *handle, amp_transpose trans_a,
+             amp_transpose trans_b, int64_t m, int64_t n, int64_t k,
+             float alpha, const void *a, amp_dtype dtype_a, int64_t lda,
+             const void *b, amp_dtype dtype_b, int64_t ldb, float beta,
+             void *c, amp_dtype dtype_c, int64_t ldc, int64_t batch,
+             int64_t stride_a, int64_t stride_b, int64_t stride_c,
+             amp_stream stream);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -67,6 +67,20 @@ AMP_RUNTIME_API void amp_rt_gemm_ex(int64_t a, int32_t a_dtype,
                                     int64_t batch, int64_t m, int64_t n,
                                     int64_t k);
 
+/// amp_rt_gemm_ex with a C of dtype `c_dtype` (f16, bf16 or f32) that is
+/// overwritten (beta = 0): C[i] = round(op(A[i]) * op(B[i])), the products
+/// accumulated in f32 and rounded once. amp-lower-contractions-to-runtime
+/// emits it for a contraction into a zero-filled f32 buffer whose only reader
+/// truncates it to f16/bf16 (the autocast's "accumulate in f32, store low").
+AMP_RUNTIME_API void amp_rt_gemm_out(int64_t a, int32_t a_dtype,
+                                     int32_t trans_a, int64_t lda,
+                                     int64_t stride_a, int64_t b,
+                                     int32_t b_dtype, int32_t trans_b,
+                                     int64_t ldb, int64_t stride_b, int64_t c,
+                                     int32_t c_dtype, int64_t ldc,
+                                     int64_t stride_c, int64_t batch,
+                                     int64_t m, int64_t n, int64_t k);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

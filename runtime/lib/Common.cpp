@@ -1,7 +1,8 @@
 //===- Common.cpp - status strings and argument checks --------------------===//
 //
-// Part of both runtime libraries: amp_status_string and the validation that
-// makes both backends reject the same invalid calls.
+// Part of both runtime libraries: amp_status_string, the validation that
+// makes both backends reject the same invalid calls, and the entry points
+// that are the same in both (given the backend's getDeviceState).
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,15 +74,17 @@ amp_status makeRules(const amp_scale_options *opts, ScaleRules &rules,
   return AMP_OK;
 }
 
-amp_status checkSnapshot(const amp_scale_snapshot *snapshot) {
-  if (!snapshot || !positiveFinite(snapshot->scale) ||
+amp_status checkLoad(const amp_scale_state *state,
+                     const amp_scale_snapshot *snapshot) {
+  if (!state || !snapshot || !positiveFinite(snapshot->scale) ||
       snapshot->growth_tracker < 0 || snapshot->overflow_tracker < 0)
     return AMP_ERROR_INVALID_ARGUMENT;
   return AMP_OK;
 }
 
-amp_status checkTensors(const amp_tensor *tensors, int n) {
-  if (n < 0 || (n > 0 && !tensors))
+amp_status checkUnscale(const amp_scale_state *state, const amp_tensor *tensors,
+                        int n) {
+  if (!state || n < 0 || (n > 0 && !tensors))
     return AMP_ERROR_INVALID_ARGUMENT;
   for (int i = 0; i < n; ++i) {
     const amp_tensor &t = tensors[i];
@@ -97,11 +100,14 @@ amp_status checkTensors(const amp_tensor *tensors, int n) {
   return AMP_OK;
 }
 
-amp_status checkGemm(amp_transpose transA, amp_transpose transB, int64_t m,
-                     int64_t n, int64_t k, const void *a, amp_dtype dtypeA,
-                     int64_t lda, const void *b, amp_dtype dtypeB, int64_t ldb,
+amp_status checkGemm(const amp_blas_handle *handle, amp_transpose transA,
+                     amp_transpose transB, int64_t m, int64_t n, int64_t k,
+                     const void *a, amp_dtype dtypeA, int64_t lda,
+                     const void *b, amp_dtype dtypeB, int64_t ldb,
                      const float *c, int64_t ldc, int64_t batch,
                      int64_t strideA, int64_t strideB, int64_t strideC) {
+  if (!handle)
+    return AMP_ERROR_INVALID_ARGUMENT;
   auto isOp = [](amp_transpose t) { return t == AMP_OP_N || t == AMP_OP_T; };
   if (!isOp(transA) || !isOp(transB) || dtypeSize(dtypeA) == 0 ||
       dtypeSize(dtypeB) == 0)
@@ -125,3 +131,19 @@ amp_status checkGemm(amp_transpose transA, amp_transpose transB, int64_t m,
 }
 
 } // namespace amp::runtime
+
+extern "C" amp_status
+amp_scale_state_found_inf_device_ptr(amp_scale_state *state, int32_t **out) {
+  if (!state || !out)
+    return AMP_ERROR_INVALID_ARGUMENT;
+  *out = &getDeviceState(state)->foundInf;
+  return AMP_OK;
+}
+
+extern "C" amp_status amp_scale_state_scale_device_ptr(amp_scale_state *state,
+                                                        float **out) {
+  if (!state || !out)
+    return AMP_ERROR_INVALID_ARGUMENT;
+  *out = &getDeviceState(state)->scale;
+  return AMP_OK;
+}

@@ -31,19 +31,44 @@ inline int64_t dtypeSize(amp_dtype dtype) {
 amp_status makeRules(const amp_scale_options *opts, ScaleRules &rules,
                      float &initScale);
 
-/// Checks a snapshot before amp_scale_state_load.
-amp_status checkSnapshot(const amp_scale_snapshot *snapshot);
+/// Checks the arguments of amp_scale_state_load: a state and a valid
+/// snapshot.
+amp_status checkLoad(const amp_scale_state *state,
+                     const amp_scale_snapshot *snapshot);
 
-/// Checks a tensor list: n >= 0, tensors non-null when n > 0, known dtypes,
-/// numel >= 0, data non-null and aligned to the element size when numel > 0.
-amp_status checkTensors(const amp_tensor *tensors, int n);
+/// The state a (checked) snapshot describes, no overflow found yet.
+inline DeviceState getSnapshotState(const amp_scale_snapshot &snapshot) {
+  return DeviceState{snapshot.scale, snapshot.growth_tracker,
+                     snapshot.overflow_tracker, 0};
+}
 
-/// Checks the gemm arguments shared by both backends (see amp_gemm).
-amp_status checkGemm(amp_transpose transA, amp_transpose transB, int64_t m,
+/// The snapshot of `state` (amp_scale_state_save).
+inline void saveSnapshot(const DeviceState &state,
+                         amp_scale_snapshot &snapshot) {
+  snapshot.scale = state.scale;
+  snapshot.growth_tracker = state.growthTracker;
+  snapshot.overflow_tracker = state.overflowTracker;
+}
+
+/// Checks the arguments of amp_unscale_and_check: a state, and a tensor list
+/// with n >= 0, tensors non-null when n > 0, known dtypes, numel >= 0, data
+/// non-null and aligned to the element size when numel > 0.
+amp_status checkUnscale(const amp_scale_state *state, const amp_tensor *tensors,
+                        int n);
+
+/// Checks the arguments of amp_gemm shared by both backends, the handle
+/// included.
+amp_status checkGemm(const amp_blas_handle *handle, amp_transpose transA, amp_transpose transB, int64_t m,
                      int64_t n, int64_t k, const void *a, amp_dtype dtypeA,
                      int64_t lda, const void *b, amp_dtype dtypeB, int64_t ldb,
                      const float *c, int64_t ldc, int64_t batch,
                      int64_t strideA, int64_t strideB, int64_t strideC);
+
+/// The DeviceState of `state`, defined by each backend: host memory on the
+/// CPU, a device pointer (never dereferenced on the host) on CUDA. The
+/// accessors of the C API that only hand out its fields' addresses
+/// (amp_scale_state_*_device_ptr) are written once, in Common.cpp.
+DeviceState *getDeviceState(amp_scale_state *state);
 
 } // namespace amp::runtime
 

@@ -707,6 +707,75 @@ INSTANTIATE_TEST_SUITE_P(
                       GemmCase{AMP_OP_T, AMP_OP_T, AMP_DTYPE_BF16},
                       GemmCase{AMP_OP_N, AMP_OP_T, AMP_DTYPE_F32}));
 
+/// amp_gemm_out with a 16-bit C: the f32 result of amp_gemm, rounded once.
+TEST(CpuGemmOut, SixteenBitCIsTheF32ResultRoundedOnce) {
+  const int64_t m = 13, n = 9, k = 33, batch = 2, lda = m + 1, ldb = k,
+                ldc = m + 3, strideA = lda * k, strideB = ldb * n,
+                strideC = ldc * n;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  std::vector<uint16_t> a(strideA * batch), b(strideB * batch);
+  for (uint16_t &x : a)
+    x = floatToHalf(dist(rng));
+  for (uint16_t &x : b)
+    x = floatToHalf(dist(rng));
+  amp_blas_handle *handle = nullptr;
+  ASSERT_EQ(amp_blas_create(&handle), AMP_OK);
+  std::vector<float> ref(strideC * batch, 0.0f);
+  ASSERT_EQ(amp_gemm(handle, AMP_OP_N, AMP_OP_N, m, n, k, 1.0f, a.data(),
+                     AMP_DTYPE_F16, lda, b.data(), AMP_DTYPE_F16, ldb, 0.0f,
+                     ref.data(), ldc, batch, strideA, strideB, strideC,
+                     nullptr),
+            AMP_OK);
+  for (amp_dtype out : {AMP_DTYPE_F16, AMP_DTYPE_BF16}) {
+    const uint16_t pad = 0xABCD;
+    std::vector<uint16_t> c(strideC * batch, pad);
+    ASSERT_EQ(amp_gemm_out(handle, AMP_OP_N, AMP_OP_N, m, n, k, 1.0f,
+                           a.data(), AMP_DTYPE_F16, lda, b.data(),
+                           AMP_DTYPE_F16, ldb, 0.0f, c.data(), out, ldc, batch,
+                           strideA, strideB, strideC, nullptr),
+              AMP_OK);
+    for (int64_t bi = 0; bi < batch; ++bi)
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < ldc; ++i) {
+          int64_t at = bi * strideC + j * ldc + i;
+          if (i >= m) {
+            ASSERT_EQ(c[at], pad); // padding untouched
+            continue;
+          }
+          uint16_t want = out == AMP_DTYPE_F16 ? floatToHalf(ref[at])
+                                               : floatToBf16(ref[at]);
+          ASSERT_EQ(c[at], want) << bi << " " << i << " " << j;
+        }
+  }
+  // beta != 0 reads C in its own type: C = 1 * A B + 2 * C, rounded once.
+  std::vector<uint16_t> c(strideC * batch);
+  std::vector<float> ref2 = ref;
+  for (size_t i = 0; i < c.size(); ++i) {
+    c[i] = floatToHalf(0.25f * static_cast<float>(i % 7));
+    ref2[i] = ref[i] + 2.0f * halfToFloat(c[i]);
+  }
+  ASSERT_EQ(amp_gemm_out(handle, AMP_OP_N, AMP_OP_N, m, n, k, 1.0f, a.data(),
+                         AMP_DTYPE_F16, lda, b.data(), AMP_DTYPE_F16, ldb, 2.0f,
+                         c.data(), AMP_DTYPE_F16, ldc, batch, strideA, strideB,
+                         strideC, nullptr),
+            AMP_OK);
+  for (int64_t bi = 0; bi < batch; ++bi)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < m; ++i) {
+        int64_t at = bi * strideC + j * ldc + i;
+        EXPECT_NEAR(halfToFloat(c[at]), ref2[at],
+                    std::fabs(ref2[at]) * std::ldexp(1.0, -10) + 1e-6);
+      }
+  // An unknown output dtype is rejected.
+  EXPECT_EQ(amp_gemm_out(handle, AMP_OP_N, AMP_OP_N, m, n, k, 1.0f, a.data(),
+                         AMP_DTYPE_F16, lda, b.data(), AMP_DTYPE_F16, ldb, 0.0f,
+                         c.data(), static_cast<amp_dtype>(77), ldc, batch,
+                         strideA, strideB, strideC, nullptr),
+            AMP_ERROR_INVALID_ARGUMENT);
+  amp_blas_destroy(handle);
+}
+
 TEST(CpuGemmEdges, BetaZeroDoesNotReadC) {
   amp_blas_handle *handle = nullptr;
   ASSERT_EQ(amp_blas_create(&handle), AMP_OK);

@@ -311,6 +311,52 @@ TEST(CudaDevice, GemmMatchesTheCpuWithinF32Rounding) {
   amp_blas_destroy(handle);
 }
 
+/// amp_gemm_out with a 16-bit C (cuBLAS's f32-compute GEMM with an f16/bf16
+/// output) against the CPU: both round an f32 result once, so they differ by
+/// at most one unit in the last place of C plus the f32 ordering difference.
+TEST(CudaDevice, GemmOutWritesASixteenBitC) {
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  amp_blas_handle *handle = nullptr;
+  ASSERT_EQ(amp_blas_create(&handle), AMP_OK);
+  const int64_t m = 65, n = 33, k = 129;
+  std::vector<uint16_t> a(m * k), b(k * n);
+  for (uint16_t &x : a)
+    x = floatToHalf(dist(rng));
+  for (uint16_t &x : b)
+    x = floatToHalf(dist(rng));
+  void *da, *db, *dc;
+  REQUIRE_CUDA(cudaMalloc(&da, a.size() * 2));
+  REQUIRE_CUDA(cudaMalloc(&db, b.size() * 2));
+  REQUIRE_CUDA(cudaMalloc(&dc, m * n * 2));
+  REQUIRE_CUDA(cudaMemcpy(da, a.data(), a.size() * 2, cudaMemcpyHostToDevice));
+  REQUIRE_CUDA(cudaMemcpy(db, b.data(), b.size() * 2, cudaMemcpyHostToDevice));
+  for (amp_dtype out : {AMP_DTYPE_F16, AMP_DTYPE_BF16}) {
+    ASSERT_EQ(amp_gemm_out(handle, AMP_OP_N, AMP_OP_N, m, n, k, 1.0f, da,
+                           AMP_DTYPE_F16, m, db, AMP_DTYPE_F16, k, 0.0f, dc, out,
+                           m, 1, 0, 0, 0, nullptr),
+              AMP_OK);
+    std::vector<uint16_t> c(m * n), ref(m * n);
+    REQUIRE_CUDA(cudaMemcpy(c.data(), dc, c.size() * 2, cudaMemcpyDeviceToHost));
+    cpu::gemmOut(AMP_OP_N, AMP_OP_N, m, n, k, 1.0f, a.data(), AMP_DTYPE_F16, m,
+                 b.data(), k, 0.0f, ref.data(), out, m, 1, 0, 0, 0);
+    auto widen = [&](uint16_t h) {
+      return out == AMP_DTYPE_F16 ? halfToFloat(h) : bf16ToFloat(h);
+    };
+    const double ulp = out == AMP_DTYPE_F16 ? std::ldexp(1.0, -10)
+                                            : std::ldexp(1.0, -7);
+    for (size_t i = 0; i < c.size(); ++i)
+      ASSERT_NEAR(widen(c[i]), widen(ref[i]),
+                  std::fabs(widen(ref[i])) * ulp + 2 * (k + 2) *
+                      std::ldexp(1.0, -24) * k)
+          << i;
+  }
+  cudaFree(da);
+  cudaFree(db);
+  cudaFree(dc);
+  amp_blas_destroy(handle);
+}
+
 TEST(CudaDevice, NcclIsAvailableOrUnsupported) {
   amp_scale_state *state = nullptr;
   ASSERT_EQ(amp_scale_state_create(nullptr, &state), AMP_OK);

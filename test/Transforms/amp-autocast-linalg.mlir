@@ -59,16 +59,17 @@ func.func @generic_exp(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>, %init: tensor<4
   return %2 : tensor<4x8xf32>
 }
 
-// An elementwise generic (addf) between two matmuls goes f16: its block
+// An elementwise generic (addf) of a matmul and a broadcast bias between two
+// matmuls goes f16: its block
 // arguments are extended at the top of the body, the result truncated before
 // the yield, and its init is a new f16 tensor.empty (the f32 one is dead).
 // CHECK-LABEL: func.func @generic_add(
-// CHECK-SAME: %[[BIAS:[^:]*]]: tensor<4x8xf32>, %{{[^:]*}}: tensor<4x8xf32>)
-// CHECK-DAG: %[[BIAS16:.*]] = arith.truncf %[[BIAS]] : tensor<4x8xf32> to tensor<4x8xf16>
+// CHECK-SAME: %[[BIAS:[^:]*]]: tensor<8xf32>, %{{[^:]*}}: tensor<4x8xf32>)
+// CHECK-DAG: %[[BIAS16:.*]] = arith.truncf %[[BIAS]] : tensor<8xf32> to tensor<8xf16>
 // CHECK: %[[M:.*]] = linalg.matmul {{.*}} -> tensor<4x8xf32>
 // CHECK-NEXT: %[[M16:.*]] = arith.truncf %[[M]] : tensor<4x8xf32> to tensor<4x8xf16>
 // CHECK-NEXT: %[[E:.*]] = tensor.empty() : tensor<4x8xf16>
-// CHECK-NEXT: %[[G:.*]] = linalg.generic {{.*}} ins(%[[M16]], %[[BIAS16]] : tensor<4x8xf16>, tensor<4x8xf16>) outs(%[[E]] : tensor<4x8xf16>) {
+// CHECK-NEXT: %[[G:.*]] = linalg.generic {{.*}} ins(%[[M16]], %[[BIAS16]] : tensor<4x8xf16>, tensor<8xf16>) outs(%[[E]] : tensor<4x8xf16>) {
 // CHECK-NEXT: ^bb0(%[[X:.*]]: f16, %[[Y:.*]]: f16, %{{.*}}: f16):
 // CHECK-NEXT: %[[X32:.*]] = arith.extf %[[X]] : f16 to f32
 // CHECK-NEXT: %[[Y32:.*]] = arith.extf %[[Y]] : f16 to f32
@@ -84,10 +85,10 @@ func.func @generic_exp(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>, %init: tensor<4
 // BF16-NEXT: arith.extf %{{.*}} : bf16 to f32
 // BF16-NEXT: arith.addf
 // BF16-NEXT: arith.truncf %{{.*}} : f32 to bf16
-func.func @generic_add(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>, %bias: tensor<4x8xf32>, %init: tensor<4x8xf32>) -> tensor<4x8xf32> {
+func.func @generic_add(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>, %bias: tensor<8xf32>, %init: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) -> tensor<4x8xf32>
   %e = tensor.empty() : tensor<4x8xf32>
-  %1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%0, %bias : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  %1 = linalg.generic {indexing_maps = [#id, affine_map<(d0, d1) -> (d1)>, #id], iterator_types = ["parallel", "parallel"]} ins(%0, %bias : tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
   ^bb0(%x: f32, %y: f32, %o: f32):
     %s = arith.addf %x, %y : f32
     linalg.yield %s : f32

@@ -59,7 +59,7 @@ func.func @report(%a: tensor<1x4x8xf32>, %b: tensor<1x8x8xf32>, %zp: tensor<1xf3
   // CHECK-NEXT: "location": "{{.*}}amp-autocast-report.mlir:[[@LINE+6]]:8",
   // CHECK-NEXT: "op": "tosa.add",
   // CHECK-NEXT: "precision": "f32",
-  // CHECK-NEXT: "reason": "inferred from f32 neighbours",
+  // CHECK-NEXT: "reason": "type promotion (a full-size f32 input)",
   // CHECK-NEXT: "source": "default"
   // CHECK-NEXT: },
   %3 = tosa.add %2, %bias : (tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
@@ -144,6 +144,7 @@ func.func @dynamic(%a: tensor<?x4x8xf32>, %b: tensor<?x8x2xf32>, %zp: tensor<1xf
 // CHECK-NEXT: "casts_inserted": 7,
 // CHECK-NEXT: "casts_with_dynamic_shape": 2,
 // CHECK-NEXT: "constants_converted": 1,
+// CHECK-NEXT: "f32_reductions_reading_low_precision": 0,
 // CHECK-NEXT: "float_ops": 9,
 // CHECK-NEXT: "low_precision_ops": 4,
 // CHECK-NEXT: "low_precision_ratio": "4/9",

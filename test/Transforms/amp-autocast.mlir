@@ -500,3 +500,34 @@ func.func @arith_constant(%a: tensor<4x8xf32>, %init: tensor<4x2xf32>) -> (tenso
   %1 = linalg.matmul ins(%a, %u : tensor<4x8xf32>, tensor<8x2xf32>) outs(%init : tensor<4x2xf32>) -> tensor<4x2xf32>
   return %0, %1, %w : tensor<4x2xf32>, tensor<4x2xf32>, tensor<8x2xf32>
 }
+
+// Type promotion: an infer op between two matmuls stays f32 when it combines
+// a full-size f32 input with them, as PyTorch's f16 - f32 is f32: here a
+// regression's `prediction - target` (the target is a function argument no
+// low-precision op reads), and a sum with a deny op's f32 result.
+// CHECK-LABEL: func.func @promote_data_argument(
+// CHECK-SAME: %{{[^:]*}}: tensor<1x4x8xf32>, %{{[^:]*}}: tensor<1x8x8xf32>, %[[T:[^:]*]]: tensor<1x4x8xf32>
+// CHECK: %[[P:.*]] = tosa.matmul {{.*}} -> tensor<1x4x8xf32>
+// CHECK-NEXT: %[[R:.*]] = tosa.sub %[[P]], %[[T]] : (tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+// CHECK-NEXT: %[[R16:.*]] = tosa.cast %[[R]] : (tensor<1x4x8xf32>) -> tensor<1x4x8xf16>
+// CHECK-NEXT: tosa.matmul %[[R16]]
+func.func @promote_data_argument(%x: tensor<1x4x8xf32>, %w: tensor<1x8x8xf32>, %target: tensor<1x4x8xf32>, %zp: tensor<1xf32>) -> tensor<1x4x8xf32> {
+  %0 = tosa.matmul %x, %w, %zp, %zp : (tensor<1x4x8xf32>, tensor<1x8x8xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x8xf32>
+  %1 = tosa.sub %0, %target : (tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %2 = tosa.matmul %1, %w, %zp, %zp : (tensor<1x4x8xf32>, tensor<1x8x8xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x8xf32>
+  return %2 : tensor<1x4x8xf32>
+}
+
+// CHECK-LABEL: func.func @promote_deny_result(
+// CHECK: %[[P:.*]] = tosa.matmul {{.*}} -> tensor<1x4x8xf32>
+// CHECK-NEXT: %[[E:.*]] = tosa.exp %{{.*}} : (tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+// CHECK-NEXT: %[[S:.*]] = tosa.add %[[P]], %[[E]] : (tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+// CHECK-NEXT: %[[S16:.*]] = tosa.cast %[[S]] : (tensor<1x4x8xf32>) -> tensor<1x4x8xf16>
+// CHECK-NEXT: tosa.matmul %[[S16]]
+func.func @promote_deny_result(%x: tensor<1x4x8xf32>, %w: tensor<1x8x8xf32>, %y: tensor<1x4x8xf32>, %zp: tensor<1xf32>) -> tensor<1x4x8xf32> {
+  %0 = tosa.matmul %x, %w, %zp, %zp : (tensor<1x4x8xf32>, tensor<1x8x8xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x8xf32>
+  %e = tosa.exp %y : (tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %1 = tosa.add %0, %e : (tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %2 = tosa.matmul %1, %w, %zp, %zp : (tensor<1x4x8xf32>, tensor<1x8x8xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x8xf32>
+  return %2 : tensor<1x4x8xf32>
+}

@@ -11,7 +11,7 @@ lowering, pretty-printed. Checked:
 
   1. contractions: every contraction of the input (tosa.matmul, linalg matmul
      family, linalg.contract, linalg.generic whose body multiplies two inputs
-     into a reduction) became a GEMM call (amp_rt_gemm / amp_rt_gemm_ex): the
+     into a reduction) became a GEMM call (amp_rt_gemm / _ex / _out): the
      number of GEMM calls is at least the number of contractions;
   2. no thread walks more than --max-thread-work elements (default 65536):
      the product of the constant trip counts of every scf.for nest in a
@@ -163,7 +163,7 @@ def main():
     # 1. Contractions -> GEMM calls.
     named, generic = count_input_contractions(src)
     contractions = sum(named.values()) + generic
-    gemm_calls = len(re.findall(r"call @amp_rt_gemm(?:_ex)?\(", low))
+    gemm_calls = len(re.findall(r"call @amp_rt_gemm(?:_ex|_out)?\(", low))
     detail = [f"{k} {v}" for k, v in sorted(named.items())]
     if generic:
         detail.append(f"linalg.generic {generic}")

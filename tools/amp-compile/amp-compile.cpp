@@ -19,6 +19,7 @@
 #include "amp/Dialect/Amp/IR/TrainingStep.h"
 #include "amp/InitAll.h"
 #include "amp/Pipelines/Pipelines.h"
+#include "ToolInput.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -72,21 +73,20 @@ static cl::opt<Emit> emit(
                clEnumValN(Emit::Obj, "obj", "a host object file")),
     cl::cat(category));
 static cl::opt<std::string> chip("chip", cl::desc("NVIDIA chip"),
-                                 cl::init("sm_90"), cl::cat(category));
-static cl::opt<std::string> features("features", cl::desc("PTX features"),
-                                     cl::init("+ptx80"), cl::cat(category));
+                                 cl::init(kDefaultCudaChip), cl::cat(category));
+static cl::opt<std::string>
+    features("features", cl::desc("PTX features"),
+             cl::init(AmpGpuPipelineOptions().features.getValue()),
+             cl::cat(category));
 static cl::opt<std::string>
     format("format",
            cl::desc("Kernel binary embedded in the host code: bin (cubin, "
                     "default), fatbin or isa (PTX, JIT-compiled at load)"),
            cl::init("bin"), cl::cat(category));
-enum class Prec { FP32, F16, BF16 };
-static cl::opt<Prec> precision(
-    "precision", cl::desc("Mixed precision"), cl::init(Prec::F16),
-    cl::values(clEnumValN(Prec::FP32, "fp32", "no AMP rewrite"),
-               clEnumValN(Prec::F16, "f16", "amp-pipeline precision=f16"),
-               clEnumValN(Prec::BF16, "bf16", "amp-pipeline precision=bf16")),
-    cl::cat(category));
+static cl::opt<Precision> precision("precision", cl::desc("Mixed precision"),
+                                    cl::init(Precision::f16),
+                                    getStepPrecisionValues(),
+                                    cl::cat(category));
 static cl::opt<std::string>
     ampOptions("amp-options",
                cl::desc("Extra amp-pipeline options, e.g. "
@@ -167,35 +167,23 @@ int main(int argc, char **argv) {
 
   DialectRegistry registry;
   registerAllDialects(registry);
-  MLIRContext context(registry);
-  context.printOpOnDiagnostic(false);
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      openInputFile(inputFile, &errorMessage);
-  if (!input) {
-    llvm::errs() << "amp-compile: " << errorMessage << "\n";
-    return EXIT_FAILURE;
-  }
-  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+  ToolInput input(registry);
+  MLIRContext &context = input.getContext();
+  OwningOpRef<ModuleOp> module = input.parse("amp-compile", inputFile);
   if (!module)
     return EXIT_FAILURE;
 
   PassManager amp(&context);
-  if (precision != Prec::FP32) {
-    std::string text = std::string("precision=") +
-                       (precision == Prec::BF16 ? "bf16" : "f16") + " " +
-                       ampOptions.getValue();
+  if (precision != Precision::f32) {
     AmpPipelineOptions options;
-    if (failed(options.parseFromString(text))) {
+    if (failed(options.parseFromString(ampOptions))) {
       llvm::errs() << "amp-compile: invalid --amp-options '" << ampOptions
                    << "'\n";
       return EXIT_FAILURE;
     }
-    buildAmpPipeline(amp, options);
+    AmpConfig config = options.toConfig();
+    config.precision = precision;
+    buildAmpPipeline(amp, config);
   }
   if (failed(amp.run(*module)))
     return EXIT_FAILURE;
@@ -241,6 +229,7 @@ int main(int argc, char **argv) {
   if (failed(pm.run(*module)))
     return EXIT_FAILURE;
 
+  std::string errorMessage;
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(outputFile, &errorMessage);
   if (!output) {

@@ -16,6 +16,7 @@
 
 #include "amp/Runner/JitCache.h"
 #include "amp/Runner/TrainingRunner.h"
+#include "ToolInput.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -43,15 +44,10 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
                                       cl::cat(category));
 static cl::opt<unsigned> numSteps("steps", cl::desc("Steps to run"),
                                   cl::init(10), cl::cat(category));
-static cl::opt<RunPrecision> precision(
-    "precision", cl::desc("Arithmetic of the step"),
-    cl::init(RunPrecision::F16),
-    cl::values(clEnumValN(RunPrecision::FP32, "fp32",
-                          "the step as written (no AMP, no loss scaling)"),
-               clEnumValN(RunPrecision::F16, "f16", "amp-pipeline with f16"),
-               clEnumValN(RunPrecision::BF16, "bf16",
-                          "amp-pipeline with bf16")),
-    cl::cat(category));
+static cl::opt<Precision> precision("precision", cl::desc("Arithmetic of the step"),
+                                    cl::init(Precision::f16),
+                                    getStepPrecisionValues(),
+                                    cl::cat(category));
 static cl::opt<std::string>
     inputsDir("inputs",
               cl::desc("Directory of arg<N>.npy initial values (N: index of "
@@ -64,42 +60,17 @@ static cl::list<int64_t> poisonSteps(
     cl::desc("Add +inf to element 0 of the input batch in these steps "
              "(comma-separated; -1: none)"),
     cl::CommaSeparated, cl::cat(category));
-static cl::opt<LossScalingChoice> lossScaling(
-    "loss-scaling", cl::desc("Loss scaling (f16/bf16 only)"),
-    cl::init(LossScalingChoice::Auto),
-    cl::values(clEnumValN(LossScalingChoice::Auto, "auto",
-                          "dynamic for f16, none for bf16"),
-               clEnumValN(LossScalingChoice::Dynamic, "dynamic",
-                          "the scale adapts to overflows (GradScaler)"),
-               clEnumValN(LossScalingChoice::Static, "static",
-                          "fixed scale, non-finite steps still skipped"),
-               clEnumValN(LossScalingChoice::None, "none", "no loss scaling")),
-    cl::cat(category));
-// The loss-scaling defaults are amp-loss-scaling's (Passes.td).
-static const AmpLossScalingPassOptions kRules;
-static cl::opt<double> initScale("init-scale", cl::desc("Initial loss scale"),
-                                 cl::init(kRules.initScale), cl::cat(category));
-static cl::opt<double> growthFactor("growth-factor",
-                                    cl::desc("Scale growth factor"),
-                                    cl::init(kRules.growthFactor),
-                                    cl::cat(category));
-static cl::opt<double> backoffFactor("backoff-factor",
-                                     cl::desc("Scale backoff factor"),
-                                     cl::init(kRules.backoffFactor),
-                                     cl::cat(category));
-static cl::opt<int64_t>
-    growthInterval("growth-interval",
-                   cl::desc("Clean steps before the scale grows"),
-                   cl::init(kRules.growthInterval), cl::cat(category));
-static cl::opt<int64_t> backoffInterval(
-    "backoff-interval",
-    cl::desc("Consecutive overflows before the scale backs off"),
-    cl::init(kRules.backoffInterval), cl::cat(category));
-static cl::opt<double> minScale("min-scale", cl::desc("Scale floor (0: none)"),
-                                cl::init(kRules.minScale), cl::cat(category));
-static cl::opt<double> maxScale("max-scale",
-                                cl::desc("Scale ceiling (0: none)"),
-                                cl::init(kRules.maxScale), cl::cat(category));
+static cl::opt<LossScalingChoice>
+    lossScaling("loss-scaling", cl::desc("Loss scaling (f16/bf16 only)"),
+                cl::init(LossScalingChoice::Auto),
+                getLossScalingChoiceValues(), cl::cat(category));
+// The loss-scaling rules (LossScalingRules.def) with amp-loss-scaling's
+// defaults (Passes.td): one --<argument> option each.
+#define AMP_LOSS_SCALING_RULE(field, argument, type, description)             \
+  static cl::opt<type> field##Option(                                          \
+      argument, cl::desc(description),                                         \
+      cl::init(AmpLossScalingPassOptions().field), cl::cat(category));
+#include "amp/Config/LossScalingRules.def"
 static cl::opt<std::string> policyFile("policy",
                                        cl::desc("YAML precision policy"),
                                        cl::value_desc("file"),
@@ -196,22 +167,8 @@ int main(int argc, char **argv) {
 
   DialectRegistry registry;
   TrainingRunner::registerDialects(registry);
-  MLIRContext context(registry);
-  // The located message is enough; the generic form of a whole function is not.
-  context.printOpOnDiagnostic(false);
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-
-  std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      openInputFile(inputFile, &errorMessage);
-  if (!input) {
-    llvm::errs() << "amp-train: " << errorMessage << "\n";
-    return EXIT_FAILURE;
-  }
-  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+  ToolInput input(registry);
+  OwningOpRef<ModuleOp> module = input.parse("amp-train", inputFile);
   if (!module)
     return EXIT_FAILURE;
 
@@ -219,13 +176,9 @@ int main(int argc, char **argv) {
   options.precision = precision;
   options.amp.policy = policyFile;
   options.amp.lossScaling = lossScaling;
-  options.amp.rules.initScale = initScale;
-  options.amp.rules.growthFactor = growthFactor;
-  options.amp.rules.backoffFactor = backoffFactor;
-  options.amp.rules.growthInterval = growthInterval;
-  options.amp.rules.backoffInterval = backoffInterval;
-  options.amp.rules.minScale = minScale;
-  options.amp.rules.maxScale = maxScale;
+#define AMP_LOSS_SCALING_RULE(field, argument, type, description)             \
+  options.amp.rules.field = field##Option;
+#include "amp/Config/LossScalingRules.def"
   options.seed = seed;
   options.entry = entry;
   options.optLevel = optLevel;

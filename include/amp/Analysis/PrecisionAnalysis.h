@@ -20,6 +20,22 @@
 
 namespace mlir::amp {
 
+/// Why an op got its precision. Formatted once, by stringifyDecisionReason.
+enum class DecisionReason {
+  AllowList,             ///< "allow list"
+  DenyList,              ///< "deny list"
+  AccumulatingReduction, ///< "deny list (accumulating reduction)"
+  UserOverride,          ///< "user override" (an amp.precision pin)
+  UnknownOp,             ///< "unknown op" (no model, no policy entry)
+  UnrankedTensor,        ///< "unranked tensor" (no cast verifies on one)
+  InferredFromNeighbours, ///< "inferred from f32 neighbours"
+  TypePromotion,         ///< "type promotion (a full-size f32 input)"
+  InferredFrom,          ///< "inferred from" the op in OpDecision::cause
+};
+
+/// The report's text of a reason, without its cause.
+llvm::StringRef stringifyDecisionReason(DecisionReason reason);
+
 /// What the analysis decided for one float op.
 struct OpDecision {
   /// The category that fed the placement (std::nullopt: unknown op).
@@ -27,11 +43,13 @@ struct OpDecision {
   CategorySource source = CategorySource::Unknown;
   /// True if the op computes in the low-precision type.
   bool lowPrecision = false;
-  /// Why, without the cause: "allow list", "deny list", "user override",
-  /// "unknown op", "inferred from" (see `cause`), "inferred from f32
-  /// neighbours", "deny list (accumulating reduction)".
-  StringRef reason;
-  /// For "inferred from": the op whose precision spread to this one.
+  /// True if the op stays f32 (an accumulating reduction) but reads the
+  /// operands in `lowPrecisionInputs` in the low type: their producers
+  /// already have them in low precision (PyTorch's sum of an f16 tensor
+  /// accumulates in f32 the same way).
+  bool readsLowPrecision = false;
+  DecisionReason reason = DecisionReason::InferredFromNeighbours;
+  /// For DecisionReason::InferredFrom: the op whose precision spread here.
   Operation *cause = nullptr;
 
   /// The full reason, e.g. "inferred from tosa.matmul at model.mlir:12:5".
@@ -39,6 +57,8 @@ struct OpDecision {
   /// Operands the op takes in low precision when it runs in low precision,
   /// computed on the original IR (the rewrite changes operand types).
   llvm::BitVector lowPrecisionOperands;
+  /// With readsLowPrecision: the operands read in the low type.
+  llvm::BitVector lowPrecisionInputs;
 };
 
 /// The placement of one function: decisions for its float ops in program
@@ -58,8 +78,8 @@ public:
   }
 
   /// Returns true if operand `index` of `op` takes the low-precision type in
-  /// this placement (the op is low precision and the operand is one of its
-  /// low-precision operands).
+  /// this placement: the op is low precision and the operand is one of its
+  /// low-precision operands, or the op reads that operand in low precision.
   bool isLowPrecisionOperand(Operation *op, unsigned index) const;
 
 private:
@@ -74,7 +94,9 @@ private:
 ///      upstream of another deny or infer op;
 ///   3. clear/infer ops on a path between two low-precision ops join them;
 ///   4. low precision spreads through clear ops in both directions.
-/// Everything else stays f32. Edges are the uses of f32 tensors between float
+/// Everything else stays f32. Finally, an f32 accumulating reduction that can
+/// read low precision (AmpPolicyOpInterface::canReadLowPrecision) reads an
+/// input in the low type when that input exists in low precision anyway. Edges are the uses of f32 tensors between float
 /// ops through operands that the consumer would take in low precision.
 /// Accumulating reductions and unknown ops never become low precision.
 class PrecisionAnalysis {

@@ -1,8 +1,16 @@
 //===- Pipelines.h - amp pass pipelines -------------------------*- C++ -*-===//
+//
+// The registered pipelines of amp-mlir (amp-pipeline, amp-cpu-pipeline,
+// amp-gpu-pipeline, amp-tensor-input-pipeline): their option structs and the
+// functions that build them. amp-pipeline's options are AmpConfig's
+// (amp/Config/AmpConfig.h), with the defaults of Passes.td.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef AMP_PIPELINES_PIPELINES_H
 #define AMP_PIPELINES_PIPELINES_H
 
+#include "amp/Config/AmpConfig.h"
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
 #include "amp/Dialect/Amp/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -10,27 +18,11 @@
 
 namespace mlir::amp {
 
-/// The `loss-scaling` choice of amp-pipeline.
-enum class LossScalingChoice { Auto, Dynamic, Static, None };
-
-/// The AMP rewrite as plain data, for C++ clients (the runner, the C API);
-/// amp-pipeline's command-line options parse into it. `rules` carries the
-/// loss-scaling parameters with amp-loss-scaling's defaults (Passes.td); its
-/// `mode` is derived from `lossScaling` and `precision`.
-struct AmpConfig {
-  Precision precision = Precision::f16;
-  std::string policy;
-  std::string report;
-  bool strict = false;
-  LossScalingChoice lossScaling = LossScalingChoice::Auto;
-  AmpLossScalingPassOptions rules;
-};
-
 /// Options of `amp-pipeline`, the whole AMP rewrite of a training step.
 struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
   PassOptions::Option<Precision> precision{
       *this, "precision", llvm::cl::desc("Low-precision float type"),
-      llvm::cl::init(Precision::f16),
+      llvm::cl::init(AmpAutocastPassOptions().precision),
       llvm::cl::values(clEnumValN(Precision::f16, "f16", "IEEE half precision"),
                        clEnumValN(Precision::bf16, "bf16", "bfloat16"))};
   PassOptions::Option<std::string> policy{
@@ -40,43 +32,20 @@ struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
   PassOptions::Option<bool> strict{
       *this, "strict",
       llvm::cl::desc("Fail on float ops the policy does not know"),
-      llvm::cl::init(false)};
+      llvm::cl::init(AmpAutocastPassOptions().strict)};
 
   /// Loss scaling: `auto` is dynamic for f16 and none for bf16.
   PassOptions::Option<LossScalingChoice> lossScaling{
       *this, "loss-scaling", llvm::cl::desc("Loss scaling mode"),
-      llvm::cl::init(LossScalingChoice::Auto),
-      llvm::cl::values(
-          clEnumValN(LossScalingChoice::Auto, "auto",
-                     "dynamic for f16, none for bf16"),
-          clEnumValN(LossScalingChoice::Dynamic, "dynamic",
-                     "the scale adapts to overflows (GradScaler)"),
-          clEnumValN(LossScalingChoice::Static, "static",
-                     "fixed scale, non-finite steps still skipped"),
-          clEnumValN(LossScalingChoice::None, "none", "no loss scaling"))};
-  PassOptions::Option<double> initScale{
-      *this, "init-scale", llvm::cl::desc("Initial loss scale"),
-      llvm::cl::init(AmpLossScalingPassOptions().initScale)};
-  PassOptions::Option<double> growthFactor{
-      *this, "growth-factor", llvm::cl::desc("Scale growth factor"),
-      llvm::cl::init(AmpLossScalingPassOptions().growthFactor)};
-  PassOptions::Option<double> backoffFactor{
-      *this, "backoff-factor", llvm::cl::desc("Scale backoff factor"),
-      llvm::cl::init(AmpLossScalingPassOptions().backoffFactor)};
-  PassOptions::Option<int64_t> growthInterval{
-      *this, "growth-interval",
-      llvm::cl::desc("Clean steps before the scale grows"),
-      llvm::cl::init(AmpLossScalingPassOptions().growthInterval)};
-  PassOptions::Option<int64_t> backoffInterval{
-      *this, "backoff-interval",
-      llvm::cl::desc("Consecutive overflows before the scale backs off"),
-      llvm::cl::init(AmpLossScalingPassOptions().backoffInterval)};
-  PassOptions::Option<double> minScale{
-      *this, "min-scale", llvm::cl::desc("Scale floor (0: none)"),
-      llvm::cl::init(AmpLossScalingPassOptions().minScale)};
-  PassOptions::Option<double> maxScale{
-      *this, "max-scale", llvm::cl::desc("Scale ceiling (0: none)"),
-      llvm::cl::init(AmpLossScalingPassOptions().maxScale)};
+      llvm::cl::init(LossScalingChoice::Auto), getLossScalingChoiceValues()};
+  /// The rules (LossScalingRules.def), with amp-loss-scaling's defaults.
+#define AMP_LOSS_SCALING_RULE(field, argument, type, description)             \
+  PassOptions::Option<type> field{*this, argument, llvm::cl::desc(description), \
+                                  llvm::cl::init(AmpLossScalingPassOptions().field)};
+#include "amp/Config/LossScalingRules.def"
+
+  /// The options as plain data.
+  AmpConfig toConfig() const;
 };
 
 /// Options of `amp-cpu-pipeline`, the lowering of a (mixed-precision,
@@ -107,7 +76,7 @@ struct AmpGpuPipelineOptions
     : public PassPipelineOptions<AmpGpuPipelineOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("NVIDIA chip (sm_80, sm_90, ...)"),
-      llvm::cl::init("sm_90")};
+      llvm::cl::init(kDefaultCudaChip)};
   PassOptions::Option<std::string> features{
       *this, "features", llvm::cl::desc("PTX features (PTX 8.0: +ptx80)"),
       llvm::cl::init("+ptx80")};

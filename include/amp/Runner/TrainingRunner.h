@@ -6,6 +6,9 @@
 // their arguments, and so is the loss-scale state. amp-train is a thin
 // command-line driver around this class; the Python bindings reuse it.
 //
+// Implementation: lib/amp/Runner/{Compile,Load,Run,Arguments}.cpp
+// (RunnerInternal.h says which unit does what).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef AMP_RUNNER_TRAININGRUNNER_H
@@ -25,18 +28,11 @@
 namespace mlir {
 class DialectRegistry;
 class ExecutionEngine;
+namespace func {
+class FuncOp;
+} // namespace func
 namespace amp {
 class CachedStep;
-
-/// The arithmetic a training step is run in.
-enum class RunPrecision {
-  /// The function as written: no AMP rewrite, no loss scaling.
-  FP32,
-  /// amp-pipeline with precision=f16.
-  F16,
-  /// amp-pipeline with precision=bf16.
-  BF16,
-};
 
 /// How the runner compiles a training step.
 /// The two lowerings of the amp ops (same semantics, bit for bit).
@@ -46,7 +42,9 @@ enum class AmpOpsLowering { Inline, Runtime };
 enum class RunDevice { CPU, CUDA };
 
 struct TrainingRunnerOptions {
-  RunPrecision precision = RunPrecision::F16;
+  /// f32: the step as written (no AMP rewrite, no loss scaling); f16 or
+  /// bf16: amp-pipeline with that precision.
+  Precision precision = Precision::f16;
   /// The AMP rewrite (ignored for FP32): the policy file, the loss-scaling
   /// choice and rules. Its `precision` is set from `precision` above.
   AmpConfig amp;
@@ -121,6 +119,21 @@ struct RunnerArgument {
   }
   /// The size of the elements in bytes.
   size_t getNumBytes() const;
+
+  /// The .npy dtype of the elements (f32: float32, i1: bool, i32: int32,
+  /// i64: int64).
+  NpyDType getDType() const;
+  /// Whether an array of `dtype` and `shape` can set this argument: the same
+  /// dtype, or int64 for an i32 and int32 for an i64 argument; the same shape,
+  /// or (1,) for a rank-0 tensor.
+  bool accepts(NpyDType dtype, ArrayRef<int64_t> shape) const;
+  /// What accepts() takes, for messages: "float32 with shape (4,)",
+  /// "int32 (or int64) with shape () or (1,)".
+  std::string describeAccepted() const;
+  /// Sets the elements from `src`, an array of `dtype` that accepts() takes.
+  /// Returns the index of the first int64 element that does not fit an i32
+  /// argument (nothing is written then), or -1.
+  int64_t assign(NpyDType dtype, const char *src);
 };
 
 /// Runs a training step on the CPU.
@@ -175,6 +188,11 @@ public:
   /// The host buffer of argument `index`, current, for the caller to
   /// overwrite; the next step uploads it.
   char *getMutableArgumentData(unsigned index);
+  /// Sets argument `index` from `src`, an array of `dtype` that the
+  /// argument accepts() (RunnerArgument::assign; the next step uploads it).
+  /// Returns the index of the first element that does not fit (nothing is
+  /// written then), or -1.
+  int64_t setArgument(unsigned index, NpyDType dtype, const char *src);
 
   /// The name of the training step that runs.
   StringRef getEntryName() const { return entryName; }
@@ -190,7 +208,20 @@ public:
 
 private:
   TrainingRunner() = default;
+  // Compile.cpp
   LogicalResult compile(const TrainingRunnerOptions &options);
+  /// Reads the arguments and results of `fn` (after the AMP rewrite).
+  LogicalResult readContract(func::FuncOp fn);
+  /// Lowers the module for the CPU or the device (the JIT's input).
+  LogicalResult lower(func::FuncOp fn, const TrainingRunnerOptions &options);
+  // Load.cpp
+  /// Loads the device (RunDevice::CUDA) and the compiled step: from the JIT
+  /// cache, or lowered (lower()) and JIT-compiled.
+  LogicalResult load(func::FuncOp fn, const TrainingRunnerOptions &options);
+  // Run.cpp
+  /// Builds the memref descriptors of the call (and the device buffers).
+  LogicalResult buildDescriptors();
+  // Arguments.cpp
   LogicalResult loadArgument(RunnerArgument &arg, StringRef path);
   FailureOr<StepResult> stepOnDevice(bool poison);
   /// Points descriptor `i` (and deviceBuffers[i]) at `buffer`.

@@ -25,6 +25,14 @@
 //   3. D = nodes reachable forward from ALLOW through clear/infer nodes not
 //      in ALLOW or DENY. Walking backwards from each ALLOW node through D,
 //      every node met joins ALLOW: it lies between two low-precision ops.
+//      An infer node that *promotes* is kept out of D: one of its inputs is a
+//      full-size f32 tensor, a function argument of the node's result shape
+//      (data such as a regression target or the residual stream's input;
+//      a broadcast bias is smaller) that no allow op reads in low precision
+//      anyway, or a DENY node's result. PyTorch runs
+//      such an op in f32 by type promotion (f16 - f32 is f32), and a
+//      low-precision `prediction - target` would cancel exactly the digits a
+//      regression's gradient is made of.
 //   4. From every ALLOW node, low precision spreads in both directions
 //      through clear nodes that are in neither set, except forward out of an
 //      op whose results stay f32 (tosa.matmul, linalg contractions): data
@@ -32,6 +40,13 @@
 //      the f32 accumulator to low precision and back.
 // Nodes in ALLOW compute in low precision; all others stay f32. Every
 // decision records why, naming the op that caused it.
+//   5. An f32 accumulating reduction that can read low precision reads an
+//      input in the low type when the input exists in low precision anyway:
+//      its producer is in ALLOW (and returns the low type, unlike a matmul's
+//      f32 accumulator), or another user takes it in the low type, so the
+//      rewrite casts it once anyway. The reduction still accumulates in f32
+//      (f16 in, f32 init), the way PyTorch sums an f16 tensor, instead of
+//      reading a whole f32 copy of its input.
 //
 // Cost: every traversal marks each node at most once per root, so the whole
 // analysis is O(N + E) per root set in practice (linear on the benchmarks).
@@ -40,6 +55,7 @@
 
 #include "amp/Analysis/PrecisionAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -88,17 +104,46 @@ static bool hasUnrankedF32Tensor(Operation *op) {
 bool PrecisionPlacement::isLowPrecisionOperand(Operation *op,
                                                unsigned index) const {
   auto it = decisions.find(op);
-  return it != decisions.end() && it->second.lowPrecision &&
-         it->second.lowPrecisionOperands.test(index);
+  if (it == decisions.end())
+    return false;
+  const OpDecision &decision = it->second;
+  if (decision.readsLowPrecision)
+    return decision.lowPrecisionInputs.test(index);
+  return decision.lowPrecision && decision.lowPrecisionOperands.test(index);
 }
 
 /// "file:line:col" for file locations, the printed location otherwise.
 static std::string describe(Operation *op);
 
+StringRef mlir::amp::stringifyDecisionReason(DecisionReason reason) {
+  switch (reason) {
+  case DecisionReason::AllowList:
+    return "allow list";
+  case DecisionReason::DenyList:
+    return "deny list";
+  case DecisionReason::AccumulatingReduction:
+    return "deny list (accumulating reduction)";
+  case DecisionReason::UserOverride:
+    return "user override";
+  case DecisionReason::UnknownOp:
+    return "unknown op";
+  case DecisionReason::UnrankedTensor:
+    return "unranked tensor";
+  case DecisionReason::InferredFromNeighbours:
+    return "inferred from f32 neighbours";
+  case DecisionReason::TypePromotion:
+    return "type promotion (a full-size f32 input)";
+  case DecisionReason::InferredFrom:
+    return "inferred from";
+  }
+  llvm_unreachable("unknown DecisionReason");
+}
+
 std::string OpDecision::describeReason() const {
-  if (!cause)
-    return reason.str();
-  return reason.str() + " " + describe(cause);
+  std::string text = stringifyDecisionReason(reason).str();
+  if (cause)
+    text += " " + describe(cause);
+  return text;
 }
 
 static std::string describe(Operation *op) {
@@ -206,44 +251,44 @@ PrecisionAnalysis::run(FunctionOpInterface function) const {
     if (hasUnrankedF32Tensor(op)) {
       // Stays f32 and spreads nothing, whatever its category or pin.
       effective = Effective::Unknown;
-      decision.reason = "unranked tensor";
+      decision.reason = DecisionReason::UnrankedTensor;
       op->emitRemark() << "stays f32: an unranked tensor operand or result "
                           "cannot be cast to "
                        << stringifyPrecision(lowPrecision);
     } else if (pin && *pin == Precision::f32) {
       effective = Effective::Deny;
-      decision.reason = "user override";
+      decision.reason = DecisionReason::UserOverride;
     } else if (accumulating) {
       if (pin)
         op->emitWarning() << "accumulating reduction stays f32 despite "
                              "its amp.precision pin";
       effective = Effective::Deny;
       decision.reason = decision.category == PrecisionCategory::deny
-                            ? "deny list"
-                            : "deny list (accumulating reduction)";
+                            ? DecisionReason::DenyList
+                            : DecisionReason::AccumulatingReduction;
     } else if (pin) {
       effective = Effective::Allow;
-      decision.reason = "user override";
+      decision.reason = DecisionReason::UserOverride;
     } else if (!cls.category) {
       effective = Effective::Unknown;
-      decision.reason = "unknown op";
+      decision.reason = DecisionReason::UnknownOp;
     } else {
       switch (*cls.category) {
       case PrecisionCategory::allow:
         effective = Effective::Allow;
-        decision.reason = "allow list";
+        decision.reason = DecisionReason::AllowList;
         break;
       case PrecisionCategory::deny:
         effective = Effective::Deny;
-        decision.reason = "deny list";
+        decision.reason = DecisionReason::DenyList;
         break;
       case PrecisionCategory::infer:
         effective = Effective::Infer;
-        decision.reason = "inferred from f32 neighbours";
+        decision.reason = DecisionReason::InferredFromNeighbours;
         break;
       case PrecisionCategory::clear:
         effective = Effective::Clear;
-        decision.reason = "inferred from f32 neighbours";
+        decision.reason = DecisionReason::InferredFromNeighbours;
         break;
       }
     }
@@ -275,7 +320,7 @@ PrecisionAnalysis::run(FunctionOpInterface function) const {
   llvm::DenseSet<unsigned> allow, deny;
   auto setReason = [&](unsigned idx, unsigned root) {
     OpDecision &decision = placement.decisions[nodes[idx].op];
-    decision.reason = "inferred from";
+    decision.reason = DecisionReason::InferredFrom;
     decision.cause = nodes[root].op;
   };
 
@@ -313,14 +358,62 @@ PrecisionAnalysis::run(FunctionOpInterface function) const {
         });
   }
 
-  // 3. clear/infer ops between two allow ops join them.
+  // 3. clear/infer ops between two allow ops join them, except an infer op
+  // that promotes: it combines a full-size f32 input (a function argument of
+  // its result's shape, or a DENY op's result) with the rest.
+  auto fullSizeF32Input = [&](unsigned idx) -> bool {
+    Operation *op = nodes[idx].op;
+    const llvm::BitVector &lowOperands =
+        placement.decisions[op].lowPrecisionOperands;
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    for (OpOperand &operand : op->getOpOperands()) {
+      if (!lowOperands.test(operand.getOperandNumber()))
+        continue;
+      // An init that the payload never reads (elementwise outs) holds no data.
+      if (linalgOp && !linalgOp.payloadUsesValueFromOperand(&operand))
+        continue;
+      Value value = operand.get();
+      if (Operation *producer = value.getDefiningOp()) {
+        auto it = index.find(producer);
+        if (it != index.end() && deny.contains(it->second))
+          return true;
+        continue;
+      }
+      auto arg = cast<BlockArgument>(value);
+      auto type = dyn_cast<RankedTensorType>(value.getType());
+      // An argument that an allow op reads in low precision anyway exists
+      // in low precision: reusing that cast costs nothing.
+      bool castAnyway = llvm::any_of(arg.getUses(), [&](OpOperand &use) {
+        auto it = index.find(use.getOwner());
+        return it != index.end() && allow.contains(it->second) &&
+               placement.decisions[use.getOwner()].lowPrecisionOperands.test(
+                   use.getOperandNumber());
+      });
+      if (!castAnyway && arg.getOwner()->isEntryBlock() &&
+          arg.getOwner()->getParentOp() == function.getOperation() && type &&
+          llvm::any_of(op->getResultTypes(), [&](Type result) {
+            auto shaped = dyn_cast<RankedTensorType>(result);
+            return shaped && shaped.getShape() == type.getShape();
+          }))
+        return true;
+    }
+    return false;
+  };
+  llvm::DenseSet<unsigned> promotes;
+  for (unsigned idx = 0, e = nodes.size(); idx < e; ++idx)
+    if (is(idx, Effective::Infer) && !deny.contains(idx) &&
+        fullSizeF32Input(idx)) {
+      promotes.insert(idx);
+      placement.decisions[nodes[idx].op].reason =
+          DecisionReason::TypePromotion;
+    }
   llvm::DenseSet<unsigned> downstreamOfAllow;
   for (unsigned root : llvm::to_vector(allow)) {
     traverse(
         nodes, root, /*inputs=*/false, /*outputs=*/true,
         [&](unsigned idx) {
           return !downstreamOfAllow.contains(idx) && !allow.contains(idx) &&
-                 !deny.contains(idx) &&
+                 !deny.contains(idx) && !promotes.contains(idx) &&
                  (is(idx, Effective::Clear) || is(idx, Effective::Infer));
         },
         [&](unsigned idx) { downstreamOfAllow.insert(idx); });
@@ -368,6 +461,41 @@ PrecisionAnalysis::run(FunctionOpInterface function) const {
 
   for (unsigned idx : allow)
     placement.decisions[nodes[idx].op].lowPrecision = true;
+
+  // 5. f32 accumulating reductions read inputs that exist in low precision
+  // anyway: results of low-precision ops (other than f32-accumulator ops),
+  // and values that a low-precision user takes in the low type (the rewrite
+  // casts those once, right after their definition).
+  auto availableLow = [&](Value value, Operation *reader) {
+    if (Operation *producer = value.getDefiningOp()) {
+      auto it = index.find(producer);
+      if (it != index.end() && allow.contains(it->second) &&
+          !nodes[it->second].keepsF32Results)
+        return true;
+    }
+    for (OpOperand &use : value.getUses())
+      if (use.getOwner() != reader &&
+          placement.isLowPrecisionOperand(use.getOwner(),
+                                          use.getOperandNumber()))
+        return true;
+    return false;
+  };
+  for (unsigned idx = 0, e = nodes.size(); idx < e; ++idx) {
+    Operation *op = nodes[idx].op;
+    OpDecision &decision = placement.decisions[op];
+    auto iface = dyn_cast<AmpPolicyOpInterface>(op);
+    if (decision.lowPrecision || !iface || !iface.isAccumulatingReduction() ||
+        !iface.canReadLowPrecision() ||
+        decision.reason == DecisionReason::UserOverride ||
+        decision.reason == DecisionReason::UnrankedTensor)
+      continue;
+    decision.lowPrecisionInputs.resize(op->getNumOperands());
+    for (OpOperand &operand : op->getOpOperands())
+      if (decision.lowPrecisionOperands.test(operand.getOperandNumber()) &&
+          availableLow(operand.get(), op))
+        decision.lowPrecisionInputs.set(operand.getOperandNumber());
+    decision.readsLowPrecision = decision.lowPrecisionInputs.any();
+  }
 
   LLVM_DEBUG(llvm::dbgs() << "[amp] " << function.getName() << ": "
                           << allow.size() << "/" << nodes.size()

@@ -9,7 +9,9 @@
 //      go to low precision, their f32 init keeps the accumulator f32
 //      (linalg accumulates in the output element type);
 //   2. other reductions whose body combines into the init with addf / subf /
-//      mulf / divf (sums, means, sum pooling) are accumulating: always *deny*;
+//      mulf / divf (sums, means, sum pooling) are accumulating: always *deny*,
+//      but they read an input that exists in low precision as is (f16 in,
+//      arith.extf in the body, f32 init and result);
 //   3. anything else takes the strongest category of its body ops, as the
 //      policy classifies them (deny > infer > clear): a body with math.exp is
 //      treated like exp, addf like add, a bare yield like a copy, 1 / x like
@@ -151,6 +153,20 @@ struct LinalgModel
 
   bool keepsF32Results(Operation *op) const {
     return isContractionOrConvolution(cast<linalg::LinalgOp>(op));
+  }
+
+  /// An accumulating reduction reads low-precision inputs and keeps its f32
+  /// init: the re-typing below extends each input back to f32 in the body.
+  bool canReadLowPrecision(Operation *op) const {
+    return isAccumulating(cast<linalg::LinalgOp>(op));
+  }
+
+  FailureOr<Operation *> convertToLowPrecisionInputs(Operation *op,
+                                                     RewriterBase &rewriter,
+                                                     ValueRange newOperands,
+                                                     FloatType lowType) const {
+    // The inits in `newOperands` keep their f32 type, so do the results.
+    return convertToLowPrecision(op, rewriter, newOperands, lowType);
   }
 
   FailureOr<Operation *> convertToLowPrecision(Operation *op,

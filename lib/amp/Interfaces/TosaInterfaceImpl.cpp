@@ -9,7 +9,12 @@
 //          (low-precision operands; matmul returns f32, convolutions set
 //           acc_type = f32)
 //   deny   exp, log, reciprocal, rsqrt, pow, resize, fft2d, rfft2d,
-//          reduce_sum and reduce_product (accumulating reductions)
+//          reduce_sum and reduce_product (accumulating reductions; a
+//          reduce_sum whose input exists in low precision reads it as is and
+//          sums in f32: it becomes a linalg.reduce with an f16/bf16 input, an
+//          f32 zero init and arith.extf in its body, plus the
+//          tensor.expand_shape that restores reduce_sum's size-1 axis; TOSA
+//          has no reduce_sum with mixed types)
 //   infer  add, sub, mul, sigmoid, tanh, erf, sin, cos, avg_pool2d
 //          (avg_pool2d accumulates in f32 through acc_type)
 //   clear  abs, negate, ceil, floor, maximum, minimum, clamp, select, equal,
@@ -24,6 +29,9 @@
 
 #include "ModelUtils.h"
 #include "amp/Interfaces/ExternalModels.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/DialectRegistry.h"
 
@@ -93,6 +101,82 @@ struct AvgPoolModel
   }
 };
 
+/// tosa.reduce_sum: an accumulating reduction (always f32) that can read a
+/// low-precision input: linalg.reduce(f16 -> f32) + tensor.expand_shape.
+struct ReduceSumModel
+    : public AmpPolicyOpInterface::ExternalModel<ReduceSumModel,
+                                                 tosa::ReduceSumOp> {
+  std::optional<PrecisionCategory>
+  getPrecisionCategory(Operation *, const PrecisionPolicy &) const {
+    return PrecisionCategory::deny;
+  }
+  bool isAccumulatingReduction(Operation *) const { return true; }
+  bool canReadLowPrecision(Operation *op) const {
+    auto type = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+    return type && type.getRank() >= 1 &&
+           isa<RankedTensorType>(op->getResult(0).getType());
+  }
+  FailureOr<Operation *>
+  convertToLowPrecisionInputs(Operation *op, RewriterBase &rewriter,
+                              ValueRange newOperands, FloatType) const {
+    auto sum = cast<tosa::ReduceSumOp>(op);
+    Value input = newOperands[0];
+    auto inputType = cast<RankedTensorType>(input.getType());
+    auto resultType = cast<RankedTensorType>(sum.getType());
+    auto accType = cast<FloatType>(resultType.getElementType());
+    int64_t axis = sum.getAxis();
+    int64_t rank = inputType.getRank();
+    Location loc = op->getLoc();
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(op);
+
+    // The f32 accumulator: the input's shape without `axis`, zero-filled.
+    SmallVector<int64_t> shape;
+    SmallVector<Value> dynamicSizes;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d == axis)
+        continue;
+      shape.push_back(inputType.getDimSize(d));
+      if (inputType.isDynamicDim(d))
+        dynamicSizes.push_back(tensor::DimOp::create(rewriter, loc, input, d));
+    }
+    Value empty = tensor::EmptyOp::create(rewriter, loc, shape, accType,
+                                          dynamicSizes);
+    Value zero = arith::ConstantOp::create(rewriter, loc, accType,
+                                           rewriter.getFloatAttr(accType, 0.0));
+    Value init =
+        linalg::FillOp::create(rewriter, loc, zero, empty).getResult(0);
+    auto reduce = linalg::ReduceOp::create(
+        rewriter, loc, input, init, ArrayRef<int64_t>{axis},
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value wide = arith::ExtFOp::create(b, l, accType, args[0]);
+          Value next = arith::AddFOp::create(b, l, wide, args[1]);
+          linalg::YieldOp::create(b, l, next);
+        });
+
+    // Back to reduce_sum's result shape: `axis` kept with size 1, grouped
+    // with its left neighbour (its right one when it is the first dim).
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d == axis && d > 0) {
+        groups.back().push_back(d);
+        continue;
+      }
+      if (d == axis + 1 && axis == 0) {
+        groups.push_back({0, d});
+        continue;
+      }
+      if (d != axis)
+        groups.push_back({d});
+    }
+    if (rank == 1)
+      groups.clear(); // tensor<f32> -> tensor<1xf32>
+    return tensor::ExpandShapeOp::create(rewriter, loc, resultType,
+                                         reduce.getResult(0), groups)
+        .getOperation();
+  }
+};
+
 /// tosa.clamp: its bounds are typed attributes and follow the data type.
 struct ClampModel
     : public AmpPolicyOpInterface::ExternalModel<ClampModel, tosa::ClampOp> {
@@ -136,7 +220,8 @@ void mlir::amp::registerTosaExternalModels(DialectRegistry &registry) {
     attachFixedCategory<C::deny, tosa::ExpOp, tosa::LogOp, tosa::ReciprocalOp,
                         tosa::RsqrtOp, tosa::PowOp, tosa::ResizeOp,
                         tosa::FFT2dOp, tosa::RFFT2dOp>(ctx);
-    attachAccumulatingReduction<tosa::ReduceSumOp, tosa::ReduceProductOp>(ctx);
+    tosa::ReduceSumOp::attachInterface<ReduceSumModel>(*ctx);
+    attachAccumulatingReduction<tosa::ReduceProductOp>(ctx);
 
     attachFixedCategory<C::infer, tosa::AddOp, tosa::SubOp, tosa::MulOp,
                         tosa::SigmoidOp, tosa::TanhOp, tosa::ErfOp,

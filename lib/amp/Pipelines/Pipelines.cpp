@@ -65,22 +65,22 @@ void mlir::amp::buildAmpPipeline(OpPassManager &pm, const AmpConfig &config) {
     pm.addPass(createAmpLossScalingPass(scaling));
 }
 
+AmpConfig AmpPipelineOptions::toConfig() const {
+  AmpConfig config;
+  config.precision = precision;
+  config.policy = policy;
+  config.report = report;
+  config.strict = strict;
+  config.lossScaling = lossScaling;
+#define AMP_LOSS_SCALING_RULE(field, argument, type, description)             \
+  config.rules.field = field;
+#include "amp/Config/LossScalingRules.def"
+  return config;
+}
+
 void mlir::amp::buildAmpPipeline(OpPassManager &pm,
                                  const AmpPipelineOptions &options) {
-  AmpConfig config;
-  config.precision = options.precision;
-  config.policy = options.policy;
-  config.report = options.report;
-  config.strict = options.strict;
-  config.lossScaling = options.lossScaling;
-  config.rules.initScale = options.initScale;
-  config.rules.growthFactor = options.growthFactor;
-  config.rules.backoffFactor = options.backoffFactor;
-  config.rules.growthInterval = options.growthInterval;
-  config.rules.backoffInterval = options.backoffInterval;
-  config.rules.minScale = options.minScale;
-  config.rules.maxScale = options.maxScale;
-  buildAmpPipeline(pm, config);
+  buildAmpPipeline(pm, options.toConfig());
 }
 
 /// TOSA to linalg, arith and tensor.

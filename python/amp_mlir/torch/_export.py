@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import operator
@@ -72,7 +73,10 @@ def _init_hint(t: torch.Tensor, kind: str, num_classes=None) -> str:
     return "#amp.init<normal(%s)>" % _mlir_number("%.4g" % (s if s > 0 and math.isfinite(s) else 1.0))
 
 
-def _make_step_fn(model, loss_fn, names, n_params, n_inputs, optimizer, lr, momentum, weight_decay, betas, eps):
+def _make_step_fn(model, loss_fn, names, n_params, n_inputs, optimizer, lr, momentum, weight_decay, betas, eps,
+                  forward_context=contextlib.nullcontext):
+    """The training step as one function of flat tensors. ``forward_context()`` wraps the forward pass and
+    the loss only (as ``torch.autocast`` is meant to be used): the backward pass and the update run outside."""
     b1, b2 = betas
 
     def step_fn(*flat):
@@ -83,7 +87,8 @@ def _make_step_fn(model, loss_fn, names, n_params, n_inputs, optimizer, lr, mome
         model_inputs, target = inputs[:-1], inputs[-1]
 
         def compute_loss(pdict):
-            return loss_fn(functional_call(model, pdict, tuple(model_inputs)), target)
+            with forward_context():
+                return loss_fn(functional_call(model, pdict, tuple(model_inputs)), target)
 
         grads, loss = grad_and_value(compute_loss)(dict(zip(names, params)))
         grads = [grads[k] for k in names]

@@ -94,4 +94,21 @@ AMP_RUNTIME_API void amp_rt_gemm_ex(int64_t a, int32_t a_dtype,
             stride_a, stride_c);
 }
 
+AMP_RUNTIME_API void amp_rt_gemm_out(int64_t a, int32_t a_dtype,
+                                     int32_t trans_a, int64_t lda,
+                                     int64_t stride_a, int64_t b,
+                                     int32_t b_dtype, int32_t trans_b,
+                                     int64_t ldb, int64_t stride_b, int64_t c,
+                                     int32_t c_dtype, int64_t ldc,
+                                     int64_t stride_c, int64_t batch,
+                                     int64_t m, int64_t n, int64_t k) {
+  // As amp_rt_gemm_ex, with C of dtype c_dtype overwritten (beta = 0).
+  (void)a_dtype;
+  cpu::gemmOut(trans_b ? AMP_OP_T : AMP_OP_N, trans_a ? AMP_OP_T : AMP_OP_N, n,
+               m, k, 1.0f, ptr<void>(b), static_cast<amp_dtype>(b_dtype), ldb,
+               ptr<void>(a), lda, 0.0f, ptr<void>(c),
+               static_cast<amp_dtype>(c_dtype), ldc, batch, stride_b,
+               stride_a, stride_c);
+}
+
 } // extern "C"

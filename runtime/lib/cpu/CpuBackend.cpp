@@ -23,6 +23,10 @@ struct amp_blas_handle {
   int unused;
 };
 
+DeviceState *amp::runtime::getDeviceState(amp_scale_state *state) {
+  return &state->device;
+}
+
 extern "C" {
 
 const char *amp_runtime_backend_name(void) { return "cpu"; }
@@ -75,20 +79,15 @@ amp_status amp_scale_state_save(const amp_scale_state *state,
                                 amp_scale_snapshot *snapshot) {
   if (!state || !snapshot)
     return AMP_ERROR_INVALID_ARGUMENT;
-  snapshot->scale = state->device.scale;
-  snapshot->growth_tracker = state->device.growthTracker;
-  snapshot->overflow_tracker = state->device.overflowTracker;
+  saveSnapshot(state->device, *snapshot);
   return AMP_OK;
 }
 
 amp_status amp_scale_state_load(amp_scale_state *state,
                                 const amp_scale_snapshot *snapshot) {
-  if (!state)
-    return AMP_ERROR_INVALID_ARGUMENT;
-  if (amp_status status = checkSnapshot(snapshot))
+  if (amp_status status = checkLoad(state, snapshot))
     return status;
-  state->device = DeviceState{snapshot->scale, snapshot->growth_tracker,
-                              snapshot->overflow_tracker, 0};
+  state->device = getSnapshotState(*snapshot);
   return AMP_OK;
 }
 
@@ -100,28 +99,10 @@ amp_status amp_scale_state_reset_found_inf(amp_scale_state *state,
   return AMP_OK;
 }
 
-amp_status amp_scale_state_found_inf_device_ptr(amp_scale_state *state,
-                                                int32_t **out) {
-  if (!state || !out)
-    return AMP_ERROR_INVALID_ARGUMENT;
-  *out = &state->device.foundInf;
-  return AMP_OK;
-}
-
-amp_status amp_scale_state_scale_device_ptr(amp_scale_state *state,
-                                            float **out) {
-  if (!state || !out)
-    return AMP_ERROR_INVALID_ARGUMENT;
-  *out = &state->device.scale;
-  return AMP_OK;
-}
-
 amp_status amp_unscale_and_check(amp_scale_state *state,
                                  const amp_tensor *tensors, int n,
                                  amp_stream) {
-  if (!state)
-    return AMP_ERROR_INVALID_ARGUMENT;
-  if (amp_status status = checkTensors(tensors, n))
+  if (amp_status status = checkUnscale(state, tensors, n))
     return status;
   if (cpu::unscaleAndCheck(tensors, n, state->device.scale))
     state->device.foundInf = 1;
@@ -159,15 +140,28 @@ amp_status amp_gemm(amp_blas_handle *handle, amp_transpose transA,
                     float alpha, const void *a, amp_dtype dtypeA, int64_t lda,
                     const void *b, amp_dtype dtypeB, int64_t ldb, float beta,
                     float *c, int64_t ldc, int64_t batch, int64_t strideA,
-                    int64_t strideB, int64_t strideC, amp_stream) {
-  if (!handle)
+                    int64_t strideB, int64_t strideC, amp_stream stream) {
+  return amp_gemm_out(handle, transA, transB, m, n, k, alpha, a, dtypeA, lda,
+                      b, dtypeB, ldb, beta, c, AMP_DTYPE_F32, ldc, batch,
+                      strideA, strideB, strideC, stream);
+}
+
+amp_status amp_gemm_out(amp_blas_handle *handle, amp_transpose transA,
+                        amp_transpose transB, int64_t m, int64_t n, int64_t k,
+                        float alpha, const void *a, amp_dtype dtypeA,
+                        int64_t lda, const void *b, amp_dtype dtypeB,
+                        int64_t ldb, float beta, void *c, amp_dtype dtypeC,
+                        int64_t ldc, int64_t batch, int64_t strideA,
+                        int64_t strideB, int64_t strideC, amp_stream) {
+  if (!handle || dtypeSize(dtypeC) == 0)
     return AMP_ERROR_INVALID_ARGUMENT;
   if (amp_status status =
-          checkGemm(transA, transB, m, n, k, a, dtypeA, lda, b, dtypeB, ldb, c,
-                    ldc, batch, strideA, strideB, strideC))
+          checkGemm(handle, transA, transB, m, n, k, a, dtypeA, lda, b,
+                    dtypeB, ldb, static_cast<const float *>(c), ldc, batch,
+                    strideA, strideB, strideC))
     return status;
-  cpu::gemm(transA, transB, m, n, k, alpha, a, dtypeA, lda, b, ldb, beta, c,
-            ldc, batch, strideA, strideB, strideC);
+  cpu::gemmOut(transA, transB, m, n, k, alpha, a, dtypeA, lda, b, ldb, beta,
+               c, dtypeC, ldc, batch, strideA, strideB, strideC);
   return AMP_OK;
 }
 

@@ -395,4 +395,44 @@ void gemm(amp_transpose transA, amp_transpose transB, int64_t m, int64_t n,
   }
 }
 
+void gemmOut(amp_transpose transA, amp_transpose transB, int64_t m, int64_t n,
+             int64_t k, float alpha, const void *a, amp_dtype dtype,
+             int64_t lda, const void *b, int64_t ldb, float beta, void *c,
+             amp_dtype dtypeC, int64_t ldc, int64_t batch, int64_t strideA,
+             int64_t strideB, int64_t strideC) {
+  if (dtypeC == AMP_DTYPE_F32) {
+    gemm(transA, transB, m, n, k, alpha, a, dtype, lda, b, ldb, beta,
+         static_cast<float *>(c), ldc, batch, strideA, strideB, strideC);
+    return;
+  }
+  if (m == 0 || n == 0 || batch == 0)
+    return;
+  // A 16-bit C: compute each batch's m x n block into a dense f32 buffer
+  // (beta * C widened first), then round every element once.
+  bool half = dtypeC == AMP_DTYPE_F16;
+  auto *out = static_cast<uint16_t *>(c);
+  std::vector<float> block(static_cast<size_t>(m) * n);
+  for (int64_t i = 0; i < batch; ++i) {
+    uint16_t *ci = out + i * strideC;
+    for (int64_t col = 0; col < n; ++col)
+      for (int64_t row = 0; row < m; ++row) {
+        uint16_t bits = ci[col * ldc + row];
+        block[col * m + row] =
+            beta == 0.0f ? 0.0f
+                         : (half ? halfToFloat(bits) : bf16ToFloat(bits));
+      }
+    const char *ai = static_cast<const char *>(a) +
+                     i * strideA * static_cast<int64_t>(dtypeSize(dtype));
+    const char *bi = static_cast<const char *>(b) +
+                     i * strideB * static_cast<int64_t>(dtypeSize(dtype));
+    gemm(transA, transB, m, n, k, alpha, ai, dtype, lda, bi, ldb,
+         beta == 0.0f ? 0.0f : beta, block.data(), m, 1, 0, 0, 0);
+    for (int64_t col = 0; col < n; ++col)
+      for (int64_t row = 0; row < m; ++row) {
+        float v = block[col * m + row];
+        ci[col * ldc + row] = half ? floatToHalf(v) : floatToBf16(v);
+      }
+  }
+}
+
 } // namespace amp::runtime::cpu

@@ -14,7 +14,7 @@ namespace amp::runtime::cpu {
 
 /// Unscales `tensors` in place by inverseScale(scale) (not written when that
 /// is 1) and returns whether any element was inf or nan. Arguments must have
-/// passed checkTensors.
+/// passed checkUnscale.
 bool unscaleAndCheck(const amp_tensor *tensors, int n, float scale);
 
 /// amp_gemm on host memory; arguments must have passed checkGemm.
@@ -22,6 +22,14 @@ void gemm(amp_transpose transA, amp_transpose transB, int64_t m, int64_t n,
           int64_t k, float alpha, const void *a, amp_dtype dtype, int64_t lda,
           const void *b, int64_t ldb, float beta, float *c, int64_t ldc,
           int64_t batch, int64_t strideA, int64_t strideB, int64_t strideC);
+
+/// amp_gemm_out on host memory (C of dtype `dtypeC`); arguments must have
+/// passed checkGemm.
+void gemmOut(amp_transpose transA, amp_transpose transB, int64_t m, int64_t n,
+             int64_t k, float alpha, const void *a, amp_dtype dtype,
+             int64_t lda, const void *b, int64_t ldb, float beta, void *c,
+             amp_dtype dtypeC, int64_t ldc, int64_t batch, int64_t strideA,
+             int64_t strideB, int64_t strideC);
 
 } // namespace amp::runtime::cpu
 

@@ -115,6 +115,7 @@ AMP_RUNTIME_API void amp_rt_gemm_ex(int64_t a, int32_t a_dtype,
                                     int64_t ldc, int64_t stride_c,
                                     int64_t batch, int64_t m, int64_t n,
                                     int64_t k) {
+  ScopedContext scope;
   if (!blas && amp_blas_create(&blas) != AMP_OK) {
     std::fprintf(stderr, "amp runtime: cannot create the cuBLAS handle\n");
     return;
@@ -130,6 +131,31 @@ AMP_RUNTIME_API void amp_rt_gemm_ex(int64_t a, int32_t a_dtype,
       reinterpret_cast<amp_stream>(stream()));
   if (status != AMP_OK)
     std::fprintf(stderr, "amp runtime: amp_rt_gemm_ex failed: %s\n",
+                 amp_status_string(status));
+}
+
+AMP_RUNTIME_API void amp_rt_gemm_out(int64_t a, int32_t a_dtype,
+                                     int32_t trans_a, int64_t lda,
+                                     int64_t stride_a, int64_t b,
+                                     int32_t b_dtype, int32_t trans_b,
+                                     int64_t ldb, int64_t stride_b, int64_t c,
+                                     int32_t c_dtype, int64_t ldc,
+                                     int64_t stride_c, int64_t batch,
+                                     int64_t m, int64_t n, int64_t k) {
+  // As amp_rt_gemm_ex, with C of dtype c_dtype overwritten (beta = 0).
+  ScopedContext scope;
+  if (!blas && amp_blas_create(&blas) != AMP_OK) {
+    std::fprintf(stderr, "amp runtime: cannot create the cuBLAS handle\n");
+    return;
+  }
+  amp_status status = amp_gemm_out(
+      blas, trans_b ? AMP_OP_T : AMP_OP_N, trans_a ? AMP_OP_T : AMP_OP_N, n, m,
+      k, 1.0f, ptr<void>(b), static_cast<amp_dtype>(b_dtype), ldb,
+      ptr<void>(a), static_cast<amp_dtype>(a_dtype), lda, 0.0f, ptr<void>(c),
+      static_cast<amp_dtype>(c_dtype), ldc, batch, stride_b, stride_a,
+      stride_c, reinterpret_cast<amp_stream>(stream()));
+  if (status != AMP_OK)
+    std::fprintf(stderr, "amp runtime: amp_rt_gemm_out failed: %s\n",
                  amp_status_string(status));
 }
 

@@ -49,6 +49,10 @@ struct amp_blas_handle {
   cublasHandle_t cublas = nullptr;
 };
 
+DeviceState *amp::runtime::getDeviceState(amp_scale_state *state) {
+  return state->device;
+}
+
 namespace {
 
 amp_status fromCuda(cudaError_t err) {
@@ -225,20 +229,15 @@ amp_status amp_scale_state_save(const amp_scale_state *state,
     err = cudaMemcpy(&host, state->device, sizeof host, cudaMemcpyDeviceToHost);
   if (err != cudaSuccess)
     return fromCuda(err);
-  snapshot->scale = host.scale;
-  snapshot->growth_tracker = host.growthTracker;
-  snapshot->overflow_tracker = host.overflowTracker;
+  saveSnapshot(host, *snapshot);
   return AMP_OK;
 }
 
 amp_status amp_scale_state_load(amp_scale_state *state,
                                 const amp_scale_snapshot *snapshot) {
-  if (!state)
-    return AMP_ERROR_INVALID_ARGUMENT;
-  if (amp_status status = checkSnapshot(snapshot))
+  if (amp_status status = checkLoad(state, snapshot))
     return status;
-  DeviceState host{snapshot->scale, snapshot->growth_tracker,
-                   snapshot->overflow_tracker, 0};
+  DeviceState host = getSnapshotState(*snapshot);
   ScopedContext scope;
   cudaError_t err = cudaDeviceSynchronize();
   if (err == cudaSuccess)
@@ -255,28 +254,10 @@ amp_status amp_scale_state_reset_found_inf(amp_scale_state *state,
                                   static_cast<cudaStream_t>(stream)));
 }
 
-amp_status amp_scale_state_found_inf_device_ptr(amp_scale_state *state,
-                                                int32_t **out) {
-  if (!state || !out)
-    return AMP_ERROR_INVALID_ARGUMENT;
-  *out = &state->device->foundInf;
-  return AMP_OK;
-}
-
-amp_status amp_scale_state_scale_device_ptr(amp_scale_state *state,
-                                            float **out) {
-  if (!state || !out)
-    return AMP_ERROR_INVALID_ARGUMENT;
-  *out = &state->device->scale;
-  return AMP_OK;
-}
-
 amp_status amp_unscale_and_check(amp_scale_state *state,
                                  const amp_tensor *tensors, int n,
                                  amp_stream stream) {
-  if (!state)
-    return AMP_ERROR_INVALID_ARGUMENT;
-  if (amp_status status = checkTensors(tensors, n))
+  if (amp_status status = checkUnscale(state, tensors, n))
     return status;
   // The table of non-empty tensors and their first global chunk.
   std::vector<TensorEntry> entries;
@@ -385,11 +366,24 @@ amp_status amp_gemm(amp_blas_handle *handle, amp_transpose transA,
                     const void *b, amp_dtype dtypeB, int64_t ldb, float beta,
                     float *c, int64_t ldc, int64_t batch, int64_t strideA,
                     int64_t strideB, int64_t strideC, amp_stream stream) {
-  if (!handle)
+  return amp_gemm_out(handle, transA, transB, m, n, k, alpha, a, dtypeA, lda,
+                      b, dtypeB, ldb, beta, c, AMP_DTYPE_F32, ldc, batch,
+                      strideA, strideB, strideC, stream);
+}
+
+amp_status amp_gemm_out(amp_blas_handle *handle, amp_transpose transA,
+                        amp_transpose transB, int64_t m, int64_t n, int64_t k,
+                        float alpha, const void *a, amp_dtype dtypeA,
+                        int64_t lda, const void *b, amp_dtype dtypeB,
+                        int64_t ldb, float beta, void *c, amp_dtype dtypeC,
+                        int64_t ldc, int64_t batch, int64_t strideA,
+                        int64_t strideB, int64_t strideC, amp_stream stream) {
+  if (!handle || dtypeSize(dtypeC) == 0)
     return AMP_ERROR_INVALID_ARGUMENT;
   if (amp_status status =
-          checkGemm(transA, transB, m, n, k, a, dtypeA, lda, b, dtypeB, ldb, c,
-                    ldc, batch, strideA, strideB, strideC))
+          checkGemm(handle, transA, transB, m, n, k, a, dtypeA, lda, b,
+                    dtypeB, ldb, static_cast<const float *>(c), ldc, batch,
+                    strideA, strideB, strideC))
     return status;
   if (m == 0 || n == 0 || batch == 0)
     return AMP_OK;
@@ -406,7 +400,7 @@ amp_status amp_gemm(amp_blas_handle *handle, amp_transpose transA,
       transB == AMP_OP_T ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(m),
       static_cast<int>(n), static_cast<int>(k), &alpha, a, type,
       static_cast<int>(lda), strideA, b, type, static_cast<int>(ldb), strideB,
-      &beta, c, CUDA_R_32F, static_cast<int>(ldc), strideC,
+      &beta, c, cudaType(dtypeC), static_cast<int>(ldc), strideC,
       static_cast<int>(batch),
       dtypeA == AMP_DTYPE_F32 && allowTf32.load(std::memory_order_relaxed)
           ? CUBLAS_COMPUTE_32F_FAST_TF32

@@ -18,12 +18,24 @@
 //
 // The init of C (usually a zero fill) is kept, so the result equals linalg's.
 //
+// Low-precision store (amp-autocast's "accumulate in f32, store low"): when C
+// is a zero-filled f32 buffer allocated for the contraction alone, read only
+// by elementwise linalg ops that immediately truncate it to one type T (f16 or
+// bf16: the autocast's cast after a matmul, often fused with the next op),
+// the GEMM writes T directly: `amp_rt_gemm_out` (cuBLAS CUBLAS_COMPUTE_32F
+// with a 16-bit C, beta = 0) into a T buffer that replaces the f32 one, the
+// readers take that buffer with their arith.truncf removed, and the fill goes.
+// The values are the same bits (one round to nearest even of the f32 sum);
+// the f32 buffer, half of C's traffic and the cast's read are gone.
+//
 //===----------------------------------------------------------------------===//
 
 #include "RuntimeCalls.h"
 #include "amp/Conversion/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPLOWERCONTRACTIONSTORUNTIMEPASS
@@ -149,6 +161,81 @@ static Value pointerAt(OpBuilder &b, Location loc, Value memref,
   return arith::AddIOp::create(b, loc, base, i64(b, loc, offset * bytes));
 }
 
+/// The low-precision store of the file comment: when `c`, the init of the
+/// contraction `op`, qualifies, returns T's dtype code after replacing `c` by a
+/// T buffer (returned in `c`) and rewriting its readers; -1 (nothing changed)
+/// otherwise.
+static int foldLowPrecisionStore(linalg::LinalgOp op, Value &c) {
+  auto alloc = c.getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getBlock() != op->getBlock() ||
+      !alloc.getType().getLayout().isIdentity() ||
+      !alloc.getDynamicSizes().empty() || !alloc.getSymbolOperands().empty())
+    return -1;
+  linalg::FillOp fill;
+  SmallVector<std::pair<linalg::GenericOp, OpOperand *>> readers;
+  SmallVector<memref::DeallocOp> deallocs;
+  FloatType lowType;
+  for (OpOperand &use : c.getUses()) {
+    Operation *user = use.getOwner();
+    if (user == op.getOperation())
+      continue;
+    if (auto f = dyn_cast<linalg::FillOp>(user)) {
+      FloatAttr value;
+      if (fill || !f.hasPureBufferSemantics() ||
+          !matchPattern(f.value(), m_Constant(&value)) ||
+          !value.getValue().isZero() || !f->isBeforeInBlock(op))
+        return -1;
+      fill = f;
+      continue;
+    }
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
+      deallocs.push_back(dealloc);
+      continue;
+    }
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    if (!generic || generic->getBlock() != op->getBlock() ||
+        !op->isBeforeInBlock(generic) || !generic.hasPureBufferSemantics() ||
+        generic.getNumReductionLoops() != 0 || !generic.isDpsInput(&use) ||
+        !generic.getMatchingIndexingMap(&use).isIdentity())
+      return -1;
+    BlockArgument arg = generic.getMatchingBlockArgument(&use);
+    if (arg.use_empty())
+      return -1;
+    for (Operation *argUser : arg.getUsers()) {
+      auto trunc = dyn_cast<arith::TruncFOp>(argUser);
+      if (!trunc || trunc.getRoundingmodeAttr() ||
+          (lowType && trunc.getType() != lowType))
+        return -1;
+      lowType = cast<FloatType>(trunc.getType());
+    }
+    readers.push_back({generic, &use});
+  }
+  if (!fill || readers.empty() || !lowType ||
+      (!lowType.isF16() && !lowType.isBF16()))
+    return -1;
+
+  // Rewrite: a T buffer in place of the f32 one.
+  OpBuilder builder(alloc);
+  auto lowBuffer = memref::AllocOp::create(
+      builder, alloc.getLoc(),
+      MemRefType::get(alloc.getType().getShape(), lowType),
+      alloc.getAlignmentAttr());
+  for (auto [generic, use] : readers) {
+    BlockArgument arg = generic.getMatchingBlockArgument(use);
+    use->set(lowBuffer);
+    arg.setType(lowType);
+    for (Operation *trunc : llvm::make_early_inc_range(arg.getUsers())) {
+      trunc->getResult(0).replaceAllUsesWith(arg);
+      trunc->erase();
+    }
+  }
+  for (memref::DeallocOp dealloc : deallocs)
+    dealloc.getMemrefMutable().set(lowBuffer);
+  fill->erase();
+  c = lowBuffer;
+  return dtypeCode(lowType);
+}
+
 /// Lowers `op` to a GEMM call; false (nothing changed) when it does not fit.
 static bool lowerContraction(linalg::LinalgOp op, ModuleOp module) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
@@ -207,8 +294,29 @@ static bool lowerContraction(linalg::LinalgOp op, ModuleOp module) {
   int64_t batch = sizeOf(*batchDim);
   int64_t kk = sizeOf(*kDim);
 
+  // Replace the f32 C by a low-precision one when only truncations read it.
+  Value f32Buffer = c;
+  int cCode = foldLowPrecisionStore(op, gc->memref);
   OpBuilder builder(op);
   Location loc = op.getLoc();
+  if (cCode >= 0) {
+    call(builder, loc, module, "amp_rt_gemm_out",
+         {pointerAt(builder, loc, ga->memref, ga->offset),
+          i32(builder, loc, aCode), i32(builder, loc, ga->transposed),
+          i64(builder, loc, ga->ld), i64(builder, loc, ga->batchStride),
+          pointerAt(builder, loc, gb->memref, gb->offset),
+          i32(builder, loc, bCode), i32(builder, loc, gb->transposed),
+          i64(builder, loc, gb->ld), i64(builder, loc, gb->batchStride),
+          pointerAt(builder, loc, gc->memref, gc->offset),
+          i32(builder, loc, cCode), i64(builder, loc, gc->ld),
+          i64(builder, loc, gc->batchStride), i64(builder, loc, batch),
+          i64(builder, loc, rowsM), i64(builder, loc, colsN),
+          i64(builder, loc, kk)});
+    op->erase();
+    if (f32Buffer.use_empty())
+      f32Buffer.getDefiningOp()->erase();
+    return true;
+  }
   bool plain = !ga->transposed && !gb->transposed && ga->offset == 0 &&
                gb->offset == 0 && gc->offset == 0 && ga->ld == kk &&
                gb->ld == colsN && gc->ld == colsN &&

@@ -21,7 +21,8 @@ def AmpPolicyOpInterface : OpInterface<"AmpPolicyOpInterface"> {
     - which operands carry the data that runs in low precision (a linalg
       contraction's f32 accumulator init, integer indices and scalars do not);
     - whether it is an accumulating reduction (never run with a low-precision
-      accumulator, whatever the policy says);
+      accumulator, whatever the policy says), and whether such a reduction
+      can read low-precision inputs while it accumulates in f32;
     - how to re-type itself to compute in a low-precision float type.
 
     The pass decides *where* low precision goes; the op only knows *how*.
@@ -46,6 +47,26 @@ def AmpPolicyOpInterface : OpInterface<"AmpPolicyOpInterface"> {
         stays f32: a low-precision accumulator loses the small terms.
       }],
       "bool", "isAccumulatingReduction", (ins), "", [{ return false; }]>,
+    InterfaceMethod<[{
+        Returns true if the op, an accumulating reduction, can read its
+        low-precision operands in the low type while it keeps accumulating in
+        (and returning) f32, as PyTorch's sum kernels do with f16 inputs: a
+        linalg reduction with f16 inputs, an f32 init and an arith.extf in its
+        body. The pass then reads the producer's low-precision result directly
+        instead of first writing an f32 copy of the whole input.
+      }],
+      "bool", "canReadLowPrecision", (ins), "", [{ return false; }]>,
+    InterfaceMethod<[{
+        Re-types the op to read `newOperands`, where some low-precision
+        operands have `lowType` as their element type, and to keep computing
+        and returning f32. Only called when canReadLowPrecision() is true.
+        Returns the op that now computes the results (as
+        convertToLowPrecision does).
+      }],
+      "::mlir::FailureOr<::mlir::Operation *>", "convertToLowPrecisionInputs",
+      (ins "::mlir::RewriterBase &":$rewriter, "::mlir::ValueRange":$newOperands,
+           "::mlir::FloatType":$lowType), "",
+      [{ return ::mlir::failure(); }]>,
     InterfaceMethod<[{
         Returns true if the op, running in low precision, still produces f32
         results because it accumulates into them (tosa.matmul, linalg

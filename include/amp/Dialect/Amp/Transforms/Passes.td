@@ -73,6 +73,7 @@ def AmpAutocastPass : Pass<"amp-autocast", "::mlir::ModuleOp"> {
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
     "::mlir::tensor::TensorDialect",
     "::mlir::tosa::TosaDialect",
   ];

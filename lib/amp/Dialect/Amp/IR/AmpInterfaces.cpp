@@ -1,7 +1,6 @@
 //===- AmpInterfaces.cpp - precision-policy op interface ------------------===//
 
 #include "amp/Dialect/Amp/IR/AmpInterfaces.h"
-#include "amp/Policy/Policy.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 using namespace mlir;

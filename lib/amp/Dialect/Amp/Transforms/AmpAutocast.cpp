@@ -9,7 +9,10 @@
 //   2. AutocastRewriter walks the function's ops in program order, so every
 //      producer is rewritten before its users. A low-precision op gets its
 //      low-precision operands converted to the low type (the others to their
-//      original type) and re-types itself through AmpPolicyOpInterface. Any
+//      original type) and re-types itself through AmpPolicyOpInterface. An
+//      f32 reduction that reads low-precision inputs gets those inputs in the
+//      low type and re-types only its inputs (convertToLowPrecisionInputs:
+//      f16 in, f32 accumulator and result). Any
 //      other op gets each operand back in the type it had originally, so f32
 //      ops, control flow, calls and returns see exactly the types they saw
 //      before: signatures and loop-carried values never change.
@@ -232,7 +235,35 @@ LogicalResult AutocastRewriter::run(FunctionOpInterface function) {
   });
 
   SmallVector<Operation *> replaced;
+  auto replace = [&](Operation *op, Operation *converted) {
+    if (converted == op)
+      return;
+    for (auto [from, to] :
+         llvm::zip_equal(op->getResults(), converted->getResults()))
+      originalTypes[to] = originalTypes.lookup(from);
+    rewriter.replaceAllOpUsesWith(op, converted->getResults());
+    replaced.push_back(op);
+  };
   for (Operation *op : ops) {
+    // An f32 reduction that reads some inputs in the low type.
+    if (placement.isFloatOp(op) && placement.getDecision(op).readsLowPrecision) {
+      SmallVector<Value> newOperands;
+      for (OpOperand &operand : op->getOpOperands()) {
+        Type want = originalType(operand.get());
+        if (placement.isLowPrecisionOperand(op, operand.getOperandNumber()))
+          want = withFloatElementType(want, lowType);
+        newOperands.push_back(castTo(operand.get(), want, op));
+      }
+      for (OpResult result : op->getResults())
+        originalTypes[result] = result.getType();
+      FailureOr<Operation *> converted =
+          cast<AmpPolicyOpInterface>(op).convertToLowPrecisionInputs(
+              rewriter, newOperands, lowType);
+      if (failed(converted))
+        return op->emitOpError("cannot read ") << lowType << " inputs";
+      replace(op, *converted);
+      continue;
+    }
     if (!placement.isLowPrecision(op)) {
       for (OpOperand &operand : op->getOpOperands()) {
         Value value = operand.get();
@@ -270,13 +301,7 @@ LogicalResult AutocastRewriter::run(FunctionOpInterface function) {
       converted = convertResultsInPlace(op, rewriter, newOperands, lowType);
     if (failed(converted))
       return op->emitOpError("cannot be re-typed to ") << lowType;
-    if (*converted != op) {
-      for (auto [from, to] :
-           llvm::zip_equal(op->getResults(), (*converted)->getResults()))
-        originalTypes[to] = originalTypes.lookup(from);
-      rewriter.replaceAllOpUsesWith(op, (*converted)->getResults());
-      replaced.push_back(op);
-    }
+    replace(op, *converted);
   }
   for (Operation *op : replaced)
     rewriter.eraseOp(op);
@@ -350,7 +375,7 @@ void AmpAutocastPass::runOnOperation() {
 
   llvm::json::Array entries;
   RewriteStats stats;
-  uint64_t floatOps = 0, lowOps = 0, unknownOps = 0;
+  uint64_t floatOps = 0, lowOps = 0, unknownOps = 0, lowInputOps = 0;
   SmallVector<FunctionOpInterface> functions;
   module.walk([&](FunctionOpInterface fn) {
     if (!fn.isExternal())
@@ -370,7 +395,8 @@ void AmpAutocastPass::runOnOperation() {
       const OpDecision &decision = placement->getDecision(op);
       ++floatOps;
       lowOps += decision.lowPrecision;
-      if (!decision.category && decision.reason == "unknown op") {
+      lowInputOps += decision.readsLowPrecision;
+      if (!decision.category && decision.reason == DecisionReason::UnknownOp) {
         ++unknownOps;
         if (strict) {
           op->emitError() << "'" << op->getName()
@@ -395,6 +421,10 @@ void AmpAutocastPass::runOnOperation() {
                             : std::string("f32")},
           {"reason", decision.describeReason()},
       });
+      // An f32 reduction that reads low-precision inputs says so.
+      if (decision.readsLowPrecision)
+        entries.back().getAsObject()->insert(
+            {"inputs", stringifyPrecision(precision).str()});
     }
     if (strictFailure)
       return signalPassFailure();
@@ -425,6 +455,7 @@ void AmpAutocastPass::runOnOperation() {
       {"low_precision_ops", lowOps},
       {"low_precision_ratio",
        llvm::formatv("{0}/{1}", lowOps, floatOps).str()},
+      {"f32_reductions_reading_low_precision", lowInputOps},
       {"casts_inserted", stats.casts},
       {"constants_converted", stats.constants},
       {"bytes_converted", stats.bytes},

@@ -1,0 +1,282 @@
+//===- Compile.cpp - a training step compiled for the runner --------------===//
+//
+// Compilation: the entry is chosen and its training-step contract checked as
+// written; amp-pipeline rewrites it (unless fp32); the contract is read again
+// (the lowering strips the amp.* attributes) into one host buffer per
+// argument and per result; then Load.cpp finds the runtime libraries and the
+// JIT cache, and asks lower() for the module the JIT compiles:
+// amp-cpu-pipeline (the LLVM dialect with a `_mlir_ciface_<name>` wrapper) or,
+// on a CUDA device, amp-gpu-pipeline (kernels as a fatbin, host code on one
+// stream; the step's arguments are marked non-writable for bufferization, so
+// that it never writes into a resident input). Run.cpp builds the call's
+// descriptors last.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RunnerInternal.h"
+#include "amp/Dialect/Amp/IR/AmpDialect.h"
+#include "amp/Dialect/Amp/IR/TrainingStep.h"
+#include "amp/InitAll.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/Support/TargetSelect.h"
+
+using namespace mlir;
+using namespace mlir::amp;
+
+/// True if the runner can hold an argument of this element type in a host
+/// buffer and exchange it with numpy (RunnerArgument::getDType).
+static bool isSupportedArgElement(Type type) {
+  return type.isF32() || type.isInteger(1) || type.isInteger(32) ||
+         type.isInteger(64);
+}
+
+void TrainingRunner::registerDialects(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+}
+
+FailureOr<std::unique_ptr<TrainingRunner>>
+TrainingRunner::create(OwningOpRef<ModuleOp> module,
+                       const TrainingRunnerOptions &options) {
+  static bool targetInitialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)targetInitialized;
+  MLIRContext *context = module->getContext();
+  registerBuiltinDialectTranslation(*context);
+  registerLLVMDialectTranslation(*context);
+
+  // A step run as written has no loss scaling to configure.
+  if (options.precision == Precision::f32 &&
+      (options.amp.lossScaling == LossScalingChoice::Dynamic ||
+       options.amp.lossScaling == LossScalingChoice::Static))
+    return emitError(module->getLoc())
+           << "loss scaling needs precision f16 or bf16 (fp32 runs the step "
+              "as written)";
+
+  std::unique_ptr<TrainingRunner> runner(new TrainingRunner());
+  runner->module = std::move(module);
+  runner->seed = options.seed;
+  if (failed(runner->compile(options)))
+    return failure();
+  return runner;
+}
+
+/// The training step to run: `entry`, or the only function that declares the
+/// contract.
+static FailureOr<func::FuncOp> findEntry(ModuleOp module, StringRef entry) {
+  if (!entry.empty()) {
+    auto fn = dyn_cast_or_null<func::FuncOp>(
+        SymbolTable::lookupSymbolIn(module, entry));
+    if (!fn)
+      return emitError(module.getLoc())
+             << "no function named '" << entry << "' in the module";
+    if (!TrainingStep::declaresContract(fn))
+      return fn.emitError()
+             << "'" << entry
+             << "' is not a training step: it declares no amp.grad_seed, "
+                "amp.update_of or amp.loss";
+    return fn;
+  }
+  SmallVector<func::FuncOp> steps;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (!fn.isExternal() && TrainingStep::declaresContract(fn))
+      steps.push_back(fn);
+  if (steps.empty())
+    return emitError(module.getLoc())
+           << "no training step in the module: no function declares "
+              "amp.grad_seed, amp.update_of or amp.loss "
+              "(docs/TrainingStep.md)";
+  if (steps.size() > 1) {
+    InFlightDiagnostic diag =
+        emitError(module.getLoc())
+        << steps.size()
+        << " functions declare the training-step contract; choose one with "
+           "--entry (";
+    llvm::interleaveComma(
+        steps, diag, [&](func::FuncOp fn) { diag << "@" << fn.getName(); });
+    diag << ")";
+    return diag;
+  }
+  return steps.front();
+}
+
+/// Checks that `type` is a statically shaped tensor the runner can hold.
+static FailureOr<RankedTensorType> checkBufferType(func::FuncOp fn, Type type,
+                                                   StringRef what,
+                                                   unsigned index,
+                                                   bool isArgument) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return fn.emitError() << what << " #" << index << " has type " << type
+                          << ": the runner needs statically shaped tensors";
+  Type element = tensor.getElementType();
+  bool ok = isArgument ? isSupportedArgElement(element)
+                       : (element.isIntOrFloat() &&
+                          (element.isInteger(1) ||
+                           element.getIntOrFloatBitWidth() % 8 == 0));
+  if (!ok)
+    return fn.emitError() << what << " #" << index << " has type " << type
+                          << ": the runner supports "
+                          << (isArgument ? "f32, i1, i32 and i64 arguments"
+                                         : "integer and float results");
+  return tensor;
+}
+
+LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
+  MLIRContext *context = module->getContext();
+  ModuleOp moduleOp = *module;
+  FailureOr<func::FuncOp> entry = findEntry(moduleOp, options.entry);
+  if (failed(entry))
+    return failure();
+  entryName = entry->getName().str();
+  entryLoc = entry->getLoc();
+  if (!entry->isPublic())
+    return entry->emitError()
+           << "training step '" << entryName
+           << "' is private: only public functions get a C interface";
+  // Check the contract as written, so that its violations are reported before
+  // any rewrite.
+  if (failed(TrainingStep::get(*entry, /*requireSeed=*/false)))
+    return failure();
+
+  // The AMP rewrite.
+  if (options.precision != Precision::f32) {
+    PassManager pm(context);
+    AmpConfig amp = options.amp;
+    amp.precision = options.precision;
+    buildAmpPipeline(pm, amp);
+    if (failed(pm.run(moduleOp)))
+      return failure();
+  }
+
+  // The contract after AMP: update_of, loss, scale state.
+  auto fn = dyn_cast_or_null<func::FuncOp>(
+      SymbolTable::lookupSymbolIn(moduleOp, entryName));
+  if (!fn)
+    return emitError(moduleOp.getLoc())
+           << "the AMP pipeline removed training step '" << entryName << "'";
+  if (failed(readContract(fn)) || failed(load(fn, options)))
+    return failure();
+  return buildDescriptors();
+}
+
+LogicalResult TrainingRunner::readContract(func::FuncOp fn) {
+  FailureOr<TrainingStep> contract = TrainingStep::get(fn, false);
+  if (failed(contract))
+    return failure();
+  if (contract->lossResult < 0)
+    return fn.emitError() << "training step '" << entryName
+                          << "' has no result marked amp.loss";
+  lossResult = contract->lossResult;
+  skippedResult = contract->skippedResult;
+  scaleArg = contract->scaleArg;
+  scaleResult = contract->scaleResult;
+  if ((scaleArg >= 0) != (scaleResult >= 0))
+    return fn.emitError() << "the loss-scale state must be both an argument "
+                             "and a result";
+
+  unsigned numArgs = fn.getNumArguments();
+  unsigned numResults = fn.getNumResults();
+  SmallVector<std::pair<int64_t, int64_t>> stateLinks = {
+      {contract->scaleArg, contract->scaleResult},
+      {contract->growthArg, contract->growthResult},
+      {contract->overflowArg, contract->overflowResult}};
+  unsigned numState = 0;
+  for (auto [arg, result] : stateLinks) {
+    if ((arg >= 0) != (result >= 0))
+      return fn.emitError() << "a loss-scale state component must be both an "
+                               "argument and a result";
+    if (arg >= 0)
+      ++numState;
+  }
+  numOriginalArgs = numArgs - numState;
+
+  arguments.clear();
+  arguments.reserve(numArgs);
+  for (unsigned i = 0; i < numArgs; ++i) {
+    FailureOr<RankedTensorType> type = checkBufferType(
+        fn, fn.getArgumentTypes()[i], "argument", i, /*isArgument=*/true);
+    if (failed(type))
+      return failure();
+    RunnerArgument arg;
+    arg.index = i;
+    arg.type = *type;
+    arg.loc = fn.getArgument(i).getLoc();
+    arg.init = fn.getArgAttrOfType<InitAttr>(
+        i, AmpDialect::InitAttrHelper::getNameStr());
+    for (auto [stateArg, stateResult] : stateLinks)
+      if (stateArg == static_cast<int64_t>(i)) {
+        arg.isScaleState = true;
+        arg.updatedBy = stateResult;
+      }
+    if (arg.isScaleState && i < numOriginalArgs)
+      return fn.emitError() << "the loss-scale state must be the last "
+                               "arguments of the training step";
+    arg.storage = allocateBuffer(arg.getNumBytes());
+    arguments.push_back(std::move(arg));
+  }
+  for (auto [result, target] : llvm::enumerate(contract->updateOf))
+    if (target >= 0)
+      arguments[target].updatedBy = result;
+
+  resultTypes.clear();
+  results.clear();
+  for (unsigned r = 0; r < numResults; ++r) {
+    FailureOr<RankedTensorType> type = checkBufferType(
+        fn, fn.getResultTypes()[r], "result", r, /*isArgument=*/false);
+    if (failed(type))
+      return failure();
+    resultTypes.push_back(*type);
+    results.push_back(allocateBuffer(getBufferBytes(*type)));
+  }
+  if (skippedResult >= 0 &&
+      !resultTypes[skippedResult].getElementType().isInteger(1))
+    return fn.emitError() << "the amp.skipped result must be an i1 tensor";
+
+  poisonArg = -1;
+  for (const RunnerArgument &arg : arguments)
+    if (arg.type.getElementType().isF32() && arg.updatedBy < 0 &&
+        !arg.isScaleState && arg.type.getNumElements() > 0) {
+      poisonArg = arg.index;
+      break;
+    }
+  return success();
+}
+
+LogicalResult TrainingRunner::lower(func::FuncOp fn,
+                                    const TrainingRunnerOptions &options) {
+  MLIRContext *context = module->getContext();
+  // The lowering: CPU, or kernels + host code on one stream.
+  PassManager pm(context);
+  if (device) {
+    // Resident inputs: the step must not write into its arguments.
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      fn.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
+                    BoolAttr::get(context, false));
+    AmpGpuPipelineOptions gpu;
+    gpu.chip = options.chip.empty() ? device->chip : options.chip;
+    gpu.format = "fatbin";
+    gpu.lowering =
+        options.lowering == AmpOpsLowering::Inline ? "inline" : "runtime";
+    buildAmpGpuPipeline(pm, gpu);
+  } else {
+    AmpCpuPipelineOptions cpu;
+    cpu.emitCInterface = true;
+    if (options.lowering == AmpOpsLowering::Runtime)
+      cpu.lowering = "runtime";
+    cpu.blas = options.cpuBlas;
+    buildAmpCpuPipeline(pm, cpu);
+  }
+  return pm.run(*module);
+}

@@ -1,0 +1,249 @@
+//===- Load.cpp - runtime libraries, the JIT cache and the JIT ------------===//
+//
+// What the compiled step needs to run, and the step itself as machine code:
+//
+// - the runtime libraries, found next to the binary that holds this code
+//   (build tree: bin/../runtime; install tree: bin/../lib) or in
+//   $AMP_RUNTIME_DIR: libamp_runtime_cpu.so for the runtime lowering and the
+//   CPU GEMM, libamp_runtime_cuda.so (loaded here, its memory entry points
+//   kept in DeviceApi) for a CUDA step;
+// - the object code of a CPU step compiled before, from the JIT cache
+//   (JitCache.h), keyed by the IR and the lowering options;
+// - else the lowered module (TrainingRunner::lower, Compile.cpp) through
+//   MLIR's ExecutionEngine, whose object code is then stored in the cache.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RunnerInternal.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include <cstdlib>
+#include <dlfcn.h>
+
+using namespace mlir;
+using namespace mlir::amp;
+
+#ifndef AMP_C_RUNNER_UTILS
+#define AMP_C_RUNNER_UTILS ""
+#endif
+
+//===----------------------------------------------------------------------===//
+// Runtime libraries
+//===----------------------------------------------------------------------===//
+
+/// The directories searched for the runtime libraries, in order:
+/// $AMP_RUNTIME_DIR, then next to the binary holding this code (an
+/// executable such as amp-train, or a shared object such as the Python
+/// module) and in its ../lib (install tree) and ../runtime (build tree).
+static SmallVector<std::string> getRuntimeSearchDirs() {
+  SmallVector<std::string> dirs;
+  if (const char *dir = std::getenv("AMP_RUNTIME_DIR"); dir && *dir)
+    dirs.push_back(dir);
+  SmallVector<std::string> binaries;
+  static int anchor;
+  binaries.push_back(llvm::sys::fs::getMainExecutable(
+      nullptr, reinterpret_cast<void *>(&getRuntimeSearchDirs)));
+  Dl_info info;
+  if (dladdr(&anchor, &info) && info.dli_fname && *info.dli_fname)
+    binaries.push_back(info.dli_fname);
+  for (const std::string &binary : binaries) {
+    SmallString<256> real;
+    if (binary.empty() || llvm::sys::fs::real_path(binary, real))
+      continue;
+    StringRef dir = llvm::sys::path::parent_path(real);
+    for (StringRef sub : {"", "../lib", "../runtime"}) {
+      SmallString<256> candidate(dir);
+      if (!sub.empty())
+        llvm::sys::path::append(candidate, sub);
+      llvm::sys::path::remove_dots(candidate, /*remove_dot_dot=*/true);
+      if (!llvm::is_contained(dirs, candidate.str().str()))
+        dirs.push_back(candidate.str().str());
+    }
+  }
+  return dirs;
+}
+
+FailureOr<std::string> mlir::amp::findRuntimeLibrary(StringRef fileName,
+                                                     Location loc) {
+  SmallVector<std::string> dirs = getRuntimeSearchDirs();
+  for (const std::string &dir : dirs) {
+    SmallString<256> path(dir);
+    llvm::sys::path::append(path, fileName);
+    if (llvm::sys::fs::exists(path))
+      return path.str().str();
+  }
+  InFlightDiagnostic diag = emitError(loc) << "cannot find " << fileName
+                                           << " (looked in ";
+  llvm::interleaveComma(dirs, diag);
+  diag << "; set AMP_RUNTIME_DIR to the directory that holds it)";
+  return diag;
+}
+
+FailureOr<std::unique_ptr<TrainingRunner::DeviceApi>>
+TrainingRunner::DeviceApi::load(Location loc, bool allowTF32) {
+#ifdef AMP_HAVE_RUNTIME_CUDA
+  FailureOr<std::string> path =
+      findRuntimeLibrary("libamp_runtime_cuda.so", loc);
+  if (failed(path))
+    return failure();
+  std::string error;
+  auto library =
+      llvm::sys::DynamicLibrary::getPermanentLibrary(path->c_str(), &error);
+  if (!library.isValid())
+    return emitError(loc) << "cannot load the CUDA runtime " << *path
+                          << ": " << error;
+  auto count = reinterpret_cast<int (*)(int *)>(
+      library.getAddressOfSymbol("amp_runtime_device_count"));
+  int devices = 0;
+  if (!count || count(&devices) != 0 || devices == 0)
+    return emitError(loc) << "--device=cuda needs an NVIDIA GPU and none is "
+                             "usable here: the CUDA driver reports no "
+                             "device";
+  auto api = std::make_unique<DeviceApi>();
+  api->path = *path;
+  api->memAlloc = reinterpret_cast<decltype(api->memAlloc)>(
+      library.getAddressOfSymbol("mgpuMemAlloc"));
+  api->memFree = reinterpret_cast<decltype(api->memFree)>(
+      library.getAddressOfSymbol("mgpuMemFree"));
+  api->memcpy = reinterpret_cast<decltype(api->memcpy)>(
+      library.getAddressOfSymbol("mgpuMemcpy"));
+  api->streamSynchronize = reinterpret_cast<decltype(api->streamSynchronize)>(
+      library.getAddressOfSymbol("mgpuStreamSynchronize"));
+  auto capability = reinterpret_cast<int (*)(int, int *, int *)>(
+      library.getAddressOfSymbol("amp_runtime_device_capability"));
+  auto setAllowTF32 = reinterpret_cast<void (*)(int)>(
+      library.getAddressOfSymbol("amp_runtime_set_allow_tf32"));
+  if (!api->memAlloc || !api->memFree || !api->memcpy ||
+      !api->streamSynchronize || !capability || !setAllowTF32)
+    return emitError(loc) << *path << " lacks the runtime entry points";
+  int major = 0, minor = 0;
+  if (capability(0, &major, &minor) != 0)
+    return emitError(loc) << "cannot read the compute capability of CUDA "
+                             "device 0";
+  api->chip = "sm_" + std::to_string(major) + std::to_string(minor);
+  setAllowTF32(allowTF32 ? 1 : 0);
+  return api;
+#else
+  return emitError(loc) << "--device=cuda needs the runtime's CUDA backend, "
+                           "which this build does not have (nvcc was not "
+                           "found at configure time)";
+#endif
+}
+
+//===----------------------------------------------------------------------===//
+// The compiled step
+//===----------------------------------------------------------------------===//
+
+LogicalResult TrainingRunner::load(func::FuncOp fn,
+                                   const TrainingRunnerOptions &options) {
+  // The device: a CUDA run needs the runtime's CUDA backend and a GPU.
+  if (options.device == RunDevice::CUDA) {
+    FailureOr<std::unique_ptr<DeviceApi>> api =
+        DeviceApi::load(entryLoc, options.allowTF32);
+    if (failed(api))
+      return failure();
+    device = std::move(*api);
+  }
+
+  // The libraries the JIT links.
+  std::vector<std::string> libs = options.sharedLibPaths;
+  if (libs.empty() && StringRef(AMP_C_RUNNER_UTILS).size() &&
+      llvm::sys::fs::exists(AMP_C_RUNNER_UTILS))
+    libs.push_back(AMP_C_RUNNER_UTILS);
+  if (device) {
+    libs.push_back(device->path);
+  } else if (options.lowering == AmpOpsLowering::Runtime || options.cpuBlas) {
+    // The runtime's CPU backend provides the amp_rt_* entry points.
+    FailureOr<std::string> cpu =
+        findRuntimeLibrary("libamp_runtime_cpu.so", entryLoc);
+    if (failed(cpu))
+      return failure();
+    libs.push_back(*cpu);
+  }
+  ModuleOp moduleOp = *module;
+  size_t numArgs = arguments.size(), numResults = results.size();
+  unsigned optLevel = std::min(options.optLevel, 3u);
+  std::string packedName = "_mlir__mlir_ciface_" + entryName;
+
+  // A CPU step compiled before (JitCache.h): load its object code.
+  std::string cachePath;
+  if (!device) {
+    std::string cacheDir = getJitCacheDir(options.jitCacheDir);
+    if (!cacheDir.empty() && options.jitCache) {
+      std::string config = "cpu lowering=" +
+                           std::to_string(static_cast<int>(options.lowering)) +
+                           " blas=" + std::to_string(options.cpuBlas) + " O" +
+                           std::to_string(optLevel);
+      for (const std::string &lib : libs)
+        config += " lib=" + lib;
+      SmallString<256> path(cacheDir);
+      llvm::sys::path::append(path,
+                              computeJitCacheKey(moduleOp, config) + ".o");
+      cachePath = path.str().str();
+      std::string error;
+      if (llvm::sys::fs::exists(cachePath)) {
+        FailureOr<std::unique_ptr<CachedStep>> cached =
+            CachedStep::load(cachePath, packedName, libs, error);
+        if (succeeded(cached)) {
+          cachedStep = std::move(*cached);
+          packedStep = cachedStep->getPacked();
+          loadedFromCache = true;
+        }
+        // A broken entry is compiled again and overwritten.
+      }
+    }
+  }
+
+  if (!packedStep) {
+    if (failed(lower(fn, options)))
+      return failure();
+    std::string wrapper = "_mlir_ciface_" + entryName;
+    auto llvmFn = dyn_cast_or_null<LLVM::LLVMFuncOp>(
+        SymbolTable::lookupSymbolIn(moduleOp, wrapper));
+    if (!llvmFn)
+      return emitError(entryLoc)
+             << "the CPU pipeline produced no '" << wrapper << "' wrapper";
+    if (llvmFn.getNumArguments() != numArgs + numResults)
+      return emitError(entryLoc)
+             << "'" << wrapper << "' takes " << llvmFn.getNumArguments()
+             << " descriptors, expected " << numArgs << " arguments + "
+             << numResults << " results";
+
+    // The JIT.
+    SmallVector<StringRef> libRefs(libs.begin(), libs.end());
+    std::function<llvm::Error(llvm::Module *)> optimize =
+        makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
+                                  /*targetMachine=*/nullptr);
+    ExecutionEngineOptions engineOptions;
+    engineOptions.transformer = optimize;
+    engineOptions.jitCodeGenOptLevel =
+        static_cast<llvm::CodeGenOptLevel>(optLevel);
+    engineOptions.sharedLibPaths = libRefs;
+    engineOptions.enableObjectDump = !cachePath.empty();
+    auto engineOrError = ExecutionEngine::create(moduleOp, engineOptions);
+    if (!engineOrError)
+      return emitError(entryLoc)
+             << "JIT compilation of '" << entryName
+             << "' failed: " << llvm::toString(engineOrError.takeError());
+    engine = std::move(*engineOrError);
+    // Global constructors load the kernel module of a GPU step.
+    if (device)
+      engine->initialize();
+    // Compiles the step now (the JIT is lazy), not in the first step.
+    auto packed = engine->lookupPacked(wrapper);
+    if (!packed)
+      return emitError(entryLoc)
+             << "JIT compilation of '" << entryName
+             << "' failed: " << llvm::toString(packed.takeError());
+    packedStep = *packed;
+    if (!cachePath.empty())
+      storeInJitCache(*engine, cachePath);
+  }
+  return success();
+}

@@ -1,0 +1,103 @@
+// A contraction into a zero-filled f32 buffer that is only read through
+// arith.truncf (amp-autocast's cast after a matmul, here fused with a relu)
+// writes f16 directly: amp_rt_gemm_out (f32 accumulation, one rounding), the
+// reader takes the f16 buffer with its truncf removed, the fill and the f32
+// buffer go. Run once as linalg loops and once through the CPU runtime: the
+// same bits (1.500732421875 and 5.24853515625 both round in f16).
+// RUN: amp-opt %s --amp-lower-contractions-to-runtime | FileCheck %s --check-prefix=CALLS
+// RUN: amp-opt %s --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata --finalize-memref-to-llvm --arith-expand --convert-arith-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts \
+// RUN:   | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils | FileCheck %s
+// RUN: amp-opt %s --amp-lower-contractions-to-runtime --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata --finalize-memref-to-llvm --arith-expand --convert-arith-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts \
+// RUN:   | mlir-runner -e main -entry-point-result=void -shared-libs=%amp_runtime_dir/libamp_runtime_cpu.so,%mlir_c_runner_utils | FileCheck %s
+
+// CHECK: 1.50098, 0, 5.25, 13,
+
+// CALLS-LABEL: func.func @relu_of_matmul(
+// CALLS-NOT: linalg.fill
+// CALLS-NOT: memref<2x2xf32>
+// CALLS: %[[D:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x2xf16>
+// CALLS: call @amp_rt_gemm_out({{.*}}) :
+// CALLS: linalg.generic {{.*}} ins(%[[D]] : memref<2x2xf16>) outs(%{{.*}} : memref<2x2xf16>)
+// CALLS-NEXT: ^bb0(%[[IN:.*]]: f16, %{{.*}}: f16):
+// CALLS-NEXT: arith.maximumf %[[IN]], %{{.*}} : f16
+// CALLS: memref.dealloc %[[D]] : memref<2x2xf16>
+func.func @relu_of_matmul(%a: memref<2x3xf16>, %b: memref<3x2xf16>, %out: memref<2x2xf16>) {
+  %zero = arith.constant 0.0 : f32
+  %zero16 = arith.constant 0.0 : f16
+  %c = memref.alloc() {alignment = 64 : i64} : memref<2x2xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<2x2xf32>)
+  linalg.matmul ins(%a, %b : memref<2x3xf16>, memref<3x2xf16>) outs(%c : memref<2x2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<2x2xf32>) outs(%out : memref<2x2xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    %r = arith.maximumf %t, %zero16 : f16
+    linalg.yield %r : f16
+  }
+  memref.dealloc %c : memref<2x2xf32>
+  return
+}
+
+// Kept f32: the f32 result is also copied out (the loss, a gradient).
+// CALLS-LABEL: func.func @f32_also_read(
+// CALLS: linalg.fill
+// CALLS: call @amp_rt_gemm(
+func.func @f32_also_read(%a: memref<2x3xf16>, %b: memref<3x2xf16>, %out: memref<2x2xf16>, %out32: memref<2x2xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<2x2xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<2x2xf32>)
+  linalg.matmul ins(%a, %b : memref<2x3xf16>, memref<3x2xf16>) outs(%c : memref<2x2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<2x2xf32>) outs(%out : memref<2x2xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    linalg.yield %t : f16
+  }
+  memref.copy %c, %out32 : memref<2x2xf32> to memref<2x2xf32>
+  return
+}
+
+// Kept f32: C starts at 0.5 (C += A B), not at 0.
+// CALLS-LABEL: func.func @nonzero_init(
+// CALLS: linalg.fill
+// CALLS: call @amp_rt_gemm(
+func.func @nonzero_init(%a: memref<2x3xf16>, %b: memref<3x2xf16>, %out: memref<2x2xf16>) {
+  %half = arith.constant 0.5 : f32
+  %c = memref.alloc() : memref<2x2xf32>
+  linalg.fill ins(%half : f32) outs(%c : memref<2x2xf32>)
+  linalg.matmul ins(%a, %b : memref<2x3xf16>, memref<3x2xf16>) outs(%c : memref<2x2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<2x2xf32>) outs(%out : memref<2x2xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    linalg.yield %t : f16
+  }
+  return
+}
+
+memref.global "private" constant @a : memref<2x3xf16> = dense<[[1.0, 2.0, 3.0], [4.0, 5.0, -6.0]]>
+memref.global "private" constant @b : memref<3x2xf16> = dense<[[1.0, 0.5], [0.25, 1.0], [0.000244140625, -1.0]]>
+
+func.func private @printF32(f32)
+func.func private @printComma()
+func.func private @printNewline()
+
+func.func @main() {
+  %a = memref.get_global @a : memref<2x3xf16>
+  %b = memref.get_global @b : memref<3x2xf16>
+  %d = memref.alloc() : memref<2x2xf16>
+  call @relu_of_matmul(%a, %b, %d) : (memref<2x3xf16>, memref<3x2xf16>, memref<2x2xf16>) -> ()
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  scf.for %i = %c0 to %c2 step %c1 {
+    scf.for %j = %c0 to %c2 step %c1 {
+      %v = memref.load %d[%i, %j] : memref<2x2xf16>
+      %w = arith.extf %v : f16 to f32
+      func.call @printF32(%w) : (f32) -> ()
+      func.call @printComma() : () -> ()
+    }
+  }
+  func.call @printNewline() : () -> ()
+  return
+}
