@@ -562,8 +562,9 @@ FailureOr<GradientFlow> mlir::amp::analyzeGradientFlow(
            << "amp-loss-scaling expects a single-block function body";
   // The solver runs on the symbol table around the function, so that calls
   // resolve and private callees are analysed with their call sites.
+  Operation *parent = function->getParentOp();
   Operation *symbolTableOp =
-      SymbolTable::getNearestSymbolTable(function->getParentOp());
+      parent ? SymbolTable::getNearestSymbolTable(parent) : nullptr;
   Operation *top = symbolTableOp ? symbolTableOp : function.getOperation();
 
   DataFlowSolver solver;
