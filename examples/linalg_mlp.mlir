@@ -23,12 +23,12 @@
 #bcast0_1 = affine_map<(i) -> ()>
 
 func.func @train_step(
-    %w1: tensor<8x16xf32> {amp.init = "uniform:0.35"},
-    %b1: tensor<16xf32> {amp.init = "zeros"},
-    %w2: tensor<16x4xf32> {amp.init = "uniform:0.25"},
-    %b2: tensor<4xf32> {amp.init = "zeros"},
-    %x: tensor<16x8xf32> {amp.init = "normal:1.0"},
-    %y: tensor<16x4xf32> {amp.init = "normal:1.0"}
+    %w1: tensor<8x16xf32> {amp.init = #amp.init<uniform(0.35)>},
+    %b1: tensor<16xf32> {amp.init = #amp.init<zeros>},
+    %w2: tensor<16x4xf32> {amp.init = #amp.init<uniform(0.25)>},
+    %b2: tensor<4xf32> {amp.init = #amp.init<zeros>},
+    %x: tensor<16x8xf32> {amp.init = #amp.init<normal(1.0)>},
+    %y: tensor<16x4xf32> {amp.init = #amp.init<normal(1.0)>}
   ) -> (
     tensor<8x16xf32> {amp.update_of = 0 : i64},
     tensor<16xf32> {amp.update_of = 1 : i64},

@@ -16,12 +16,12 @@
 // as [1,N] rows.
 
 func.func @train_step(
-    %w1: tensor<32x64xf32> {amp.init = "uniform:0.17"},
-    %b1: tensor<64xf32> {amp.init = "zeros"},
-    %w2: tensor<64x10xf32> {amp.init = "uniform:0.125"},
-    %b2: tensor<10xf32> {amp.init = "zeros"},
-    %x: tensor<16x32xf32> {amp.init = "normal:1.0"},
-    %labels: tensor<16xi32> {amp.init = "labels:10"}
+    %w1: tensor<32x64xf32> {amp.init = #amp.init<uniform(0.17)>},
+    %b1: tensor<64xf32> {amp.init = #amp.init<zeros>},
+    %w2: tensor<64x10xf32> {amp.init = #amp.init<uniform(0.125)>},
+    %b2: tensor<10xf32> {amp.init = #amp.init<zeros>},
+    %x: tensor<16x32xf32> {amp.init = #amp.init<normal(1.0)>},
+    %labels: tensor<16xi32> {amp.init = #amp.init<labels(10)>}
   ) -> (
     tensor<32x64xf32> {amp.update_of = 0 : i64},
     tensor<64xf32> {amp.update_of = 1 : i64},

@@ -152,7 +152,8 @@ typedef struct AmpArgumentInfo {
   const char *name;
   /// The tensor type as MLIR prints it ("tensor<16x32xf32>").
   const char *type;
-  /// The `amp.init` hint ("" if none).
+  /// The `amp.init` hint as MLIR prints it ("#amp.init<normal(1.0)>"), or ""
+  /// if none.
   const char *init;
   AmpDType dtype;
   size_t rank;

@@ -596,7 +596,10 @@ extern "C" AmpTrainer *ampTrainerCreate(const char *ir, const char *sourceName,
       strings.name = "arg" + std::to_string(arg.index);
     llvm::raw_string_ostream os(strings.type);
     os << arg.type;
-    strings.init = arg.init;
+    if (arg.init) {
+      llvm::raw_string_ostream initOs(strings.init);
+      initOs << arg.init;
+    }
     strings.shape.assign(arg.type.getShape().begin(),
                          arg.type.getShape().end());
     trainer->strings.push_back(std::move(strings));

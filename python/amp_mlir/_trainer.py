@@ -27,7 +27,7 @@ class Argument:
     #: The numpy dtype name of its buffer: float32, int32, int64 or bool.
     dtype: str
     shape: tuple
-    #: The ``amp.init`` hint ("" if none).
+    #: The ``amp.init`` hint as MLIR prints it (``"#amp.init<normal(1.0)>"``), "" if none.
     init: str
     #: The result that is its new value (``amp.update_of`` or loss-scale state), or -1.
     updated_by: int

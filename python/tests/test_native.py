@@ -214,7 +214,7 @@ def test_arguments_and_set_argument(amp_mlir_native, mlp_sgd):
     assert trainer.entry_name == "train_step"
     w1 = args[0]
     assert (w1.type, w1.dtype, w1.shape, w1.init, w1.updated_by) == (
-        "tensor<32x64xf32>", "float32", (32, 64), "uniform:0.17", 0)
+        "tensor<32x64xf32>", "float32", (32, 64), "#amp.init<uniform(0.17)>", 0)
     assert args[5].dtype == "int32" and args[5].updated_by == -1 and not args[5].is_updated
     assert args[6].is_scale_state and trainer.argument("scale").item() == 65536.0
     assert np.abs(trainer.argument("w1")).max() <= 0.17
@@ -243,10 +243,16 @@ def test_arguments_and_set_argument(amp_mlir_native, mlp_sgd):
 
 def test_trainer_errors_are_located(amp_mlir_native, mlp_sgd):
     path, text = mlp_sgd
-    bad = text.replace('"uniform:0.17"', '"uniform:abc"', 1)
+    # A bad number is an error at the hint; a hint that does not suit its argument one at the function.
+    bad = text.replace("#amp.init<uniform(0.17)>", "#amp.init<uniform(-0.17)>", 1)
+    line = next(i for i, l in enumerate(bad.splitlines(), 1) if "%w1:" in l)
+    with pytest.raises(amp_mlir_native.MLIRError, match=rf"(?m)^m\.mlir:{line}:\d+: error: "
+                                                         r"#amp.init<uniform\(A\)> needs a finite non-negative"):
+        amp_mlir_native.Trainer(bad, "fp32", source_name="m.mlir")
+    bad = text.replace("#amp.init<uniform(0.17)>", "#amp.init<labels(10)>", 1)
     line = next(i for i, l in enumerate(bad.splitlines(), 1) if "func.func @train_step" in l)
-    with pytest.raises(amp_mlir_native.MLIRError, match=rf"(?m)^m\.mlir:{line}:\d+: error: .*argument #0.*"
-                                                         r"\"uniform:abc\""):
+    with pytest.raises(amp_mlir_native.MLIRError, match=rf"(?m)^m\.mlir:{line}:\d+: error: .*argument #0: "
+                                                         r"#amp.init<labels> cannot initialise 'f32' elements"):
         amp_mlir_native.Trainer(bad, "fp32", source_name="m.mlir")
     with pytest.raises(amp_mlir_native.MLIRError, match="inputs directory '/no/such/dir' does not exist"):
         amp_mlir_native.Trainer(text, "fp32", inputs_dir="/no/such/dir")
@@ -257,7 +263,7 @@ def test_trainer_errors_are_located(amp_mlir_native, mlp_sgd):
 def test_trainer_without_initialization(amp_mlir_native, mlp_sgd):
     # A step whose argument has no hint needs an inputs directory, or initialize=False and set_argument.
     _, text = mlp_sgd
-    no_hint = text.replace('{amp.init = "normal:1.0"}', "", 1)
+    no_hint = text.replace('{amp.init = #amp.init<normal(1.0)>}', "", 1)
     with pytest.raises(amp_mlir_native.MLIRError, match=r"argument #4 \(tensor<16x32xf32>\) has no amp.init hint"):
         amp_mlir_native.Trainer(no_hint, "fp32")
     trainer = amp_mlir_native.Trainer(no_hint, "f16", initialize=False)

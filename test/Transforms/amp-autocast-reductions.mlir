@@ -4,7 +4,7 @@
 // (TOSA has no mixed-type reduce_sum).
 // RUN: amp-opt %s --amp-autocast=report=%t.json | FileCheck %s
 // RUN: FileCheck %s --input-file=%t.json --check-prefix=REPORT
-// RUN: sed "s/precision = \"f16\"/precision = \"bf16\"/" %s | amp-opt --amp-autocast=precision=bf16 | FileCheck %s --check-prefix=BF16
+// RUN: sed "s/#amp.precision<f16>/#amp.precision<bf16>/" %s | amp-opt --amp-autocast=precision=bf16 | FileCheck %s --check-prefix=BF16
 // The rewritten IR lowers and verifies.
 // RUN: amp-opt %s --amp-autocast --amp-lower-to-linalg -o /dev/null
 
@@ -63,11 +63,11 @@ func.func @f32_input(%a: tensor<4x8xf32>) -> tensor<4x1xf32> {
 
 // A reduction pinned to f32 reads f32.
 // CHECK-LABEL: func.func @pinned
-// CHECK: tosa.reduce_sum %arg0 {amp.precision = "f32", axis = 1 : i32} : (tensor<1x4x8xf32>) -> tensor<1x1x8xf32>
+// CHECK: tosa.reduce_sum %arg0 {amp.precision = #amp.precision<f32>, axis = 1 : i32} : (tensor<1x4x8xf32>) -> tensor<1x1x8xf32>
 func.func @pinned(%g: tensor<1x4x8xf32>, %w: tensor<1x8x8xf32>) -> (tensor<1x4x8xf32>, tensor<1x1x8xf32>) {
   %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
   %o = tosa.matmul %g, %w, %zp, %zp : (tensor<1x4x8xf32>, tensor<1x8x8xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x8xf32>
-  %s = tosa.reduce_sum %g {axis = 1 : i32, amp.precision = "f32"} : (tensor<1x4x8xf32>) -> tensor<1x1x8xf32>
+  %s = tosa.reduce_sum %g {axis = 1 : i32, amp.precision = #amp.precision<f32>} : (tensor<1x4x8xf32>) -> tensor<1x1x8xf32>
   return %o, %s : tensor<1x4x8xf32>, tensor<1x1x8xf32>
 }
 
@@ -80,9 +80,9 @@ func.func @pinned(%g: tensor<1x4x8xf32>, %w: tensor<1x8x8xf32>) -> (tensor<1x4x8
 // CHECK: linalg.reduce ins(%[[U]] : tensor<?x8xf16>) outs(%{{.*}} : tensor<8xf32>) dimensions = [0]
 // CHECK: tensor.expand_shape %{{.*}} {{\[}}[0, 1]] output_shape [1, 8] : tensor<8xf32> into tensor<1x8xf32>
 func.func @rank1_dynamic(%g: tensor<?xf32>, %h: tensor<?x8xf32>) -> (tensor<?xf32>, tensor<1xf32>, tensor<?x8xf32>, tensor<1x8xf32>) {
-  %t = tosa.tanh %g {amp.precision = "f16"} : (tensor<?xf32>) -> tensor<?xf32>
+  %t = tosa.tanh %g {amp.precision = #amp.precision<f16>} : (tensor<?xf32>) -> tensor<?xf32>
   %s = tosa.reduce_sum %t {axis = 0 : i32} : (tensor<?xf32>) -> tensor<1xf32>
-  %u = tosa.tanh %h {amp.precision = "f16"} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %u = tosa.tanh %h {amp.precision = #amp.precision<f16>} : (tensor<?x8xf32>) -> tensor<?x8xf32>
   %v = tosa.reduce_sum %u {axis = 0 : i32} : (tensor<?x8xf32>) -> tensor<1x8xf32>
   return %t, %s, %u, %v : tensor<?xf32>, tensor<1xf32>, tensor<?x8xf32>, tensor<1x8xf32>
 }

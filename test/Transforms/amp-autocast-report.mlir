@@ -100,7 +100,7 @@ func.func @report(%a: tensor<1x4x8xf32>, %b: tensor<1x8x8xf32>, %zp: tensor<1xf3
   // CHECK-NEXT: "reason": "user override",
   // CHECK-NEXT: "source": "default"
   // CHECK-NEXT: },
-  %6 = tosa.sub %a, %bias {amp.precision = "f32"} : (tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %6 = tosa.sub %a, %bias {amp.precision = #amp.precision<f32>} : (tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
   %x = arith.constant 1.0 : f32
   // CHECK-NEXT: {
   // CHECK-NEXT: "category": null,

@@ -38,9 +38,9 @@ func.func @transpose_conv_unranked(%in: tensor<*xf32>, %w: tensor<4x3x3x2xf32>, 
 
 // An amp.precision pin does not override it either.
 // CHECK-LABEL: func.func @pinned_unranked(
-// CHECK: arith.addf %arg0, %arg0 {amp.precision = "f16"} : tensor<*xf32>
+// CHECK: arith.addf %arg0, %arg0 {amp.precision = #amp.precision<f16>} : tensor<*xf32>
 func.func @pinned_unranked(%a: tensor<*xf32>) -> tensor<*xf32> {
   // expected-remark @+1 {{stays f32}}
-  %0 = arith.addf %a, %a {amp.precision = "f16"} : tensor<*xf32>
+  %0 = arith.addf %a, %a {amp.precision = #amp.precision<f16>} : tensor<*xf32>
   return %0 : tensor<*xf32>
 }

@@ -255,13 +255,13 @@ func.func @integers(%a: tensor<1x4x8xf32>, %b: tensor<1x8x8xf32>, %zp: tensor<1x
 
 // The signature, argument and result attributes included, never changes.
 // CHECK-LABEL: func.func @signature(
-// CHECK-SAME: %{{[^:]*}}: tensor<1x4x8xf32> {amp.init = "uniform:0.5"}, %[[B:[^:]*]]: tensor<1x8x2xf32> {amp.init = "normal:0.1"}, %{{[^:]*}}: tensor<1xf32> {amp.init = "zeros"})
+// CHECK-SAME: %{{[^:]*}}: tensor<1x4x8xf32> {amp.init = #amp.init<uniform(0.5)>}, %[[B:[^:]*]]: tensor<1x8x2xf32> {amp.init = #amp.init<normal(0.1)>}, %{{[^:]*}}: tensor<1xf32> {amp.init = #amp.init<zeros>})
 // CHECK-SAME: -> (tensor<1x4x2xf32> {amp.loss}, tensor<1x8x2xf32> {amp.update_of = 1 : i64})
 // CHECK: return %{{.*}}, %[[B]] : tensor<1x4x2xf32>, tensor<1x8x2xf32>
 // BF16-LABEL: func.func @signature(
-// BF16-SAME: %{{[^:]*}}: tensor<1x4x8xf32> {amp.init = "uniform:0.5"}, %{{[^:]*}}: tensor<1x8x2xf32> {amp.init = "normal:0.1"}, %{{[^:]*}}: tensor<1xf32> {amp.init = "zeros"})
+// BF16-SAME: %{{[^:]*}}: tensor<1x4x8xf32> {amp.init = #amp.init<uniform(0.5)>}, %{{[^:]*}}: tensor<1x8x2xf32> {amp.init = #amp.init<normal(0.1)>}, %{{[^:]*}}: tensor<1xf32> {amp.init = #amp.init<zeros>})
 // BF16-SAME: -> (tensor<1x4x2xf32> {amp.loss}, tensor<1x8x2xf32> {amp.update_of = 1 : i64})
-func.func @signature(%a: tensor<1x4x8xf32> {amp.init = "uniform:0.5"}, %b: tensor<1x8x2xf32> {amp.init = "normal:0.1"}, %zp: tensor<1xf32> {amp.init = "zeros"}) -> (tensor<1x4x2xf32> {amp.loss}, tensor<1x8x2xf32> {amp.update_of = 1 : i64}) {
+func.func @signature(%a: tensor<1x4x8xf32> {amp.init = #amp.init<uniform(0.5)>}, %b: tensor<1x8x2xf32> {amp.init = #amp.init<normal(0.1)>}, %zp: tensor<1xf32> {amp.init = #amp.init<zeros>}) -> (tensor<1x4x2xf32> {amp.loss}, tensor<1x8x2xf32> {amp.update_of = 1 : i64}) {
   %0 = tosa.matmul %a, %b, %zp, %zp : (tensor<1x4x8xf32>, tensor<1x8x2xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x2xf32>
   return %0, %b : tensor<1x4x2xf32>, tensor<1x8x2xf32>
 }
@@ -372,18 +372,18 @@ func.func @caller(%a: tensor<1x4x4xf32>, %b: tensor<1x4x4xf32>, %zp: tensor<1xf3
 // CHECK-LABEL: func.func private @external(tensor<4xf32>) -> tensor<4xf32>
 func.func private @external(tensor<4xf32>) -> tensor<4xf32>
 
-// amp.precision = "f32" on an op pins it: the matmul stays f32.
+// amp.precision = #amp.precision<f32> on an op pins it: the matmul stays f32.
 // CHECK-LABEL: func.func @pin_f32_op(
 // CHECK-SAME: %[[A:[^:]*]]: tensor<1x4x8xf32>, %[[B:[^:]*]]: tensor<1x8x2xf32>, %[[ZP:[^:]*]]: tensor<1xf32>)
 // CHECK-NOT: tosa.cast
-// CHECK: tosa.matmul %[[A]], %[[B]], %[[ZP]], %[[ZP]] {amp.precision = "f32"} : (tensor<1x4x8xf32>, tensor<1x8x2xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x2xf32>
+// CHECK: tosa.matmul %[[A]], %[[B]], %[[ZP]], %[[ZP]] {amp.precision = #amp.precision<f32>} : (tensor<1x4x8xf32>, tensor<1x8x2xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x2xf32>
 // CHECK-NOT: tosa.cast
 // CHECK: return
 // BF16-LABEL: func.func @pin_f32_op(
 // BF16-NOT: tosa.cast
-// BF16: tosa.matmul {{.*}} {amp.precision = "f32"} : (tensor<1x4x8xf32>, tensor<1x8x2xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x2xf32>
+// BF16: tosa.matmul {{.*}} {amp.precision = #amp.precision<f32>} : (tensor<1x4x8xf32>, tensor<1x8x2xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x2xf32>
 func.func @pin_f32_op(%a: tensor<1x4x8xf32>, %b: tensor<1x8x2xf32>, %zp: tensor<1xf32>) -> tensor<1x4x2xf32> {
-  %0 = tosa.matmul %a, %b, %zp, %zp {amp.precision = "f32"} : (tensor<1x4x8xf32>, tensor<1x8x2xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x2xf32>
+  %0 = tosa.matmul %a, %b, %zp, %zp {amp.precision = #amp.precision<f32>} : (tensor<1x4x8xf32>, tensor<1x8x2xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x2xf32>
   return %0 : tensor<1x4x2xf32>
 }
 
@@ -394,7 +394,7 @@ func.func @pin_f32_op(%a: tensor<1x4x8xf32>, %b: tensor<1x8x2xf32>, %zp: tensor<
 // CHECK: %[[R:.*]] = scf.for {{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<1x4x4xf32>) {
 // CHECK-NEXT: %[[M:.*]] = tosa.matmul %[[ACC]], %[[B]], %[[ZP]], %[[ZP]] : (tensor<1x4x4xf32>, tensor<1x4x4xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x4xf32>
 // CHECK-NEXT: scf.yield %[[M]]
-// CHECK-NEXT: } {amp.precision = "f32"}
+// CHECK-NEXT: } {amp.precision = #amp.precision<f32>}
 // CHECK-NEXT: %[[R16:.*]] = tosa.cast %[[R]] : (tensor<1x4x4xf32>) -> tensor<1x4x4xf16>
 // CHECK-NEXT: tosa.matmul %[[R16]], {{.*}} : (tensor<1x4x4xf16>, tensor<1x4x4xf16>, tensor<1xf16>, tensor<1xf16>) -> tensor<1x4x4xf32>
 func.func @pin_f32_loop(%a: tensor<1x4x4xf32>, %b: tensor<1x4x4xf32>, %zp: tensor<1xf32>) -> tensor<1x4x4xf32> {
@@ -404,7 +404,7 @@ func.func @pin_f32_loop(%a: tensor<1x4x4xf32>, %b: tensor<1x4x4xf32>, %zp: tenso
   %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%acc = %a) -> (tensor<1x4x4xf32>) {
     %0 = tosa.matmul %acc, %b, %zp, %zp : (tensor<1x4x4xf32>, tensor<1x4x4xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x4xf32>
     scf.yield %0 : tensor<1x4x4xf32>
-  } {amp.precision = "f32"}
+  } {amp.precision = #amp.precision<f32>}
   %1 = tosa.matmul %r, %b, %zp, %zp : (tensor<1x4x4xf32>, tensor<1x4x4xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x4xf32>
   return %1 : tensor<1x4x4xf32>
 }
@@ -415,7 +415,7 @@ func.func @pin_f32_loop(%a: tensor<1x4x4xf32>, %b: tensor<1x4x4xf32>, %zp: tenso
 // CHECK: tosa.matmul {{.*}} : (tensor<1x4x4xf32>, tensor<1x4x4xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x4xf32>
 // CHECK-NOT: tosa.cast
 // CHECK: return
-func.func @pin_f32_func(%a: tensor<1x4x4xf32>, %b: tensor<1x4x4xf32>, %zp: tensor<1xf32>) -> tensor<1x4x4xf32> attributes {amp.precision = "f32"} {
+func.func @pin_f32_func(%a: tensor<1x4x4xf32>, %b: tensor<1x4x4xf32>, %zp: tensor<1xf32>) -> tensor<1x4x4xf32> attributes {amp.precision = #amp.precision<f32>} {
   %0 = tosa.matmul %a, %b, %zp, %zp : (tensor<1x4x4xf32>, tensor<1x4x4xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x4xf32>
   return %0 : tensor<1x4x4xf32>
 }

@@ -80,7 +80,7 @@ func.func @seed_unused(%w: tensor<4xf32>) -> (tensor<4xf32> {amp.update_of = 0 :
 // -----
 
 // expected-error @+1 {{'func.func' op is already loss-scaled (it has amp.scale_state arguments)}}
-func.func @already_scaled(%w: tensor<4xf32>, %s: tensor<f32> {amp.scale_state = "scale"}) -> (tensor<4xf32> {amp.update_of = 0 : i64}, tensor<f32> {amp.scale_state = "scale"}) {
+func.func @already_scaled(%w: tensor<4xf32>, %s: tensor<f32> {amp.scale_state = #amp.scale_state<scale>}) -> (tensor<4xf32> {amp.update_of = 0 : i64}, tensor<f32> {amp.scale_state = #amp.scale_state<scale>}) {
   %seed = arith.constant {amp.grad_seed} dense<1.0> : tensor<4xf32>
   %1 = arith.subf %w, %seed : tensor<4xf32>
   return %1, %s : tensor<4xf32>, tensor<f32>
@@ -104,4 +104,45 @@ func.func @fused_gradient(%w: tensor<4xf32>, %x: tensor<4xf32>) -> (tensor<4xf32
     linalg.yield %n : f32
   } -> tensor<4xf32>
   return %new : tensor<4xf32>
+}
+
+// -----
+
+// The update inside a private callee: the gradient leaves there, where no
+// single check in the step's body can unscale it.
+// expected-error @+1 {{amp-loss-scaling: this scaled value leaves the backward pass inside the called function 'sgd'; only values of the training step's body can be unscaled: let the gradient leave the region or call first}}
+func.func private @sgd(%w: tensor<4xf32>, %g: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-note @+1 {{it leaves here}}
+  %e = math.exp %g : tensor<4xf32>
+  %u = arith.subf %w, %e : tensor<4xf32>
+  return %u : tensor<4xf32>
+}
+func.func @update_in_call(%w: tensor<4xf32>, %x: tensor<4xf32>) -> (tensor<4xf32> {amp.update_of = 0 : i64}, tensor<f32> {amp.loss}) {
+  %seed = "tosa.const"() <{values = dense<1.0> : tensor<4xf32>}> {amp.grad_seed} : () -> tensor<4xf32>
+  %g = arith.mulf %seed, %x : tensor<4xf32>
+  %w2 = func.call @sgd(%w, %g) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %l = arith.constant dense<1.0> : tensor<f32>
+  return %w2, %l : tensor<4xf32>, tensor<f32>
+}
+
+// -----
+
+// A per-micro-batch gradient that leaves inside the loop (here clipped by a
+// non-linear function of itself) cannot be unscaled by one check after it.
+func.func @leaves_in_loop(%w: tensor<4xf32>, %xs: tensor<8x4xf32>) -> (tensor<4xf32> {amp.update_of = 0 : i64}, tensor<f32> {amp.loss}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %w2 = scf.for %i = %c0 to %c8 step %c1 iter_args(%a = %w) -> (tensor<4xf32>) {
+    %seed = "tosa.const"() <{values = dense<1.0> : tensor<4xf32>}> {amp.grad_seed} : () -> tensor<4xf32>
+    %x = tensor.extract_slice %xs[%i, 0] [1, 4] [1, 1] : tensor<8x4xf32> to tensor<4xf32>
+    // expected-error @+1 {{amp-loss-scaling: this scaled value leaves the backward pass inside 'scf.for'}}
+    %g = arith.mulf %seed, %x : tensor<4xf32>
+    // expected-note @+1 {{it leaves here}}
+    %t = math.tanh %g : tensor<4xf32>
+    %u = arith.subf %a, %t : tensor<4xf32>
+    scf.yield %u : tensor<4xf32>
+  }
+  %l = arith.constant dense<1.0> : tensor<f32>
+  return %w2, %l : tensor<4xf32>, tensor<f32>
 }

@@ -7,12 +7,12 @@
 // constant) and leaves at the update w - lr * g, where it is unscaled.
 // CHECK-LABEL: func.func @sgd(
 // CHECK-SAME: %[[W:[^:]*]]: tensor<4x2xf32>, %[[X:[^:]*]]: tensor<1x4x3xf32>, %[[DY:[^:]*]]: tensor<1x3x2xf32>,
-// CHECK-SAME: %[[SCALE:[^:]*]]: tensor<f32> {amp.init = "fill:65536", amp.scale_state = "scale"},
-// CHECK-SAME: %[[GROWTH:[^:]*]]: tensor<i32> {amp.init = "zeros", amp.scale_state = "growth_tracker"},
-// CHECK-SAME: %[[OVER:[^:]*]]: tensor<i32> {amp.init = "zeros", amp.scale_state = "overflow_tracker"})
+// CHECK-SAME: %[[SCALE:[^:]*]]: tensor<f32> {amp.init = #amp.init<fill(65536)>, amp.scale_state = #amp.scale_state<scale>},
+// CHECK-SAME: %[[GROWTH:[^:]*]]: tensor<i32> {amp.init = #amp.init<zeros>, amp.scale_state = #amp.scale_state<growth_tracker>},
+// CHECK-SAME: %[[OVER:[^:]*]]: tensor<i32> {amp.init = #amp.init<zeros>, amp.scale_state = #amp.scale_state<overflow_tracker>})
 // CHECK-SAME: -> (tensor<4x2xf32> {amp.update_of = 0 : i64}, tensor<f32> {amp.loss},
-// CHECK-SAME: tensor<f32> {amp.scale_state = "scale"}, tensor<i32> {amp.scale_state = "growth_tracker"},
-// CHECK-SAME: tensor<i32> {amp.scale_state = "overflow_tracker"}, tensor<i1> {amp.skipped})
+// CHECK-SAME: tensor<f32> {amp.scale_state = #amp.scale_state<scale>}, tensor<i32> {amp.scale_state = #amp.scale_state<growth_tracker>},
+// CHECK-SAME: tensor<i32> {amp.scale_state = #amp.scale_state<overflow_tracker>}, tensor<i1> {amp.skipped})
 // CHECK: %[[SEED:.*]] = "tosa.const"() <{values = dense<1.000000e+00> : tensor<1x1x1xf32>}> {amp.grad_seed}
 // CHECK-NEXT: %[[INIT:.*]] = tensor.empty() : tensor<1x1x1xf32>
 // CHECK-NEXT: %[[SCALED:.*]] = linalg.generic {{.*}} ins(%[[SEED]], %[[SCALE]] : tensor<1x1x1xf32>, tensor<f32>) outs(%[[INIT]] : tensor<1x1x1xf32>)
@@ -29,7 +29,7 @@
 // CHECK-NEXT: return %[[GUARD]], %{{.*}}, %[[NS]], %[[NG]], %[[NO]], %[[FOUND]]
 
 // STATIC-LABEL: func.func @sgd(
-// STATIC-SAME: {amp.init = "fill:1024", amp.scale_state = "scale"}
+// STATIC-SAME: {amp.init = #amp.init<fill(1024)>, amp.scale_state = #amp.scale_state<scale>}
 // STATIC: amp.update_scale {{.*}} growth_interval = 0 : i64
 
 // NONE-LABEL: func.func @sgd(
@@ -220,4 +220,87 @@ func.func @aliasing_output(%w: tensor<2xf32> {tf.aliasing_output = 0 : i32}) -> 
   %t = tensor.from_elements %x, %x : tensor<2xf32>
   %new = arith.subf %w, %t : tensor<2xf32>
   return %new : tensor<2xf32>
+}
+
+// -----
+
+// Gradient accumulation over micro-batches: each micro-batch's backward pass
+// runs in the loop from the seed, the loop carries the scaled sum, and the
+// one check unscales the sum after the loop, where the update uses it.
+// CHECK-LABEL: func.func @accumulate(
+// CHECK-SAME: %[[W:[^:]*]]: tensor<4xf32>, %{{[^:]*}}: tensor<8x4xf32>, %[[SCALE:[^:]*]]: tensor<f32>
+// CHECK: %[[ACC:.*]] = scf.for {{.*}} iter_args(%[[A:.*]] = %{{.*}}) -> (tensor<4xf32>) {
+// CHECK: %[[SEED:.*]] = "tosa.const"() {{.*}} {amp.grad_seed}
+// CHECK: %[[SCALED:.*]] = linalg.generic {{.*}} ins(%[[SEED]], %[[SCALE]] : tensor<4xf32>, tensor<f32>)
+// CHECK: %[[G:.*]] = arith.mulf %[[SCALED]], %{{.*}} : tensor<4xf32>
+// CHECK: %[[SUM:.*]] = arith.addf %[[A]], %[[G]] : tensor<4xf32>
+// CHECK-NEXT: scf.yield %[[SUM]] : tensor<4xf32>
+// CHECK: %[[U:.*]], %[[FOUND:.*]] = amp.unscale_and_check %[[ACC]] by %[[SCALE]] : tensor<4xf32>
+// CHECK-NEXT: %[[NEW:.*]] = arith.subf %[[W]], %[[U]] : tensor<4xf32>
+// CHECK: amp.keep_on_overflow %[[FOUND]], %[[NEW]], %[[W]] : tensor<4xf32>
+func.func @accumulate(%w: tensor<4xf32>, %xs: tensor<8x4xf32>) -> (tensor<4xf32> {amp.update_of = 0 : i64}, tensor<f32> {amp.loss}) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant dense<0.0> : tensor<4xf32>
+  %acc = scf.for %i = %c0 to %c8 step %c1 iter_args(%a = %zero) -> (tensor<4xf32>) {
+    %seed = "tosa.const"() <{values = dense<1.0> : tensor<4xf32>}> {amp.grad_seed} : () -> tensor<4xf32>
+    %x = tensor.extract_slice %xs[%i, 0] [1, 4] [1, 1] : tensor<8x4xf32> to tensor<4xf32>
+    %g = arith.mulf %seed, %x : tensor<4xf32>
+    %sum = arith.addf %a, %g : tensor<4xf32>
+    scf.yield %sum : tensor<4xf32>
+  }
+  %w2 = arith.subf %w, %acc : tensor<4xf32>
+  %l = arith.constant dense<1.0> : tensor<f32>
+  return %w2, %l : tensor<4xf32>, tensor<f32>
+}
+
+// -----
+
+// The optimizer update inside an scf.if: the scaled lr * g is checked and
+// unscaled before the branch, which then uses the unscaled value.
+// CHECK-LABEL: func.func @update_in_if(
+// CHECK-SAME: %[[W:[^:]*]]: tensor<4xf32>, %{{[^:]*}}: tensor<4xf32>, %[[C:[^:]*]]: i1, %[[SCALE:[^:]*]]: tensor<f32>
+// CHECK: %[[LR:.*]] = arith.constant dense<1.000000e-01> : tensor<4xf32>
+// CHECK-NEXT: %[[LRG:.*]] = arith.mulf %{{.*}}, %[[LR]] : tensor<4xf32>
+// CHECK-NEXT: %[[U:.*]], %[[FOUND:.*]] = amp.unscale_and_check %[[LRG]] by %[[SCALE]] : tensor<4xf32>
+// CHECK-NEXT: %[[NEW:.*]] = scf.if %[[C]] -> (tensor<4xf32>) {
+// CHECK-NEXT: %[[UPD:.*]] = arith.subf %[[W]], %[[U]] : tensor<4xf32>
+// CHECK-NEXT: scf.yield %[[UPD]] : tensor<4xf32>
+// CHECK: amp.keep_on_overflow %[[FOUND]], %[[NEW]], %[[W]] : tensor<4xf32>
+func.func @update_in_if(%w: tensor<4xf32>, %x: tensor<4xf32>, %apply: i1) -> (tensor<4xf32> {amp.update_of = 0 : i64}, tensor<f32> {amp.loss}) {
+  %seed = "tosa.const"() <{values = dense<1.0> : tensor<4xf32>}> {amp.grad_seed} : () -> tensor<4xf32>
+  %g = arith.mulf %seed, %x : tensor<4xf32>
+  %lr = arith.constant dense<0.1> : tensor<4xf32>
+  %step = arith.mulf %g, %lr : tensor<4xf32>
+  %w2 = scf.if %apply -> (tensor<4xf32>) {
+    %u = arith.subf %w, %step : tensor<4xf32>
+    scf.yield %u : tensor<4xf32>
+  } else {
+    scf.yield %w : tensor<4xf32>
+  }
+  %l = arith.constant dense<1.0> : tensor<f32>
+  return %w2, %l : tensor<4xf32>, tensor<f32>
+}
+
+// -----
+
+// A gradient through a call to a private function that is linear in it
+// stays scaled: it is unscaled after the call, at the update.
+// CHECK-LABEL: func.func @through_call(
+// CHECK-SAME: %[[W:[^:]*]]: tensor<4xf32>, %{{[^:]*}}: tensor<4xf32>, %[[SCALE:[^:]*]]: tensor<f32>
+// CHECK: %[[F:.*]] = call @flip(%{{.*}}) : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT: %[[U:.*]], %[[FOUND:.*]] = amp.unscale_and_check %[[F]] by %[[SCALE]] : tensor<4xf32>
+// CHECK-NEXT: arith.subf %[[W]], %[[U]] : tensor<4xf32>
+func.func private @flip(%v: tensor<4xf32>) -> tensor<4xf32> {
+  %n = arith.negf %v : tensor<4xf32>
+  return %n : tensor<4xf32>
+}
+func.func @through_call(%w: tensor<4xf32>, %x: tensor<4xf32>) -> (tensor<4xf32> {amp.update_of = 0 : i64}, tensor<f32> {amp.loss}) {
+  %seed = "tosa.const"() <{values = dense<1.0> : tensor<4xf32>}> {amp.grad_seed} : () -> tensor<4xf32>
+  %g = arith.mulf %seed, %x : tensor<4xf32>
+  %f = func.call @flip(%g) : (tensor<4xf32>) -> tensor<4xf32>
+  %w2 = arith.subf %w, %f : tensor<4xf32>
+  %l = arith.constant dense<1.0> : tensor<f32>
+  return %w2, %l : tensor<4xf32>, tensor<f32>
 }

@@ -213,7 +213,8 @@ def m_pin(rng, text, corpus):
     if not ops:
         return text
     m = rng.choice(ops)
-    pin = rng.choice(['"f32"', '"f16"', '"bf16"', '"f8"', "1 : i32"])
+    pin = rng.choice(["#amp.precision<f32>", "#amp.precision<f16>", "#amp.precision<bf16>",
+                      "#amp.precision<f8>", '"f16"', "1 : i32"])
     line_end = text.find("\n", m.end())
     line = text[m.start():line_end]
     colon = line.rfind(" : ")

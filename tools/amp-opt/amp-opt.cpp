@@ -19,6 +19,8 @@
 #include "amp/Dialect/Amp/Transforms/PassOutputs.h"
 #include "amp/Dialect/Amp/Transforms/Passes.h"
 #include "amp/InitAll.h"
+#include "TestGradientDialect.h"
+#include "TestPasses.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
@@ -104,7 +106,9 @@ static LogicalResult checkPassOptions(int argc, char **argv) {
 int main(int argc, char **argv) {
   DialectRegistry registry;
   amp::registerAllDialects(registry);
+  amp::test::registerTestGradientDialect(registry);
   amp::registerAllPasses();
+  amp::test::registerAmpTestPasses();
   const char *toolName = "amp-mlir optimizer driver\n";
   auto [inputFilename, outputFilename] =
       registerAndParseCLIOptions(argc, argv, toolName, registry);

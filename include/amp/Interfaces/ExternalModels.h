@@ -2,7 +2,8 @@
 //
 // The default precision policy: AmpPolicyOpInterface external models for the
 // upstream dialects, one file per dialect family (see docs/Policy.md for the
-// table and how it maps PyTorch's CUDA autocast lists).
+// table and how it maps PyTorch's CUDA autocast lists); and the gradient
+// linearity models (AmpGradientOpInterface) loss scaling relies on.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,10 @@ void registerLinalgExternalModels(DialectRegistry &registry);
 void registerArithMathExternalModels(DialectRegistry &registry);
 /// tensor.* data-movement ops (TensorInterfaceImpl.cpp).
 void registerTensorExternalModels(DialectRegistry &registry);
+
+/// AmpGradientOpInterface for tosa, arith, tensor and linalg ops
+/// (GradientInterfaceImpl.cpp): how a scaled gradient passes through them.
+void registerGradientExternalModels(DialectRegistry &registry);
 
 /// All of the above.
 void registerAllExternalModels(DialectRegistry &registry);

@@ -14,6 +14,7 @@
 #ifndef AMP_RUNNER_TRAININGRUNNER_H
 #define AMP_RUNNER_TRAININGRUNNER_H
 
+#include "amp/Dialect/Amp/IR/AmpDialect.h"
 #include "amp/Pipelines/Pipelines.h"
 #include "amp/Runner/Npy.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -102,8 +103,8 @@ struct RunnerArgument {
   RankedTensorType type;
   /// Where the argument is declared (for diagnostics).
   LocationAttr loc;
-  /// The `amp.init` hint, empty if none.
-  std::string init;
+  /// The `amp.init` hint, null if none.
+  InitAttr init;
   /// The result that is its new value (`amp.update_of` or loss-scale state),
   /// or -1.
   int64_t updatedBy = -1;
@@ -147,11 +148,12 @@ struct RunnerArgument {
 /// inputs directory replaces argument N. An argument drawn and then replaced
 /// still consumes its draws, so the values of the other arguments never depend
 /// on which files exist. With u(g) = (g() >> 11) * 2^-53 (a double in [0, 1)):
-///   zeros, ones, fill:V   constant 0, 1, V (no draws)
-///   uniform:A             float(-A + 2 A u)                  (float tensors)
-///   normal:S              float(S sqrt(-2 ln(1 - u1)) cos(2 pi u2)), two
+///   #amp.init<zeros>, <ones>, <fill(V)>
+///                         constant 0, 1, V (no draws)
+///   #amp.init<uniform(A)> float(-A + 2 A u)                  (float tensors)
+///   #amp.init<normal(S)>  float(S sqrt(-2 ln(1 - u1)) cos(2 pi u2)), two
 ///                         draws per element (Box-Muller)      (float tensors)
-///   labels:C              g() mod C                          (integer tensors)
+///   #amp.init<labels(C)>  g() mod C                          (integer tensors)
 class TrainingRunner {
 public:
   ~TrainingRunner();

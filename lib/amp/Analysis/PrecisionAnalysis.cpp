@@ -223,15 +223,15 @@ PrecisionAnalysis::run(FunctionOpInterface function) const {
     // A pin on the op or on any op enclosing it (up to the function).
     std::optional<Precision> pin;
     for (Operation *cur = op; cur; cur = cur->getParentOp()) {
-      if (auto attr = cur->getAttrOfType<StringAttr>(pinName)) {
-        pin = symbolizePrecision(attr.getValue());
-        if (!pin || (*pin != Precision::f32 && *pin != lowPrecision))
+      if (auto attr = cur->getAttrOfType<PrecisionAttr>(pinName)) {
+        pin = attr.getValue();
+        if (*pin != Precision::f32 && *pin != lowPrecision)
           return cur->emitOpError()
-                 << "pins precision \"" << attr.getValue()
-                 << "\", but amp-autocast runs with precision="
-                 << stringifyPrecision(lowPrecision)
-                 << " (expected \"f32\" or \""
-                 << stringifyPrecision(lowPrecision) << "\")";
+                 << "pins precision " << attr
+                 << ", but amp-autocast runs with precision="
+                 << stringifyPrecision(lowPrecision) << " (expected "
+                 << PrecisionAttr::get(ctx, Precision::f32) << " or "
+                 << PrecisionAttr::get(ctx, lowPrecision) << ")";
         break;
       }
       if (cur == function.getOperation())

@@ -1,4 +1,4 @@
-//===- ExternalModels.cpp - every default AmpPolicyOpInterface model ------===//
+//===- ExternalModels.cpp - every default external model ----------------===//
 
 #include "amp/Interfaces/ExternalModels.h"
 
@@ -7,4 +7,5 @@ void mlir::amp::registerAllExternalModels(DialectRegistry &registry) {
   registerLinalgExternalModels(registry);
   registerArithMathExternalModels(registry);
   registerTensorExternalModels(registry);
+  registerGradientExternalModels(registry);
 }

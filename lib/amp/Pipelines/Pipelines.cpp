@@ -247,7 +247,7 @@ static void registerPipelineWithErrors(
         builder(pm, options);
         return success();
       },
-      [](function_ref<void(const detail::PassOptions &)> optionsHandler) {
+      [](function_ref<void(const mlir::detail::PassOptions &)> optionsHandler) {
         optionsHandler(Options());
       });
 }

@@ -143,75 +143,46 @@ struct HintGenerator {
 };
 } // namespace
 
-/// Fills `arg` from its `amp.init` hint.
-static LogicalResult fillFromHint(RunnerArgument &arg, HintGenerator &gen) {
+/// Fills `arg` from its `amp.init` hint. The hint was checked when the IR
+/// was verified (AmpAttributes.cpp): its number, and that it suits the
+/// argument's element type.
+static void fillFromHint(RunnerArgument &arg, HintGenerator &gen) {
   Type element = arg.type.getElementType();
   int64_t count = arg.type.getNumElements();
   char *data = arg.data();
-  StringRef kind, value;
-  std::tie(kind, value) = StringRef(arg.init).split(':');
-  auto bad = [&](const Twine &why) {
-    return emitError(Location(arg.loc))
-           << "argument #" << arg.index << " (" << typeToString(arg.type)
-           << "): invalid amp.init hint \"" << arg.init << "\": " << why;
-  };
-  auto parseNumber = [&](double &out) {
-    if (value.trim().getAsDouble(out) || !std::isfinite(out))
-      return failure();
-    return success();
-  };
-  bool isFloat = isa<FloatType>(element);
-  if (kind == "zeros" || kind == "ones") {
-    if (!value.empty() || arg.init.find(':') != std::string::npos)
-      return bad("takes no value");
-    for (int64_t i = 0; i < count; ++i)
-      storeElement(data, element, i, kind == "ones" ? 1.0 : 0.0);
-    return success();
-  }
-  if (kind == "fill") {
-    double v;
-    if (failed(parseNumber(v)))
-      return bad("expected fill:<number>");
-    if (!isFloat && v != std::trunc(v))
-      return bad("an integer tensor needs an integer fill value");
+  double a = arg.init.getNumber();
+  switch (arg.init.getKind()) {
+  case InitKind::zeros:
+  case InitKind::ones:
+  case InitKind::fill: {
+    double v = arg.init.getKind() == InitKind::zeros  ? 0.0
+               : arg.init.getKind() == InitKind::ones ? 1.0
+                                                      : a;
     for (int64_t i = 0; i < count; ++i)
       storeElement(data, element, i, v);
-    return success();
+    return;
   }
-  if (kind == "uniform" || kind == "normal") {
-    double a;
-    if (failed(parseNumber(a)) || a < 0)
-      return bad("expected " + kind + ":<non-negative number>");
-    if (!isFloat)
-      return bad(kind + " needs a float tensor");
+  case InitKind::uniform:
+    for (int64_t i = 0; i < count; ++i)
+      storeElement(data, element, i, -a + 2.0 * a * gen.uniform01());
+    return;
+  case InitKind::normal:
     for (int64_t i = 0; i < count; ++i) {
-      double v;
-      if (kind == "uniform") {
-        v = -a + 2.0 * a * gen.uniform01();
-      } else {
-        double u1 = gen.uniform01(), u2 = gen.uniform01();
-        v = a * std::sqrt(-2.0 * std::log(1.0 - u1)) *
-            std::cos(2.0 * llvm::numbers::pi * u2);
-      }
-      storeElement(data, element, i, v);
+      double u1 = gen.uniform01(), u2 = gen.uniform01();
+      storeElement(data, element, i,
+                   a * std::sqrt(-2.0 * std::log(1.0 - u1)) *
+                       std::cos(2.0 * llvm::numbers::pi * u2));
     }
-    return success();
-  }
-  if (kind == "labels") {
-    uint64_t classes;
-    if (value.trim().getAsInteger(10, classes) || classes == 0)
-      return bad("expected labels:<positive integer>");
-    if (isFloat || element.isInteger(1))
-      return bad("labels needs an i32 or i64 tensor");
-    if (element.isInteger(32) &&
-        classes > static_cast<uint64_t>(std::numeric_limits<int32_t>::max()))
-      return bad("too many classes for i32");
+    return;
+  case InitKind::labels: {
+    auto classes = static_cast<uint64_t>(a);
     for (int64_t i = 0; i < count; ++i)
       storeElement(data, element, i,
                    static_cast<double>(gen.engine() % classes));
-    return success();
+    return;
   }
-  return bad("expected zeros, ones, fill:V, uniform:A, normal:S or labels:C");
+  }
+  llvm_unreachable("unknown amp.init kind");
 }
 
 LogicalResult TrainingRunner::loadArgument(RunnerArgument &arg,
@@ -248,11 +219,11 @@ LogicalResult TrainingRunner::initializeArguments(StringRef inputsDir) {
   }
   HintGenerator gen(seed);
   for (RunnerArgument &arg : arguments)
-    if (!arg.init.empty() && failed(fillFromHint(arg, gen)))
-      return failure();
+    if (arg.init)
+      fillFromHint(arg, gen);
   for (RunnerArgument &arg : arguments) {
     if (arg.isScaleState) {
-      if (arg.init.empty())
+      if (!arg.init)
         return emitError(Location(arg.loc))
                << "loss-scale state argument #" << arg.index
                << " has no amp.init hint";
@@ -266,7 +237,7 @@ LogicalResult TrainingRunner::initializeArguments(StringRef inputsDir) {
         return failure();
       continue;
     }
-    if (arg.init.empty()) {
+    if (!arg.init) {
       InFlightDiagnostic diag = emitError(Location(arg.loc))
                                 << "argument #" << arg.index << " ("
                                 << typeToString(arg.type)

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RunnerInternal.h"
+#include "amp/Dialect/Amp/IR/AmpDialect.h"
 #include "amp/Dialect/Amp/IR/TrainingStep.h"
 #include "amp/InitAll.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -212,8 +213,8 @@ LogicalResult TrainingRunner::readContract(func::FuncOp fn) {
     arg.index = i;
     arg.type = *type;
     arg.loc = fn.getArgument(i).getLoc();
-    if (auto init = fn.getArgAttrOfType<StringAttr>(i, "amp.init"))
-      arg.init = init.getValue().str();
+    arg.init = fn.getArgAttrOfType<InitAttr>(
+        i, AmpDialect::InitAttrHelper::getNameStr());
     for (auto [stateArg, stateResult] : stateLinks)
       if (stateArg == static_cast<int64_t>(i)) {
         arg.isScaleState = true;

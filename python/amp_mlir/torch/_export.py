@@ -45,23 +45,32 @@ def _sanitize(name: str) -> str:
     return out if out and not out[0].isdigit() else "p_" + out
 
 
+def _mlir_number(text: str) -> str:
+    """A number printed by Python's %g as an MLIR literal: MLIR's lexer needs a '.' before an exponent."""
+    mantissa, e, exponent = text.partition("e")
+    if e and "." not in mantissa:
+        mantissa += ".0"
+    return mantissa + e + exponent
+
+
 def _init_hint(t: torch.Tensor, kind: str, num_classes=None) -> str:
+    """The ``#amp.init`` attribute the runner draws ``t``'s stand-in from (docs/TrainingStep.md)."""
     if kind in ("state", "step"):
-        return "zeros"
+        return "#amp.init<zeros>"
     if not t.is_floating_point():
         c = num_classes if num_classes else int(t.max().item()) + 1 if t.numel() else 1
-        return f"labels:{max(1, int(c))}"
+        return f"#amp.init<labels({max(1, int(c))})>"
     if kind == "param":
         if torch.all(t == 0):
-            return "zeros"
+            return "#amp.init<zeros>"
         if torch.all(t == 1):
-            return "ones"
+            return "#amp.init<ones>"
         if t.numel() > 1 and torch.all(t == t.reshape(-1)[0]):
-            return "fill:%.9g" % float(t.reshape(-1)[0])
+            return "#amp.init<fill(%s)>" % _mlir_number("%.9g" % float(t.reshape(-1)[0]))
         a = float(t.abs().max())
-        return "uniform:%.4g" % a
+        return "#amp.init<uniform(%s)>" % _mlir_number("%.4g" % a)
     s = float(t.float().std()) if t.numel() > 1 else 1.0
-    return "normal:%.4g" % (s if s > 0 and math.isfinite(s) else 1.0)
+    return "#amp.init<normal(%s)>" % _mlir_number("%.4g" % (s if s > 0 and math.isfinite(s) else 1.0))
 
 
 def _make_step_fn(model, loss_fn, names, n_params, n_inputs, optimizer, lr, momentum, weight_decay, betas, eps,
@@ -229,7 +238,7 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         else:
             comment = "model input" if kind == "input" else "target"
         sep = "," if i < len(flat) - 1 else ""
-        arg_lines.append(f'    {ssa}: {v.type} {{amp.init = "{hint}"}}{sep}  // {i}: {comment}')
+        arg_lines.append(f'    {ssa}: {v.type} {{amp.init = {hint}}}{sep}  // {i}: {comment}')
         np_arr = t.detach().cpu().numpy()
         np_arr = np_arr.astype(np.float32) if dt == F32 else np_arr.astype(np.int32)
         fname = f"arg{i}.npy"

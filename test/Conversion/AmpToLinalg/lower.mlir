@@ -11,7 +11,7 @@
 // CHECK-NEXT: %[[S:.*]] = arith.select %[[C]], %[[O]], %[[N]] : f32
 // CHECK-NEXT: linalg.yield %[[S]] : f32
 // CHECK: return %[[R]]
-func.func @keep(%flag: tensor<i1>, %new: tensor<4xf32>, %old: tensor<4xf32> {amp.init = "zeros"}) -> (tensor<4xf32> {amp.update_of = 2 : i64}) {
+func.func @keep(%flag: tensor<i1>, %new: tensor<4xf32>, %old: tensor<4xf32> {amp.init = #amp.init<zeros>}) -> (tensor<4xf32> {amp.update_of = 2 : i64}) {
   %0 = amp.keep_on_overflow %flag, %new, %old : tensor<4xf32>
   return %0 : tensor<4xf32>
 }

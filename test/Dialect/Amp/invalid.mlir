@@ -146,16 +146,34 @@ func.func @keep_flag_not_i1(%f: tensor<i32>, %u: tensor<4xf32>, %p: tensor<4xf32
 // -----
 
 func.func @bad_precision(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'tosa.exp' op 'amp.precision' must be "f32", "f16" or "bf16"}}
-  %0 = tosa.exp %x {amp.precision = "f64"} : (tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @+2 {{expected ::mlir::amp::Precision to be one of: f32, f16, bf16}}
+  // expected-error @+1 {{failed to parse Amp_PrecisionAttr parameter 'value'}}
+  %0 = tosa.exp %x {amp.precision = #amp.precision<f64>} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 
 // -----
 
-func.func @precision_not_string(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'amp.precision' must be "f32", "f16" or "bf16"}}
+// The string form of before the typed attributes.
+func.func @precision_string(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tosa.exp' op 'amp.precision' must be #amp.precision<f32>, #amp.precision<f16> or #amp.precision<bf16>, got "f16" (the string forms were replaced by typed attributes, see docs/TrainingStep.md)}}
+  %0 = tosa.exp %x {amp.precision = "f16"} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @precision_not_attr(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'amp.precision' must be #amp.precision<f32>, #amp.precision<f16> or #amp.precision<bf16>, got 16 : i32}}
   %0 = tosa.exp %x {amp.precision = 16 : i32} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @precision_wrong_amp_attr(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'amp.precision' must be #amp.precision<f32>, #amp.precision<f16> or #amp.precision<bf16>, got #amp.scale_state<scale>}}
+  %0 = tosa.exp %x {amp.precision = #amp.scale_state<scale>} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 
@@ -184,36 +202,131 @@ func.func @grad_seed_arg_not_unit(%x: tensor<1xf32> {amp.grad_seed = 1 : i64}) {
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument #1: 'amp.init' hint "uniform:-1" needs a positive real, e.g. "uniform:0.1"}}
-func.func @init_uniform_negative(%x: tensor<4xf32>, %w: tensor<4xf32> {amp.init = "uniform:-1"}) {
+// expected-error @+1 {{#amp.init<uniform(A)> needs a finite non-negative number, e.g. #amp.init<uniform(0.1)>}}
+func.func @init_uniform_negative(%x: tensor<4xf32>, %w: tensor<4xf32> {amp.init = #amp.init<uniform(-1)>}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument #0: 'amp.init' hint "normal:abc" needs a positive real, e.g. "normal:0.1"}}
-func.func @init_normal_nan(%w: tensor<4xf32> {amp.init = "normal:abc"}) {
+// expected-error @+1 {{#amp.init<normal(A)> needs a finite non-negative number, e.g. #amp.init<normal(0.1)>}}
+func.func @init_normal_no_number(%w: tensor<4xf32> {amp.init = #amp.init<normal>}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument #0: 'amp.init' hint "labels:0" needs a positive class count, e.g. "labels:10"}}
-func.func @init_labels_zero(%l: tensor<4xi32> {amp.init = "labels:0"}) {
+// expected-error @+2 {{expected floating point literal}}
+// expected-error @+1 {{failed to parse Amp_InitAttr parameter 'value'}}
+func.func @init_normal_not_a_number(%w: tensor<4xf32> {amp.init = #amp.init<normal(abc)>}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument #0: unknown 'amp.init' hint "foo" (expected zeros, ones, fill:V, uniform:A, normal:S or labels:C)}}
-func.func @init_unknown(%w: tensor<4xf32> {amp.init = "foo"}) {
+// expected-error @+1 {{#amp.init<labels(C)> needs a positive integer class count, e.g. #amp.init<labels(10)>}}
+func.func @init_labels_zero(%l: tensor<4xi32> {amp.init = #amp.init<labels(0)>}) {
   return
 }
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument #0: 'amp.init' must be a string}}
-func.func @init_not_string(%w: tensor<4xf32> {amp.init = 1 : i64}) {
+// expected-error @+1 {{#amp.init<labels(C)> needs a positive integer class count}}
+func.func @init_labels_fraction(%l: tensor<4xi32> {amp.init = #amp.init<labels(2.5)>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#amp.init<zeros> takes no number}}
+func.func @init_zeros_number(%w: tensor<4xf32> {amp.init = #amp.init<zeros(1.0)>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#amp.init<fill(V)> needs a finite number, e.g. #amp.init<fill(65536.0)>}}
+func.func @init_fill_no_number(%w: tensor<4xf32> {amp.init = #amp.init<fill>}) {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expected ::mlir::amp::InitKind to be one of: zeros, ones, fill, uniform, normal, labels}}
+// expected-error @+1 {{failed to parse Amp_InitAttr parameter 'kind'}}
+func.func @init_unknown(%w: tensor<4xf32> {amp.init = #amp.init<foo>}) {
+  return
+}
+
+// -----
+
+// The hint must suit the argument's element type.
+// expected-error @+1 {{'func.func' op argument #1: #amp.init<labels> cannot initialise 'f32' elements: it needs an i32 or i64 type}}
+func.func @init_labels_on_float(%x: tensor<4xf32>, %l: tensor<4xf32> {amp.init = #amp.init<labels(10)>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: #amp.init<normal> cannot initialise 'i32' elements: it needs a float type}}
+func.func @init_normal_on_int(%l: tensor<4xi32> {amp.init = #amp.init<normal(1.0)>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: #amp.init<fill> cannot initialise 'i64' elements: an integer type needs an integer fill value}}
+func.func @init_fraction_on_int(%l: tensor<4xi64> {amp.init = #amp.init<fill(0.5)>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: #amp.init<labels> cannot initialise 'i1' elements: it needs an i32 or i64 type}}
+func.func @init_labels_on_i1(%l: tensor<4xi1> {amp.init = #amp.init<labels(2)>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: #amp.init<labels> cannot initialise 'i32' elements: too many classes for i32}}
+func.func @init_labels_too_many(%l: tensor<4xi32> {amp.init = #amp.init<labels(4294967296)>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: 'amp.init' must be an #amp.init hint (#amp.init<zeros>, <ones>, <fill(V)>, <uniform(A)>, <normal(S)> or <labels(C)>), got "normal:1.0" (the string forms were replaced by typed attributes, see docs/TrainingStep.md)}}
+func.func @init_string(%w: tensor<4xf32> {amp.init = "normal:1.0"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: 'amp.init' must be an #amp.init hint}}
+func.func @init_not_attr(%w: tensor<4xf32> {amp.init = 1 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: 'amp.scale_state' must be #amp.scale_state<scale>, #amp.scale_state<growth_tracker> or #amp.scale_state<overflow_tracker>, got "scale" (the string forms were replaced by typed attributes, see docs/TrainingStep.md)}}
+func.func @scale_state_string(%s: tensor<f32> {amp.scale_state = "scale"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #0: 'amp.scale_state' must be #amp.scale_state<scale>}}
+func.func @scale_state_result_not_attr(%s: tensor<f32>) -> (tensor<f32> {amp.scale_state = 0 : i32}) {
+  return %s : tensor<f32>
+}
+
+// -----
+
+// expected-error @+2 {{expected ::mlir::amp::ScaleState to be one of: scale, growth_tracker, overflow_tracker}}
+// expected-error @+1 {{failed to parse Amp_ScaleStateAttr parameter 'value'}}
+func.func @scale_state_unknown(%s: tensor<i32> {amp.scale_state = #amp.scale_state<growth>}) {
   return
 }
 
@@ -258,13 +371,13 @@ func.func @loss_on_op(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 // expected-error @+1 {{'func.func' op argument #0: unknown amp argument attribute 'amp.precision'}}
-func.func @unknown_arg_attr(%x: tensor<4xf32> {amp.precision = "f16"}) {
+func.func @unknown_arg_attr(%x: tensor<4xf32> {amp.precision = #amp.precision<f16>}) {
   return
 }
 
 // -----
 
 // expected-error @+1 {{'func.func' op result #0: unknown amp result attribute 'amp.init'}}
-func.func @unknown_result_attr(%x: tensor<4xf32>) -> (tensor<4xf32> {amp.init = "zeros"}) {
+func.func @unknown_result_attr(%x: tensor<4xf32>) -> (tensor<4xf32> {amp.init = #amp.init<zeros>}) {
   return %x : tensor<4xf32>
 }

@@ -48,32 +48,32 @@ func.func @keep_on_overflow(%found: tensor<i1>, %updated: tensor<4x4xf32>, %prev
 
 // Discardable attributes on ops, function arguments and results.
 // CHECK-LABEL: func.func @train_step
-// CHECK-SAME: %{{.*}}: tensor<4x4xf32> {amp.init = "uniform:0.5"}
-// CHECK-SAME: %{{.*}}: tensor<4x4xf32> {amp.init = "normal:0.02"}
-// CHECK-SAME: %{{.*}}: tensor<4xf32> {amp.init = "zeros"}
-// CHECK-SAME: %{{.*}}: tensor<4xf32> {amp.init = "ones"}
-// CHECK-SAME: %{{.*}}: tensor<4xi32> {amp.init = "labels:10"}
+// CHECK-SAME: %{{.*}}: tensor<4x4xf32> {amp.init = #amp.init<uniform(0.5)>}
+// CHECK-SAME: %{{.*}}: tensor<4x4xf32> {amp.init = #amp.init<normal(0.02)>}
+// CHECK-SAME: %{{.*}}: tensor<4xf32> {amp.init = #amp.init<zeros>}
+// CHECK-SAME: %{{.*}}: tensor<4xf32> {amp.init = #amp.init<ones>}
+// CHECK-SAME: %{{.*}}: tensor<4xi32> {amp.init = #amp.init<labels(10)>}
 // CHECK-SAME: %{{.*}}: tensor<1xf32> {amp.grad_seed}
 // CHECK-SAME: -> (tensor<4x4xf32> {amp.update_of = 0 : i64}, tensor<4x4xf32> {amp.loss})
 // CHECK: tosa.const{{.*}}{amp.grad_seed}
-// CHECK: tosa.exp %{{.*}} {amp.precision = "f32"}
-// CHECK: tosa.tanh %{{.*}} {amp.precision = "f16"}
-// CHECK: tosa.sigmoid %{{.*}} {amp.precision = "bf16"}
+// CHECK: tosa.exp %{{.*}} {amp.precision = #amp.precision<f32>}
+// CHECK: tosa.tanh %{{.*}} {amp.precision = #amp.precision<f16>}
+// CHECK: tosa.sigmoid %{{.*}} {amp.precision = #amp.precision<bf16>}
 // CHECK: scf.execute_region
-// CHECK: } {amp.precision = "f32"}
-func.func @train_step(%w: tensor<4x4xf32> {amp.init = "uniform:0.5"},
-                      %v: tensor<4x4xf32> {amp.init = "normal:0.02"},
-                      %b: tensor<4xf32> {amp.init = "zeros"},
-                      %c: tensor<4xf32> {amp.init = "ones"},
-                      %labels: tensor<4xi32> {amp.init = "labels:10"},
+// CHECK: } {amp.precision = #amp.precision<f32>}
+func.func @train_step(%w: tensor<4x4xf32> {amp.init = #amp.init<uniform(0.5)>},
+                      %v: tensor<4x4xf32> {amp.init = #amp.init<normal(0.02)>},
+                      %b: tensor<4xf32> {amp.init = #amp.init<zeros>},
+                      %c: tensor<4xf32> {amp.init = #amp.init<ones>},
+                      %labels: tensor<4xi32> {amp.init = #amp.init<labels(10)>},
                       %seed_arg: tensor<1xf32> {amp.grad_seed})
     -> (tensor<4x4xf32> {amp.update_of = 0 : i64}, tensor<4x4xf32> {amp.loss}) {
   %seed = "tosa.const"() <{values = dense<1.0> : tensor<1xf32>}> {amp.grad_seed} : () -> tensor<1xf32>
-  %e = tosa.exp %w {amp.precision = "f32"} : (tensor<4x4xf32>) -> tensor<4x4xf32>
-  %t = tosa.tanh %e {amp.precision = "f16"} : (tensor<4x4xf32>) -> tensor<4x4xf32>
-  %s = tosa.sigmoid %t {amp.precision = "bf16"} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %e = tosa.exp %w {amp.precision = #amp.precision<f32>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %t = tosa.tanh %e {amp.precision = #amp.precision<f16>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %s = tosa.sigmoid %t {amp.precision = #amp.precision<bf16>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
   %r = scf.execute_region -> tensor<4x4xf32> {
     scf.yield %s : tensor<4x4xf32>
-  } {amp.precision = "f32"}
+  } {amp.precision = #amp.precision<f32>}
   return %r, %v : tensor<4x4xf32>, tensor<4x4xf32>
 }

@@ -6,7 +6,7 @@
 #id = affine_map<(i) -> (i)>
 #all = affine_map<(i) -> ()>
 
-func.func @train_step(%w: tensor<4xf32> {amp.init = "ones"},
+func.func @train_step(%w: tensor<4xf32> {amp.init = #amp.init<ones>},
                       %x: tensor<4xf32>)
     -> (tensor<4xf32> {amp.update_of = 0 : i64}, tensor<f32> {amp.loss}) {
   %zero = arith.constant 0.0 : f32

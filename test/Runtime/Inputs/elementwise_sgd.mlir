@@ -6,9 +6,9 @@
 //   loss = sum((pred - y)^2) / 32, dL/dpred = (2/32) (pred - y) * seed,
 //   grad_w = sum_batch(x * dL/dpred), SGD with lr = 0.1.
 func.func @train_step(
-    %w: tensor<8xf32> {amp.init = "uniform:0.5"},
-    %x: tensor<4x8xf32> {amp.init = "normal:1.0"},
-    %y: tensor<4x8xf32> {amp.init = "normal:1.0"}
+    %w: tensor<8xf32> {amp.init = #amp.init<uniform(0.5)>},
+    %x: tensor<4x8xf32> {amp.init = #amp.init<normal(1.0)>},
+    %y: tensor<4x8xf32> {amp.init = #amp.init<normal(1.0)>}
   ) -> (tensor<8xf32> {amp.update_of = 0 : i64}, tensor<f32> {amp.loss}) {
   %shift0 = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
   %inv_n = "tosa.const"() <{values = dense<0.03125> : tensor<1x1xf32>}> : () -> tensor<1x1xf32>

@@ -10,10 +10,23 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"
+#include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/Location.h"
 #include <string>
 
 #include "amp/Dialect/Amp/IR/AmpEnums.h.inc"
+
+namespace mlir::amp {
+/// Parses the number of an `#amp.init<kind(number)>` hint: a float or an
+/// integer literal, held as a double.
+FailureOr<llvm::APFloat> parseInitValue(AsmParser &parser);
+/// Prints the number of a hint in its shortest form that reads back exactly
+/// ("0.17", "65536", "10").
+void printInitValue(AsmPrinter &printer, const llvm::APFloat &value);
+} // namespace mlir::amp
+
+#define GET_ATTRDEF_CLASSES
+#include "amp/Dialect/Amp/IR/AmpAttributes.h.inc"
 
 #include "amp/Dialect/Amp/IR/AmpOpsDialect.h.inc"
 

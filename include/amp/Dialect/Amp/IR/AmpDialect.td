@@ -22,41 +22,49 @@ def Amp_Dialect : Dialect {
 
     | attribute          | where                      | meaning |
     |--------------------|----------------------------|---------|
-    | `amp.precision`    | any op                     | `"f32"`, `"f16"` or `"bf16"`: pins the op (and every op nested in it) to that precision, like `torch.autocast(enabled=False)` for `"f32"`. |
+    | `amp.precision`    | any op                     | `#amp.precision<f32>`, `<f16>` or `<bf16>`: pins the op (and every op nested in it) to that precision, like `torch.autocast(enabled=False)` for f32. |
     | `amp.grad_seed`    | op or function argument    | unit: the seed of the backward pass (d loss / d loss). |
     | `amp.update_of`    | function result            | `i64` index of the argument this result is the new value of. |
     | `amp.loss`         | function result            | unit: the loss. |
-    | `amp.init`         | function argument          | initialisation hint for the runner: `"zeros"`, `"ones"`, `"fill:V"`, `"uniform:A"`, `"normal:S"`, `"labels:C"`. |
-    | `amp.scale_state`  | function argument / result | `"scale"`, `"growth_tracker"` or `"overflow_tracker"`: the loss-scale state amp-loss-scaling threads through the step. |
+    | `amp.init`         | function argument          | initialisation hint for the runner: `#amp.init<zeros>`, `<ones>`, `<fill(V)>`, `<uniform(A)>`, `<normal(S)>`, `<labels(C)>`. |
+    | `amp.scale_state`  | function argument / result | `#amp.scale_state<scale>`, `<growth_tracker>` or `<overflow_tracker>`: the loss-scale state amp-loss-scaling threads through the step. |
     | `amp.skipped`      | function result            | unit: the `tensor<i1>` that is true when the step was skipped. |
+
+    The values of `amp.precision`, `amp.init` and `amp.scale_state` are typed
+    attributes (see AmpAttributes.md): a misspelt value is a parse error at its
+    location, and a string where one is expected is rejected with the typed
+    spelling to use instead.
 
     Example:
 
     ```mlir
-    func.func @train_step(%w: tensor<4x4xf32> {amp.init = "uniform:0.5"}, ...)
+    func.func @train_step(%w: tensor<4x4xf32> {amp.init = #amp.init<uniform(0.5)>}, ...)
         -> (tensor<4x4xf32> {amp.update_of = 0 : i64}, tensor<f32> {amp.loss}) {
       %seed = "tosa.const"() <{values = dense<1.0> : tensor<1xf32>}> {amp.grad_seed}
           : () -> tensor<1xf32>
-      %y = tosa.exp %x {amp.precision = "f32"} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+      %y = tosa.exp %x {amp.precision = #amp.precision<f32>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
       ...
     }
     ```
   }];
   let discardableAttrs = (ins
-    "::mlir::StringAttr":$precision,
+    "::mlir::amp::PrecisionAttr":$precision,
     "::mlir::UnitAttr":$grad_seed,
     "::mlir::IntegerAttr":$update_of,
     "::mlir::UnitAttr":$loss,
-    "::mlir::StringAttr":$init,
-    "::mlir::StringAttr":$scale_state,
+    "::mlir::amp::InitAttr":$init,
+    "::mlir::amp::ScaleStateAttr":$scale_state,
     "::mlir::UnitAttr":$skipped
   );
+  let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Registers the ops' canonical forms and the discardable attribute names.
     void registerOps();
+    /// Registers the attributes of AmpAttributes.td.
+    void registerAttributes();
   }];
 }
 

@@ -42,4 +42,30 @@ def Amp_LossScalingMode : I32EnumAttr<"LossScalingMode", "loss scaling mode", [
   let genSpecializedAttr = 0;
 }
 
+def Amp_ScaleState : I32EnumAttr<"ScaleState",
+    "a component of the loss-scale state", [
+    // The loss scale, tensor<f32>.
+    I32EnumAttrCase<"scale", 0>,
+    // Clean steps since the last growth or backoff, tensor<i32>.
+    I32EnumAttrCase<"growth_tracker", 1>,
+    // Consecutive overflowing steps (backoff_interval > 1), tensor<i32>.
+    I32EnumAttrCase<"overflow_tracker", 2>,
+  ]> {
+  let cppNamespace = "::mlir::amp";
+  let genSpecializedAttr = 0;
+}
+
+def Amp_InitKind : I32EnumAttr<"InitKind",
+    "how the runner initialises an argument (`amp.init`)", [
+    I32EnumAttrCase<"zeros", 0>,
+    I32EnumAttrCase<"ones", 1>,
+    I32EnumAttrCase<"fill", 2>,
+    I32EnumAttrCase<"uniform", 3>,
+    I32EnumAttrCase<"normal", 4>,
+    I32EnumAttrCase<"labels", 5>,
+  ]> {
+  let cppNamespace = "::mlir::amp";
+  let genSpecializedAttr = 0;
+}
+
 #endif // AMP_DIALECT_AMP_IR_AMPENUMS_TD

@@ -18,7 +18,7 @@ def AmpAutocastPass : Pass<"amp-autocast", "::mlir::ModuleOp"> {
     neighbours) or *clear* (reshape, transpose, slice, max, select...: pure
     data movement). The defaults mirror PyTorch's CUDA autocast lists
     (docs/Policy.md); `policy=FILE` moves ops between categories; an
-    `amp.precision = "f32"|"f16"|"bf16"` attribute on an op or on any op
+    `amp.precision = #amp.precision<f32|f16|bf16>` attribute on an op or on any op
     enclosing it pins it. The placement is TensorFlow's painting algorithm,
     computed by `PrecisionAnalysis` before anything changes.
 
@@ -91,13 +91,15 @@ def AmpLossScalingPass : Pass<"amp-loss-scaling", "::mlir::ModuleOp"> {
     2. `GradientFlowAnalysis` finds the values derived linearly from the seed
        (they carry the scale) and their *exits*: the first uses that are not
        linear in them (the optimizer update, a non-linear op, an addition with
-       an unscaled value, a return); unknown ops are exits;
+       an unscaled value, a return); unknown ops are exits. It follows the
+       scale through scf regions and into private callees, so a gradient
+       accumulated in an `scf.for` is unscaled once, after the loop;
     3. one `amp.unscale_and_check` unscales every exit value once and yields a
        single found-inf flag; the exit uses read the unscaled values;
     4. every `amp.update_of` result becomes `amp.keep_on_overflow`: on a bad
        step it is its argument, bit for bit;
     5. the scale state (scale f32, growth tracker i32, overflow tracker i32)
-       enters as trailing arguments `{amp.scale_state = "..."}` and leaves,
+       enters as trailing arguments `{amp.scale_state = #amp.scale_state<...>}` and leaves,
        updated by `amp.update_scale`, as trailing results, followed by the
        `tensor<i1>` result `{amp.skipped}`.
 

@@ -1,7 +1,9 @@
 //===- AmpDialect.cpp - amp dialect ---------------------------------------===//
 //
-// Registers the ops and verifies the dialect's discardable attributes wherever
-// they appear (ops, function arguments, function results).
+// Registers the ops and attributes and verifies the dialect's discardable
+// attributes wherever they appear (ops, function arguments, function
+// results): each must hold its typed attribute (AmpAttributes.td), and an
+// `amp.init` hint must suit the element type of the argument it is on.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +11,7 @@
 #include "amp/Dialect/Amp/IR/AmpOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -19,7 +22,10 @@ using namespace mlir::amp;
 
 #include "amp/Dialect/Amp/IR/AmpOpsDialect.cpp.inc"
 
-void AmpDialect::initialize() { registerOps(); }
+void AmpDialect::initialize() {
+  registerOps();
+  registerAttributes();
+}
 
 FloatType mlir::amp::getFloatType(MLIRContext *ctx, Precision precision) {
   switch (precision) {
@@ -53,61 +59,40 @@ std::string mlir::amp::formatLocation(Location loc) {
   return text;
 }
 
-/// Checks an `amp.init` hint: "zeros", "ones", "fill:V" with a real V,
-/// "uniform:A", "normal:S" with a positive real, or "labels:C" with a positive
-/// integer.
-static LogicalResult verifyInitHint(StringRef hint,
-                                    function_ref<InFlightDiagnostic()> emitErr) {
-  if (hint == "zeros" || hint == "ones")
-    return success();
-  auto [kind, value] = hint.split(':');
-  if (kind == "labels") {
-    unsigned classes;
-    if (!value.getAsInteger(10, classes) && classes > 0)
-      return success();
-    return emitErr() << "'amp.init' hint \"" << hint
-                     << "\" needs a positive class count, e.g. \"labels:10\"";
-  }
-  if (kind == "fill") {
-    double v;
-    if (!value.getAsDouble(v))
-      return success();
-    return emitErr() << "'amp.init' hint \"" << hint
-                     << "\" needs a real value, e.g. \"fill:65536\"";
-  }
-  if (kind == "uniform" || kind == "normal") {
-    double v;
-    if (!value.getAsDouble(v) && v > 0)
-      return success();
-    return emitErr() << "'amp.init' hint \"" << hint
-                     << "\" needs a positive real, e.g. \"" << kind << ":0.1\"";
-  }
-  return emitErr() << "unknown 'amp.init' hint \"" << hint
-                   << "\" (expected zeros, ones, fill:V, uniform:A, "
-                      "normal:S or labels:C)";
+/// The error for a value of the wrong attribute kind, e.g. the string
+/// `"f16"` where `#amp.precision<f16>` belongs: names the typed spelling.
+static InFlightDiagnostic wrongKind(InFlightDiagnostic diag, StringRef name,
+                                    Attribute value, StringRef expected) {
+  diag << "'" << name << "' must be " << expected << ", got " << value;
+  if (isa<StringAttr>(value))
+    diag << " (the string forms were replaced by typed attributes, see "
+            "docs/TrainingStep.md)";
+  return diag;
 }
 
-/// Checks `amp.scale_state`: one of the three loss-scale state components.
-static LogicalResult
-verifyScaleState(NamedAttribute attr,
-                 function_ref<InFlightDiagnostic()> emitErr) {
-  auto str = dyn_cast<StringAttr>(attr.getValue());
-  if (str && llvm::is_contained({StringRef("scale"), StringRef("growth_tracker"),
-                                 StringRef("overflow_tracker")},
-                                str.getValue()))
-    return success();
-  return emitErr() << "'amp.scale_state' must be \"scale\", "
-                      "\"growth_tracker\" or \"overflow_tracker\"";
+static constexpr StringLiteral kPrecisionForms =
+    "#amp.precision<f32>, #amp.precision<f16> or #amp.precision<bf16>";
+static constexpr StringLiteral kScaleStateForms =
+    "#amp.scale_state<scale>, #amp.scale_state<growth_tracker> or "
+    "#amp.scale_state<overflow_tracker>";
+static constexpr StringLiteral kInitForms =
+    "an #amp.init hint (#amp.init<zeros>, <ones>, <fill(V)>, <uniform(A)>, "
+    "<normal(S)> or <labels(C)>)";
+
+/// The element type of a value of type `type` (the type itself for scalars).
+static Type getElementTypeOrSelf(Type type) {
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    return shaped.getElementType();
+  return type;
 }
 
 LogicalResult AmpDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
   StringRef name = attr.getName().strref();
   if (name == PrecisionAttrHelper::getNameStr()) {
-    auto str = dyn_cast<StringAttr>(attr.getValue());
-    if (!str || !symbolizePrecision(str.getValue()))
-      return op->emitOpError()
-             << "'" << name << "' must be \"f32\", \"f16\" or \"bf16\"";
+    if (!isa<PrecisionAttr>(attr.getValue()))
+      return wrongKind(op->emitOpError(), name, attr.getValue(),
+                       kPrecisionForms);
     return success();
   }
   if (name == GradSeedAttrHelper::getNameStr()) {
@@ -131,18 +116,33 @@ LogicalResult AmpDialect::verifyRegionArgAttribute(Operation *op,
     return op->emitOpError() << "argument #" << argIndex << ": ";
   };
   if (name == InitAttrHelper::getNameStr()) {
-    auto str = dyn_cast<StringAttr>(attr.getValue());
-    if (!str)
-      return emitErr() << "'" << name << "' must be a string";
-    return verifyInitHint(str.getValue(), emitErr);
+    auto init = dyn_cast<InitAttr>(attr.getValue());
+    if (!init)
+      return wrongKind(emitErr(), name, attr.getValue(), kInitForms);
+    // The argument's type: from the function signature (external functions
+    // have no block), else from the region's entry block.
+    Type type;
+    if (auto function = dyn_cast<FunctionOpInterface>(op)) {
+      if (argIndex < function.getNumArguments())
+        type = function.getArgumentTypes()[argIndex];
+    } else if (Region &region = op->getRegion(regionIndex);
+               !region.empty() && argIndex < region.getNumArguments()) {
+      type = region.getArgument(argIndex).getType();
+    }
+    if (!type)
+      return success();
+    return init.verifyElementType(getElementTypeOrSelf(type), emitErr);
   }
   if (name == GradSeedAttrHelper::getNameStr()) {
     if (!isa<UnitAttr>(attr.getValue()))
       return emitErr() << "'" << name << "' must be a unit attribute";
     return success();
   }
-  if (name == ScaleStateAttrHelper::getNameStr())
-    return verifyScaleState(attr, emitErr);
+  if (name == ScaleStateAttrHelper::getNameStr()) {
+    if (!isa<ScaleStateAttr>(attr.getValue()))
+      return wrongKind(emitErr(), name, attr.getValue(), kScaleStateForms);
+    return success();
+  }
   return emitErr() << "unknown amp argument attribute '" << name << "'";
 }
 
@@ -166,7 +166,10 @@ LogicalResult AmpDialect::verifyRegionResultAttribute(Operation *op,
       return emitErr() << "'" << name << "' must be a unit attribute";
     return success();
   }
-  if (name == ScaleStateAttrHelper::getNameStr())
-    return verifyScaleState(attr, emitErr);
+  if (name == ScaleStateAttrHelper::getNameStr()) {
+    if (!isa<ScaleStateAttr>(attr.getValue()))
+      return wrongKind(emitErr(), name, attr.getValue(), kScaleStateForms);
+    return success();
+  }
   return emitErr() << "unknown amp result attribute '" << name << "'";
 }

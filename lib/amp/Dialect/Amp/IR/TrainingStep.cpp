@@ -30,24 +30,25 @@ bool TrainingStep::declaresContract(FunctionOpInterface function) {
 }
 
 /// Records a scale-state component, rejecting duplicates.
-static LogicalResult setScaleState(FunctionOpInterface function, StringAttr kind,
-                                   int64_t index, TrainingStep &step,
-                                   bool isResult) {
+static LogicalResult setScaleState(FunctionOpInterface function,
+                                   ScaleStateAttr kind, int64_t index,
+                                   TrainingStep &step, bool isResult) {
   int64_t *slot = nullptr;
-  StringRef name = kind.getValue();
-  if (name == "scale")
+  switch (kind.getValue()) {
+  case ScaleState::scale:
     slot = isResult ? &step.scaleResult : &step.scaleArg;
-  else if (name == "growth_tracker")
+    break;
+  case ScaleState::growth_tracker:
     slot = isResult ? &step.growthResult : &step.growthArg;
-  else if (name == "overflow_tracker")
+    break;
+  case ScaleState::overflow_tracker:
     slot = isResult ? &step.overflowResult : &step.overflowArg;
-  if (!slot)
-    return function.emitOpError() << "unknown amp.scale_state \"" << name
-                                  << "\"";
+    break;
+  }
   if (*slot >= 0)
     return function.emitOpError()
            << "two " << (isResult ? "results" : "arguments")
-           << " carry amp.scale_state = \"" << name << "\"";
+           << " carry amp.scale_state = " << kind;
   *slot = index;
   return success();
 }
@@ -143,7 +144,7 @@ FailureOr<TrainingStep> TrainingStep::get(FunctionOpInterface function,
                << resultTypes[r];
       step.lossResult = r;
     }
-    if (auto kind = dyn_cast_or_null<StringAttr>(
+    if (auto kind = dyn_cast_or_null<ScaleStateAttr>(
             function.getResultAttr(r, stateName)))
       if (failed(setScaleState(function, kind, r, step, /*isResult=*/true)))
         return failure();
@@ -168,8 +169,8 @@ FailureOr<TrainingStep> TrainingStep::get(FunctionOpInterface function,
       if (failed(recordUpdate(result, a, "tf.aliasing_output")))
         return failure();
     }
-    if (auto kind =
-            dyn_cast_or_null<StringAttr>(function.getArgAttr(a, stateName)))
+    if (auto kind = dyn_cast_or_null<ScaleStateAttr>(
+            function.getArgAttr(a, stateName)))
       if (failed(setScaleState(function, kind, a, step, /*isResult=*/false)))
         return failure();
   }
@@ -191,9 +192,11 @@ std::string TrainingStep::toJSON() const {
     if (arg >= 0 && arg < numArgs)
       updatedBy[arg] = result;
   std::pair<StringRef, std::pair<int64_t, int64_t>> state[] = {
-      {"scale", {scaleArg, scaleResult}},
-      {"growth_tracker", {growthArg, growthResult}},
-      {"overflow_tracker", {overflowArg, overflowResult}}};
+      {stringifyScaleState(ScaleState::scale), {scaleArg, scaleResult}},
+      {stringifyScaleState(ScaleState::growth_tracker),
+       {growthArg, growthResult}},
+      {stringifyScaleState(ScaleState::overflow_tracker),
+       {overflowArg, overflowResult}}};
   for (auto &[name, link] : state)
     if (link.first >= 0 && link.second >= 0)
       updatedBy[link.first] = link.second;

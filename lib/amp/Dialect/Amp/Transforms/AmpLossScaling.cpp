@@ -25,7 +25,6 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/Support/Format.h"
 #include <cmath>
 
 namespace mlir::amp {
@@ -125,6 +124,26 @@ LogicalResult AmpLossScalingPass::rewrite(FunctionOpInterface function) {
     return emitError(seed.getLoc())
            << "no value derived from the amp.grad_seed is ever used outside "
               "the backward pass: nothing to unscale";
+  // One amp.unscale_and_check in the body serves every exit: an exit value
+  // computed inside a region (a loop body, a branch) or in a callee has no
+  // single place there.
+  Block &body = function.getFunctionBody().front();
+  for (Value exit : flow->exits)
+    if (exit.getParentBlock() != &body) {
+      Operation *where = exit.getParentBlock()->getParentOp();
+      InFlightDiagnostic diag = emitError(exit.getLoc())
+                                << "amp-loss-scaling: this scaled value leaves "
+                                   "the backward pass inside ";
+      if (auto callee = dyn_cast<FunctionOpInterface>(where))
+        diag << "the called function '" << callee.getName() << "'";
+      else
+        diag << "'" << where->getName() << "'";
+      diag << "; only values of the training step's body can be unscaled: "
+              "let the gradient leave the region or call first";
+      diag.attachNote(flow->exitUses[exit].front()->getOwner()->getLoc())
+          << "it leaves here";
+      return diag;
+    }
   for (Value exit : flow->exits)
     if (!isa<RankedTensorType>(exit.getType()) ||
         !llvm::is_contained({32u, 16u}, getElementTypeOrSelf(exit.getType())
@@ -165,18 +184,21 @@ LogicalResult AmpLossScalingPass::rewrite(FunctionOpInterface function) {
   auto i1Scalar = RankedTensorType::get({}, b.getI1Type());
   StringRef stateName = AmpDialect::ScaleStateAttrHelper::getNameStr();
   StringRef initName = AmpDialect::InitAttrHelper::getNameStr();
-  auto stateAttrs = [&](StringRef kind, StringRef init) {
-    return b.getDictionaryAttr({b.getNamedAttr(stateName, b.getStringAttr(kind)),
-                                b.getNamedAttr(initName, b.getStringAttr(init))});
+  auto stateAttrs = [&](ScaleState kind, InitAttr init) {
+    return b.getDictionaryAttr(
+        {b.getNamedAttr(stateName, ScaleStateAttr::get(ctx, kind)),
+         b.getNamedAttr(initName, init)});
   };
   unsigned firstState = function.getNumArguments();
-  std::string initHint;
-  llvm::raw_string_ostream(initHint)
-      << "fill:" << llvm::format("%.9g", static_cast<float>(initScale));
+  // The scale starts at the f32 value of init-scale.
+  auto initScaleHint = InitAttr::get(
+      ctx, InitKind::fill, static_cast<double>(static_cast<float>(initScale)));
+  auto zeros = InitAttr::get(ctx, InitKind::zeros);
   if (failed(function.insertArguments(
           {firstState, firstState, firstState}, {f32Scalar, i32Scalar, i32Scalar},
-          {stateAttrs("scale", initHint), stateAttrs("growth_tracker", "zeros"),
-           stateAttrs("overflow_tracker", "zeros")},
+          {stateAttrs(ScaleState::scale, initScaleHint),
+           stateAttrs(ScaleState::growth_tracker, zeros),
+           stateAttrs(ScaleState::overflow_tracker, zeros)},
           {loc, loc, loc})))
     return function.emitOpError("cannot append the loss-scale state arguments");
   Value scale = block.getArgument(firstState);
@@ -286,16 +308,18 @@ LogicalResult AmpLossScalingPass::rewrite(FunctionOpInterface function) {
       maxScale > 0 ? b.getF32FloatAttr(maxScale) : FloatAttr());
 
   unsigned firstResult = function.getNumResults();
-  auto resultAttrs = [&](StringRef kind) {
-    return b.getDictionaryAttr({b.getNamedAttr(stateName, b.getStringAttr(kind))});
+  auto resultAttrs = [&](ScaleState kind) {
+    return b.getDictionaryAttr(
+        {b.getNamedAttr(stateName, ScaleStateAttr::get(ctx, kind))});
   };
   DictionaryAttr skippedAttrs = b.getDictionaryAttr({b.getNamedAttr(
       AmpDialect::SkippedAttrHelper::getNameStr(), b.getUnitAttr())});
   if (failed(function.insertResults(
           {firstResult, firstResult, firstResult, firstResult},
           {f32Scalar, i32Scalar, i32Scalar, i1Scalar},
-          {resultAttrs("scale"), resultAttrs("growth_tracker"),
-           resultAttrs("overflow_tracker"), skippedAttrs})))
+          {resultAttrs(ScaleState::scale),
+           resultAttrs(ScaleState::growth_tracker),
+           resultAttrs(ScaleState::overflow_tracker), skippedAttrs})))
     return function.emitOpError("cannot append the loss-scale state results");
   terminator->insertOperands(terminator->getNumOperands(),
                              {update.getNewScale(), update.getNewGrowthTracker(),
