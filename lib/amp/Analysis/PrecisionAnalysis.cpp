@@ -56,8 +56,6 @@
 #include "amp/Analysis/PrecisionAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/CastInterfaces.h"
@@ -73,16 +71,17 @@ using namespace mlir;
 using namespace mlir::amp;
 
 bool PrecisionAnalysis::isBoundary(Operation *op) {
-  // tensor.empty holds no data: the rewrite re-creates it in any type, so it
-  // must not tie its users together. Shape queries read no data at all.
-  if (isa<tensor::EmptyOp, ShapedDimOpInterface, tensor::RankOp, tosa::DimOp>(
-          op))
+  // Ops their dialect marks (tensor.empty holds no data: the rewrite
+  // re-creates it in any type, so it must not tie its users together;
+  // tensor.rank and tosa.dim read no data; tosa.cast is an explicit cast) and
+  // shape queries.
+  if (isa<AmpBoundaryOpInterface, ShapedDimOpInterface>(op))
     return true;
   if (isa<AmpPolicyOpInterface>(op))
     return false;
   return op->hasTrait<OpTrait::IsTerminator>() || isa<CallOpInterface>(op) ||
          op->hasTrait<OpTrait::ConstantLike>() || isa<CastOpInterface>(op) ||
-         isa<tosa::CastOp>(op) || op->getNumRegions() > 0;
+         op->getNumRegions() > 0;
 }
 
 static bool hasF32Tensor(Operation *op) {

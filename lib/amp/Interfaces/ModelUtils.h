@@ -42,6 +42,18 @@ void attachAccumulatingReduction(MLIRContext *ctx) {
    ...);
 }
 
+/// The AmpBoundaryOpInterface marker for `OpTy`.
+template <typename OpTy>
+struct BoundaryModel
+    : public AmpBoundaryOpInterface::ExternalModel<BoundaryModel<OpTy>, OpTy> {
+};
+
+/// Attaches BoundaryModel to each of `OpTys`.
+template <typename... OpTys>
+void attachBoundary(MLIRContext *ctx) {
+  (OpTys::template attachInterface<BoundaryModel<OpTys>>(*ctx), ...);
+}
+
 /// Converts a scalar float `value` to `type`: a constant is re-created in the
 /// new type, anything else gets an arith.truncf / arith.extf before `op`.
 Value convertScalar(RewriterBase &rewriter, Operation *op, Value value,

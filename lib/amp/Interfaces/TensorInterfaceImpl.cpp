@@ -68,5 +68,7 @@ void mlir::amp::registerTensorExternalModels(DialectRegistry &registry) {
         ctx);
     tensor::PadOp::attachInterface<PadModel>(*ctx);
     tensor::SplatOp::attachInterface<SplatModel>(*ctx);
+    // No data (empty) or only a rank: boundaries, whatever their types.
+    attachBoundary<tensor::EmptyOp, tensor::RankOp>(ctx);
   });
 }

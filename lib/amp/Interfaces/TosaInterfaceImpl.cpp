@@ -23,7 +23,10 @@
 //          gather, scatter, identity
 //
 // tosa.const and tosa.cast are not in any list: the autocast rewrite converts
-// constants itself and never re-types explicit casts.
+// constants itself (through the dialect's materializeConstant) and never
+// re-types explicit casts (tosa.cast and tosa.dim are AmpBoundaryOpInterface
+// boundaries). TosaCastInterface makes the rewrite's conversions next to TOSA
+// ops tosa.cast.
 //
 //===----------------------------------------------------------------------===//
 
@@ -206,8 +209,25 @@ struct ClampModel
 };
 } // namespace
 
+namespace {
+/// Conversions next to TOSA ops are tosa.cast, so TOSA code stays TOSA.
+struct TosaCastInterface : public AmpCastDialectInterface {
+  using AmpCastDialectInterface::AmpCastDialectInterface;
+  Value buildConversion(OpBuilder &builder, Location loc, Value value,
+                        RankedTensorType type) const override {
+    return tosa::CastOp::create(builder, loc, type, value);
+  }
+  bool isConversion(Operation *op) const override {
+    return isa<tosa::CastOp>(op);
+  }
+};
+} // namespace
+
 void mlir::amp::registerTosaExternalModels(DialectRegistry &registry) {
-  registry.addExtension(+[](MLIRContext *ctx, tosa::TosaDialect *) {
+  registry.addExtension(+[](MLIRContext *ctx, tosa::TosaDialect *dialect) {
+    dialect->addInterfaces<TosaCastInterface>();
+    // A shape query and the explicit cast keep their types.
+    attachBoundary<tosa::DimOp, tosa::CastOp>(ctx);
     using C = PrecisionCategory;
     tosa::MatMulOp::attachInterface<MatMulModel>(*ctx);
     tosa::Conv2DOp::attachInterface<ConvModel<tosa::Conv2DOp>>(*ctx);

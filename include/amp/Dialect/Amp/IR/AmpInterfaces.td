@@ -90,4 +90,17 @@ def AmpPolicyOpInterface : OpInterface<"AmpPolicyOpInterface"> {
   ];
 }
 
+def AmpBoundaryOpInterface : OpInterface<"AmpBoundaryOpInterface"> {
+  let cppNamespace = "::mlir::amp";
+  let description = [{
+    A marker: the amp passes never change this op's operand or result types,
+    and it does not tie its neighbours' precisions together (an op that holds
+    no data, such as tensor.empty, or only reads a shape, such as tensor.rank,
+    or an explicit cast such as tosa.cast). Constants, casts
+    (CastOpInterface), calls, terminators, shape queries
+    (ShapedDimOpInterface) and ops with regions are boundaries already; a
+    dialect attaches this interface to teach the passes about its other ones.
+  }];
+}
+
 #endif // AMP_DIALECT_AMP_IR_AMPINTERFACES_TD

@@ -24,9 +24,11 @@
 // type the input already has (when it dominates the user), returns the
 // source of a widening cast when asked for the type it was widened from,
 // re-creates constants and tensor.empty in the new type at compile time, and
-// never touches integer, index or boolean values. Casts are tosa.cast next to
-// TOSA ops, arith.truncf / arith.extf elsewhere, so the output stays in the
-// input's dialects and verifies with any mlir-opt.
+// never touches integer, index or boolean values. Casts are the conversion op
+// of the producer's or the user's dialect when it registers an
+// AmpCastDialectInterface (tosa.cast next to TOSA ops), arith.truncf /
+// arith.extf elsewhere, and constants are re-created by their dialect's
+// materializeConstant, so the output stays in the input's dialects.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,7 +39,6 @@
 #include "amp/Policy/Policy.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -101,6 +102,15 @@ private:
   llvm::DenseMap<Block *, Operation *> lastAtBlockStart;
 };
 
+/// An arith.extf / arith.truncf or a dialect's own conversion op
+/// (AmpCastDialectInterface::isConversion, e.g. tosa.cast).
+static bool isFloatConversion(Operation *op) {
+  if (isa<arith::ExtFOp, arith::TruncFOp>(op))
+    return true;
+  auto *iface = dyn_cast_or_null<AmpCastDialectInterface>(op->getDialect());
+  return iface && iface->isConversion(op);
+}
+
 /// Number of bytes of a statically shaped tensor, if it has a static shape.
 static std::optional<uint64_t> staticBytes(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
@@ -153,8 +163,11 @@ Value AutocastRewriter::materializeAt(Value value, Type type, Operation *user,
           });
       ++stats.constants;
       mayBecomeDead.insert(def);
-      if (isa<tosa::ConstOp>(def))
-        return tosa::ConstOp::create(rewriter, loc, type, converted);
+      // In the constant's own dialect (tosa.const stays tosa.const).
+      if (Dialect *dialect = def->getDialect())
+        if (Operation *constant =
+                dialect->materializeConstant(rewriter, converted, type, loc))
+          return constant->getResult(0);
       return arith::ConstantOp::create(rewriter, loc, type,
                                        cast<TypedAttr>(converted));
     }
@@ -172,12 +185,17 @@ Value AutocastRewriter::materializeAt(Value value, Type type, Operation *user,
     stats.bytes += *bytes + *staticBytes(type);
   else
     ++stats.dynamicCasts;
-  // An op of an unregistered dialect has no dialect object.
-  bool tosaContext =
-      (def && isa_and_present<tosa::TosaDialect>(def->getDialect())) ||
-      isa_and_present<tosa::TosaDialect>(user->getDialect());
-  if (tosaContext && isa<RankedTensorType>(type))
-    return tosa::CastOp::create(rewriter, loc, type, value);
+  // The producer's dialect's own conversion op, else the user's (tosa.cast
+  // next to TOSA ops: AmpCastDialectInterface), else arith. An op of an
+  // unregistered dialect has no dialect object.
+  if (auto ranked = dyn_cast<RankedTensorType>(type))
+    for (Operation *near : {def, user})
+      if (auto *iface = near ? dyn_cast_or_null<AmpCastDialectInterface>(
+                                   near->getDialect())
+                             : nullptr)
+        if (Value converted =
+                iface->buildConversion(rewriter, loc, value, ranked))
+          return converted;
   auto from = cast<FloatType>(getElementTypeOrSelf(value.getType()));
   if (from.getWidth() == newElementType.getWidth()) {
     // f16 <-> bf16: through f32, which holds both exactly.
@@ -203,7 +221,7 @@ Value AutocastRewriter::castTo(Value value, Type type, Operation *user) {
   for (Operation *existing : value.getUsers()) {
     auto truncf = dyn_cast<arith::TruncFOp>(existing);
     bool sameRounding = !truncf || !truncf.getRoundingmodeAttr();
-    if (isa<arith::ExtFOp, arith::TruncFOp, tosa::CastOp>(existing) &&
+    if (isFloatConversion(existing) &&
         sameRounding && existing->getResult(0).getType() == type &&
         dominance.properlyDominates(existing, user))
       return existing->getResult(0);
@@ -211,7 +229,7 @@ Value AutocastRewriter::castTo(Value value, Type type, Operation *user) {
   // Narrowing a value that was just widened from this very type: reuse the
   // original (extf and a widening tosa.cast are exact).
   if (Operation *def = value.getDefiningOp();
-      def && isa<arith::ExtFOp, tosa::CastOp>(def) &&
+      def && isFloatConversion(def) && !isa<arith::TruncFOp>(def) &&
       def->getOperand(0).getType() == type &&
       getElementTypeOrSelf(type).getIntOrFloatBitWidth() <
           getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth()) {
