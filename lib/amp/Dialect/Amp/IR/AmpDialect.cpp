@@ -9,6 +9,7 @@
 
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
 #include "amp/Dialect/Amp/IR/AmpOps.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -78,13 +79,6 @@ static constexpr StringLiteral kScaleStateForms =
 static constexpr StringLiteral kInitForms =
     "an #amp.init hint (#amp.init<zeros>, <ones>, <fill(V)>, <uniform(A)>, "
     "<normal(S)> or <labels(C)>)";
-
-/// The element type of a value of type `type` (the type itself for scalars).
-static Type getElementTypeOrSelf(Type type) {
-  if (auto shaped = dyn_cast<ShapedType>(type))
-    return shaped.getElementType();
-  return type;
-}
 
 LogicalResult AmpDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
