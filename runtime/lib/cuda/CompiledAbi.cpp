@@ -107,6 +107,32 @@ AMP_RUNTIME_API void amp_rt_gemm(int64_t a, int32_t a_dtype, int64_t b,
                  amp_status_string(status));
 }
 
+/// amp_rt_gemm_ex and amp_rt_gemm_out: row-major C = op(A) op(B) + beta C is
+/// column-major C^T = op(B)^T op(A)^T; a row-major operand seen column-major
+/// is its transpose, so the flags carry over unchanged.
+static void stridedGemm(const char *name, int64_t a, int32_t a_dtype,
+                        int32_t trans_a, int64_t lda, int64_t stride_a,
+                        int64_t b, int32_t b_dtype, int32_t trans_b,
+                        int64_t ldb, int64_t stride_b, int64_t c,
+                        int32_t c_dtype, float beta, int64_t ldc,
+                        int64_t stride_c, int64_t batch, int64_t m, int64_t n,
+                        int64_t k) {
+  ScopedContext scope;
+  if (!blas && amp_blas_create(&blas) != AMP_OK) {
+    std::fprintf(stderr, "amp runtime: cannot create the cuBLAS handle\n");
+    return;
+  }
+  amp_status status = amp_gemm_out(
+      blas, trans_b ? AMP_OP_T : AMP_OP_N, trans_a ? AMP_OP_T : AMP_OP_N, n, m,
+      k, 1.0f, ptr<void>(b), static_cast<amp_dtype>(b_dtype), ldb,
+      ptr<void>(a), static_cast<amp_dtype>(a_dtype), lda, beta, ptr<void>(c),
+      static_cast<amp_dtype>(c_dtype), ldc, batch, stride_b, stride_a,
+      stride_c, reinterpret_cast<amp_stream>(stream()));
+  if (status != AMP_OK)
+    std::fprintf(stderr, "amp runtime: %s failed: %s\n", name,
+                 amp_status_string(status));
+}
+
 AMP_RUNTIME_API void amp_rt_gemm_ex(int64_t a, int32_t a_dtype,
                                     int32_t trans_a, int64_t lda,
                                     int64_t stride_a, int64_t b,
@@ -115,23 +141,9 @@ AMP_RUNTIME_API void amp_rt_gemm_ex(int64_t a, int32_t a_dtype,
                                     int64_t ldc, int64_t stride_c,
                                     int64_t batch, int64_t m, int64_t n,
                                     int64_t k) {
-  ScopedContext scope;
-  if (!blas && amp_blas_create(&blas) != AMP_OK) {
-    std::fprintf(stderr, "amp runtime: cannot create the cuBLAS handle\n");
-    return;
-  }
-  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T; a
-  // row-major operand seen column-major is its transpose, so the flags carry
-  // over unchanged.
-  amp_status status = amp_gemm(
-      blas, trans_b ? AMP_OP_T : AMP_OP_N, trans_a ? AMP_OP_T : AMP_OP_N, n, m,
-      k, 1.0f, ptr<void>(b), static_cast<amp_dtype>(b_dtype), ldb,
-      ptr<void>(a), static_cast<amp_dtype>(a_dtype), lda, 1.0f, ptr<float>(c),
-      ldc, batch, stride_b, stride_a, stride_c,
-      reinterpret_cast<amp_stream>(stream()));
-  if (status != AMP_OK)
-    std::fprintf(stderr, "amp runtime: amp_rt_gemm_ex failed: %s\n",
-                 amp_status_string(status));
+  stridedGemm("amp_rt_gemm_ex", a, a_dtype, trans_a, lda, stride_a, b, b_dtype,
+              trans_b, ldb, stride_b, c, AMP_DTYPE_F32, 1.0f, ldc, stride_c,
+              batch, m, n, k);
 }
 
 AMP_RUNTIME_API void amp_rt_gemm_out(int64_t a, int32_t a_dtype,
@@ -142,21 +154,10 @@ AMP_RUNTIME_API void amp_rt_gemm_out(int64_t a, int32_t a_dtype,
                                      int32_t c_dtype, int64_t ldc,
                                      int64_t stride_c, int64_t batch,
                                      int64_t m, int64_t n, int64_t k) {
-  // As amp_rt_gemm_ex, with C of dtype c_dtype overwritten (beta = 0).
-  ScopedContext scope;
-  if (!blas && amp_blas_create(&blas) != AMP_OK) {
-    std::fprintf(stderr, "amp runtime: cannot create the cuBLAS handle\n");
-    return;
-  }
-  amp_status status = amp_gemm_out(
-      blas, trans_b ? AMP_OP_T : AMP_OP_N, trans_a ? AMP_OP_T : AMP_OP_N, n, m,
-      k, 1.0f, ptr<void>(b), static_cast<amp_dtype>(b_dtype), ldb,
-      ptr<void>(a), static_cast<amp_dtype>(a_dtype), lda, 0.0f, ptr<void>(c),
-      static_cast<amp_dtype>(c_dtype), ldc, batch, stride_b, stride_a,
-      stride_c, reinterpret_cast<amp_stream>(stream()));
-  if (status != AMP_OK)
-    std::fprintf(stderr, "amp runtime: amp_rt_gemm_out failed: %s\n",
-                 amp_status_string(status));
+  // C of dtype c_dtype is overwritten (beta = 0).
+  stridedGemm("amp_rt_gemm_out", a, a_dtype, trans_a, lda, stride_a, b,
+              b_dtype, trans_b, ldb, stride_b, c, c_dtype, 0.0f, ldc, stride_c,
+              batch, m, n, k);
 }
 
 } // extern "C"

@@ -299,19 +299,29 @@ static bool lowerContraction(linalg::LinalgOp op, ModuleOp module) {
   int cCode = foldLowPrecisionStore(op, gc->memref);
   OpBuilder builder(op);
   Location loc = op.getLoc();
+  // amp_rt_gemm_ex / _out: pointer, dtype, transpose flag, ld and batch
+  // stride per operand (C: dtype only for _out), then batch, m, n, k.
+  auto operandArgs = [&](const GemmOperand &g, std::optional<int> code,
+                         bool withTranspose) {
+    SmallVector<Value> args{pointerAt(builder, loc, g.memref, g.offset)};
+    if (code)
+      args.push_back(i32(builder, loc, *code));
+    if (withTranspose)
+      args.push_back(i32(builder, loc, g.transposed));
+    args.push_back(i64(builder, loc, g.ld));
+    args.push_back(i64(builder, loc, g.batchStride));
+    return args;
+  };
+  auto stridedCall = [&](StringRef name, std::optional<int> cDtype) {
+    SmallVector<Value> args = operandArgs(*ga, aCode, true);
+    llvm::append_range(args, operandArgs(*gb, bCode, true));
+    llvm::append_range(args, operandArgs(*gc, cDtype, false));
+    for (int64_t v : {batch, rowsM, colsN, kk})
+      args.push_back(i64(builder, loc, v));
+    call(builder, loc, module, name, args);
+  };
   if (cCode >= 0) {
-    call(builder, loc, module, "amp_rt_gemm_out",
-         {pointerAt(builder, loc, ga->memref, ga->offset),
-          i32(builder, loc, aCode), i32(builder, loc, ga->transposed),
-          i64(builder, loc, ga->ld), i64(builder, loc, ga->batchStride),
-          pointerAt(builder, loc, gb->memref, gb->offset),
-          i32(builder, loc, bCode), i32(builder, loc, gb->transposed),
-          i64(builder, loc, gb->ld), i64(builder, loc, gb->batchStride),
-          pointerAt(builder, loc, gc->memref, gc->offset),
-          i32(builder, loc, cCode), i64(builder, loc, gc->ld),
-          i64(builder, loc, gc->batchStride), i64(builder, loc, batch),
-          i64(builder, loc, rowsM), i64(builder, loc, colsN),
-          i64(builder, loc, kk)});
+    stridedCall("amp_rt_gemm_out", cCode);
     op->erase();
     if (f32Buffer.use_empty())
       f32Buffer.getDefiningOp()->erase();
@@ -331,17 +341,7 @@ static bool lowerContraction(linalg::LinalgOp op, ModuleOp module) {
           i64(builder, loc, rowsM), i64(builder, loc, colsN),
           i64(builder, loc, kk)});
   } else {
-    call(builder, loc, module, "amp_rt_gemm_ex",
-         {pointerAt(builder, loc, ga->memref, ga->offset),
-          i32(builder, loc, aCode), i32(builder, loc, ga->transposed),
-          i64(builder, loc, ga->ld), i64(builder, loc, ga->batchStride),
-          pointerAt(builder, loc, gb->memref, gb->offset),
-          i32(builder, loc, bCode), i32(builder, loc, gb->transposed),
-          i64(builder, loc, gb->ld), i64(builder, loc, gb->batchStride),
-          pointerAt(builder, loc, gc->memref, gc->offset),
-          i64(builder, loc, gc->ld), i64(builder, loc, gc->batchStride),
-          i64(builder, loc, batch), i64(builder, loc, rowsM),
-          i64(builder, loc, colsN), i64(builder, loc, kk)});
+    stridedCall("amp_rt_gemm_ex", std::nullopt);
   }
   op->erase();
   return true;

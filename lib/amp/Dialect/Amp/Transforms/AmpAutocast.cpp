@@ -84,6 +84,10 @@ private:
     return it == originalTypes.end() ? value.getType() : it->second;
   }
   Value castTo(Value value, Type type, Operation *user);
+  /// `op`'s operands in the types the placement gives them (low-precision
+  /// operands in the low type, the others in their original type), and its
+  /// results' original types recorded.
+  SmallVector<Value> placedOperands(Operation *op);
   Value materialize(Value value, Type type, Operation *user);
   Value materializeAt(Value value, Type type, Operation *user, Operation *def);
 
@@ -239,6 +243,19 @@ Value AutocastRewriter::castTo(Value value, Type type, Operation *user) {
   return castCache[key] = materialize(value, type, user);
 }
 
+SmallVector<Value> AutocastRewriter::placedOperands(Operation *op) {
+  SmallVector<Value> operands;
+  for (OpOperand &operand : op->getOpOperands()) {
+    Type want = originalType(operand.get());
+    if (placement.isLowPrecisionOperand(op, operand.getOperandNumber()))
+      want = withFloatElementType(want, lowType);
+    operands.push_back(castTo(operand.get(), want, op));
+  }
+  for (OpResult result : op->getResults())
+    originalTypes[result] = result.getType();
+  return operands;
+}
+
 LogicalResult AutocastRewriter::run(FunctionOpInterface function) {
   // Program order, linalg payloads excluded: producers come before users.
   SmallVector<Operation *> ops;
@@ -265,15 +282,7 @@ LogicalResult AutocastRewriter::run(FunctionOpInterface function) {
   for (Operation *op : ops) {
     // An f32 reduction that reads some inputs in the low type.
     if (placement.isFloatOp(op) && placement.getDecision(op).readsLowPrecision) {
-      SmallVector<Value> newOperands;
-      for (OpOperand &operand : op->getOpOperands()) {
-        Type want = originalType(operand.get());
-        if (placement.isLowPrecisionOperand(op, operand.getOperandNumber()))
-          want = withFloatElementType(want, lowType);
-        newOperands.push_back(castTo(operand.get(), want, op));
-      }
-      for (OpResult result : op->getResults())
-        originalTypes[result] = result.getType();
+      SmallVector<Value> newOperands = placedOperands(op);
       FailureOr<Operation *> converted =
           cast<AmpPolicyOpInterface>(op).convertToLowPrecisionInputs(
               rewriter, newOperands, lowType);
@@ -293,15 +302,7 @@ LogicalResult AutocastRewriter::run(FunctionOpInterface function) {
       continue;
     }
 
-    SmallVector<Value> newOperands;
-    for (OpOperand &operand : op->getOpOperands()) {
-      Type want = originalType(operand.get());
-      if (placement.isLowPrecisionOperand(op, operand.getOperandNumber()))
-        want = withFloatElementType(want, lowType);
-      newOperands.push_back(castTo(operand.get(), want, op));
-    }
-    for (OpResult result : op->getResults())
-      originalTypes[result] = result.getType();
+    SmallVector<Value> newOperands = placedOperands(op);
     // Scalar constants the op (or its payload) reads may be replaced by
     // converted copies (linalg.fill's value, tensor.pad's padding).
     op->walk([&](Operation *inner) {
