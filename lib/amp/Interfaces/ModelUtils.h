@@ -14,6 +14,34 @@
 
 namespace mlir::amp::models {
 
+/// The base of a model whose category is fixed: `Concrete` adds the methods
+/// it overrides (re-typing, reductions).
+template <typename Concrete, typename OpTy, PrecisionCategory Category>
+struct CategoryModel
+    : public AmpPolicyOpInterface::ExternalModel<Concrete, OpTy> {
+  std::optional<PrecisionCategory>
+  getPrecisionCategory(Operation *, const PrecisionPolicy &) const {
+    return Category;
+  }
+};
+
+/// An op that runs in low precision with an f32 accumulator attribute
+/// (TOSA convolutions, avg_pool2d): the default re-typing, then acc_type = f32.
+template <typename OpTy, PrecisionCategory Category>
+struct AccTypeModel
+    : public CategoryModel<AccTypeModel<OpTy, Category>, OpTy, Category> {
+  FailureOr<Operation *> convertToLowPrecision(Operation *op,
+                                               RewriterBase &rewriter,
+                                               ValueRange newOperands,
+                                               FloatType lowType) const {
+    if (failed(convertResultsInPlace(op, rewriter, newOperands, lowType)))
+      return failure();
+    rewriter.modifyOpInPlace(
+        op, [&] { cast<OpTy>(op).setAccType(rewriter.getF32Type()); });
+    return op;
+  }
+};
+
 /// An op whose category is fixed (the usual case): `Category`, and whether it
 /// is an accumulating reduction. Re-typing uses the interface default.
 template <typename OpTy, PrecisionCategory Category, bool Accumulating = false>

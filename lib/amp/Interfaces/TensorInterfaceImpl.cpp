@@ -21,12 +21,8 @@ using namespace mlir::amp::models;
 
 namespace {
 /// tensor.pad: the padding value yielded by its region follows the data.
-struct PadModel
-    : public AmpPolicyOpInterface::ExternalModel<PadModel, tensor::PadOp> {
-  std::optional<PrecisionCategory>
-  getPrecisionCategory(Operation *, const PrecisionPolicy &) const {
-    return PrecisionCategory::clear;
-  }
+struct PadModel : public CategoryModel<PadModel, tensor::PadOp,
+                                       PrecisionCategory::clear> {
   FailureOr<Operation *> convertToLowPrecision(Operation *op,
                                                RewriterBase &rewriter,
                                                ValueRange newOperands,
@@ -42,12 +38,8 @@ struct PadModel
 };
 
 /// tensor.splat: the splatted scalar follows the data.
-struct SplatModel
-    : public AmpPolicyOpInterface::ExternalModel<SplatModel, tensor::SplatOp> {
-  std::optional<PrecisionCategory>
-  getPrecisionCategory(Operation *, const PrecisionPolicy &) const {
-    return PrecisionCategory::clear;
-  }
+struct SplatModel : public CategoryModel<SplatModel, tensor::SplatOp,
+                                         PrecisionCategory::clear> {
   FailureOr<Operation *> convertToLowPrecision(Operation *op,
                                                RewriterBase &rewriter,
                                                ValueRange newOperands,

@@ -45,12 +45,8 @@ using namespace mlir::amp::models;
 namespace {
 /// tosa.matmul: f16 x f16 -> f32. The result keeps its f32 type, so the
 /// product accumulates in f32.
-struct MatMulModel
-    : public AmpPolicyOpInterface::ExternalModel<MatMulModel, tosa::MatMulOp> {
-  std::optional<PrecisionCategory>
-  getPrecisionCategory(Operation *, const PrecisionPolicy &) const {
-    return PrecisionCategory::allow;
-  }
+struct MatMulModel : public CategoryModel<MatMulModel, tosa::MatMulOp,
+                                          PrecisionCategory::allow> {
   bool keepsF32Results(Operation *) const { return true; }
   FailureOr<Operation *> convertToLowPrecision(Operation *op,
                                                RewriterBase &rewriter,
@@ -62,57 +58,14 @@ struct MatMulModel
 };
 
 /// Convolutions: low-precision input, weight, bias and zero points, a
-/// low-precision result, and acc_type = f32.
-template <typename ConvOp>
-struct ConvModel
-    : public AmpPolicyOpInterface::ExternalModel<ConvModel<ConvOp>, ConvOp> {
-  std::optional<PrecisionCategory>
-  getPrecisionCategory(Operation *, const PrecisionPolicy &) const {
-    return PrecisionCategory::allow;
-  }
-  FailureOr<Operation *> convertToLowPrecision(Operation *op,
-                                               RewriterBase &rewriter,
-                                               ValueRange newOperands,
-                                               FloatType lowType) const {
-    if (failed(convertResultsInPlace(op, rewriter, newOperands, lowType)))
-      return failure();
-    rewriter.modifyOpInPlace(op, [&] {
-      cast<ConvOp>(op).setAccType(rewriter.getF32Type());
-    });
-    return op;
-  }
-};
-
-/// tosa.avg_pool2d: follows its inputs, but sums in f32 (acc_type = f32).
-struct AvgPoolModel
-    : public AmpPolicyOpInterface::ExternalModel<AvgPoolModel,
-                                                 tosa::AvgPool2dOp> {
-  std::optional<PrecisionCategory>
-  getPrecisionCategory(Operation *, const PrecisionPolicy &) const {
-    return PrecisionCategory::infer;
-  }
-  FailureOr<Operation *> convertToLowPrecision(Operation *op,
-                                               RewriterBase &rewriter,
-                                               ValueRange newOperands,
-                                               FloatType lowType) const {
-    if (failed(convertResultsInPlace(op, rewriter, newOperands, lowType)))
-      return failure();
-    rewriter.modifyOpInPlace(op, [&] {
-      cast<tosa::AvgPool2dOp>(op).setAccType(rewriter.getF32Type());
-    });
-    return op;
-  }
-};
+/// low-precision result, and acc_type = f32 (AccTypeModel<Op, allow>).
+/// tosa.avg_pool2d follows its inputs but sums in f32 (AccTypeModel<Op,
+/// infer>).
 
 /// tosa.reduce_sum: an accumulating reduction (always f32) that can read a
 /// low-precision input: linalg.reduce(f16 -> f32) + tensor.expand_shape.
-struct ReduceSumModel
-    : public AmpPolicyOpInterface::ExternalModel<ReduceSumModel,
-                                                 tosa::ReduceSumOp> {
-  std::optional<PrecisionCategory>
-  getPrecisionCategory(Operation *, const PrecisionPolicy &) const {
-    return PrecisionCategory::deny;
-  }
+struct ReduceSumModel : public CategoryModel<ReduceSumModel, tosa::ReduceSumOp,
+                                             PrecisionCategory::deny> {
   bool isAccumulatingReduction(Operation *) const { return true; }
   bool canReadLowPrecision(Operation *op) const {
     auto type = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
@@ -181,12 +134,8 @@ struct ReduceSumModel
 };
 
 /// tosa.clamp: its bounds are typed attributes and follow the data type.
-struct ClampModel
-    : public AmpPolicyOpInterface::ExternalModel<ClampModel, tosa::ClampOp> {
-  std::optional<PrecisionCategory>
-  getPrecisionCategory(Operation *, const PrecisionPolicy &) const {
-    return PrecisionCategory::clear;
-  }
+struct ClampModel : public CategoryModel<ClampModel, tosa::ClampOp,
+                                         PrecisionCategory::clear> {
   FailureOr<Operation *> convertToLowPrecision(Operation *op,
                                                RewriterBase &rewriter,
                                                ValueRange newOperands,
@@ -230,12 +179,14 @@ void mlir::amp::registerTosaExternalModels(DialectRegistry &registry) {
     attachBoundary<tosa::DimOp, tosa::CastOp>(ctx);
     using C = PrecisionCategory;
     tosa::MatMulOp::attachInterface<MatMulModel>(*ctx);
-    tosa::Conv2DOp::attachInterface<ConvModel<tosa::Conv2DOp>>(*ctx);
-    tosa::Conv3DOp::attachInterface<ConvModel<tosa::Conv3DOp>>(*ctx);
+    tosa::Conv2DOp::attachInterface<AccTypeModel<tosa::Conv2DOp, C::allow>>(
+        *ctx);
+    tosa::Conv3DOp::attachInterface<AccTypeModel<tosa::Conv3DOp, C::allow>>(
+        *ctx);
     tosa::DepthwiseConv2DOp::attachInterface<
-        ConvModel<tosa::DepthwiseConv2DOp>>(*ctx);
+        AccTypeModel<tosa::DepthwiseConv2DOp, C::allow>>(*ctx);
     tosa::TransposeConv2DOp::attachInterface<
-        ConvModel<tosa::TransposeConv2DOp>>(*ctx);
+        AccTypeModel<tosa::TransposeConv2DOp, C::allow>>(*ctx);
 
     attachFixedCategory<C::deny, tosa::ExpOp, tosa::LogOp, tosa::ReciprocalOp,
                         tosa::RsqrtOp, tosa::PowOp, tosa::ResizeOp,
@@ -246,7 +197,8 @@ void mlir::amp::registerTosaExternalModels(DialectRegistry &registry) {
     attachFixedCategory<C::infer, tosa::AddOp, tosa::SubOp, tosa::MulOp,
                         tosa::SigmoidOp, tosa::TanhOp, tosa::ErfOp,
                         tosa::SinOp, tosa::CosOp>(ctx);
-    tosa::AvgPool2dOp::attachInterface<AvgPoolModel>(*ctx);
+    tosa::AvgPool2dOp::attachInterface<
+        AccTypeModel<tosa::AvgPool2dOp, C::infer>>(*ctx);
 
     tosa::ClampOp::attachInterface<ClampModel>(*ctx);
     attachFixedCategory<
