@@ -147,3 +147,17 @@ extern "C" amp_status amp_scale_state_scale_device_ptr(amp_scale_state *state,
   *out = &getDeviceState(state)->scale;
   return AMP_OK;
 }
+
+// amp_gemm is amp_gemm_out with an f32 C, in both backends.
+extern "C" amp_status amp_gemm(amp_blas_handle *handle, amp_transpose transA,
+                               amp_transpose transB, int64_t m, int64_t n,
+                               int64_t k, float alpha, const void *a,
+                               amp_dtype dtypeA, int64_t lda, const void *b,
+                               amp_dtype dtypeB, int64_t ldb, float beta,
+                               float *c, int64_t ldc, int64_t batch,
+                               int64_t strideA, int64_t strideB,
+                               int64_t strideC, amp_stream stream) {
+  return amp_gemm_out(handle, transA, transB, m, n, k, alpha, a, dtypeA, lda,
+                      b, dtypeB, ldb, beta, c, AMP_DTYPE_F32, ldc, batch,
+                      strideA, strideB, strideC, stream);
+}
