@@ -104,9 +104,10 @@ amp_status checkGemm(const amp_blas_handle *handle, amp_transpose transA,
                      amp_transpose transB, int64_t m, int64_t n, int64_t k,
                      const void *a, amp_dtype dtypeA, int64_t lda,
                      const void *b, amp_dtype dtypeB, int64_t ldb,
-                     const float *c, int64_t ldc, int64_t batch,
-                     int64_t strideA, int64_t strideB, int64_t strideC) {
-  if (!handle)
+                     const void *c, amp_dtype dtypeC, int64_t ldc,
+                     int64_t batch, int64_t strideA, int64_t strideB,
+                     int64_t strideC) {
+  if (!handle || dtypeSize(dtypeC) == 0)
     return AMP_ERROR_INVALID_ARGUMENT;
   auto isOp = [](amp_transpose t) { return t == AMP_OP_N || t == AMP_OP_T; };
   if (!isOp(transA) || !isOp(transB) || dtypeSize(dtypeA) == 0 ||

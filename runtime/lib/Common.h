@@ -56,13 +56,15 @@ inline void saveSnapshot(const DeviceState &state,
 amp_status checkUnscale(const amp_scale_state *state, const amp_tensor *tensors,
                         int n);
 
-/// Checks the arguments of amp_gemm shared by both backends, the handle
-/// included.
-amp_status checkGemm(const amp_blas_handle *handle, amp_transpose transA, amp_transpose transB, int64_t m,
-                     int64_t n, int64_t k, const void *a, amp_dtype dtypeA,
-                     int64_t lda, const void *b, amp_dtype dtypeB, int64_t ldb,
-                     const float *c, int64_t ldc, int64_t batch,
-                     int64_t strideA, int64_t strideB, int64_t strideC);
+/// Checks the arguments of amp_gemm / amp_gemm_out shared by both backends,
+/// the handle and C's dtype included.
+amp_status checkGemm(const amp_blas_handle *handle, amp_transpose transA,
+                     amp_transpose transB, int64_t m, int64_t n, int64_t k,
+                     const void *a, amp_dtype dtypeA, int64_t lda,
+                     const void *b, amp_dtype dtypeB, int64_t ldb,
+                     const void *c, amp_dtype dtypeC, int64_t ldc,
+                     int64_t batch, int64_t strideA, int64_t strideB,
+                     int64_t strideC);
 
 /// The DeviceState of `state`, defined by each backend: host memory on the
 /// CPU, a device pointer (never dereferenced on the host) on CUDA. The

@@ -142,12 +142,10 @@ amp_status amp_gemm_out(amp_blas_handle *handle, amp_transpose transA,
                         int64_t ldb, float beta, void *c, amp_dtype dtypeC,
                         int64_t ldc, int64_t batch, int64_t strideA,
                         int64_t strideB, int64_t strideC, amp_stream) {
-  if (!handle || dtypeSize(dtypeC) == 0)
-    return AMP_ERROR_INVALID_ARGUMENT;
   if (amp_status status =
           checkGemm(handle, transA, transB, m, n, k, a, dtypeA, lda, b,
-                    dtypeB, ldb, static_cast<const float *>(c), ldc, batch,
-                    strideA, strideB, strideC))
+                    dtypeB, ldb, c, dtypeC, ldc, batch, strideA, strideB,
+                    strideC))
     return status;
   cpu::gemmOut(transA, transB, m, n, k, alpha, a, dtypeA, lda, b, ldb, beta,
                c, dtypeC, ldc, batch, strideA, strideB, strideC);
