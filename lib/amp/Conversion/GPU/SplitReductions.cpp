@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GenericUtils.h"
 #include "amp/Conversion/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -123,14 +124,11 @@ struct AmpGpuParallelLoopsFirstPass
     });
     for (linalg::LinalgOp op : candidates) {
       rewriter.setInsertionPoint(op);
-      auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-      if (!generic) {
-        FailureOr<linalg::GenericOp> generalized =
-            linalg::generalizeNamedOp(rewriter, op);
-        if (failed(generalized))
-          continue;
-        generic = *generalized;
-      }
+      FailureOr<linalg::GenericOp> asGenericOp =
+          amp::gpu_utils::asGeneric(rewriter, op);
+      if (failed(asGenericOp))
+        continue;
+      linalg::GenericOp generic = *asGenericOp;
       SmallVector<unsigned> order;
       SmallVector<utils::IteratorType> iterators =
           generic.getIteratorTypesArray();

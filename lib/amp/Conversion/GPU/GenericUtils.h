@@ -1,0 +1,27 @@
+//===- GenericUtils.h - linalg helpers of the GPU passes --------*- C++ -*-===//
+//
+// Private to lib/amp/Conversion/GPU: what amp-gpu-fold-transposes and
+// amp-gpu-split-reductions both do before they rewrite indexing maps.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_LIB_CONVERSION_GPU_GENERICUTILS_H
+#define AMP_LIB_CONVERSION_GPU_GENERICUTILS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+
+namespace mlir::amp::gpu_utils {
+
+/// `op` as a linalg.generic: itself, or its generalization (created at the
+/// rewriter's insertion point, replacing `op`); failure when it has none.
+inline FailureOr<linalg::GenericOp> asGeneric(RewriterBase &rewriter,
+                                              linalg::LinalgOp op) {
+  if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
+    return generic;
+  return linalg::generalizeNamedOp(rewriter, op);
+}
+
+} // namespace mlir::amp::gpu_utils
+
+#endif // AMP_LIB_CONVERSION_GPU_GENERICUTILS_H
