@@ -88,10 +88,6 @@ def torch_cpu(model, inputs, opt_args, dtype, steps, warmup):
 
 
 
-def write_section(path, section):
-    rpb.write_section(path, section, BEGIN, END)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default="mlp")
@@ -146,11 +142,7 @@ def main():
     L += ["", "Times in ms per step. Losses (first -> last):", ""]
     for title, r in results:
         L.append(f"- {title}: " + "; ".join(f"{k} {v['loss0']:.4f} -> {v['loss_last']:.4f}" for k, v in r.items()))
-    L += ["", END]
-    section = "\n".join(L)
-    print(section)
-    if args.out:
-        write_section(args.out, section)
+    rpb.publish(L + [""], args.out, BEGIN, END)
     return 0
 
 

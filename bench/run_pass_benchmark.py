@@ -314,6 +314,15 @@ def render(rows, meta):
     return "\n".join(L) + "\n"
 
 
+def publish(lines, out, begin, end):
+    """Prints the section made of `lines` (its begin marker first, without the end marker) and,
+    with `out`, writes it between the markers there; shared by the benchmark scripts."""
+    section = "\n".join(list(lines) + [end])
+    print(section)
+    if out:
+        write_section(out, section, begin, end)
+
+
 def write_section(path, section, begin=BEGIN, end=END):
     """Replaces the text between the begin and end markers in path (appending
     the section when they are missing); shared by every benchmark script."""

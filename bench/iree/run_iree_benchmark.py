@@ -34,7 +34,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "build", "python"))
 import dispatches as dsp  # noqa: E402
-import run_pass_benchmark as rpb  # noqa: E402  (bench/: write_section)
+import run_pass_benchmark as rpb  # noqa: E402  (bench/: publish)
 
 BEGIN = "<!-- iree-step:begin -->"
 END = "<!-- iree-step:end -->"
@@ -75,10 +75,6 @@ def initial_arguments(step_dir, contract):
             raise RuntimeError(f"no initial value for argument {spec['index']}")
     return arrays
 
-
-
-def write_section(path, section):
-    rpb.write_section(path, section, BEGIN, END)
 
 
 def main():
@@ -145,11 +141,7 @@ def main():
     for r in rows:
         L.append(f"| {r['title']} | {r['precision']} | {r['ms']:.1f} | {r['dispatches']} | {r['found_inf']} | "
                  f"{r['loss0']:.4f} -> {r['loss_last']:.4f} | {r['compile_s']:.1f} |")
-    L += ["", END]
-    section = "\n".join(L)
-    print(section)
-    if args.out:
-        write_section(args.out, section)
+    rpb.publish(L + [""], args.out, BEGIN, END)
     return 0
 
 

@@ -357,6 +357,25 @@ PrecisionAnalysis::run(FunctionOpInterface function) const {
         });
   }
 
+  // True if an op other than `except` reads `value` in the low type: an
+  // ALLOW node through one of its low-precision operands, or (step 5) an f32
+  // reduction that reads it low. The rewrite casts such a value once, right
+  // after its definition, so it exists in low precision anyway.
+  auto readInLowPrecision = [&](Value value, Operation *except) {
+    return llvm::any_of(value.getUses(), [&](OpOperand &use) {
+      Operation *owner = use.getOwner();
+      auto it = index.find(owner);
+      if (owner == except || it == index.end())
+        return false;
+      const OpDecision &decision = placement.decisions[owner];
+      unsigned number = use.getOperandNumber();
+      return (allow.contains(it->second) &&
+              decision.lowPrecisionOperands.test(number)) ||
+             (decision.readsLowPrecision &&
+              decision.lowPrecisionInputs.test(number));
+    });
+  };
+
   // 3. clear/infer ops between two allow ops join them, except an infer op
   // that promotes: it combines a full-size f32 input (a function argument of
   // its result's shape, or a DENY op's result) with the rest.
@@ -382,13 +401,7 @@ PrecisionAnalysis::run(FunctionOpInterface function) const {
       auto type = dyn_cast<RankedTensorType>(value.getType());
       // An argument that an allow op reads in low precision anyway exists
       // in low precision: reusing that cast costs nothing.
-      bool castAnyway = llvm::any_of(arg.getUses(), [&](OpOperand &use) {
-        auto it = index.find(use.getOwner());
-        return it != index.end() && allow.contains(it->second) &&
-               placement.decisions[use.getOwner()].lowPrecisionOperands.test(
-                   use.getOperandNumber());
-      });
-      if (!castAnyway && arg.getOwner()->isEntryBlock() &&
+      if (!readInLowPrecision(arg, nullptr) && arg.getOwner()->isEntryBlock() &&
           arg.getOwner()->getParentOp() == function.getOperation() && type &&
           llvm::any_of(op->getResultTypes(), [&](Type result) {
             auto shaped = dyn_cast<RankedTensorType>(result);
@@ -472,12 +485,7 @@ PrecisionAnalysis::run(FunctionOpInterface function) const {
           !nodes[it->second].keepsF32Results)
         return true;
     }
-    for (OpOperand &use : value.getUses())
-      if (use.getOwner() != reader &&
-          placement.isLowPrecisionOperand(use.getOwner(),
-                                          use.getOperandNumber()))
-        return true;
-    return false;
+    return readInLowPrecision(value, reader);
   };
   for (unsigned idx = 0, e = nodes.size(); idx < e; ++idx) {
     Operation *op = nodes[idx].op;

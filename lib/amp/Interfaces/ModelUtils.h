@@ -25,6 +25,19 @@ struct CategoryModel
   }
 };
 
+/// The default re-typing (convertResultsInPlace), then `fixup()` for what
+/// the default does not know (accumulator types, typed attributes, region
+/// values); returns `op`.
+template <typename Fn>
+FailureOr<Operation *> retypeThen(Operation *op, RewriterBase &rewriter,
+                                  ValueRange newOperands, FloatType lowType,
+                                  Fn fixup) {
+  if (failed(convertResultsInPlace(op, rewriter, newOperands, lowType)))
+    return failure();
+  fixup();
+  return op;
+}
+
 /// An op that runs in low precision with an f32 accumulator attribute
 /// (TOSA convolutions, avg_pool2d): the default re-typing, then acc_type = f32.
 template <typename OpTy, PrecisionCategory Category>
@@ -34,11 +47,10 @@ struct AccTypeModel
                                                RewriterBase &rewriter,
                                                ValueRange newOperands,
                                                FloatType lowType) const {
-    if (failed(convertResultsInPlace(op, rewriter, newOperands, lowType)))
-      return failure();
-    rewriter.modifyOpInPlace(
-        op, [&] { cast<OpTy>(op).setAccType(rewriter.getF32Type()); });
-    return op;
+    return retypeThen(op, rewriter, newOperands, lowType, [&] {
+      rewriter.modifyOpInPlace(
+          op, [&] { cast<OpTy>(op).setAccType(rewriter.getF32Type()); });
+    });
   }
 };
 

@@ -27,13 +27,13 @@ struct PadModel : public CategoryModel<PadModel, tensor::PadOp,
                                                RewriterBase &rewriter,
                                                ValueRange newOperands,
                                                FloatType lowType) const {
-    if (failed(convertResultsInPlace(op, rewriter, newOperands, lowType)))
-      return failure();
-    auto yield = cast<tensor::YieldOp>(
-        cast<tensor::PadOp>(op).getRegion().front().getTerminator());
-    Value padValue = convertScalar(rewriter, yield, yield.getValue(), lowType);
-    rewriter.modifyOpInPlace(yield, [&] { yield->setOperand(0, padValue); });
-    return op;
+    return retypeThen(op, rewriter, newOperands, lowType, [&] {
+      auto yield = cast<tensor::YieldOp>(
+          cast<tensor::PadOp>(op).getRegion().front().getTerminator());
+      Value padValue =
+          convertScalar(rewriter, yield, yield.getValue(), lowType);
+      rewriter.modifyOpInPlace(yield, [&] { yield->setOperand(0, padValue); });
+    });
   }
 };
 

@@ -110,23 +110,18 @@ struct ReduceSumModel : public CategoryModel<ReduceSumModel, tosa::ReduceSumOp,
           linalg::YieldOp::create(b, l, next);
         });
 
-    // Back to reduce_sum's result shape: `axis` kept with size 1, grouped
-    // with its left neighbour (its right one when it is the first dim).
+    // Back to reduce_sum's result shape: `axis` kept with size 1.
+    // One group per reduced dim; the size-1 axis joins a neighbour's group
+    // (none when the reduction is rank 0: tensor<f32> -> tensor<1xf32>).
     SmallVector<ReassociationIndices> groups;
-    for (int64_t d = 0; d < rank; ++d) {
-      if (d == axis && d > 0) {
-        groups.back().push_back(d);
-        continue;
-      }
-      if (d == axis + 1 && axis == 0) {
-        groups.push_back({0, d});
-        continue;
-      }
-      if (d != axis)
-        groups.push_back({d});
+    for (int64_t d = 0; d < rank - 1; ++d)
+      groups.push_back({d < axis ? d : d + 1});
+    if (rank > 1) {
+      if (axis == 0)
+        groups.front().insert(groups.front().begin(), 0);
+      else
+        groups[axis - 1].push_back(axis);
     }
-    if (rank == 1)
-      groups.clear(); // tensor<f32> -> tensor<1xf32>
     return tensor::ExpandShapeOp::create(rewriter, loc, resultType,
                                          reduce.getResult(0), groups)
         .getOperation();
@@ -147,13 +142,12 @@ struct ClampModel : public CategoryModel<ClampModel, tosa::ClampOp,
         return attr;
       return FloatAttr::get(lowType, convertFloat(value.getValue(), lowType));
     };
-    if (failed(convertResultsInPlace(op, rewriter, newOperands, lowType)))
-      return failure();
-    rewriter.modifyOpInPlace(op, [&] {
-      clamp.setMinValAttr(convert(clamp.getMinValAttr()));
-      clamp.setMaxValAttr(convert(clamp.getMaxValAttr()));
+    return retypeThen(op, rewriter, newOperands, lowType, [&] {
+      rewriter.modifyOpInPlace(op, [&] {
+        clamp.setMinValAttr(convert(clamp.getMinValAttr()));
+        clamp.setMaxValAttr(convert(clamp.getMaxValAttr()));
+      });
     });
-    return op;
   }
 };
 } // namespace

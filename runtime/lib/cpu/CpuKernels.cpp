@@ -408,25 +408,23 @@ void gemmOut(amp_transpose transA, amp_transpose transB, int64_t m, int64_t n,
   if (m == 0 || n == 0 || batch == 0)
     return;
   // A 16-bit C: compute each batch's m x n block into a dense f32 buffer
-  // (beta * C widened first), then round every element once.
+  // (C widened first when beta reads it), then round every element once.
   bool half = dtypeC == AMP_DTYPE_F16;
   auto *out = static_cast<uint16_t *>(c);
-  std::vector<float> block(static_cast<size_t>(m) * n);
+  std::vector<float> block(static_cast<size_t>(m) * n, 0.0f);
+  const int64_t elementSize = dtypeSize(dtype);
   for (int64_t i = 0; i < batch; ++i) {
     uint16_t *ci = out + i * strideC;
-    for (int64_t col = 0; col < n; ++col)
-      for (int64_t row = 0; row < m; ++row) {
-        uint16_t bits = ci[col * ldc + row];
-        block[col * m + row] =
-            beta == 0.0f ? 0.0f
-                         : (half ? halfToFloat(bits) : bf16ToFloat(bits));
-      }
-    const char *ai = static_cast<const char *>(a) +
-                     i * strideA * static_cast<int64_t>(dtypeSize(dtype));
-    const char *bi = static_cast<const char *>(b) +
-                     i * strideB * static_cast<int64_t>(dtypeSize(dtype));
-    gemm(transA, transB, m, n, k, alpha, ai, dtype, lda, bi, ldb,
-         beta == 0.0f ? 0.0f : beta, block.data(), m, 1, 0, 0, 0);
+    if (beta != 0.0f)
+      for (int64_t col = 0; col < n; ++col)
+        for (int64_t row = 0; row < m; ++row) {
+          uint16_t bits = ci[col * ldc + row];
+          block[col * m + row] = half ? halfToFloat(bits) : bf16ToFloat(bits);
+        }
+    gemm(transA, transB, m, n, k, alpha,
+         static_cast<const char *>(a) + i * strideA * elementSize, dtype, lda,
+         static_cast<const char *>(b) + i * strideB * elementSize, ldb, beta,
+         block.data(), m, 1, 0, 0, 0);
     for (int64_t col = 0; col < n; ++col)
       for (int64_t row = 0; row < m; ++row) {
         float v = block[col * m + row];

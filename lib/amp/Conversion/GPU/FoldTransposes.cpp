@@ -50,13 +50,7 @@ struct AmpGpuFoldTransposesPass
           (foldableTranspose(op, 0) || foldableTranspose(op, 1)))
         candidates.push_back(op);
     });
-    for (linalg::LinalgOp op : candidates) {
-      rewriter.setInsertionPoint(op);
-      FailureOr<linalg::GenericOp> asGenericOp =
-          amp::gpu_utils::asGeneric(rewriter, op);
-      if (failed(asGenericOp))
-        continue;
-      linalg::GenericOp generic = *asGenericOp;
+    auto rewrite = [&](linalg::GenericOp generic) {
       SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
       for (unsigned index = 0; index < 2; ++index) {
         linalg::TransposeOp transpose =
@@ -78,7 +72,8 @@ struct AmpGpuFoldTransposesPass
       rewriter.modifyOpInPlace(generic, [&] {
         generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
       });
-    }
+    };
+    amp::gpu_utils::forEachAsGeneric(rewriter, candidates, rewrite);
   }
 };
 } // namespace

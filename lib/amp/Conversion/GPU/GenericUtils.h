@@ -22,6 +22,20 @@ inline FailureOr<linalg::GenericOp> asGeneric(RewriterBase &rewriter,
   return linalg::generalizeNamedOp(rewriter, op);
 }
 
+/// Calls `rewrite(generic)` on each of `ops` as a linalg.generic (see
+/// asGeneric), with the rewriter's insertion point at the op; ops that have
+/// no generic form are skipped.
+template <typename Fn>
+void forEachAsGeneric(RewriterBase &rewriter, ArrayRef<linalg::LinalgOp> ops,
+                      Fn rewrite) {
+  for (linalg::LinalgOp op : ops) {
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::GenericOp> generic = asGeneric(rewriter, op);
+    if (succeeded(generic))
+      rewrite(*generic);
+  }
+}
+
 } // namespace mlir::amp::gpu_utils
 
 #endif // AMP_LIB_CONVERSION_GPU_GENERICUTILS_H

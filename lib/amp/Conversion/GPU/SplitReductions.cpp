@@ -111,7 +111,7 @@ struct AmpGpuParallelLoopsFirstPass
       if (!op.hasPureBufferSemantics() || op.getNumReductionLoops() == 0 ||
           op.getNumParallelLoops() == 0)
         return;
-      // Already parallel..., reduction...?
+      // Reductions whose parallel loops already come first stay as they are.
       bool seenReduction = false, ordered = true;
       for (utils::IteratorType it : op.getIteratorTypesArray()) {
         if (it == utils::IteratorType::reduction)
@@ -122,13 +122,7 @@ struct AmpGpuParallelLoopsFirstPass
       if (!ordered)
         candidates.push_back(op);
     });
-    for (linalg::LinalgOp op : candidates) {
-      rewriter.setInsertionPoint(op);
-      FailureOr<linalg::GenericOp> asGenericOp =
-          amp::gpu_utils::asGeneric(rewriter, op);
-      if (failed(asGenericOp))
-        continue;
-      linalg::GenericOp generic = *asGenericOp;
+    auto rewrite = [&](linalg::GenericOp generic) {
       SmallVector<unsigned> order;
       SmallVector<utils::IteratorType> iterators =
           generic.getIteratorTypesArray();
@@ -141,9 +135,10 @@ struct AmpGpuParallelLoopsFirstPass
       rewriter.setInsertionPoint(generic);
       if (failed(linalg::interchangeGenericOp(rewriter, generic, order))) {
         generic.emitOpError("could not interchange its loops");
-        return signalPassFailure();
+        signalPassFailure();
       }
-    }
+    };
+    amp::gpu_utils::forEachAsGeneric(rewriter, candidates, rewrite);
   }
 };
 } // namespace
