@@ -2,7 +2,10 @@
 // contractions compute: run on the CPU once as linalg loops and once through
 // the CPU runtime's amp_rt_gemm / amp_rt_gemm_ex (A^T B with A stored k x m,
 // A B^T with B stored n x k, a C stored n x m, a batched A^T B with strided
-// batches), with the same printed results. C starts at 0.5 (C += A B).
+// batches, row-wise dot products, two m dimensions merged into one, two k
+// dimensions merged into one, and attention's scores over a [b, t, h, d]
+// view whose batch dimensions b and h do not merge: one call per b), with
+// the same printed results. C starts at 0.5 (C += A B).
 // RUN: amp-opt %s --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata --finalize-memref-to-llvm --convert-arith-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts \
 // RUN:   | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils | FileCheck %s
 // RUN: amp-opt %s --amp-lower-contractions-to-runtime | FileCheck %s --check-prefix=CALLS
@@ -11,6 +14,10 @@
 
 // CALLS-COUNT-4: call @amp_rt_gemm_ex(
 // CALLS: call @amp_rt_gemm(
+// CALLS: call @amp_rt_gemm(%{{.*}}, %c1_i64{{[_0-9]*}}, %c4_i64{{[_0-9]*}}, %c4_i64{{[_0-9]*}}, %c3_i64{{[_0-9]*}})
+// CALLS: call @amp_rt_gemm_ex(
+// CALLS-COUNT-2: call @amp_rt_gemm_ex({{.*}}, %c2_i64{{[_0-9]*}}, %c3_i64{{[_0-9]*}}, %c3_i64{{[_0-9]*}}, %c2_i64{{[_0-9]*}})
+// CALLS-NOT: call @amp_rt_gemm
 // CALLS-NOT: linalg.generic {{.*}}reduction
 // CALLS-NOT: linalg.matmul
 
@@ -19,6 +26,9 @@
 // CHECK-NEXT: 1.5, 7.5, 14.5, 29.5, 5.5, 14.5, 3.5, 6.5,
 // CHECK-NEXT: 1.5, 14.5, 5.5, 3.5, 7.5, 29.5, 14.5, 6.5, -0.5, -13.5, -4.5, -2.5, -6.5, -28.5, -13.5, -5.5,
 // CHECK-NEXT: 14.5, 77.5,
+// CHECK-NEXT: 1.5, 14.5, 5.5, 3.5, 7.5, 29.5, 14.5, 6.5, 1.5, 14.5, 5.5, 3.5, 23.5, -18.5, -13.5, 14.5,
+// CHECK-NEXT: 7.5, 15.5, 8.5, -13.5, 8.5, 15.5, 7.5, -15.5, 9.5, 15.5, 6.5, -17.5,
+// CHECK-NEXT: 3.5, -6.5, -11.5, -0.5, 1.5, 8.5, 2.5, -4.5, -6.5, -0.5, 0.5, 1.5, -2.5, -2.5, -2.5, 2.5, 1.5, 0.5, 8.5, 3.5, -1.5, -0.5, 0.5, 1.5, -2.5, -2.5, -2.5, -6.5, -11.5, -6.5, 1.5, 8.5, 5.5, -4.5, -6.5, -3.5,
 
 memref.global "private" constant @a_t : memref<3x2xf32> = dense<[[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]]>
 memref.global "private" constant @a : memref<2x3xf32> = dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]>
@@ -27,6 +37,12 @@ memref.global "private" constant @b_t : memref<4x3xf32> = dense<[[1.0, 3.0, -2.0
 // Two batches of A^T, interleaved: a_tb[k][batch][m] (batch stride 2, lda 4).
 memref.global "private" constant @b_b : memref<2x3x4xf32> = dense<[[[1.0, 0.0, 2.0, -1.0], [3.0, 1.0, 0.0, 2.0], [-2.0, 4.0, 1.0, 0.0]], [[1.0, 0.0, 2.0, -1.0], [3.0, 1.0, 0.0, 2.0], [-2.0, 4.0, 1.0, 0.0]]]>
 memref.global "private" constant @a_tb : memref<3x2x2xf32> = dense<[[[1.0, 4.0], [-1.0, -4.0]], [[2.0, 5.0], [-2.0, -5.0]], [[3.0, 6.0], [-3.0, -6.0]]]>
+
+memref.global "private" constant @a_mm : memref<2x2x3xf32> = dense<[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [[1.0, 2.0, 3.0], [-4.0, 5.0, -6.0]]]>
+memref.global "private" constant @a_kk : memref<2x2x3xf32> = dense<[[[-5.0, -4.0, -3.0], [-2.0, -1.0, 0.0]], [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]]>
+memref.global "private" constant @b_kk : memref<2x2x4xf32> = dense<[[[-2.0, -1.0, 0.0, 1.0], [2.0, -2.0, -1.0, 0.0]], [[1.0, 2.0, -2.0, -1.0], [0.0, 1.0, 2.0, -2.0]]]>
+memref.global "private" constant @q : memref<2x3x2x2xf32> = dense<[[[[-3.0, -2.0], [-1.0, 0.0]], [[1.0, 2.0], [3.0, -3.0]], [[-2.0, -1.0], [0.0, 1.0]]], [[[2.0, 3.0], [-3.0, -2.0]], [[-1.0, 0.0], [1.0, 2.0]], [[3.0, -3.0], [-2.0, -1.0]]]]>
+memref.global "private" constant @k : memref<2x3x2x2xf32> = dense<[[[[-1.0, 0.0], [1.0, 2.0]], [[3.0, -1.0], [0.0, 1.0]], [[2.0, 3.0], [-1.0, 0.0]]], [[[1.0, 2.0], [3.0, -1.0]], [[0.0, 1.0], [2.0, 3.0]], [[-1.0, 0.0], [1.0, 2.0]]]]>
 
 func.func private @printF32(f32)
 func.func private @printComma()
@@ -123,6 +139,64 @@ func.func @main() {
   %f5 = memref.collapse_shape %c5 [[0, 1]] : memref<2x1xf32> into memref<2xf32>
   %d5 = memref.cast %f5 : memref<2xf32> to memref<?xf32>
   call @show(%d5) : (memref<?xf32>) -> ()
+
+  // Two m dimensions (a linear layer over [x, y, k] activations): one GEMM
+  // with m = 4.
+  %a_mm = memref.get_global @a_mm : memref<2x2x3xf32>
+  %c6 = memref.alloc() : memref<2x2x4xf32>
+  linalg.fill ins(%half : f32) outs(%c6 : memref<2x2x4xf32>)
+  linalg.generic {indexing_maps = [affine_map<(x, y, n, k) -> (x, y, k)>, affine_map<(x, y, n, k) -> (k, n)>, affine_map<(x, y, n, k) -> (x, y, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a_mm, %b : memref<2x2x3xf32>, memref<3x4xf32>) outs(%c6 : memref<2x2x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %f6 = memref.collapse_shape %c6 [[0, 1, 2]] : memref<2x2x4xf32> into memref<16xf32>
+  %d6 = memref.cast %f6 : memref<16xf32> to memref<?xf32>
+  call @show(%d6) : (memref<?xf32>) -> ()
+
+  // Two k dimensions (a weight gradient summed over [p, q] rows): one GEMM
+  // with k = 4, A transposed.
+  %a_kk = memref.get_global @a_kk : memref<2x2x3xf32>
+  %b_kk = memref.get_global @b_kk : memref<2x2x4xf32>
+  %c7 = memref.alloc() : memref<3x4xf32>
+  linalg.fill ins(%half : f32) outs(%c7 : memref<3x4xf32>)
+  linalg.generic {indexing_maps = [affine_map<(m, n, p, q) -> (p, q, m)>, affine_map<(m, n, p, q) -> (p, q, n)>, affine_map<(m, n, p, q) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%a_kk, %b_kk : memref<2x2x3xf32>, memref<2x2x4xf32>) outs(%c7 : memref<3x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %f7 = memref.collapse_shape %c7 [[0, 1]] : memref<3x4xf32> into memref<12xf32>
+  %d7 = memref.cast %f7 : memref<12xf32> to memref<?xf32>
+  call @show(%d7) : (memref<?xf32>) -> ()
+
+  // Attention scores S[b, h, t, s] = sum_d Q[b, t, h, d] K[b, s, h, d]: the
+  // head stride (2) does not walk the batch (stride 12), so one batched
+  // GEMM (batch h) per b.
+  %q = memref.get_global @q : memref<2x3x2x2xf32>
+  %k = memref.get_global @k : memref<2x3x2x2xf32>
+  %c8 = memref.alloc() : memref<2x2x3x3xf32>
+  linalg.fill ins(%half : f32) outs(%c8 : memref<2x2x3x3xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, t, s, d) -> (b, t, h, d)>, affine_map<(b, h, t, s, d) -> (b, s, h, d)>, affine_map<(b, h, t, s, d) -> (b, h, t, s)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<2x3x2x2xf32>, memref<2x3x2x2xf32>) outs(%c8 : memref<2x2x3x3xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  %f8 = memref.collapse_shape %c8 [[0, 1, 2, 3]] : memref<2x2x3x3xf32> into memref<36xf32>
+  %d8 = memref.cast %f8 : memref<36xf32> to memref<?xf32>
+  call @show(%d8) : (memref<?xf32>) -> ()
+
+  memref.dealloc %c6 : memref<2x2x4xf32>
+  memref.dealloc %c7 : memref<3x4xf32>
+  memref.dealloc %c8 : memref<2x2x3x3xf32>
   memref.dealloc %c5 : memref<2x1xf32>
   memref.dealloc %c1 : memref<2x4xf32>
   memref.dealloc %c2 : memref<2x4xf32>

@@ -97,3 +97,36 @@ func.func @f16_output(%a: memref<8x4xf16>, %b: memref<4x16xf16>, %c: memref<8x16
   linalg.matmul ins(%a, %b : memref<8x4xf16>, memref<4x16xf16>) outs(%c : memref<8x16xf16>)
   return
 }
+
+// Two m dimensions that one stride cannot walk (C stores them in the other
+// order than A): not one GEMM, the loops stay.
+// CHECK-LABEL: func.func @m_dims_do_not_merge
+// CHECK: linalg.generic
+// CHECK-NOT: call
+func.func @m_dims_do_not_merge(%a: memref<2x4x3xf32>, %b: memref<3x8xf32>, %c: memref<4x2x8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(x, y, n, k) -> (x, y, k)>, affine_map<(x, y, n, k) -> (k, n)>, affine_map<(x, y, n, k) -> (y, x, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<2x4x3xf32>, memref<3x8xf32>) outs(%c : memref<4x2x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// Too many unmerged batch tuples (2048 > 1024 calls): the loops stay.
+// CHECK-LABEL: func.func @too_many_calls
+// CHECK: linalg.generic
+// CHECK-NOT: call
+func.func @too_many_calls(%a: memref<2048x2x2x4xf32>, %b: memref<2048x2x4x2xf32>, %c: memref<2048x2x2x2xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(p, q, m, n, k) -> (p, m, q, k)>, affine_map<(p, q, m, n, k) -> (p, q, k, n)>, affine_map<(p, q, m, n, k) -> (p, q, m, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<2048x2x2x4xf32>, memref<2048x2x4x2xf32>) outs(%c : memref<2048x2x2x2xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

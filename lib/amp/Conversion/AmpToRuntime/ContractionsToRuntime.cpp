@@ -3,11 +3,22 @@
 // Every bufferized contraction, recognised by structure
 // (linalg::isaContractionOpInterface: linalg.matmul / batch_matmul in any
 // indexing, the transposed named variants, linalg.generic bodies that
-// multiply two inputs into a sum), with at most one batch dimension, one m,
-// one n and one k dimension, f16/bf16/f32 inputs of one type and an f32
-// output, becomes a runtime GEMM call computing C += op(A) * op(B) with f32
-// accumulation (cuBLAS cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F, on the
-// step's stream in the GPU backend):
+// multiply two inputs into a sum) with static strides, f16/bf16/f32 inputs of
+// one type and an f32 output, becomes runtime GEMM calls computing
+// C += op(A) * op(B) with f32 accumulation (cuBLAS
+// cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F, on the step's stream in the
+// GPU backend).
+//
+// Roles. linalg::inferContractionDims splits the loop dimensions into batch,
+// m, n and k; dimensions of size 1 do not count. Several dimensions of one
+// role merge into one when a single stride walks them in every operand that
+// role indexes (stride(outer) == stride(inner) * size(inner)): a linear layer
+// over [B, T, D] activations is one GEMM with m = B*T, its weight gradient
+// one GEMM with k = B*T. Batch dimensions that do not merge (attention's
+// batch and heads over a [B, T, H, Dh] view, whose head stride is Dh) are
+// unrolled: one call per index tuple of the outer ones, at most
+// kMaxCallsPerContraction. An m, n or k that does not merge keeps the loops.
+// The calls:
 //
 //   * row-major, untransposed, identity layouts (the common case):
 //     `amp_rt_gemm(a, a_dtype, b, b_dtype, c, batch, m, n, k)`;
@@ -55,78 +66,136 @@ struct GemmOperand {
   int64_t batchStride = 0;
 };
 
-/// Static strides and offset of a memref operand; none when dynamic.
-struct Layout {
-  SmallVector<int64_t> strides;
+/// Where an operand's elements are: its static offset and, per loop
+/// dimension, the stride (in elements) with which that dimension moves
+/// through it (0 when the operand does not depend on the dimension).
+struct OperandStrides {
+  Value memref;
   int64_t offset = 0;
+  SmallVector<int64_t> strides;
+};
+
+/// One GEMM role (batch, m, n or k): its loop dimensions longer than 1
+/// merged into one of `size` elements, with its stride in A, B and C (0 in
+/// the operand the role does not index).
+struct MergedDim {
+  int64_t size = 1;
+  std::array<int64_t, 3> strides = {0, 0, 0};
+};
+
+/// Batch dimensions that do not merge into one: the GEMM call is repeated
+/// for each of their index tuples (sizes and per-operand strides).
+struct OuterDim {
+  int64_t size;
+  std::array<int64_t, 3> strides;
 };
 } // namespace
 
-static std::optional<Layout> staticLayout(Value v) {
+/// Largest number of GEMM calls one contraction is unrolled into over its
+/// unmerged batch dimensions (attention's batch x heads is usually 8-128).
+static constexpr int64_t kMaxCallsPerContraction = 1024;
+
+/// The strides of memref `v`, indexed by `map`, per loop dimension; none
+/// when its layout is dynamic or `map` has a result other than a loop
+/// dimension or a constant (a constant moves the offset). Loop dimensions of
+/// size 1 always index 0 and count as absent.
+static std::optional<OperandStrides>
+operandStrides(Value v, AffineMap map, ArrayRef<int64_t> loopSizes) {
   auto type = dyn_cast<MemRefType>(v.getType());
   if (!type || !type.hasStaticShape())
     return std::nullopt;
-  Layout layout;
-  if (failed(type.getStridesAndOffset(layout.strides, layout.offset)))
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset) ||
+      llvm::any_of(strides, ShapedType::isDynamic) ||
+      strides.size() != map.getNumResults())
     return std::nullopt;
-  if (ShapedType::isDynamic(layout.offset) ||
-      llvm::any_of(layout.strides, ShapedType::isDynamic))
-    return std::nullopt;
-  return layout;
-}
-
-/// Describes operand `v` (indexed by `map`) as a `rows x cols` matrix (loop
-/// dimensions `rowDim`, `colDim`; an absent one has size 1), batched along
-/// `batchDim` when set: stored as is (unit stride along cols) or transposed
-/// (unit stride along rows). Other results of `map` must be loop dimensions
-/// of size 1 or the constant 0.
-static std::optional<GemmOperand>
-describe(Value v, AffineMap map, std::optional<unsigned> rowDim,
-         std::optional<unsigned> colDim, std::optional<unsigned> batchDim,
-         ArrayRef<int64_t> loopSizes) {
-  std::optional<Layout> layout = staticLayout(v);
-  if (!layout || layout->strides.size() != map.getNumResults())
-    return std::nullopt;
-  std::optional<unsigned> r, c, b;
-  for (unsigned i = 0, e = map.getNumResults(); i < e; ++i) {
-    AffineExpr expr = map.getResult(i);
+  OperandStrides result{v, offset, SmallVector<int64_t>(loopSizes.size(), 0)};
+  SmallVector<bool> seen(loopSizes.size(), false);
+  for (auto [expr, stride] : llvm::zip_equal(map.getResults(), strides)) {
     if (auto cst = dyn_cast<AffineConstantExpr>(expr)) {
-      if (cst.getValue() != 0)
-        return std::nullopt;
+      result.offset += cst.getValue() * stride;
       continue;
     }
     auto dim = dyn_cast<AffineDimExpr>(expr);
     if (!dim)
       return std::nullopt;
     unsigned pos = dim.getPosition();
-    if (rowDim && pos == *rowDim && !r)
-      r = i;
-    else if (colDim && pos == *colDim && !c)
-      c = i;
-    else if (batchDim && pos == *batchDim && !b)
-      b = i;
-    else if (loopSizes[pos] != 1)
+    if (loopSizes[pos] == 1)
+      continue;
+    if (seen[pos])
       return std::nullopt;
+    seen[pos] = true;
+    result.strides[pos] = stride;
   }
-  if ((rowDim && !r) || (colDim && !c) || (batchDim && !b))
-    return std::nullopt;
+  return result;
+}
+
+/// Merges the loop dimensions `dims` of one role that are longer than 1 into
+/// one dimension. Ordered by their stride in operand `order` (outermost
+/// first), each must step exactly over the merged inner ones in every
+/// operand the role indexes (`present`): stride(outer) == stride(inner) *
+/// size(inner), so that one stride walks them all. When `outer` is given
+/// (batch dimensions), the outermost dimensions that do not merge are
+/// returned there; otherwise they make the role fail.
+static FailureOr<MergedDim>
+mergeRole(ArrayRef<unsigned> dims, ArrayRef<int64_t> loopSizes,
+          ArrayRef<OperandStrides> operands, std::array<bool, 3> present,
+          unsigned order, SmallVectorImpl<OuterDim> *outer) {
+  SmallVector<unsigned> longDims;
+  for (unsigned d : dims)
+    if (loopSizes[d] != 1)
+      longDims.push_back(d);
+  llvm::sort(longDims, [&](unsigned x, unsigned y) {
+    return operands[order].strides[x] > operands[order].strides[y];
+  });
+  MergedDim merged;
+  for (int j = static_cast<int>(longDims.size()) - 1; j >= 0; --j) {
+    unsigned d = longDims[j];
+    bool steps = true;
+    for (unsigned x = 0; x < 3; ++x)
+      if (present[x] && j + 1 != static_cast<int>(longDims.size()) &&
+          operands[x].strides[d] != merged.strides[x] * merged.size)
+        steps = false;
+    if (!steps) {
+      if (!outer)
+        return failure();
+      for (int i = 0; i <= j; ++i)
+        outer->push_back({loopSizes[longDims[i]],
+                          {operands[0].strides[longDims[i]],
+                           operands[1].strides[longDims[i]],
+                           operands[2].strides[longDims[i]]}});
+      break;
+    }
+    if (j + 1 == static_cast<int>(longDims.size()))
+      for (unsigned x = 0; x < 3; ++x)
+        merged.strides[x] = present[x] ? operands[x].strides[d] : 0;
+    merged.size *= loopSizes[d];
+  }
+  return merged;
+}
+
+/// Describes operand `x` of `operands` as a `rows x cols` matrix batched
+/// along `batch`: stored as is (unit stride along cols, rows ld >= cols
+/// apart) or transposed (unit stride along rows).
+static std::optional<GemmOperand> asMatrix(const OperandStrides &operand,
+                                           unsigned x, const MergedDim &rowDim,
+                                           const MergedDim &colDim,
+                                           const MergedDim &batch) {
   GemmOperand op;
-  op.memref = v;
-  op.offset = layout->offset;
-  if (b)
-    op.batchStride = layout->strides[*b];
-  int64_t rows = r ? loopSizes[*rowDim] : 1;
-  int64_t cols = c ? loopSizes[*colDim] : 1;
-  int64_t rowStride = r ? layout->strides[*r] : cols;
-  int64_t colStride = c ? layout->strides[*c] : 1;
-  // Stored as is: unit stride along cols, rows ld apart (ld >= cols).
+  op.memref = operand.memref;
+  op.offset = operand.offset;
+  op.batchStride = batch.strides[x];
+  int64_t rows = rowDim.size, cols = colDim.size;
+  int64_t rowStride = rows != 1 ? rowDim.strides[x] : cols;
+  int64_t colStride = cols != 1 ? colDim.strides[x] : 1;
   if (colStride == 1 || cols == 1) {
     op.transposed = false;
     op.ld = rows == 1 ? cols : rowStride;
     if (op.ld >= cols)
       return op;
   }
-  // Stored transposed (cols x rows): unit stride along rows.
   if (rowStride == 1 || rows == 1) {
     op.transposed = true;
     op.ld = cols == 1 ? rows : colStride;
@@ -134,20 +203,6 @@ describe(Value v, AffineMap map, std::optional<unsigned> rowDim,
       return op;
   }
   return std::nullopt;
-}
-
-/// The one dimension of `dims` longer than 1 (none when all have size 1);
-/// failure when there are several.
-static FailureOr<std::optional<unsigned>>
-significantDim(ArrayRef<unsigned> dims, ArrayRef<int64_t> sizes) {
-  std::optional<unsigned> found;
-  for (unsigned d : dims)
-    if (sizes[d] != 1) {
-      if (found)
-        return failure();
-      found = d;
-    }
-  return found;
 }
 
 /// `memref`'s aligned pointer plus a static element offset, as an i64.
@@ -236,7 +291,7 @@ static int foldLowPrecisionStore(linalg::LinalgOp op, Value &c) {
   return dtypeCode(lowType);
 }
 
-/// Lowers `op` to a GEMM call; false (nothing changed) when it does not fit.
+/// Lowers `op` to GEMM calls; false (nothing changed) when it does not fit.
 static bool lowerContraction(linalg::LinalgOp op, ModuleOp module) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
@@ -248,18 +303,16 @@ static bool lowerContraction(linalg::LinalgOp op, ModuleOp module) {
   SmallVector<int64_t> sizes = op.getStaticLoopRanges();
   if (llvm::any_of(sizes, ShapedType::isDynamic))
     return false;
-  // Dimensions of size 1 (unit dimensions reshapes leave behind) do not
-  // matter; at most one batch, m, n and k dimension may be longer.
-  FailureOr<std::optional<unsigned>> batchDim =
-      significantDim(dims->batch, sizes);
-  FailureOr<std::optional<unsigned>> mDim = significantDim(dims->m, sizes);
-  FailureOr<std::optional<unsigned>> nDim = significantDim(dims->n, sizes);
-  FailureOr<std::optional<unsigned>> kDim = significantDim(dims->k, sizes);
-  if (failed(batchDim) || failed(mDim) || failed(nDim) || failed(kDim))
-    return false;
+  // Every loop dimension longer than 1 has a role (size-1 dimensions that
+  // reshapes leave behind do not matter).
+  llvm::SmallDenseSet<unsigned> withRole;
+  for (ArrayRef<unsigned> role : {ArrayRef<unsigned>(dims->batch),
+                                  ArrayRef<unsigned>(dims->m),
+                                  ArrayRef<unsigned>(dims->n),
+                                  ArrayRef<unsigned>(dims->k)})
+    withRole.insert(role.begin(), role.end());
   for (unsigned d = 0, e = sizes.size(); d < e; ++d)
-    if (sizes[d] != 1 && d != *batchDim && d != *mDim && d != *nDim &&
-        d != *kDim)
+    if (sizes[d] != 1 && !withRole.contains(d))
       return false;
   Value a = op.getDpsInputs()[0], b = op.getDpsInputs()[1];
   Value c = op.getDpsInits()[0];
@@ -269,30 +322,53 @@ static bool lowerContraction(linalg::LinalgOp op, ModuleOp module) {
   int aCode = dtypeCode(elementOf(a)), bCode = dtypeCode(elementOf(b));
   if (aCode < 0 || aCode != bCode || !elementOf(c).isF32())
     return false;
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  auto sizeOf = [&](std::optional<unsigned> d) -> int64_t {
-    return d ? sizes[*d] : 1;
-  };
 
-  std::optional<GemmOperand> ga =
-      describe(a, maps[0], *mDim, *kDim, *batchDim, sizes);
-  std::optional<GemmOperand> gb =
-      describe(b, maps[1], *kDim, *nDim, *batchDim, sizes);
-  std::optional<GemmOperand> gc =
-      describe(c, maps[2], *mDim, *nDim, *batchDim, sizes);
-  int64_t rowsM = sizeOf(*mDim), colsN = sizeOf(*nDim);
+  // Operands, then the roles merged into batch x (m x k) (k x n).
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  SmallVector<OperandStrides> operands;
+  SmallVector<Value, 3> values = {a, b, c};
+  for (auto [v, map] : llvm::zip_equal(values, maps)) {
+    std::optional<OperandStrides> strides = operandStrides(v, map, sizes);
+    if (!strides)
+      return false;
+    operands.push_back(std::move(*strides));
+  }
+  enum { A = 0, B = 1, C = 2 };
+  SmallVector<OuterDim> outer;
+  FailureOr<MergedDim> batch =
+      mergeRole(dims->batch, sizes, operands, {true, true, true}, C, &outer);
+  FailureOr<MergedDim> m =
+      mergeRole(dims->m, sizes, operands, {true, false, true}, C, nullptr);
+  FailureOr<MergedDim> n =
+      mergeRole(dims->n, sizes, operands, {false, true, true}, C, nullptr);
+  FailureOr<MergedDim> k =
+      mergeRole(dims->k, sizes, operands, {true, true, false}, A, nullptr);
+  if (failed(batch) || failed(m) || failed(n) || failed(k))
+    return false;
+  int64_t calls = 1;
+  for (const OuterDim &d : outer)
+    calls *= d.size;
+  if (calls > kMaxCallsPerContraction)
+    return false;
+
+  // GEMM operand slot -> operand: A, B, C, or B, A, C when C is stored
+  // n x m (C^T = op(B)^T op(A)^T).
+  std::array<unsigned, 3> slot = {A, B, C};
+  std::optional<GemmOperand> ga = asMatrix(operands[A], A, *m, *k, *batch);
+  std::optional<GemmOperand> gb = asMatrix(operands[B], B, *k, *n, *batch);
+  std::optional<GemmOperand> gc = asMatrix(operands[C], C, *m, *n, *batch);
+  int64_t rowsM = m->size, colsN = n->size;
   if (gc && gc->transposed) {
-    // C stored n x m: C^T = op(B)^T op(A)^T.
-    ga = describe(b, maps[1], *nDim, *kDim, *batchDim, sizes);
-    gb = describe(a, maps[0], *kDim, *mDim, *batchDim, sizes);
-    gc = describe(c, maps[2], *nDim, *mDim, *batchDim, sizes);
+    slot = {B, A, C};
+    ga = asMatrix(operands[B], B, *n, *k, *batch);
+    gb = asMatrix(operands[A], A, *k, *m, *batch);
+    gc = asMatrix(operands[C], C, *n, *m, *batch);
     std::swap(rowsM, colsN);
     std::swap(aCode, bCode);
   }
   if (!ga || !gb || !gc || gc->transposed)
     return false;
-  int64_t batch = sizeOf(*batchDim);
-  int64_t kk = sizeOf(*kDim);
+  int64_t kk = k->size;
 
   // Replace the f32 C by a low-precision one when only truncations read it.
   Value f32Buffer = c;
@@ -301,9 +377,9 @@ static bool lowerContraction(linalg::LinalgOp op, ModuleOp module) {
   Location loc = op.getLoc();
   // amp_rt_gemm_ex / _out: pointer, dtype, transpose flag, ld and batch
   // stride per operand (C: dtype only for _out), then batch, m, n, k.
-  auto operandArgs = [&](const GemmOperand &g, std::optional<int> code,
-                         bool withTranspose) {
-    SmallVector<Value> args{pointerAt(builder, loc, g.memref, g.offset)};
+  auto operandArgs = [&](const GemmOperand &g, int64_t offset,
+                         std::optional<int> code, bool withTranspose) {
+    SmallVector<Value> args{pointerAt(builder, loc, g.memref, offset)};
     if (code)
       args.push_back(i32(builder, loc, *code));
     if (withTranspose)
@@ -312,38 +388,54 @@ static bool lowerContraction(linalg::LinalgOp op, ModuleOp module) {
     args.push_back(i64(builder, loc, g.batchStride));
     return args;
   };
-  auto stridedCall = [&](StringRef name, std::optional<int> cDtype) {
-    SmallVector<Value> args = operandArgs(*ga, aCode, true);
-    llvm::append_range(args, operandArgs(*gb, bCode, true));
-    llvm::append_range(args, operandArgs(*gc, cDtype, false));
-    for (int64_t v : {batch, rowsM, colsN, kk})
-      args.push_back(i64(builder, loc, v));
-    call(builder, loc, module, name, args);
-  };
-  if (cCode >= 0) {
-    stridedCall("amp_rt_gemm_out", cCode);
-    op->erase();
-    if (f32Buffer.use_empty())
-      f32Buffer.getDefiningOp()->erase();
-    return true;
-  }
-  bool plain = !ga->transposed && !gb->transposed && ga->offset == 0 &&
-               gb->offset == 0 && gc->offset == 0 && ga->ld == kk &&
-               gb->ld == colsN && gc->ld == colsN &&
-               (batch == 1 || (ga->batchStride == rowsM * kk &&
-                               gb->batchStride == kk * colsN &&
-                               gc->batchStride == rowsM * colsN));
-  if (plain) {
+  // One call per index tuple of the unmerged batch dimensions; `offsets`
+  // are the elements that tuple moves each operand by.
+  auto emit = [&](std::array<int64_t, 3> offsets) {
+    int64_t oa = ga->offset + offsets[slot[0]];
+    int64_t ob = gb->offset + offsets[slot[1]];
+    int64_t oc = gc->offset + offsets[slot[2]];
+    auto stridedCall = [&](StringRef name, std::optional<int> cDtype) {
+      SmallVector<Value> args = operandArgs(*ga, oa, aCode, true);
+      llvm::append_range(args, operandArgs(*gb, ob, bCode, true));
+      llvm::append_range(args, operandArgs(*gc, oc, cDtype, false));
+      for (int64_t v : {batch->size, rowsM, colsN, kk})
+        args.push_back(i64(builder, loc, v));
+      call(builder, loc, module, name, args);
+    };
+    if (cCode >= 0)
+      return stridedCall("amp_rt_gemm_out", cCode);
+    bool plain = !ga->transposed && !gb->transposed && oa == 0 && ob == 0 &&
+                 oc == 0 && ga->ld == kk && gb->ld == colsN &&
+                 gc->ld == colsN &&
+                 (batch->size == 1 || (ga->batchStride == rowsM * kk &&
+                                       gb->batchStride == kk * colsN &&
+                                       gc->batchStride == rowsM * colsN));
+    if (!plain)
+      return stridedCall("amp_rt_gemm_ex", std::nullopt);
     call(builder, loc, module, "amp_rt_gemm",
          {pointerOf(builder, loc, ga->memref), i32(builder, loc, aCode),
           pointerOf(builder, loc, gb->memref), i32(builder, loc, bCode),
-          pointerOf(builder, loc, gc->memref), i64(builder, loc, batch),
+          pointerOf(builder, loc, gc->memref), i64(builder, loc, batch->size),
           i64(builder, loc, rowsM), i64(builder, loc, colsN),
           i64(builder, loc, kk)});
-  } else {
-    stridedCall("amp_rt_gemm_ex", std::nullopt);
+  };
+  SmallVector<int64_t> index(outer.size(), 0);
+  for (int64_t i = 0; i < calls; ++i) {
+    std::array<int64_t, 3> offsets = {0, 0, 0};
+    for (auto [d, idx] : llvm::zip_equal(outer, index))
+      for (unsigned x = 0; x < 3; ++x)
+        offsets[x] += idx * d.strides[x];
+    emit(offsets);
+    // Next tuple, the last dimension fastest.
+    for (int j = static_cast<int>(outer.size()) - 1; j >= 0; --j) {
+      if (++index[j] < outer[j].size)
+        break;
+      index[j] = 0;
+    }
   }
   op->erase();
+  if (cCode >= 0 && f32Buffer.use_empty())
+    f32Buffer.getDefiningOp()->erase();
   return true;
 }
 
