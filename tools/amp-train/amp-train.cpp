@@ -139,6 +139,11 @@ static cl::opt<CpuGemm> cpuGemm(
                clEnumValN(CpuGemm::Loops, "loops",
                           "the lowering's own loops")),
     cl::cat(category));
+static cl::opt<int64_t> cpuVectorBits(
+    "cpu-vector-bits",
+    cl::desc("Vector register width the CPU step's loops are tiled and "
+             "vectorised for (amp-cpu-vectorize); 0 keeps scalar loops"),
+    cl::init(256), cl::cat(category));
 static cl::opt<bool> noJitCache("no-jit-cache",
                                 cl::desc("Compile the step even if it is in "
                                          "the JIT cache, and do not store it"),
@@ -189,6 +194,12 @@ int main(int argc, char **argv) {
   options.chip = chip;
   options.allowTF32 = allowTF32;
   options.cpuBlas = cpuGemm == CpuGemm::Blas;
+  if (cpuVectorBits < 0) {
+    llvm::errs() << "amp-train: error: --cpu-vector-bits must be >= 0, got "
+                 << cpuVectorBits << "\n";
+    return 1;
+  }
+  options.cpuVectorBits = cpuVectorBits;
   options.jitCache = !noJitCache;
   options.jitCacheDir = jitCacheDir;
   auto compileStart = std::chrono::steady_clock::now();

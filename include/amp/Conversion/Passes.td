@@ -81,6 +81,32 @@ def AmpGpuFoldTransposesPass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def AmpCpuVectorizePass : Pass<"amp-cpu-vectorize", "::mlir::func::FuncOp"> {
+  let summary = "Tile and vectorise the CPU step's remaining linalg ops";
+  let description = [{
+    On buffers, after `amp-lower-contractions-to-runtime`. Every static
+    linalg op whose innermost loop is parallel is tiled (scf.for) by 1 along
+    its outer dimensions and by the largest divisor of its innermost size that
+    fits one `vector-bits` register, and each tile is vectorised
+    (`linalg::vectorize`); unit dimensions, transposed transfers and the
+    multi-reductions of outer reduction dimensions are then lowered with the
+    upstream vector patterns. Ops with an innermost reduction keep their
+    loops (a vector reduction would reassociate the f32 sum).
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
+           "Width of one vector register in bits (256: AVX2; 512: AVX-512)">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::ub::UBDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 def AmpGpuSplitReductionsPass
     : Pass<"amp-gpu-split-reductions", "::mlir::ModuleOp"> {
   let summary = "Split long reductions into parallel stages for the GPU";

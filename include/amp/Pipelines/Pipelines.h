@@ -68,6 +68,12 @@ struct AmpCpuPipelineOptions
                      "(amp_rt_gemm*, OpenBLAS in the CPU backend; the code "
                      "then links libamp_runtime_cpu) instead of loops"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> vectorBits{
+      *this, "vector-bits",
+      llvm::cl::desc("Tile and vectorise the loops left after the GEMM calls "
+                     "(amp-cpu-vectorize) for vector registers of this many "
+                     "bits; 0 keeps scalar loops"),
+      llvm::cl::init(256)};
 };
 
 /// Options of `amp-gpu-pipeline`, the lowering of a training step to NVVM

@@ -75,6 +75,9 @@ struct TrainingRunnerOptions {
   /// CPU: contractions call the runtime's GEMM (OpenBLAS) instead of
   /// running as loops.
   bool cpuBlas = true;
+  /// CPU: the loops left after the GEMM calls are tiled and vectorised for
+  /// registers of this many bits (amp-cpu-vectorize); 0: scalar loops.
+  int64_t cpuVectorBits = 256;
   /// Keep the object code of CPU steps across runs (JitCache.h), in
   /// `jitCacheDir` (empty: $AMP_CACHE_DIR or ~/.cache/amp-mlir/jit).
   bool jitCache = true;

@@ -152,9 +152,17 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
   // Contractions to the runtime's GEMM (OpenBLAS), the rest to loops.
   if (options.blas)
     pm.addPass(createAmpLowerContractionsToRuntimePass());
+  // What is left: vector tiles where the innermost loop is parallel.
+  if (options.vectorBits > 0) {
+    AmpCpuVectorizePassOptions vectorize;
+    vectorize.vectorBits = options.vectorBits;
+    pm.addNestedPass<func::FuncOp>(createAmpCpuVectorizePass(vectorize));
+    pm.addPass(createCanonicalizerPass());
+  }
 
   // Loops, then scalars.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   arith::ArithEmulateUnsupportedFloatsOptions emulate;
@@ -170,7 +178,11 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
   pm.addPass(arith::createArithExpandOpsPass(expand));
 
   // LLVM.
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
+  // The tiles' subviews leave affine.apply offsets behind.
+  pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());

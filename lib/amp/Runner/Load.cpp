@@ -20,9 +20,11 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/TargetParser/Host.h"
 #include <cstdlib>
 #include <dlfcn.h>
 
@@ -32,6 +34,38 @@ using namespace mlir::amp;
 #ifndef AMP_C_RUNNER_UTILS
 #define AMP_C_RUNNER_UTILS ""
 #endif
+
+//===----------------------------------------------------------------------===//
+// The host
+//===----------------------------------------------------------------------===//
+
+/// A target machine for this host's CPU and its features; null when LLVM
+/// cannot describe the host (the optimizer then runs without a cost model).
+static std::unique_ptr<llvm::TargetMachine> createHostMachine() {
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder) {
+    llvm::consumeError(builder.takeError());
+    return nullptr;
+  }
+  auto machine = builder->createTargetMachine();
+  if (!machine) {
+    llvm::consumeError(machine.takeError());
+    return nullptr;
+  }
+  return std::move(*machine);
+}
+
+/// The host CPU and its features: code compiled for them is cached under a
+/// key that names them.
+static std::string hostDescription() {
+  std::vector<std::string> features;
+  for (const auto &feature : llvm::sys::getHostCPUFeatures())
+    if (feature.second)
+      features.push_back(feature.first().str());
+  llvm::sort(features);
+  return "cpu=" + llvm::sys::getHostCPUName().str() + " +" +
+         llvm::join(features, ",+");
+}
 
 //===----------------------------------------------------------------------===//
 // Runtime libraries
@@ -178,8 +212,10 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
     if (!cacheDir.empty() && options.jitCache) {
       std::string config = "cpu lowering=" +
                            std::to_string(static_cast<int>(options.lowering)) +
-                           " blas=" + std::to_string(options.cpuBlas) + " O" +
-                           std::to_string(optLevel);
+                           " blas=" + std::to_string(options.cpuBlas) +
+                           " vector-bits=" +
+                           std::to_string(options.cpuVectorBits) + " O" +
+                           std::to_string(optLevel) + " " + hostDescription();
       for (const std::string &lib : libs)
         config += " lib=" + lib;
       SmallString<256> path(cacheDir);
@@ -217,16 +253,21 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
 
     // The JIT.
     SmallVector<StringRef> libRefs(libs.begin(), libs.end());
+    // LLVM's optimizer sees this machine's vector units (its loop and SLP
+    // vectorizers need the target's cost model; without a target machine
+    // they assume no vector registers).
+    std::unique_ptr<llvm::TargetMachine> hostMachine = createHostMachine();
     std::function<llvm::Error(llvm::Module *)> optimize =
         makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
-                                  /*targetMachine=*/nullptr);
+                                  hostMachine.get());
     ExecutionEngineOptions engineOptions;
     engineOptions.transformer = optimize;
     engineOptions.jitCodeGenOptLevel =
         static_cast<llvm::CodeGenOptLevel>(optLevel);
     engineOptions.sharedLibPaths = libRefs;
     engineOptions.enableObjectDump = !cachePath.empty();
-    auto engineOrError = ExecutionEngine::create(moduleOp, engineOptions);
+    auto engineOrError =
+        ExecutionEngine::create(moduleOp, engineOptions, std::move(hostMachine));
     if (!engineOrError)
       return emitError(entryLoc)
              << "JIT compilation of '" << entryName

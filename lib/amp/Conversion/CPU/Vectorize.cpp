@@ -1,0 +1,160 @@
+//===- Vectorize.cpp - the amp-cpu-vectorize pass -------------------------===//
+//
+// The CPU pipeline's loops, vectorised by upstream MLIR's own transforms.
+// After bufferization and amp-lower-contractions-to-runtime, what is left of
+// a training step is elementwise linalg ops (fused by
+// linalg-elementwise-op-fusion), broadcasts, transposes and reductions on
+// static memrefs. For each such op whose innermost loop is parallel:
+//
+//   1. tile it (scf::tileUsingSCF, scf.for loops) by 1 along every outer
+//      dimension and by `t` along the innermost one, where `t` is the
+//      largest divisor of that dimension's size that fits a `vector-bits`
+//      register for the op's widest element type (8 f32 lanes at 256 bits),
+//      so every tile is full and no mask is needed;
+//   2. vectorise the tile (linalg::vectorize): transfer reads of every
+//      operand, the body on vector<1x..x1xt>, a transfer write;
+//   3. clean up with upstream patterns: unit dimensions cast away, transfers
+//      with permutation maps (transposed reads) lowered, vector
+//      multi-reductions over the unit outer dimensions (a column sum's
+//      accumulation) lowered to elementwise adds.
+//
+// Ops whose innermost loop is a reduction (a row sum walking contiguous
+// memory) keep their scalar loops: a vector reduction reassociates the f32
+// sum, which changes results against the f32 reference; LLVM keeps their
+// loops in order too. Ops the vectoriser cannot take (a body that loads from
+// memory, a dynamic shape) keep their loops as well. The result is the same
+// computation, element for element, in the same order per element.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Conversion/Passes.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_AMPCPUVECTORIZEPASS
+#include "amp/Conversion/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+
+/// The innermost tile size for `op` (see the file comment); 0 when `op` is
+/// not a candidate.
+static int64_t innerTileSize(linalg::LinalgOp op, int64_t vectorBits) {
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
+      op.getNumDpsInits() == 0)
+    return 0;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (iterators.back() != utils::IteratorType::parallel)
+    return 0;
+  SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+  if (llvm::any_of(sizes, ShapedType::isDynamic))
+    return 0;
+  unsigned widest = 0;
+  for (Value operand : op->getOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.getType());
+    if (!type || !type.getElementType().isIntOrFloat())
+      return 0;
+    widest = std::max(widest, type.getElementTypeBitWidth());
+  }
+  if (widest == 0)
+    return 0;
+  int64_t lanes = std::max<int64_t>(1, vectorBits / widest);
+  int64_t inner = sizes.back();
+  for (int64_t t = std::min(lanes, inner); t > 1; --t)
+    if (inner % t == 0)
+      return t;
+  return 0;
+}
+
+/// Tiles and vectorises `op` (file comment, steps 1-2); false when it stays.
+static bool vectorizeOne(RewriterBase &rewriter, linalg::LinalgOp op,
+                         int64_t vectorBits) {
+  int64_t t = innerTileSize(op, vectorBits);
+  if (t == 0 || failed(linalg::vectorizeOpPrecondition(op)))
+    return false;
+  // Named ops (linalg.reduce, fill, transpose) as linalg.generic: their
+  // tiles then vectorise like any generic.
+  if (!isa<linalg::GenericOp>(op)) {
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::GenericOp> generic =
+        linalg::generalizeNamedOp(rewriter, op);
+    if (failed(generic))
+      return false;
+    op = *generic;
+  }
+  SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+  // Tile sizes: 1 on outer dimensions (0, no loop, when they have size 1),
+  // t innermost. Vector sizes: the tile's shape.
+  SmallVector<int64_t> tileSizes, vectorSizes;
+  for (int64_t size : ArrayRef<int64_t>(sizes).drop_back()) {
+    tileSizes.push_back(size == 1 ? 0 : 1);
+    vectorSizes.push_back(1);
+  }
+  tileSizes.push_back(t == sizes.back() ? 0 : t);
+  vectorSizes.push_back(t);
+
+  Operation *tile = op;
+  if (llvm::any_of(tileSizes, [](int64_t s) { return s != 0; })) {
+    rewriter.setInsertionPoint(op);
+    scf::SCFTilingOptions options;
+    options.setTileSizes(getAsIndexOpFoldResult(op->getContext(), tileSizes));
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(op.getOperation()), options);
+    if (failed(tiled) || tiled->tiledOps.size() != 1)
+      return false;
+    rewriter.eraseOp(op);
+    tile = tiled->tiledOps.front();
+  }
+  rewriter.setInsertionPoint(tile);
+  FailureOr<linalg::VectorizationResult> vectorized =
+      linalg::vectorize(rewriter, tile, vectorSizes,
+                        SmallVector<bool>(vectorSizes.size(), false));
+  // A tile the vectoriser refuses after all stays a scalar tile (correct,
+  // lowered to loops like any linalg op).
+  if (succeeded(vectorized))
+    rewriter.eraseOp(tile);
+  return succeeded(vectorized);
+}
+
+namespace {
+struct AmpCpuVectorizePass
+    : public amp::impl::AmpCpuVectorizePassBase<AmpCpuVectorizePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> candidates;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (innerTileSize(op, vectorBits) != 0)
+        candidates.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp op : candidates)
+      vectorizeOne(rewriter, op, vectorBits);
+
+    // Step 3: unit dimensions away, transfers and multi-reductions lowered.
+    RewritePatternSet patterns(&getContext());
+    vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    vector::populateVectorMultiReductionLoweringPatterns(
+        patterns, vector::VectorMultiReductionLowering::InnerParallel);
+    vector::populateVectorBroadcastLoweringPatterns(patterns);
+    vector::populateVectorShapeCastLoweringPatterns(patterns);
+    vector::TransferReadOp::getCanonicalizationPatterns(patterns,
+                                                        &getContext());
+    vector::TransferWriteOp::getCanonicalizationPatterns(patterns,
+                                                         &getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,122 @@
+// amp-cpu-vectorize: static linalg ops whose innermost loop is parallel are
+// tiled by 1 outside and by one vector register inside, and each tile is
+// vectorised; ops with an innermost reduction keep their loops.
+// RUN: amp-opt %s --amp-cpu-vectorize --canonicalize --split-input-file | FileCheck %s
+// RUN: amp-opt %s --amp-cpu-vectorize=vector-bits=512 --canonicalize --split-input-file | FileCheck %s --check-prefix=AVX512
+// RUN: amp-opt %s --amp-cpu-vectorize=vector-bits=0 --split-input-file | FileCheck %s --check-prefix=OFF
+
+// Elementwise over 4 x 64 f32: 8 lanes at 256 bits, 16 at 512.
+// CHECK-LABEL: func.func @elementwise
+// CHECK: scf.for %{{.*}} = %c0 to %c4 step %c1
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c8
+// CHECK-COUNT-2: vector.transfer_read {{.*}} vector<8xf32>
+// CHECK: arith.mulf {{.*}} : vector<8xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<8xf32>
+// CHECK-NOT: linalg.
+// AVX512-LABEL: func.func @elementwise
+// AVX512: arith.mulf {{.*}} : vector<16xf32>
+// OFF-LABEL: func.func @elementwise
+// OFF: linalg.generic
+// OFF-NOT: vector.
+func.func @elementwise(%a: memref<4x64xf32>, %b: memref<4x64xf32>, %c: memref<4x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : memref<4x64xf32>, memref<4x64xf32>) outs(%c : memref<4x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.mulf %x, %y : f32
+    linalg.yield %p : f32
+  }
+  return
+}
+
+// -----
+
+// A column sum (a bias gradient: outer reduction, inner parallel) and a
+// named linalg.reduce: vectorised along the columns, the accumulation an
+// elementwise add per row.
+// CHECK-LABEL: func.func @column_sum
+// CHECK: scf.for
+// CHECK: scf.for {{.*}} step %c8
+// CHECK: arith.addf {{.*}} : vector<8xf32>
+// CHECK-NOT: vector.multi_reduction
+// CHECK-NOT: linalg.
+func.func @column_sum(%a: memref<32x16xf32>, %o: memref<16xf32>) {
+  linalg.reduce ins(%a : memref<32x16xf32>) outs(%o : memref<16xf32>) dimensions = [0]
+    (%in: f32, %init: f32) {
+      %s = arith.addf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  return
+}
+
+// -----
+
+// A row sum walks contiguous memory in its reduction: the loops stay (a
+// vector reduction would reassociate the f32 sum).
+// CHECK-LABEL: func.func @row_sum
+// CHECK: linalg.reduce
+// CHECK-NOT: vector.
+func.func @row_sum(%a: memref<16x32xf32>, %o: memref<16xf32>) {
+  linalg.reduce ins(%a : memref<16x32xf32>) outs(%o : memref<16xf32>) dimensions = [1]
+    (%in: f32, %init: f32) {
+      %s = arith.addf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  return
+}
+
+// -----
+
+// Mixed widths: an f16 input cast into an f32 output has 8 lanes (the
+// widest type decides); an innermost size of 10 gets full tiles of 5.
+// CHECK-LABEL: func.func @widen
+// CHECK: arith.extf {{.*}} : vector<8xf16> to vector<8xf32>
+// CHECK-LABEL: func.func @odd_size
+// CHECK: scf.for {{.*}} = %c0 to %c10 step %c5
+// CHECK: arith.negf {{.*}} : vector<5xf32>
+func.func @widen(%a: memref<64xf16>, %o: memref<64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%a : memref<64xf16>) outs(%o : memref<64xf32>) {
+  ^bb0(%x: f16, %y: f32):
+    %e = arith.extf %x : f16 to f32
+    linalg.yield %e : f32
+  }
+  return
+}
+func.func @odd_size(%a: memref<3x10xf32>, %o: memref<3x10xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<3x10xf32>) outs(%o : memref<3x10xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  }
+  return
+}
+
+// -----
+
+// A transposed read (linalg.transpose): vectorised along the output's
+// contiguous dimension, the input read with a stride.
+// CHECK-LABEL: func.func @transpose
+// CHECK: vector.transfer_write {{.*}} : vector<8xf32>
+// CHECK-NOT: linalg.
+func.func @transpose(%a: memref<16x8xf32>, %o: memref<8x16xf32>) {
+  linalg.transpose ins(%a : memref<16x8xf32>) outs(%o : memref<8x16xf32>) permutation = [1, 0]
+  return
+}
+
+// -----
+
+// Dynamic shapes and tensors are left alone.
+// CHECK-LABEL: func.func @dynamic
+// CHECK: linalg.generic
+// CHECK-NOT: vector.
+func.func @dynamic(%a: memref<?xf32>, %o: memref<?xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%a : memref<?xf32>) outs(%o : memref<?xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %n = arith.negf %x : f32
+    linalg.yield %n : f32
+  }
+  return
+}
