@@ -1,19 +1,24 @@
 #!/usr/bin/env python3
 """CPU step time at real sizes: amp-train against PyTorch on the same machine, in one run.
 
-    run_cpu_step_benchmark.py [--models mlp] [--steps 5] [--warmup 1] [--threads N]
+    run_cpu_step_benchmark.py [--models mlp,block] [--steps 5] [--warmup 1] [--threads N]
                               [--out docs/benchmarks.md] [--amp-train build/bin/amp-train]
 
 The GPU benchmark's models at their small size (bench/gpu/run_gpu_benchmark.py: the MLP
 1024-4096-4096-1024-16 with batch 512, cross-entropy and SGD; --models block adds the transformer block
-d=512, B=16, T=128 with Adam), exported from PyTorch once (in a subprocess), then:
+d=512, B=16, T=128 with Adam, on by default), exported from PyTorch once (in a subprocess), then:
 
   amp-train --precision=fp32 / f16 (dynamic loss scaling) / bf16 --timing   median "ms" after --warmup
   PyTorch eager fp32 and bf16 autocast (torch.autocast("cpu")), torch.set_num_threads(--threads)
 
 amp-train's start-up is reported too: compile_ms of a run with a cold JIT cache (a fresh cache
 directory) and of a second run that loads the step from the cache. The first and last loss of every run
-show that the runs are real and agree. Results go between <!-- cpu-vs-torch:begin --> and
+show that the runs are real and agree.
+
+AMP against its predicted cost: amp-autocast's report (report=) gives bytes_converted, the bytes the
+inserted casts read and write per step; divided by this machine's copy bandwidth (a 256 MiB numpy copy,
+bytes read + written per second) that is the time the casts should cost. The table sets it next to
+what the AMP steps cost over our fp32 step. Results go between <!-- cpu-vs-torch:begin --> and
 <!-- cpu-vs-torch:end --> in --out. Run with build/venv/bin/python (torch).
 """
 
@@ -63,6 +68,32 @@ def amp_train(tool, step_dir, precision, steps, warmup, cache_dir):
             "jit_cache": compile_info["jit_cache"]}
 
 
+def predicted_cast_ms(amp_opt, step_file, precision, bandwidth):
+    """bytes_converted of amp-autocast's report for `precision`, and its time at `bandwidth` B/s."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = os.path.join(tmp, "report.json")
+        subprocess.run([amp_opt, "--allow-unregistered-dialect", step_file,
+                        f"--amp-autocast=precision={precision} report={report}", "-o", os.devnull], check=True)
+        with open(report) as f:
+            converted = json.load(f)["summary"]["bytes_converted"]
+    return converted, converted / bandwidth * 1e3
+
+
+def copy_bandwidth():
+    """Bytes read + written per second by a 256 MiB copy (best of 5)."""
+    import numpy as np
+    src = np.ones(64 << 20, dtype=np.float32)
+    dst = np.empty_like(src)
+    best = min(_timed(lambda: np.copyto(dst, src)) for _ in range(5))
+    return 2 * src.nbytes / best
+
+
+def _timed(fn):
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
 def torch_cpu(model, inputs, opt_args, dtype, steps, warmup):
     import torch
 
@@ -90,13 +121,14 @@ def torch_cpu(model, inputs, opt_args, dtype, steps, warmup):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", default="mlp")
+    ap.add_argument("--models", default="mlp,block")
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--out", default=os.path.join(REPO, "docs", "benchmarks.md"))
     ap.add_argument("--amp-train", default=os.path.join(REPO, "build", "bin", "amp-train"))
     ap.add_argument("--revision", default=None)
+    ap.add_argument("--amp-opt", default=os.path.join(REPO, "build", "bin", "amp-opt"))
     args = ap.parse_args()
 
     import torch
@@ -104,6 +136,7 @@ def main():
     revision = args.revision or subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
                                                capture_output=True, text=True).stdout.strip() or "unknown"
     results = []
+    bandwidth = copy_bandwidth()
     work = tempfile.mkdtemp(prefix="amp-cpu-bench-")
     try:
         for name in args.models.split(","):
@@ -120,6 +153,9 @@ def main():
                 cold["compile_warm_ms"] = warm["compile_ms"]
                 runs[f"amp {precision}"] = cold
                 print(title, precision, cold, flush=True)
+            for precision in ["f16", "bf16"]:
+                runs[f"amp {precision}"]["converted"], runs[f"amp {precision}"]["cast_ms"] = predicted_cast_ms(
+                    args.amp_opt, os.path.join(step_dir, "train_step.mlir"), precision, bandwidth)
             for label, dtype in [("torch fp32", None), ("torch bf16", torch.bfloat16)]:
                 runs[label] = torch_cpu(model, inputs, opt_args, dtype, args.steps, args.warmup)
                 print(title, label, runs[label], flush=True)
@@ -139,7 +175,18 @@ def main():
                                               ["amp fp32", "amp f16", "amp bf16", "torch fp32", "torch bf16"])
                  + f" | {r['amp fp32']['ms'] / r['torch fp32']['ms']:.2f}x | "
                  f"{r['amp fp32']['compile_ms'] / 1e3:.1f} s / {r['amp fp32']['compile_warm_ms'] / 1e3:.2f} s |")
-    L += ["", "Times in ms per step. Losses (first -> last):", ""]
+    L += ["", "Times in ms per step.", "",
+          f"AMP against the cost amp-autocast's report predicts (bytes_converted at this machine's copy bandwidth, "
+          f"{bandwidth / 1e9:.1f} GB/s read + written). f16 also runs dynamic loss scaling (one fused "
+          "unscale-and-check pass over the gradients, which the cast count does not include).", "",
+          "| model | precision | AMP - fp32 ms | bytes_converted | predicted cast ms |",
+          "|---|---|---:|---:|---:|"]
+    for title, r in results:
+        for precision in ["f16", "bf16"]:
+            a = r[f"amp {precision}"]
+            L.append(f"| {title} | {precision} | {a['ms'] - r['amp fp32']['ms']:+.0f} | {a['converted']:,} | "
+                     f"{a['cast_ms']:.0f} |")
+    L += ["", "Losses (first -> last):", ""]
     for title, r in results:
         L.append(f"- {title}: " + "; ".join(f"{k} {v['loss0']:.4f} -> {v['loss_last']:.4f}" for k, v in r.items()))
     rpb.publish(L + [""], args.out, BEGIN, END)

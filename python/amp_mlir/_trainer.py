@@ -53,7 +53,7 @@ class Trainer:
     ``inputs_dir/arg<N>.npy``. With ``initialize=False`` every argument starts out zero, the loss-scale
     state included (for steps whose arguments have no hints: set them all, or call :meth:`reset`).
     ``lowering`` is amp-train's ``--lowering``: ``"inline"`` (linalg) or
-    ``"runtime"`` (calls into the amp runtime's CPU backend, libamp_runtime_cpu.so, found next to the
+    ``"runtime"`` (the default: calls into the amp runtime's CPU backend, libamp_runtime_cpu.so, found next to the
     native module, in the build tree and in a wheel alike, or in ``$AMP_RUNTIME_DIR``). Errors raise
     :class:`amp_mlir.MLIRError` with located diagnostics.
 
@@ -63,7 +63,7 @@ class Trainer:
 
     def __init__(self, ir_text: str, precision: str = "f16", *, loss_scaling: str = "auto",
                  policy: str | os.PathLike | None = None, seed: int = 0,
-                 entry: str | None = None, opt_level: int = 2, lowering: str = "inline",
+                 entry: str | None = None, opt_level: int = 2, lowering: str = "runtime",
                  inputs_dir: str | os.PathLike | None = None, initialize: bool = True,
                  source_name: str = "<input>", **rules):
         from . import _require_native
