@@ -32,13 +32,12 @@ import os
 import platform
 import shutil
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gen_training_graph  # noqa: E402
 import run_pass_benchmark as rpb  # noqa: E402
-from run_pass_benchmark import (ToolError, best_of, count_ops, fmt, ms, rel,  # noqa: E402
+from run_pass_benchmark import (best_of, fmt, ms, rel,  # noqa: E402
                                 slope, TIMING_FLAGS, MAX_REPEAT_SECONDS)
 
 REPO = rpb.REPO
@@ -181,41 +180,27 @@ def main():
     }
     labels = {"sep": "(a)", "pipe": "(b)", "canon": "(c)", "base": "(d)"}
 
-    workdir = args.keep or tempfile.mkdtemp(prefix="amp-ls-bench-")
-    os.makedirs(workdir, exist_ok=True)
-    rows = []
-    try:
-        for n in sizes:
-            path = os.path.join(workdir, f"train_step_{n}.mlir")
-            text, _, layers = gen_training_graph.generate(n, seed=args.seed)
-            with open(path, "w") as f:
-                f.write(text)
-            del text
-            row = {"n": n, "ops": count_ops(path), "mb": os.path.getsize(path) / 1e6}
-            print(f"[{n}] {layers} layers, {row['ops']} ops, {row['mb']:.1f} MB", file=sys.stderr)
-            for key, tmpl in commands.items():
-                cmd = [path if c == "{FILE}" else c for c in tmpl]
-                row["wall_" + key], _ = best_of(cmd, args.repeat, args.timeout)
-            sep = [path if c == "{FILE}" else c for c in commands["sep"]] + TIMING_FLAGS
-            _, row["pass_ls"] = best_of(sep, args.repeat, args.timeout, (LOSS_SCALING,))
-            _, row["pass_auto"] = best_of(sep, args.repeat, args.timeout, (AUTOCAST,))
-            pipe = [path if c == "{FILE}" else c for c in commands["pipe"]] + TIMING_FLAGS
-            _, row["pass_pipe"] = best_of(pipe, args.repeat, args.timeout, (AUTOCAST, LOSS_SCALING))
-            canon = [path if c == "{FILE}" else c for c in commands["canon"]] + TIMING_FLAGS
-            _, row["pass_canon"] = best_of(canon, args.repeat, args.timeout,
-                                           (rpb.CANON_NAMES, rpb.CSE_NAMES))
-            print(f"[{n}] wall (a) {ms(row['wall_sep'])} (b) {ms(row['wall_pipe'])} "
-                  f"(c) {ms(row['wall_canon'])} (d) {ms(row['wall_base'])} ms; pass "
-                  f"loss-scaling {ms(row['pass_ls'])}, autocast {ms(row['pass_auto'])}, "
-                  f"pipeline {ms(row['pass_pipe'])}, canon+cse {ms(row['pass_canon'])} ms",
-                  file=sys.stderr)
-            rows.append(row)
-    except ToolError as err:
-        print(f"run_loss_scaling_benchmark: tool failed: {err}", file=sys.stderr)
+    def measure(n, path, row):
+        for key, tmpl in commands.items():
+            cmd = [path if c == "{FILE}" else c for c in tmpl]
+            row["wall_" + key], _ = best_of(cmd, args.repeat, args.timeout)
+        sep = [path if c == "{FILE}" else c for c in commands["sep"]] + TIMING_FLAGS
+        _, row["pass_ls"] = best_of(sep, args.repeat, args.timeout, (LOSS_SCALING,))
+        _, row["pass_auto"] = best_of(sep, args.repeat, args.timeout, (AUTOCAST,))
+        pipe = [path if c == "{FILE}" else c for c in commands["pipe"]] + TIMING_FLAGS
+        _, row["pass_pipe"] = best_of(pipe, args.repeat, args.timeout, (AUTOCAST, LOSS_SCALING))
+        canon = [path if c == "{FILE}" else c for c in commands["canon"]] + TIMING_FLAGS
+        _, row["pass_canon"] = best_of(canon, args.repeat, args.timeout,
+                                       (rpb.CANON_NAMES, rpb.CSE_NAMES))
+        print(f"[{n}] wall (a) {ms(row['wall_sep'])} (b) {ms(row['wall_pipe'])} "
+              f"(c) {ms(row['wall_canon'])} (d) {ms(row['wall_base'])} ms; pass "
+              f"loss-scaling {ms(row['pass_ls'])}, autocast {ms(row['pass_auto'])}, "
+              f"pipeline {ms(row['pass_pipe'])}, canon+cse {ms(row['pass_canon'])} ms",
+              file=sys.stderr)
+
+    rows = rpb.measure_sizes(sizes, args, "amp-ls-bench-", "run_loss_scaling_benchmark", measure)
+    if rows is None:
         return 1
-    finally:
-        if not args.keep:
-            shutil.rmtree(workdir, ignore_errors=True)
 
     prev = None
     for r in rows:

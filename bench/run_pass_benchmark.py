@@ -14,6 +14,8 @@ same run:
   (c) amp-opt  FILE                         -o /dev/null   (parse + print)
   (d) mlir-opt FILE                         -o /dev/null   (parse + print)
 
+(mlir-opt also gets --allow-unregistered-dialect: it reads the #amp.init hints of the graphs.)
+
 Wall time is the best of --repeat runs (time.perf_counter around
 subprocess.run). Pass-only time is the best of --repeat runs of the same
 command with `--mlir-timing --mlir-timing-display=list`, reading the
@@ -150,6 +152,33 @@ def best_of(cmd, repeat, timeout, timing=None):
         if wall > MAX_REPEAT_SECONDS:
             break
     return min(walls), (min(passes) if passes else None)
+
+
+def measure_sizes(sizes, args, prefix, name, measure):
+    """Generates the training graph of each size (gen_training_graph, --seed) in a work folder
+    (--keep, else a temporary one, removed at the end) and calls measure(n, path, row) on it with
+    row = {"n", "ops", "mb"}; returns the rows, or None when a tool failed (reported as `name`)."""
+    workdir = args.keep or tempfile.mkdtemp(prefix=prefix)
+    os.makedirs(workdir, exist_ok=True)
+    rows = []
+    try:
+        for n in sorted(sizes):
+            path = os.path.join(workdir, f"train_step_{n}.mlir")
+            text, _, layers = gen_training_graph.generate(n, seed=args.seed)
+            with open(path, "w") as f:
+                f.write(text)
+            del text
+            row = {"n": n, "ops": count_ops(path), "mb": os.path.getsize(path) / 1e6}
+            print(f"[{n}] {layers} layers, {row['ops']} ops, {row['mb']:.1f} MB: {path}", file=sys.stderr)
+            measure(n, path, row)
+            rows.append(row)
+    except ToolError as err:
+        print(f"{name}: tool failed: {err}", file=sys.stderr)
+        return None
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return rows
 
 
 def slope(n1, t1, n2, t2):
@@ -378,44 +407,28 @@ def main():
     amp, mlir = args.amp_opt, args.mlir_opt
     commands = {
         "auto": [amp, "{FILE}", "--amp-autocast", "-o", "/dev/null"],
-        "canon": [mlir, "{FILE}", "--canonicalize", "--cse", "-o", "/dev/null"],
+        "canon": [mlir, "{FILE}", "--allow-unregistered-dialect", "--canonicalize", "--cse", "-o", "/dev/null"],
         "base_amp": [amp, "{FILE}", "-o", "/dev/null"],
-        "base_mlir": [mlir, "{FILE}", "-o", "/dev/null"],
+        "base_mlir": [mlir, "{FILE}", "--allow-unregistered-dialect", "-o", "/dev/null"],
     }
     labels = {"auto": "(a)", "canon": "(b)", "base_amp": "(c)", "base_mlir": "(d)"}
     timed = {"auto": (AUTOCAST_NAMES,), "canon": (CANON_NAMES, CSE_NAMES)}
 
-    workdir = args.keep or tempfile.mkdtemp(prefix="amp-pass-bench-")
-    os.makedirs(workdir, exist_ok=True)
-    rows = []
-    try:
-        for n in sorted(sizes):
-            path = os.path.join(workdir, f"train_step_{n}.mlir")
-            text, _, layers = gen_training_graph.generate(n, seed=args.seed)
-            with open(path, "w") as f:
-                f.write(text)
-            del text
-            ops = count_ops(path)
-            mb = os.path.getsize(path) / 1e6
-            print(f"[{n}] {layers} layers, {ops} ops, {mb:.1f} MB: {path}", file=sys.stderr)
-            row = {"n": n, "ops": ops, "mb": mb}
-            for key, tmpl in commands.items():
-                cmd = [path if c == "{FILE}" else c for c in tmpl]
-                wall, _ = best_of(cmd, args.repeat, args.timeout)
-                row["wall_" + key] = wall
-                if key in timed:
-                    _, p = best_of(cmd + TIMING_FLAGS, args.repeat, args.timeout, timed[key])
-                    row["pass_" + key] = p
-                print(f"[{n}] {labels[key]} wall {ms(wall)} ms"
-                      + (f", pass {ms(row['pass_' + key])} ms" if key in timed else ""),
-                      file=sys.stderr)
-            rows.append(row)
-    except ToolError as err:
-        print(f"run_pass_benchmark: tool failed: {err}", file=sys.stderr)
+    def measure(n, path, row):
+        for key, tmpl in commands.items():
+            cmd = [path if c == "{FILE}" else c for c in tmpl]
+            wall, _ = best_of(cmd, args.repeat, args.timeout)
+            row["wall_" + key] = wall
+            if key in timed:
+                _, p = best_of(cmd + TIMING_FLAGS, args.repeat, args.timeout, timed[key])
+                row["pass_" + key] = p
+            print(f"[{n}] {labels[key]} wall {ms(wall)} ms"
+                  + (f", pass {ms(row['pass_' + key])} ms" if key in timed else ""),
+                  file=sys.stderr)
+
+    rows = measure_sizes(sizes, args, "amp-pass-bench-", "run_pass_benchmark", measure)
+    if rows is None:
         return 1
-    finally:
-        if not args.keep:
-            shutil.rmtree(workdir, ignore_errors=True)
 
     prev = None
     for r in rows:

@@ -80,6 +80,24 @@ static constexpr StringLiteral kInitForms =
     "an #amp.init hint (#amp.init<zeros>, <ones>, <fill(V)>, <uniform(A)>, "
     "<normal(S)> or <labels(C)>)";
 
+using EmitError = llvm::function_ref<InFlightDiagnostic()>;
+
+/// `attr` must be a unit attribute (amp.grad_seed, amp.loss, amp.skipped).
+static LogicalResult verifyUnit(NamedAttribute attr, EmitError emitErr) {
+  if (isa<UnitAttr>(attr.getValue()))
+    return success();
+  return emitErr() << "'" << attr.getName().strref()
+                   << "' must be a unit attribute";
+}
+
+/// `attr` must be an #amp.scale_state (on an argument or a result).
+static LogicalResult verifyScaleState(NamedAttribute attr, EmitError emitErr) {
+  if (isa<ScaleStateAttr>(attr.getValue()))
+    return success();
+  return wrongKind(emitErr(), attr.getName().strref(), attr.getValue(),
+                   kScaleStateForms);
+}
+
 LogicalResult AmpDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
   StringRef name = attr.getName().strref();
@@ -90,8 +108,8 @@ LogicalResult AmpDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (name == GradSeedAttrHelper::getNameStr()) {
-    if (!isa<UnitAttr>(attr.getValue()))
-      return op->emitOpError() << "'" << name << "' must be a unit attribute";
+    if (failed(verifyUnit(attr, [&] { return op->emitOpError(); })))
+      return failure();
     if (op->getNumResults() != 1 || !isa<TensorType>(op->getResult(0).getType()))
       return op->emitOpError()
              << "'" << name << "' must mark an op with one tensor result";
@@ -128,14 +146,10 @@ LogicalResult AmpDialect::verifyRegionArgAttribute(Operation *op,
     return init.verifyElementType(getElementTypeOrSelf(type), emitErr);
   }
   if (name == GradSeedAttrHelper::getNameStr()) {
-    if (!isa<UnitAttr>(attr.getValue()))
-      return emitErr() << "'" << name << "' must be a unit attribute";
-    return success();
+    return verifyUnit(attr, emitErr);
   }
   if (name == ScaleStateAttrHelper::getNameStr()) {
-    if (!isa<ScaleStateAttr>(attr.getValue()))
-      return wrongKind(emitErr(), name, attr.getValue(), kScaleStateForms);
-    return success();
+    return verifyScaleState(attr, emitErr);
   }
   return emitErr() << "unknown amp argument attribute '" << name << "'";
 }
@@ -156,14 +170,10 @@ LogicalResult AmpDialect::verifyRegionResultAttribute(Operation *op,
   }
   if (name == LossAttrHelper::getNameStr() ||
       name == SkippedAttrHelper::getNameStr()) {
-    if (!isa<UnitAttr>(attr.getValue()))
-      return emitErr() << "'" << name << "' must be a unit attribute";
-    return success();
+    return verifyUnit(attr, emitErr);
   }
   if (name == ScaleStateAttrHelper::getNameStr()) {
-    if (!isa<ScaleStateAttr>(attr.getValue()))
-      return wrongKind(emitErr(), name, attr.getValue(), kScaleStateForms);
-    return success();
+    return verifyScaleState(attr, emitErr);
   }
   return emitErr() << "unknown amp result attribute '" << name << "'";
 }
