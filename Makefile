@@ -10,7 +10,8 @@ BUILD        ?= build
 BUILD_TYPE   ?= Release
 DEB_PACKAGES := libmlir-$(LLVM_VERSION)-dev mlir-$(LLVM_VERSION)-tools \
                 llvm-$(LLVM_VERSION)-dev llvm-$(LLVM_VERSION)-tools clang-$(LLVM_VERSION) \
-                cmake ninja-build python3 python3-dev python3-venv libopenblas-dev
+                cmake ninja-build python3 python3-dev python3-venv libopenblas-dev \
+                libdnnl-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps py-deps py-torch py-iree asan-deps configure build demo check check-lit check-asan fuzz clean help

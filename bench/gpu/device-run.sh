@@ -3,6 +3,7 @@
 #
 # Here (the Debian build machine):
 #   ../shared/scripts/pack-for-gpu.sh gpu-pack      # build/ + MLIR/LLVM 22, ~46 MB
+#   bash bench/gpu/pack-runtime-deps.sh gpu-pack     # the CPU runtime's OpenBLAS and oneDNN
 #   (gpu-pack/ must be a folder .git/info/exclude ignores; name it in the device tool's `carry`)
 # There (bare GPU machine: CUDA 13, PyTorch, ncu, compute-sanitizer, no MLIR), from the repo root:
 #   source gpu-pack/unpack.sh && bash bench/gpu/device-run.sh [quick|full]
@@ -19,6 +20,11 @@ OUT=${OUT:-/tmp/amp-gpu-out}
 mkdir -p "$OUT"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$here"
+# The CPU runtime's libraries (bench/gpu/pack-runtime-deps.sh), which a bare machine lacks.
+if [ -f gpu-pack/runtime-deps.tar.xz ]; then
+  mkdir -p /tmp/amp-runtime-deps && tar -C /tmp/amp-runtime-deps -xJf gpu-pack/runtime-deps.tar.xz
+  export LD_LIBRARY_PATH=/tmp/amp-runtime-deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 bin=build/bin
 summary="$OUT/summary.txt"
 : >"$summary"

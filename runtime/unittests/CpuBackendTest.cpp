@@ -600,6 +600,9 @@ namespace {
 struct GemmCase {
   amp_transpose ta, tb;
   amp_dtype dtype;
+  // alpha = 1 with beta 0 or 1 is what compiled steps call; for bf16 it runs
+  // on oneDNN where the CPU has bf16 dot products (runtime/lib/cpu/DnnlGemm).
+  float alpha = 1.5f, beta = -0.75f;
 };
 
 } // namespace
@@ -614,7 +617,7 @@ TEST_P(CpuGemm, MatchesADoubleReference) {
   const int64_t lda = rowsA + 3, ldb = rowsB + 1, ldc = m + 2;
   const int64_t strideA = lda * colsA, strideB = ldb * colsB + 5,
                 strideC = ldc * n;
-  const float alpha = 1.5f, beta = -0.75f;
+  const float alpha = p.alpha, beta = p.beta;
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
 
@@ -705,7 +708,12 @@ INSTANTIATE_TEST_SUITE_P(
                       GemmCase{AMP_OP_T, AMP_OP_T, AMP_DTYPE_F16},
                       GemmCase{AMP_OP_N, AMP_OP_N, AMP_DTYPE_BF16},
                       GemmCase{AMP_OP_T, AMP_OP_T, AMP_DTYPE_BF16},
-                      GemmCase{AMP_OP_N, AMP_OP_T, AMP_DTYPE_F32}));
+                      GemmCase{AMP_OP_N, AMP_OP_T, AMP_DTYPE_F32},
+                      GemmCase{AMP_OP_N, AMP_OP_N, AMP_DTYPE_BF16, 1.0f, 0.0f},
+                      GemmCase{AMP_OP_T, AMP_OP_N, AMP_DTYPE_BF16, 1.0f, 1.0f},
+                      GemmCase{AMP_OP_N, AMP_OP_T, AMP_DTYPE_BF16, 1.0f, 0.0f},
+                      GemmCase{AMP_OP_T, AMP_OP_T, AMP_DTYPE_BF16, 1.0f, 1.0f},
+                      GemmCase{AMP_OP_N, AMP_OP_N, AMP_DTYPE_F16, 1.0f, 1.0f}));
 
 /// amp_gemm_out with a 16-bit C: the f32 result of amp_gemm, rounded once.
 TEST(CpuGemmOut, SixteenBitCIsTheF32ResultRoundedOnce) {

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuKernels.h"
+#include "DnnlGemm.h"
 #include "../Common.h"
 
 #include <algorithm>
@@ -307,6 +308,11 @@ void gemm(amp_transpose transA, amp_transpose transB, int64_t m, int64_t n,
           const void *b, int64_t ldb, float beta, float *c, int64_t ldc,
           int64_t batch, int64_t strideA, int64_t strideB, int64_t strideC) {
   if (m == 0 || n == 0 || batch == 0)
+    return;
+  // bf16 on the CPU's bf16 dot products (oneDNN), f32 accumulation.
+  if (dtype == AMP_DTYPE_BF16 && alpha == 1.0f &&
+      dnnlGemmBf16(transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc,
+                   batch, strideA, strideB, strideC))
     return;
   const int64_t size = dtypeSize(dtype);
 #if AMP_RUNTIME_HAVE_BLAS

@@ -1,0 +1,184 @@
+//===- DnnlGemm.cpp - bf16 GEMMs on oneDNN --------------------------------===//
+//
+// amp_gemm's column-major C (m x n) = op(A) (m x k) op(B) (k x n) is, read
+// row-major, C^T (n x m) = op(B)^T (n x k) op(A)^T (k x m): a oneDNN matmul
+// with src op(B)^T, weights op(A)^T and a plain row-major dst, which its
+// optimised (brgemm) kernels take. The memory descriptors carry the
+// strides: element (i, j) of a column-major matrix with leading dimension
+// ld sits at i + j * ld, so C^T has strides {batch stride, ld, 1}, and an
+// operand is plain ({.., ld, 1}) or transposed ({.., 1, ld}) as its flag
+// says. Only optimised implementations are used (oneDNN's reference one is
+// slower than widening for OpenBLAS). beta = 1 is a sum post-op. One primitive per shape
+// is created on first use and kept (a training step calls the same shapes
+// every step); memory objects wrap the caller's pointers per call.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DnnlGemm.h"
+
+#if AMP_RUNTIME_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.h>
+
+#include <array>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+namespace {
+using Key = std::array<int64_t, 13>;
+
+struct Primitive {
+  dnnl_primitive_t primitive = nullptr;
+  dnnl_memory_desc_t a{}, b{}, c{};
+};
+
+struct Dnnl {
+  dnnl_engine_t engine = nullptr;
+  dnnl_stream_t stream = nullptr;
+  std::map<Key, Primitive> primitives;
+  std::mutex mutex;
+
+  Dnnl() {
+    if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success ||
+        dnnl_stream_create(&stream, engine, dnnl_stream_default_flags) !=
+            dnnl_success)
+      engine = nullptr;
+  }
+  // Left to process exit: the primitives may run until then.
+};
+
+Dnnl &dnnl() {
+  static Dnnl *instance = new Dnnl();
+  return *instance;
+}
+
+/// A [batch, rows, cols] descriptor of `type` with the given strides.
+bool describe(dnnl_memory_desc_t &md, int64_t batch, int64_t rows,
+              int64_t cols, std::array<int64_t, 3> strides,
+              dnnl_data_type_t type) {
+  dnnl_dims_t dims = {batch, rows, cols};
+  dnnl_dims_t st = {strides[0], strides[1], strides[2]};
+  return dnnl_memory_desc_init_by_strides(&md, 3, dims, type, st) ==
+         dnnl_success;
+}
+
+/// The primitive for one shape; null when oneDNN refuses it.
+Primitive *primitiveFor(const Key &key) {
+  Dnnl &d = dnnl();
+  auto it = d.primitives.find(key);
+  if (it != d.primitives.end())
+    return it->second.primitive ? &it->second : nullptr;
+  auto [tA, tB, m, n, k, lda, ldb, ldc, batch, sA, sB, sC, sum] = key;
+  Primitive p;
+  dnnl_primitive_attr_t attr = nullptr;
+  dnnl_post_ops_t ops = nullptr;
+  dnnl_matmul_desc_t desc;
+  dnnl_primitive_desc_t pd = nullptr;
+  // Row-major C^T [n x m] = op(B)^T [n x k] op(A)^T [k x m] (file comment).
+  bool ok =
+      describe(p.b, batch, n, k, tB ? std::array{sB, int64_t{1}, ldb}
+                                    : std::array{sB, ldb, int64_t{1}},
+               dnnl_bf16) &&
+      describe(p.a, batch, k, m, tA ? std::array{sA, int64_t{1}, lda}
+                                    : std::array{sA, lda, int64_t{1}},
+               dnnl_bf16) &&
+      describe(p.c, batch, n, m, {sC, ldc, 1}, dnnl_f32) &&
+      dnnl_matmul_desc_init(&desc, &p.b, &p.a, nullptr, &p.c) ==
+          dnnl_success &&
+      dnnl_primitive_attr_create(&attr) == dnnl_success;
+  if (ok && sum) {
+    ok = dnnl_post_ops_create(&ops) == dnnl_success &&
+         dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success &&
+         dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
+  }
+  ok = ok && dnnl_primitive_desc_create(&pd, &desc, attr, d.engine,
+                                        nullptr) == dnnl_success;
+  // oneDNN's reference implementation (plain loops) is far slower than the
+  // widening path: only its optimised kernels are taken.
+  const char *impl = nullptr;
+  ok = ok &&
+       dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) ==
+           dnnl_success &&
+       impl && std::strncmp(impl, "ref", 3) != 0 &&
+       dnnl_primitive_create(&p.primitive, pd) == dnnl_success;
+  if (!ok)
+    p.primitive = nullptr;
+  if (pd)
+    dnnl_primitive_desc_destroy(pd);
+  if (ops)
+    dnnl_post_ops_destroy(ops);
+  if (attr)
+    dnnl_primitive_attr_destroy(attr);
+  Primitive &stored = d.primitives[key] = p;
+  return stored.primitive ? &stored : nullptr;
+}
+} // namespace
+
+namespace amp::runtime::cpu {
+
+bool dnnlBf16Available() {
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+  static const bool available = __builtin_cpu_supports("avx512bf16") &&
+                                dnnl().engine != nullptr;
+  return available;
+#else
+  return false;
+#endif
+}
+
+bool dnnlGemmBf16(amp_transpose transA, amp_transpose transB, int64_t m,
+                  int64_t n, int64_t k, const void *a, int64_t lda,
+                  const void *b, int64_t ldb, float beta, float *c,
+                  int64_t ldc, int64_t batch, int64_t strideA,
+                  int64_t strideB, int64_t strideC) {
+  if (!dnnlBf16Available() || k == 0 || (beta != 0.0f && beta != 1.0f))
+    return false;
+  // A batch of one: any batch stride, the dense one.
+  if (batch == 1) {
+    strideA = m * k;
+    strideB = k * n;
+    strideC = m * n;
+  }
+  // (A and B as [batch, rows, cols] memory below are op(A)^T and op(B)^T.)
+  Key key = {transA == AMP_OP_T, transB == AMP_OP_T, m, n, k, lda, ldb, ldc,
+             batch, strideA, strideB, strideC, beta == 1.0f};
+  Dnnl &d = dnnl();
+  std::lock_guard<std::mutex> lock(d.mutex);
+  Primitive *p = primitiveFor(key);
+  if (!p)
+    return false;
+  dnnl_memory_t ma = nullptr, mb = nullptr, mc = nullptr;
+  bool ok =
+      dnnl_memory_create(&ma, &p->a, d.engine, const_cast<void *>(a)) ==
+          dnnl_success &&
+      dnnl_memory_create(&mb, &p->b, d.engine, const_cast<void *>(b)) ==
+          dnnl_success &&
+      dnnl_memory_create(&mc, &p->c, d.engine, c) == dnnl_success;
+  if (ok) {
+    dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, mb},
+                              {DNNL_ARG_WEIGHTS, ma},
+                              {DNNL_ARG_DST, mc}};
+    ok = dnnl_primitive_execute(p->primitive, d.stream, 3, args) ==
+             dnnl_success &&
+         dnnl_stream_wait(d.stream) == dnnl_success;
+  }
+  for (dnnl_memory_t mem : {ma, mb, mc})
+    if (mem)
+      dnnl_memory_destroy(mem);
+  return ok;
+}
+
+} // namespace amp::runtime::cpu
+
+#else
+
+namespace amp::runtime::cpu {
+bool dnnlBf16Available() { return false; }
+bool dnnlGemmBf16(amp_transpose, amp_transpose, int64_t, int64_t, int64_t,
+                  const void *, int64_t, const void *, int64_t, float, float *,
+                  int64_t, int64_t, int64_t, int64_t, int64_t) {
+  return false;
+}
+} // namespace amp::runtime::cpu
+
+#endif

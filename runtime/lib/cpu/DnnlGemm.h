@@ -1,0 +1,31 @@
+//===- DnnlGemm.h - bf16 GEMMs on oneDNN ------------------------*- C++ -*-===//
+//
+// The CPU backend's bf16 x bf16 -> f32 GEMM on oneDNN's matmul primitive
+// (Debian's libdnnl-dev, the library PyTorch's CPU autocast uses), which
+// runs on the CPU's bf16 dot-product instructions (AVX512_BF16, AMX) with
+// f32 accumulation instead of widening both operands to f32 for OpenBLAS.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_RUNTIME_LIB_CPU_DNNLGEMM_H
+#define AMP_RUNTIME_LIB_CPU_DNNLGEMM_H
+
+#include "amp_runtime.h"
+
+namespace amp::runtime::cpu {
+
+/// True when bf16 GEMMs go to oneDNN: the runtime was built with it and the
+/// CPU has bf16 dot products (elsewhere the widening path is as fast).
+bool dnnlBf16Available();
+
+/// C = op(A) op(B) + beta C, column-major as amp_gemm, A and B bf16, C f32,
+/// beta 0 or 1; false (nothing written) when oneDNN cannot take the call.
+bool dnnlGemmBf16(amp_transpose transA, amp_transpose transB, int64_t m,
+                  int64_t n, int64_t k, const void *a, int64_t lda,
+                  const void *b, int64_t ldb, float beta, float *c,
+                  int64_t ldc, int64_t batch, int64_t strideA,
+                  int64_t strideB, int64_t strideC);
+
+} // namespace amp::runtime::cpu
+
+#endif // AMP_RUNTIME_LIB_CPU_DNNLGEMM_H
