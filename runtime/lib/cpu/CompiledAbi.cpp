@@ -76,6 +76,26 @@ AMP_RUNTIME_API void amp_rt_gemm(int64_t a, int32_t a_dtype, int64_t b,
             ptr<float>(c), n, batch, k * n, m * k, m * n);
 }
 
+} // extern "C"
+
+/// amp_rt_gemm_ex and amp_rt_gemm_out: row-major C = op(A) op(B) + beta C is
+/// column-major C^T = op(B)^T op(A)^T; a row-major operand seen column-major
+/// is its transpose, so the flags carry over unchanged.
+static void stridedGemm(int64_t a, int32_t trans_a, int64_t lda,
+                        int64_t stride_a, int64_t b, int32_t b_dtype,
+                        int32_t trans_b, int64_t ldb, int64_t stride_b,
+                        int64_t c, int32_t c_dtype, float beta, int64_t ldc,
+                        int64_t stride_c, int64_t batch, int64_t m, int64_t n,
+                        int64_t k) {
+  cpu::gemmOut(trans_b ? AMP_OP_T : AMP_OP_N, trans_a ? AMP_OP_T : AMP_OP_N, n,
+               m, k, 1.0f, ptr<void>(b), static_cast<amp_dtype>(b_dtype), ldb,
+               ptr<void>(a), lda, beta, ptr<void>(c),
+               static_cast<amp_dtype>(c_dtype), ldc, batch, stride_b,
+               stride_a, stride_c);
+}
+
+extern "C" {
+
 AMP_RUNTIME_API void amp_rt_gemm_ex(int64_t a, int32_t a_dtype,
                                     int32_t trans_a, int64_t lda,
                                     int64_t stride_a, int64_t b,
@@ -85,13 +105,8 @@ AMP_RUNTIME_API void amp_rt_gemm_ex(int64_t a, int32_t a_dtype,
                                     int64_t batch, int64_t m, int64_t n,
                                     int64_t k) {
   (void)a_dtype;
-  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T; a
-  // row-major operand seen column-major is its transpose, so the flags carry
-  // over unchanged.
-  cpu::gemm(trans_b ? AMP_OP_T : AMP_OP_N, trans_a ? AMP_OP_T : AMP_OP_N, n,
-            m, k, 1.0f, ptr<void>(b), static_cast<amp_dtype>(b_dtype), ldb,
-            ptr<void>(a), lda, 1.0f, ptr<float>(c), ldc, batch, stride_b,
-            stride_a, stride_c);
+  stridedGemm(a, trans_a, lda, stride_a, b, b_dtype, trans_b, ldb, stride_b, c,
+              AMP_DTYPE_F32, 1.0f, ldc, stride_c, batch, m, n, k);
 }
 
 AMP_RUNTIME_API void amp_rt_gemm_out(int64_t a, int32_t a_dtype,
@@ -102,13 +117,10 @@ AMP_RUNTIME_API void amp_rt_gemm_out(int64_t a, int32_t a_dtype,
                                      int32_t c_dtype, int64_t ldc,
                                      int64_t stride_c, int64_t batch,
                                      int64_t m, int64_t n, int64_t k) {
-  // As amp_rt_gemm_ex, with C of dtype c_dtype overwritten (beta = 0).
+  // C of dtype c_dtype is overwritten (beta = 0).
   (void)a_dtype;
-  cpu::gemmOut(trans_b ? AMP_OP_T : AMP_OP_N, trans_a ? AMP_OP_T : AMP_OP_N, n,
-               m, k, 1.0f, ptr<void>(b), static_cast<amp_dtype>(b_dtype), ldb,
-               ptr<void>(a), lda, 0.0f, ptr<void>(c),
-               static_cast<amp_dtype>(c_dtype), ldc, batch, stride_b,
-               stride_a, stride_c);
+  stridedGemm(a, trans_a, lda, stride_a, b, b_dtype, trans_b, ldb, stride_b, c,
+              c_dtype, 0.0f, ldc, stride_c, batch, m, n, k);
 }
 
 } // extern "C"
