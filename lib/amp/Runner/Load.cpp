@@ -21,10 +21,10 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Target/TargetMachine.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
-#include "llvm/TargetParser/Host.h"
 #include <cstdlib>
 #include <dlfcn.h>
 
@@ -55,16 +55,14 @@ static std::unique_ptr<llvm::TargetMachine> createHostMachine() {
   return std::move(*machine);
 }
 
-/// The host CPU and its features: code compiled for them is cached under a
-/// key that names them.
-static std::string hostDescription() {
-  std::vector<std::string> features;
-  for (const auto &feature : llvm::sys::getHostCPUFeatures())
-    if (feature.second)
-      features.push_back(feature.first().str());
-  llvm::sort(features);
-  return "cpu=" + llvm::sys::getHostCPUName().str() + " +" +
-         llvm::join(features, ",+");
+/// What code compiled by `machine` is specific to (its CPU and features),
+/// for the JIT cache key.
+static std::string describeMachine(const llvm::TargetMachine *machine) {
+  if (!machine)
+    return "cpu=generic";
+  return ("cpu=" + machine->getTargetCPU() + " " +
+          machine->getTargetFeatureString())
+      .str();
 }
 
 //===----------------------------------------------------------------------===//
@@ -205,6 +203,11 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
   unsigned optLevel = std::min(options.optLevel, 3u);
   std::string packedName = "_mlir__mlir_ciface_" + entryName;
 
+  // LLVM's optimizer sees this machine's vector units (its loop and SLP
+  // vectorizers need the target's cost model; without a target machine
+  // they assume no vector registers).
+  std::unique_ptr<llvm::TargetMachine> hostMachine = createHostMachine();
+
   // A CPU step compiled before (JitCache.h): load its object code.
   std::string cachePath;
   if (!device) {
@@ -215,7 +218,8 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
                            " blas=" + std::to_string(options.cpuBlas) +
                            " vector-bits=" +
                            std::to_string(options.cpuVectorBits) + " O" +
-                           std::to_string(optLevel) + " " + hostDescription();
+                           std::to_string(optLevel) + " " +
+                           describeMachine(hostMachine.get());
       for (const std::string &lib : libs)
         config += " lib=" + lib;
       SmallString<256> path(cacheDir);
@@ -253,10 +257,6 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
 
     // The JIT.
     SmallVector<StringRef> libRefs(libs.begin(), libs.end());
-    // LLVM's optimizer sees this machine's vector units (its loop and SLP
-    // vectorizers need the target's cost model; without a target machine
-    // they assume no vector registers).
-    std::unique_ptr<llvm::TargetMachine> hostMachine = createHostMachine();
     std::function<llvm::Error(llvm::Module *)> optimize =
         makeOptimizingTransformer(optLevel, /*sizeLevel=*/0,
                                   hostMachine.get());
