@@ -163,6 +163,8 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
   // Loops, then scalars.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertVectorToSCFPass());
+  // Views as offset arithmetic (affine.apply, lowered next with the loops').
+  pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   arith::ArithEmulateUnsupportedFloatsOptions emulate;
@@ -180,9 +182,6 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
   // LLVM.
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  // The tiles' subviews leave affine.apply offsets behind.
-  pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
