@@ -76,11 +76,11 @@ static int64_t innerTileSize(linalg::LinalgOp op, int64_t vectorBits) {
   return 0;
 }
 
-/// Tiles and vectorises `op` (file comment, steps 1-2); false when it stays.
+/// Tiles `op` by `t` innermost and vectorises the tiles (file comment, steps
+/// 1-2); false when it stays.
 static bool vectorizeOne(RewriterBase &rewriter, linalg::LinalgOp op,
-                         int64_t vectorBits) {
-  int64_t t = innerTileSize(op, vectorBits);
-  if (t == 0 || failed(linalg::vectorizeOpPrecondition(op)))
+                         int64_t t) {
+  if (failed(linalg::vectorizeOpPrecondition(op)))
     return false;
   // Named ops (linalg.reduce, fill, transpose) as linalg.generic: their
   // tiles then vectorise like any generic.
@@ -132,14 +132,14 @@ struct AmpCpuVectorizePass
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<linalg::LinalgOp> candidates;
+    SmallVector<std::pair<linalg::LinalgOp, int64_t>> candidates;
     getOperation()->walk([&](linalg::LinalgOp op) {
-      if (innerTileSize(op, vectorBits) != 0)
-        candidates.push_back(op);
+      if (int64_t t = innerTileSize(op, vectorBits))
+        candidates.push_back({op, t});
     });
     IRRewriter rewriter(&getContext());
-    for (linalg::LinalgOp op : candidates)
-      vectorizeOne(rewriter, op, vectorBits);
+    for (auto [op, t] : candidates)
+      vectorizeOne(rewriter, op, t);
 
     // Step 3: unit dimensions away, transfers and multi-reductions lowered.
     RewritePatternSet patterns(&getContext());
