@@ -26,8 +26,12 @@ extern "C" {
 /// `found` and the thread's list of pending tensors.
 AMP_RUNTIME_API void amp_rt_unscale_begin(int64_t found);
 
-/// Copies `numel` elements of dtype `dtype` (amp_dtype) from `src` to `dst`
-/// now (stream-ordered on the GPU) and queues `dst` for unscaling in place.
+/// Queues the unscaled copy of `numel` elements of dtype `dtype` (amp_dtype)
+/// at `src` into `dst`. The GPU backend copies now (stream-ordered) and
+/// unscales `dst` in place at launch; the CPU backend reads `src` at launch
+/// and writes `dst` in the same pass, so `src` must stay unchanged until
+/// amp_rt_unscale_launch (compiled steps call begin, add, ..., launch in a
+/// row).
 AMP_RUNTIME_API void amp_rt_unscale_add(int64_t src, int64_t dst,
                                         int64_t numel, int32_t dtype);
 

@@ -9,6 +9,7 @@
 
 #include "Rules.h"
 #include "amp_runtime.h"
+#include "amp_runtime_abi.h"
 
 #include <gtest/gtest.h>
 
@@ -356,6 +357,56 @@ TEST(CpuUnscale, InverseOfOneLeavesEveryBitUnchanged) {
     EXPECT_EQ(bitsOf(g[i]), before[i]);
   EXPECT_EQ(h[0], 0x7d01);
   EXPECT_EQ(h[1], 0x3c00);
+}
+
+// The compiled-code ABI (amp_rt_unscale_*): each source is read once at
+// launch and its unscaled copy written to the destination in that pass; the
+// source is left as it was, values and flag as the in-place rule.
+TEST(CpuCompiledUnscale, OutOfPlaceCopiesUnscaleAndKeepTheSources) {
+  auto addr = [](const void *p) { return reinterpret_cast<int64_t>(p); };
+  for (float scale : {65536.0f, 1.0f}) {
+    std::vector<float> g = {3.0f, -0.5f, floatOf(1u), 1e30f, 7.0f};
+    std::vector<uint16_t> h(37), b(37);
+    for (size_t i = 0; i < h.size(); ++i) {
+      h[i] = f16(static_cast<float>(i) - 3.25f);
+      b[i] = floatToBf16(static_cast<float>(i) * 1.5f);
+    }
+    const std::vector<float> g0 = g;
+    const std::vector<uint16_t> h0 = h, b0 = b;
+    std::vector<float> gOut(g.size(), -1.0f);
+    std::vector<uint16_t> hOut(h.size(), 0xffff), bOut(b.size(), 0xffff);
+    uint8_t found = 7;
+    amp_rt_unscale_begin(addr(&found));
+    EXPECT_EQ(found, 0);
+    amp_rt_unscale_add(addr(g.data()), addr(gOut.data()), g.size(),
+                       AMP_DTYPE_F32);
+    amp_rt_unscale_add(addr(h.data()), addr(hOut.data()), h.size(),
+                       AMP_DTYPE_F16);
+    amp_rt_unscale_add(addr(b.data()), addr(bOut.data()), b.size(),
+                       AMP_DTYPE_BF16);
+    amp_rt_unscale_launch(addr(&scale), addr(&found));
+    EXPECT_EQ(found, 0);
+    const float inv = 1.0f / scale;
+    for (size_t i = 0; i < g.size(); ++i) {
+      EXPECT_EQ(bitsOf(g[i]), bitsOf(g0[i]));
+      EXPECT_EQ(bitsOf(gOut[i]), bitsOf(g0[i] * inv)) << i;
+    }
+    for (size_t i = 0; i < h.size(); ++i) {
+      EXPECT_EQ(h[i], h0[i]);
+      EXPECT_EQ(b[i], b0[i]);
+      EXPECT_EQ(hOut[i], floatToHalf(halfToFloat(h0[i]) * inv)) << i;
+      EXPECT_EQ(bOut[i], floatToBf16(bf16ToFloat(b0[i]) * inv)) << i;
+    }
+    // A non-finite source sets the flag; the copy is still written.
+    g[4] = INFINITY;
+    amp_rt_unscale_begin(addr(&found));
+    amp_rt_unscale_add(addr(g.data()), addr(gOut.data()), g.size(),
+                       AMP_DTYPE_F32);
+    amp_rt_unscale_launch(addr(&scale), addr(&found));
+    EXPECT_EQ(found, 1);
+    EXPECT_EQ(gOut[4], INFINITY);
+    EXPECT_EQ(bitsOf(gOut[0]), bitsOf(3.0f * inv));
+  }
 }
 
 TEST(CpuUnscale, FlagIsOredAcrossCallsUntilResetOrUpdate) {

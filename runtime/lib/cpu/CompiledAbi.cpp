@@ -1,7 +1,8 @@
 //===- CompiledAbi.cpp - compiled-step entry points, CPU backend ----------===//
 //
-// amp_runtime_abi.h on host memory. The unscale copies each gradient as it is
-// added and unscales all copies in place at launch with the same loop as
+// amp_runtime_abi.h on host memory. The unscale queues each gradient with its
+// destination as it is added and, at launch, reads each source once, writing
+// the unscaled copy in the same pass with the same loop as
 // amp_unscale_and_check (Rules.h numerics), which is exactly the inline
 // lowering's out-of-place result; the update applies Rules.h's updateScale,
 // the select-for-select image of the inline lowering.
@@ -12,18 +13,18 @@
 #include "../Rules.h"
 #include "CpuKernels.h"
 
-#include <cstring>
 #include <vector>
 
 using namespace amp::runtime;
 
 namespace {
-/// Tensors queued by amp_rt_unscale_add on this thread.
+/// Tensors queued by amp_rt_unscale_add on this thread (the destinations),
+/// and where each one's values come from.
 thread_local std::vector<amp_tensor> pending;
+thread_local std::vector<const void *> sources;
 
 template <typename T> T *ptr(int64_t p) { return reinterpret_cast<T *>(p); }
 
-size_t elementBytes(int32_t dtype) { return dtype == AMP_DTYPE_F32 ? 4 : 2; }
 } // namespace
 
 extern "C" {
@@ -31,23 +32,24 @@ extern "C" {
 AMP_RUNTIME_API void amp_rt_unscale_begin(int64_t found) {
   *ptr<uint8_t>(found) = 0;
   pending.clear();
+  sources.clear();
 }
 
 AMP_RUNTIME_API void amp_rt_unscale_add(int64_t src, int64_t dst,
                                         int64_t numel, int32_t dtype) {
-  if (numel > 0)
-    std::memcpy(ptr<void>(dst), ptr<void>(src), numel * elementBytes(dtype));
   pending.push_back(
       amp_tensor{ptr<void>(dst), numel, static_cast<amp_dtype>(dtype)});
+  sources.push_back(ptr<void>(src));
 }
 
 AMP_RUNTIME_API void amp_rt_unscale_launch(int64_t scale, int64_t found) {
   bool bad = cpu::unscaleAndCheck(pending.data(),
                                   static_cast<int>(pending.size()),
-                                  *ptr<float>(scale));
+                                  *ptr<float>(scale), sources.data());
   if (bad)
     *ptr<uint8_t>(found) = 1;
   pending.clear();
+  sources.clear();
 }
 
 AMP_RUNTIME_API void amp_rt_update_scale(

@@ -7,8 +7,11 @@
 // found-inf test ORs into an integer so the reduction vectorises too. The
 // inv == 1 case only reads.
 //
-// Gemm: each batch packs op(A) and op(B) into f32 column panels (the f16 /
-// bf16 -> f32 conversion happens once per element), then accumulates
+// Gemm, first taker wins: oneDNN (f32, and bf16 on bf16 dot products;
+// DnnlGemm.cpp); OpenBLAS on f32 operands, f16/bf16 widened to f32 once per
+// call (the widened f32 GEMM goes to oneDNN when it takes it); without a
+// BLAS, plain loops: each batch packs op(A) and op(B) into f32 column panels
+// (the conversion happens once per element), then accumulates
 // C(:, j) += op(A)(:, p) * op(B)(p, j) over p in f32, blocked over rows so
 // the accumulator column stays in L1.
 //
@@ -35,15 +38,16 @@ using namespace amp::runtime;
 
 namespace {
 
-bool unscaleF32(float *data, int64_t numel, float inv, bool write) {
+bool unscaleF32(const float *src, float *data, int64_t numel, float inv,
+                bool write) {
   uint32_t bad = 0;
   if (!write) {
     for (int64_t i = 0; i < numel; ++i)
-      bad |= (bitsOf(data[i]) & 0x7f800000u) == 0x7f800000u;
+      bad |= (bitsOf(src[i]) & 0x7f800000u) == 0x7f800000u;
     return bad != 0;
   }
   for (int64_t i = 0; i < numel; ++i) {
-    float v = data[i];
+    float v = src[i];
     bad |= (bitsOf(v) & 0x7f800000u) == 0x7f800000u;
     data[i] = v * inv;
   }
@@ -52,15 +56,16 @@ bool unscaleF32(float *data, int64_t numel, float inv, bool write) {
 
 template <float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float)>
 inline __attribute__((always_inline)) bool
-unscale16(uint16_t *data, int64_t numel, float inv, bool write) {
+unscale16(const uint16_t *src, uint16_t *data, int64_t numel, float inv,
+          bool write) {
   uint32_t bad = 0;
   if (!write) {
     for (int64_t i = 0; i < numel; ++i)
-      bad |= (bitsOf(ToFloat(data[i])) & 0x7f800000u) == 0x7f800000u;
+      bad |= (bitsOf(ToFloat(src[i])) & 0x7f800000u) == 0x7f800000u;
     return bad != 0;
   }
   for (int64_t i = 0; i < numel; ++i) {
-    float v = ToFloat(data[i]);
+    float v = ToFloat(src[i]);
     bad |= (bitsOf(v) & 0x7f800000u) == 0x7f800000u;
     data[i] = FromFloat(v * inv);
   }
@@ -79,9 +84,9 @@ unscale16(uint16_t *data, int64_t numel, float inv, bool write) {
 #define AMP_CPU_CLONES
 #endif
 
-AMP_CPU_CLONES bool unscaleF16Generic(uint16_t *data, int64_t numel,
-                                      float inv, bool write) {
-  return unscale16<halfToFloat, floatToHalf>(data, numel, inv, write);
+AMP_CPU_CLONES bool unscaleF16Generic(const uint16_t *src, uint16_t *data,
+                                      int64_t numel, float inv, bool write) {
+  return unscale16<halfToFloat, floatToHalf>(src, data, numel, inv, write);
 }
 
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
@@ -89,7 +94,8 @@ AMP_CPU_CLONES bool unscaleF16Generic(uint16_t *data, int64_t numel,
 /// nearest even, denormals kept), 8 elements per step; the tail goes
 /// through the generic loop.
 __attribute__((target("avx2,f16c"))) bool
-unscaleF16F16c(uint16_t *data, int64_t numel, float inv, bool write) {
+unscaleF16F16c(const uint16_t *src, uint16_t *data, int64_t numel, float inv,
+               bool write) {
   const __m256 vinv = _mm256_set1_ps(inv);
   const __m256i exponent = _mm256_set1_epi32(0x7f800000);
   __m256i bad = _mm256_setzero_si256();
@@ -97,7 +103,7 @@ unscaleF16F16c(uint16_t *data, int64_t numel, float inv, bool write) {
   if (write) {
     for (; i + 8 <= numel; i += 8) {
       __m256 f = _mm256_cvtph_ps(
-          _mm_loadu_si128(reinterpret_cast<const __m128i *>(data + i)));
+          _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i)));
       __m256i e = _mm256_and_si256(_mm256_castps_si256(f), exponent);
       bad = _mm256_or_si256(bad, _mm256_cmpeq_epi32(e, exponent));
       _mm_storeu_si128(
@@ -107,31 +113,34 @@ unscaleF16F16c(uint16_t *data, int64_t numel, float inv, bool write) {
   } else {
     for (; i + 8 <= numel; i += 8) {
       __m256 f = _mm256_cvtph_ps(
-          _mm_loadu_si128(reinterpret_cast<const __m128i *>(data + i)));
+          _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i)));
       __m256i e = _mm256_and_si256(_mm256_castps_si256(f), exponent);
       bad = _mm256_or_si256(bad, _mm256_cmpeq_epi32(e, exponent));
     }
   }
   bool found = !_mm256_testz_si256(bad, bad);
-  return unscale16<halfToFloat, floatToHalf>(data + i, numel - i, inv, write) ||
+  return unscale16<halfToFloat, floatToHalf>(src + i, data + i, numel - i,
+                                             inv, write) ||
          found;
 }
 
-bool unscaleF16(uint16_t *data, int64_t numel, float inv, bool write) {
+bool unscaleF16(const uint16_t *src, uint16_t *data, int64_t numel, float inv,
+                bool write) {
   static const bool f16c =
       __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
-  return f16c ? unscaleF16F16c(data, numel, inv, write)
-              : unscaleF16Generic(data, numel, inv, write);
+  return f16c ? unscaleF16F16c(src, data, numel, inv, write)
+              : unscaleF16Generic(src, data, numel, inv, write);
 }
 #else
-bool unscaleF16(uint16_t *data, int64_t numel, float inv, bool write) {
-  return unscaleF16Generic(data, numel, inv, write);
+bool unscaleF16(const uint16_t *src, uint16_t *data, int64_t numel, float inv,
+                bool write) {
+  return unscaleF16Generic(src, data, numel, inv, write);
 }
 #endif
 
-AMP_CPU_CLONES bool unscaleBf16Generic(uint16_t *data, int64_t numel,
-                                       float inv, bool write) {
-  return unscale16<bf16ToFloat, floatToBf16>(data, numel, inv, write);
+AMP_CPU_CLONES bool unscaleBf16Generic(const uint16_t *src, uint16_t *data,
+                                       int64_t numel, float inv, bool write) {
+  return unscale16<bf16ToFloat, floatToBf16>(src, data, numel, inv, write);
 }
 
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
@@ -152,7 +161,8 @@ narrowBf16Avx2(__m256i p, __m256i bias, __m256i one, __m256i absMask,
 }
 
 __attribute__((target("avx2"))) bool
-unscaleBf16Avx2(uint16_t *data, int64_t numel, float inv, bool write) {
+unscaleBf16Avx2(const uint16_t *src, uint16_t *data, int64_t numel, float inv,
+                bool write) {
   const __m256 vinv = _mm256_set1_ps(inv);
   const __m256i exponent = _mm256_set1_epi32(0x7f800000);
   const __m256i absMask = _mm256_set1_epi32(0x7fffffff);
@@ -168,7 +178,7 @@ unscaleBf16Avx2(uint16_t *data, int64_t numel, float inv, bool write) {
   if (write) {
     for (; i + 16 <= numel; i += 16) {
       __m256i raw =
-          _mm256_loadu_si256(reinterpret_cast<const __m256i *>(data + i));
+          _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + i));
       __m256i lo = _mm256_unpacklo_epi16(zero, raw);
       __m256i hi = _mm256_unpackhi_epi16(zero, raw);
       bad = _mm256_or_si256(
@@ -188,7 +198,7 @@ unscaleBf16Avx2(uint16_t *data, int64_t numel, float inv, bool write) {
   } else {
     for (; i + 16 <= numel; i += 16) {
       __m256i raw =
-          _mm256_loadu_si256(reinterpret_cast<const __m256i *>(data + i));
+          _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + i));
       // The exponent of each bf16 value is bits 7..14 of its half-word.
       __m256i e = _mm256_and_si256(raw, _mm256_set1_epi16(0x7f80));
       bad = _mm256_or_si256(bad,
@@ -196,19 +206,21 @@ unscaleBf16Avx2(uint16_t *data, int64_t numel, float inv, bool write) {
     }
   }
   bool found = !_mm256_testz_si256(bad, bad);
-  return unscale16<bf16ToFloat, floatToBf16>(data + i, numel - i, inv,
-                                             write) ||
+  return unscale16<bf16ToFloat, floatToBf16>(src + i, data + i, numel - i,
+                                             inv, write) ||
          found;
 }
 
-bool unscaleBf16(uint16_t *data, int64_t numel, float inv, bool write) {
+bool unscaleBf16(const uint16_t *src, uint16_t *data, int64_t numel,
+                 float inv, bool write) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  return avx2 ? unscaleBf16Avx2(data, numel, inv, write)
-              : unscaleBf16Generic(data, numel, inv, write);
+  return avx2 ? unscaleBf16Avx2(src, data, numel, inv, write)
+              : unscaleBf16Generic(src, data, numel, inv, write);
 }
 #else
-bool unscaleBf16(uint16_t *data, int64_t numel, float inv, bool write) {
-  return unscaleBf16Generic(data, numel, inv, write);
+bool unscaleBf16(const uint16_t *src, uint16_t *data, int64_t numel,
+                 float inv, bool write) {
+  return unscaleBf16Generic(src, data, numel, inv, write);
 }
 #endif
 
@@ -229,7 +241,8 @@ float load(const void *base, amp_dtype dtype, int64_t index) {
 
 namespace amp::runtime::cpu {
 
-bool unscaleAndCheck(const amp_tensor *tensors, int n, float scale) {
+bool unscaleAndCheck(const amp_tensor *tensors, int n, float scale,
+                     const void *const *sources) {
   const float inv = inverseScale(scale);
   const bool write = inv != 1.0f;
   bool found = false;
@@ -237,18 +250,25 @@ bool unscaleAndCheck(const amp_tensor *tensors, int n, float scale) {
     const amp_tensor &t = tensors[i];
     if (t.numel == 0)
       continue;
+    const void *src = sources && sources[i] ? sources[i] : t.data;
     switch (t.dtype) {
     case AMP_DTYPE_F32:
-      found |= unscaleF32(static_cast<float *>(t.data), t.numel, inv, write);
+      found |= unscaleF32(static_cast<const float *>(src),
+                          static_cast<float *>(t.data), t.numel, inv, write);
       break;
     case AMP_DTYPE_F16:
-      found |= unscaleF16(static_cast<uint16_t *>(t.data), t.numel, inv, write);
+      found |= unscaleF16(static_cast<const uint16_t *>(src),
+                          static_cast<uint16_t *>(t.data), t.numel, inv, write);
       break;
     case AMP_DTYPE_BF16:
-      found |= unscaleBf16(static_cast<uint16_t *>(t.data), t.numel, inv,
+      found |= unscaleBf16(static_cast<const uint16_t *>(src),
+                           static_cast<uint16_t *>(t.data), t.numel, inv,
                            write);
       break;
     }
+    // Out of place with nothing to scale: the check only read, so copy.
+    if (!write && src != t.data)
+      std::memcpy(t.data, src, t.numel * dtypeSize(t.dtype));
   }
   return found;
 }
@@ -309,16 +329,17 @@ void gemm(amp_transpose transA, amp_transpose transB, int64_t m, int64_t n,
           int64_t batch, int64_t strideA, int64_t strideB, int64_t strideC) {
   if (m == 0 || n == 0 || batch == 0)
     return;
-  // bf16 on the CPU's bf16 dot products (oneDNN), f32 accumulation.
-  if (dtype == AMP_DTYPE_BF16 && alpha == 1.0f &&
-      dnnlGemmBf16(transA, transB, m, n, k, a, lda, b, ldb, beta, c, ldc,
-                   batch, strideA, strideB, strideC))
+  // f32, and bf16 on the CPU's bf16 dot products, on oneDNN (f32
+  // accumulation).
+  if (alpha == 1.0f &&
+      dnnlGemm(transA, transB, m, n, k, a, dtype, lda, b, ldb, beta, c, ldc,
+               batch, strideA, strideB, strideC))
     return;
   const int64_t size = dtypeSize(dtype);
 #if AMP_RUNTIME_HAVE_BLAS
   // BLAS (OpenBLAS from Debian): f32 operands in place; f16/bf16 widened to
-  // f32 once per call (per batch entry), then the same f32 GEMM, so the
-  // accumulation is f32 either way.
+  // f32 once per call (per batch entry), then the same f32 GEMM (oneDNN's
+  // when it takes it), so the accumulation is f32 either way.
   if (static_cast<uint64_t>(std::max({m, n, k, lda, ldb, ldc})) <= INT32_MAX) {
     const CBLAS_TRANSPOSE ta = transA == AMP_OP_T ? CblasTrans : CblasNoTrans;
     const CBLAS_TRANSPOSE tb = transB == AMP_OP_T ? CblasTrans : CblasNoTrans;
@@ -351,6 +372,10 @@ void gemm(amp_transpose transA, amp_transpose transB, int64_t m, int64_t n,
             cBase[i + j * ldc] = beta == 0.0f ? 0.0f : beta * cBase[i + j * ldc];
         continue;
       }
+      if (alpha == 1.0f && dtype != AMP_DTYPE_F32 &&
+          dnnlGemm(transA, transB, m, n, k, opA, AMP_DTYPE_F32, ldA, opB, ldB,
+                   beta, cBase, ldc, 1, 0, 0, 0))
+        continue;
       cblas_sgemm(CblasColMajor, ta, tb, static_cast<int>(m),
                   static_cast<int>(n), static_cast<int>(k), alpha, opA,
                   static_cast<int>(std::max<int64_t>(ldA, 1)), opB,

@@ -12,10 +12,12 @@
 
 namespace amp::runtime::cpu {
 
-/// Unscales `tensors` in place by inverseScale(scale) (not written when that
-/// is 1) and returns whether any element was inf or nan. Arguments must have
-/// passed checkUnscale.
-bool unscaleAndCheck(const amp_tensor *tensors, int n, float scale);
+/// Unscales `tensors` by inverseScale(scale) and returns whether any element
+/// was inf or nan. In place (not written when the inverse is 1), or, where
+/// `sources` (n entries) names one, from that source into the tensor in
+/// the same pass. Arguments must have passed checkUnscale.
+bool unscaleAndCheck(const amp_tensor *tensors, int n, float scale,
+                     const void *const *sources = nullptr);
 
 /// amp_gemm on host memory; arguments must have passed checkGemm.
 void gemm(amp_transpose transA, amp_transpose transB, int64_t m, int64_t n,
