@@ -27,6 +27,9 @@ config.substitutions.append(("%cc", config.c_compiler))
 config.substitutions.append(
     ("%mlir_c_runner_utils",
      os.path.join(os.path.dirname(config.llvm_tools_dir), "lib", "libmlir_c_runner_utils.so")))
+config.substitutions.append(
+    ("%mlir_runner_utils",
+     os.path.join(os.path.dirname(config.llvm_tools_dir), "lib", "libmlir_runner_utils.so")))
 config.substitutions.append(("%python", config.python_executable or "python3"))
 config.substitutions.append(
     ("%check-invariants",

@@ -81,6 +81,33 @@ def AmpGpuFoldTransposesPass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def AmpCpuWidenContractionOperandsPass
+    : Pass<"amp-cpu-widen-contraction-operands", "::mlir::func::FuncOp"> {
+  let summary = "Widen the f16 operands of CPU GEMMs once, where they are made";
+  let description = [{
+    On tensors, before elementwise fusion, for a CPU runtime that has no GEMM
+    for the operands' type (f16 always; bf16 with `bf16=true`, for CPUs
+    without bf16 dot products). Each contraction (recognised by structure,
+    f32 output) whose body reads such an input only through `arith.extf` to
+    f32 takes an f32 input instead: one `linalg.generic` extf per value,
+    shared by every contraction that reads it and placed where the value is
+    defined. Elementwise fusion then folds the widening into its producer
+    where the contractions were the value's only readers (an autocast cast
+    of an f32 weight becomes one loop computing extf(truncf(w))). The GEMM
+    sums the same f32 products; the runtime no longer widens both operands
+    on every call.
+  }];
+  let options = [
+    Option<"bf16", "bf16", "bool", /*default=*/"false",
+           "Widen bf16 operands as well (the CPU has no bf16 dot products)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def AmpCpuVectorizePass : Pass<"amp-cpu-vectorize", "::mlir::func::FuncOp"> {
   let summary = "Tile and vectorise the CPU step's remaining linalg ops";
   let description = [{

@@ -126,6 +126,10 @@ static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering,
   // (a BLAS transpose flag, no transpose loop).
   if (gemmCalls)
     pm.addPass(createAmpGpuFoldTransposesPass());
+  // CPU GEMMs: f16 operands widened once, where they are made (the runtime
+  // has no f16 GEMM), and the widening fused into their producers.
+  if (gemmCalls && !gpu)
+    pm.addNestedPass<func::FuncOp>(createAmpCpuWidenContractionOperandsPass());
   // GPU: long reductions in parallel stages (no thread walks them alone).
   if (gpu)
     pm.addPass(createAmpGpuSplitReductionsPass());

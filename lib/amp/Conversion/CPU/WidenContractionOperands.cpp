@@ -1,0 +1,202 @@
+//===- WidenContractionOperands.cpp - amp-cpu-widen-contraction-operands --===//
+//
+// The CPU runtime has no f16 GEMM (OpenBLAS 0.3.21 has no shgemm; oneDNN 2.6
+// has no optimised f16 matmul without AVX512_FP16), so amp_rt_gemm widens
+// f16 operands to f32 inside every call, single-threaded, before the f32
+// GEMM. A training step reads each f16 weight in two GEMMs (forward and
+// input gradient) and each f16 activation in two (forward and weight
+// gradient): every one is widened twice, after the step has already spent a
+// pass writing its f16 copy (autocast's cast of the f32 weight).
+//
+// On tensors, before elementwise fusion, this pass widens each such value
+// once, where it is made:
+//
+//   1. A contraction (linalg::isaContractionOpInterface) with an f32 output
+//      whose body reads an input of a widened type T only through
+//      `arith.extf` to f32 is generalized, and that input becomes f32: the
+//      block argument's type changes and the extf ops go.
+//   2. The new input is `linalg.generic` { arith.extf } over the T value,
+//      created once per value (every contraction reading it shares it),
+//      right after the value's definition (the start of its block for a
+//      block argument), so it dominates every reader.
+//
+//      A tensor.expand_shape / collapse_shape is widened through (its
+//      source widened, the reshape repeated on f32).
+//   3. Each widening is fused into its producer (linalg::fuseElementwiseOps)
+//      when that is an elementwise linalg.generic whose result only the
+//      widening reads, i.e. the contractions were its only readers: the
+//      cast of an f32 weight w becomes one loop computing extf(truncf(w))
+//      from f32 to f32, and the f16 buffer disappears. Values that other
+//      ops read too keep their T producer and get one widening loop. (The
+//      upstream fusion pass is not run afterwards: it would fuse the
+//      widenings back into the contractions' bodies.)
+//
+// Numerics are unchanged: extf is exact, so the GEMM multiplies and sums the
+// same f32 values the runtime's own widening produced. What changes is
+// memory: a widened activation that the backward pass reads is kept as f32
+// between the two passes, as in an f32 step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_AMPCPUWIDENCONTRACTIONOPERANDSPASS
+#include "amp/Conversion/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+
+namespace {
+struct AmpCpuWidenContractionOperandsPass
+    : public amp::impl::AmpCpuWidenContractionOperandsPassBase<
+          AmpCpuWidenContractionOperandsPass> {
+  using Base::Base;
+
+  /// True for a static tensor input of a widened type that the body reads
+  /// only through arith.extf to f32.
+  bool isWidenable(linalg::LinalgOp op, OpOperand &input) const {
+    auto type = dyn_cast<RankedTensorType>(input.get().getType());
+    if (!type || !type.hasStaticShape() ||
+        !(type.getElementType().isF16() ||
+          (bf16 && type.getElementType().isBF16())))
+      return false;
+    BlockArgument arg = op.getMatchingBlockArgument(&input);
+    return !arg.use_empty() && llvm::all_of(arg.getUsers(), [](Operation *u) {
+      auto extf = dyn_cast<arith::ExtFOp>(u);
+      return extf && extf.getType().isF32();
+    });
+  }
+
+  bool isCandidate(linalg::LinalgOp op) const {
+    if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+        !getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32() ||
+        !linalg::isaContractionOpInterface(op))
+      return false;
+    return llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *input) {
+      return isWidenable(op, *input);
+    });
+  }
+
+  /// The f32 copy of `value`, created on first use (file comment, step 2).
+  /// A tensor.expand_shape / collapse_shape is widened through: its source
+  /// is widened and the reshape repeated on f32, so the widening stays next
+  /// to the value's producer.
+  Value widen(RewriterBase &rewriter, Value value,
+              DenseMap<Value, Value> &widened,
+              SmallVectorImpl<linalg::GenericOp> &widenings,
+              SmallVectorImpl<Operation *> &reshapes) {
+    Value &wide = widened[value];
+    if (wide)
+      return wide;
+    OpBuilder::InsertionGuard guard(rewriter);
+    auto type = cast<RankedTensorType>(value.getType());
+    Type f32 = rewriter.getF32Type();
+    Operation *reshape = value.getDefiningOp();
+    if (reshape && isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+                       reshape)) {
+      Value source = widen(rewriter, reshape->getOperand(0), widened,
+                           widenings, reshapes);
+      rewriter.setInsertionPointAfter(reshape);
+      IRMapping mapping;
+      mapping.map(reshape->getOperand(0), source);
+      Operation *copy = rewriter.clone(*reshape, mapping);
+      reshapes.push_back(reshape);
+      copy->getResult(0).setType(type.clone(f32));
+      // (`wide` may dangle after the recursive calls grew the map.)
+      return widened[value] = copy->getResult(0);
+    }
+    if (auto arg = dyn_cast<BlockArgument>(value))
+      rewriter.setInsertionPointToStart(arg.getOwner());
+    else
+      rewriter.setInsertionPointAfter(value.getDefiningOp());
+    Location loc = value.getLoc();
+    Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), f32);
+    AffineMap identity = rewriter.getMultiDimIdentityMap(type.getRank());
+    SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                               utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{empty.getType()}, ValueRange{value},
+        ValueRange{empty}, ArrayRef<AffineMap>{identity, identity}, iterators,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value extended = arith::ExtFOp::create(b, l, f32, args[0]);
+          linalg::YieldOp::create(b, l, extended);
+        });
+    widenings.push_back(generic);
+    return widened[value] = generic.getResult(0);
+  }
+
+  /// Step 3 of the file comment: `widening` fused into its producer when
+  /// that is an elementwise linalg.generic the widening alone reads (upstream
+  /// linalg-elementwise-op-fusion would also fuse it back into the
+  /// contractions, so it is not run again).
+  void fuseIntoProducer(RewriterBase &rewriter, linalg::GenericOp widening) {
+    OpOperand *input = widening.getDpsInputOperand(0);
+    auto producer = input->get().getDefiningOp<linalg::GenericOp>();
+    if (!producer || !input->get().hasOneUse() ||
+        !linalg::areElementwiseOpsFusable(input))
+      return;
+    // (The fused op is created at the rewriter's insertion point.)
+    rewriter.setInsertionPoint(widening);
+    FailureOr<linalg::ElementwiseOpFusionResult> fused =
+        linalg::fuseElementwiseOps(rewriter, input);
+    if (failed(fused))
+      return;
+    for (auto [original, replacement] : fused->replacements)
+      rewriter.replaceAllUsesExcept(original, replacement, fused->fusedOp);
+    for (Operation *op : {widening.getOperation(), producer.getOperation()})
+      if (op->use_empty())
+        rewriter.eraseOp(op);
+  }
+
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> candidates;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (isCandidate(op))
+        candidates.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    DenseMap<Value, Value> widened;
+    SmallVector<linalg::GenericOp> widenings;
+    SmallVector<Operation *> reshapes;
+    for (linalg::LinalgOp op : candidates) {
+      rewriter.setInsertionPoint(op);
+      linalg::GenericOp generic = dyn_cast<linalg::GenericOp>(*op);
+      if (!generic) {
+        FailureOr<linalg::GenericOp> general =
+            linalg::generalizeNamedOp(rewriter, op);
+        if (failed(general))
+          continue;
+        generic = *general;
+      }
+      for (OpOperand *input : generic.getDpsInputOperands()) {
+        if (!isWidenable(generic, *input))
+          continue;
+        Value wide =
+            widen(rewriter, input->get(), widened, widenings, reshapes);
+        BlockArgument arg = generic.getMatchingBlockArgument(input);
+        rewriter.modifyOpInPlace(generic, [&] {
+          input->set(wide);
+          arg.setType(rewriter.getF32Type());
+        });
+        for (Operation *extf : llvm::make_early_inc_range(arg.getUsers()))
+          rewriter.replaceOp(extf, arg);
+      }
+    }
+    // The T reshapes that only the contractions read are dead now (and would
+    // count as readers of the T value below); inner ones last.
+    for (Operation *reshape : llvm::reverse(reshapes))
+      if (reshape->use_empty())
+        rewriter.eraseOp(reshape);
+    for (linalg::GenericOp widening : widenings)
+      fuseIntoProducer(rewriter, widening);
+  }
+};
+} // namespace

@@ -1,0 +1,111 @@
+// amp-cpu-widen-contraction-operands: f16 contraction inputs become f32 once,
+// where the value is made, and the widening fuses into its producer.
+// RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(amp-cpu-widen-contraction-operands))' | FileCheck %s
+// RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(amp-cpu-widen-contraction-operands{bf16=true}))' | FileCheck %s --check-prefix=BF16
+
+// A weight cast to f16 and read by two contractions (forward, and a
+// transposed input gradient): one loop computes extf(truncf(w)) in f32 and
+// both contractions read it; their bodies lose the extf. The f16 arguments
+// get one widening each, at the start of the function.
+// CHECK-LABEL: func.func @shared_weight(
+// CHECK-SAME: %[[W:.*]]: tensor<3x4xf32>, %[[X:.*]]: tensor<2x3xf16>, %[[DY:.*]]: tensor<2x4xf16>)
+// CHECK: %[[DYW:.*]] = linalg.generic {{.*}} ins(%[[DY]] : tensor<2x4xf16>) outs(%{{.*}} : tensor<2x4xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f16, %{{.*}}: f32):
+// CHECK-NEXT: arith.extf %[[A]] : f16 to f32
+// CHECK: %[[XW:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<2x3xf16>) outs(%{{.*}} : tensor<2x3xf32>)
+// CHECK: %[[WW:.*]] = linalg.generic {{.*}} ins(%[[W]] : tensor<3x4xf32>) outs(%{{.*}} : tensor<3x4xf32>)
+// CHECK-NEXT: ^bb0(%[[B:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[T:.*]] = arith.truncf %[[B]] : f32 to f16
+// CHECK-NEXT: %[[E:.*]] = arith.extf %[[T]] : f16 to f32
+// CHECK-NEXT: linalg.yield %[[E]] : f32
+// CHECK-NOT: xf16>
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[XW]], %[[WW]] : tensor<2x3xf32>, tensor<3x4xf32>)
+// CHECK-NEXT: ^bb0(%[[P:.*]]: f32, %[[Q:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: arith.mulf %[[P]], %[[Q]] : f32
+// CHECK: linalg.generic {{.*}} ins(%[[DYW]], %[[WW]] : tensor<2x4xf32>, tensor<3x4xf32>)
+// CHECK-NOT: arith.extf
+// CHECK: return
+func.func @shared_weight(%w: tensor<3x4xf32>, %x: tensor<2x3xf16>, %dy: tensor<2x4xf16>) -> (tensor<2x4xf32>, tensor<2x3xf32>) {
+  %e16 = tensor.empty() : tensor<3x4xf16>
+  %w16 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<3x4xf32>) outs(%e16 : tensor<3x4xf16>) {
+  ^bb0(%a: f32, %o: f16):
+    %t = arith.truncf %a : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<3x4xf16>
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<2x4xf32>
+  %c1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %y = linalg.matmul ins(%x, %w16 : tensor<2x3xf16>, tensor<3x4xf16>) outs(%c1 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %e2 = tensor.empty() : tensor<2x3xf32>
+  %c2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x3xf32>) -> tensor<2x3xf32>
+  %dx = linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (j, k)>, affine_map<(i, j, k) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%dy, %w16 : tensor<2x4xf16>, tensor<3x4xf16>) outs(%c2 : tensor<2x3xf32>) {
+  ^bb0(%a: f16, %b: f16, %acc: f32):
+    %ae = arith.extf %a : f16 to f32
+    %be = arith.extf %b : f16 to f32
+    %p = arith.mulf %ae, %be : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x3xf32>
+  return %y, %dx : tensor<2x4xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// An activation that another op reads too keeps its f16 producer and gets
+// one widening loop; a reshape between it and the contraction is repeated
+// on the f32 copy (the f16 reshape goes).
+// CHECK-LABEL: func.func @activation_with_other_reader(
+// CHECK: %[[H:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x3xf16>)
+// CHECK: %[[HW:.*]] = linalg.generic {{.*}} ins(%[[H]] : tensor<2x3xf16>) outs(%{{.*}} : tensor<2x3xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f16, %{{.*}}: f32):
+// CHECK-NEXT: arith.extf %[[A]] : f16 to f32
+// CHECK-NOT: tensor.expand_shape %[[H]]
+// CHECK: %[[R:.*]] = tensor.expand_shape %[[HW]] {{\[}}[0, 1], [2]] output_shape [1, 2, 3] : tensor<2x3xf32> into tensor<1x2x3xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[R]], %{{.*}} : tensor<1x2x3xf32>, tensor<1x3x4xf32>)
+// CHECK: return %{{.*}}, %[[H]]
+func.func @activation_with_other_reader(%x: tensor<2x3xf32>, %w: tensor<1x3x4xf16>) -> (tensor<1x2x4xf32>, tensor<2x3xf16>) {
+  %e16 = tensor.empty() : tensor<2x3xf16>
+  %h = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<2x3xf32>) outs(%e16 : tensor<2x3xf16>) {
+  ^bb0(%a: f32, %o: f16):
+    %zero = arith.constant 0.0 : f32
+    %r = arith.maximumf %a, %zero : f32
+    %t = arith.truncf %r : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<2x3xf16>
+  %h3 = tensor.expand_shape %h [[0, 1], [2]] output_shape [1, 2, 3] : tensor<2x3xf16> into tensor<1x2x3xf16>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x2x4xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %y = linalg.batch_matmul ins(%h3, %w : tensor<1x2x3xf16>, tensor<1x3x4xf16>) outs(%c : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  return %y, %h : tensor<1x2x4xf32>, tensor<2x3xf16>
+}
+
+// -----
+
+// Left alone: a body that multiplies in f16 (widening would change the
+// product's rounding), and bf16 operands unless bf16=true.
+// CHECK-LABEL: func.func @f16_product(
+// CHECK-NOT: tensor<2x3xf32>
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : f16
+func.func @f16_product(%a: tensor<2x3xf16>, %b: tensor<3x4xf16>, %c: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : tensor<2x3xf16>, tensor<3x4xf16>) outs(%c : tensor<2x4xf32>) {
+  ^bb0(%x: f16, %y: f16, %acc: f32):
+    %p = arith.mulf %x, %y : f16
+    %pe = arith.extf %p : f16 to f32
+    %s = arith.addf %acc, %pe : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4xf32>
+  return %r : tensor<2x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @bf16_matmul(
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<2x3xbf16>, tensor<3x4xbf16>)
+// BF16-LABEL: func.func @bf16_matmul(
+// BF16-COUNT-2: arith.extf %{{.*}} : bf16 to f32
+// BF16: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x3xf32>, tensor<3x4xf32>)
+func.func @bf16_matmul(%a: tensor<2x3xbf16>, %b: tensor<3x4xbf16>, %c: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<2x3xbf16>, tensor<3x4xbf16>) outs(%c : tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %r : tensor<2x4xf32>
+}
