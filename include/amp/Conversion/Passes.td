@@ -108,6 +108,24 @@ def AmpCpuWidenContractionOperandsPass
   ];
 }
 
+def AmpCpuApproximateTanhPass
+    : Pass<"amp-cpu-approximate-tanh", "::mlir::ModuleOp"> {
+  let summary = "Replace f32 math.tanh by upstream's polynomial approximation";
+  let description = [{
+    For the CPU, after the math ops are extended to f32: every f32
+    `math.tanh` (scalar or vector) becomes the straight-line polynomial of
+    `populatePolynomialApproximateTanhPattern` (clamped input, a
+    rational polynomial evaluated with `math.fma`), which vectorises, instead
+    of a scalar libm `tanhf` call per element. Within a few ulp of libm; each
+    element's result is independent of the vector width.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 def AmpCpuVectorizePass : Pass<"amp-cpu-vectorize", "::mlir::func::FuncOp"> {
   let summary = "Tile and vectorise the CPU step's remaining linalg ops";
   let description = [{

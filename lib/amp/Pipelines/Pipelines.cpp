@@ -179,6 +179,8 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
   extend.extraTypeStrs = {};
   extend.targetTypeStr = "f32";
   pm.addPass(math::createMathExtendToSupportedTypes(extend));
+  // tanh as vectorisable arithmetic instead of a libm call per element.
+  pm.addPass(createAmpCpuApproximateTanhPass());
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));
