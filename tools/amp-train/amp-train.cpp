@@ -139,7 +139,7 @@ static cl::opt<CpuGemm> cpuGemm(
     "cpu-gemm", cl::desc("How contractions run on the CPU"),
     cl::init(CpuGemm::Blas),
     cl::values(clEnumValN(CpuGemm::Blas, "blas",
-                          "the runtime's GEMM (OpenBLAS), f32 accumulation"),
+                          "the runtime's GEMM (oneDNN or OpenBLAS), f32 accumulation"),
                clEnumValN(CpuGemm::Loops, "loops",
                           "the lowering's own loops")),
     cl::cat(category));

@@ -65,7 +65,7 @@ struct AmpCpuPipelineOptions
   PassOptions::Option<bool> blas{
       *this, "blas",
       llvm::cl::desc("Run contractions through the amp runtime's GEMM "
-                     "(amp_rt_gemm*, OpenBLAS in the CPU backend; the code "
+                     "(amp_rt_gemm*, oneDNN / OpenBLAS in the CPU backend; the code "
                      "then links libamp_runtime_cpu) instead of loops"),
       llvm::cl::init(true)};
   PassOptions::Option<int64_t> vectorBits{

@@ -72,7 +72,7 @@ struct TrainingRunnerOptions {
   /// Shared libraries the JIT links; empty: MLIR's C runner utilities (for
   /// memrefCopy), when installed.
   std::vector<std::string> sharedLibPaths;
-  /// CPU: contractions call the runtime's GEMM (OpenBLAS) instead of
+  /// CPU: contractions call the runtime's GEMM (oneDNN / OpenBLAS) instead of
   /// running as loops.
   bool cpuBlas = true;
   /// CPU: the loops left after the GEMM calls are tiled and vectorised for

@@ -153,7 +153,7 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
     pm.addPass(createAmpEmitCInterfacePass());
   addTensorToBufferPasses(pm, StringRef(options.lowering) == "runtime",
                           /*gemmCalls=*/options.blas, /*gpu=*/false);
-  // Contractions to the runtime's GEMM (OpenBLAS), the rest to loops.
+  // Contractions to the runtime's GEMM (oneDNN / OpenBLAS), the rest to loops.
   if (options.blas)
     pm.addPass(createAmpLowerContractionsToRuntimePass());
   // What is left: vector tiles where the innermost loop is parallel.
