@@ -182,8 +182,6 @@ def main():
                         runs[label] = run
                     else:
                         runs[label]["ms"] = min(runs[label]["ms"], run["ms"])
-                        if run["jit_cache"] == "hit":  # the later rounds load the step from the cache too
-                            runs[label]["compile_warm_ms"] = min(runs[label]["compile_warm_ms"], run["compile_ms"])
                     print(title, label, round_index, run, flush=True)
             results.append((title, runs))
     finally:

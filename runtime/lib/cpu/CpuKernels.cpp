@@ -442,7 +442,11 @@ void gemmOut(amp_transpose transA, amp_transpose transB, int64_t m, int64_t n,
   // (C widened first when beta reads it), then round every element once.
   bool half = dtypeC == AMP_DTYPE_F16;
   auto *out = static_cast<uint16_t *>(c);
-  std::vector<float> block(static_cast<size_t>(m) * n, 0.0f);
+  // Kept across calls (a step calls the same sizes every time); with
+  // beta == 0 the GEMM writes every element, so it is not cleared.
+  thread_local std::vector<float> block;
+  if (block.size() < static_cast<size_t>(m) * n)
+    block.resize(static_cast<size_t>(m) * n);
   const int64_t elementSize = dtypeSize(dtype);
   for (int64_t i = 0; i < batch; ++i) {
     uint16_t *ci = out + i * strideC;
