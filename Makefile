@@ -22,7 +22,7 @@ help:
 	@echo "make demo    - install missing packages, build, run amp-opt and amp-train on bundled examples"
 	@echo "make check   - install missing packages, build, run every test"
 	@echo "make build   - configure (CMake + Ninja) and build into $(BUILD)/"
-	@echo "make check-asan - build amp-opt/amp-train with AddressSanitizer in $(ASAN_BUILD)/, run their lit tests"
+	@echo "make check-asan - build amp-opt/amp-train/amp-compile with ASan+UBSan in $(ASAN_BUILD)/, run their lit tests"
 	@echo "make fuzz    - mutate the fuzz corpus through amp-opt/amp-train for FUZZ_SECONDS (default 300)"
 
 # Installs the Debian packages that are missing; silent when all are present.
@@ -118,7 +118,8 @@ fuzz: build
 	  --corpus test/fuzz/Inputs/corpus --corpus examples \
 	  --work $(BUILD)/fuzz --json $(BUILD)/fuzz/summary.json
 
-# amp-opt, amp-train and amp-compile built with AddressSanitizer in their own tree, and
+# amp-opt, amp-train and amp-compile built with AddressSanitizer and
+# UndefinedBehaviorSanitizer in their own tree, and
 # the lit tests that need nothing else (no runtime library, no Python), the
 # fuzz slice included. Only the project's code is instrumented (Debian's
 # libMLIR/libLLVM are not), but every heap block goes through ASan's
@@ -131,11 +132,15 @@ ASAN_BUILD   ?= build-asan
 ASAN_TESTS   ?= Policy Transforms Pipelines Conversion/AmpToLinalg Conversion/CPU/vectorize.mlir \
                 Conversion/CPU/widen-contraction-operands.mlir Conversion/CPU/approximate-tanh-run.mlir \
                 Dialect Tools/amp-opt fuzz
-ASAN_FLAGS   := -fsanitize=address -fno-omit-frame-pointer -g1
+# UndefinedBehaviorSanitizer too, every report fatal (-fno-sanitize-recover).
+# vptr needs RTTI (LLVM builds without it); function would check calls into
+# the uninstrumented libMLIR/libLLVM, whose functions carry no type hash.
+ASAN_FLAGS   ?= -fsanitize=address,undefined -fno-sanitize=vptr,function \
+                -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g1
 # The shared ASan runtime: the runtime libraries link with -z defs, and
 # their __asan_* references must resolve there, not only in the executable.
 ASAN_RTDIR    = $(shell $(LLVM_PREFIX)/bin/clang -print-runtime-dir)
-ASAN_LINK     = -fsanitize=address -shared-libsan -Wl,-rpath,$(ASAN_RTDIR)
+ASAN_LINK     = -fsanitize=address,undefined -shared-libsan -Wl,-rpath,$(ASAN_RTDIR)
 # allow_user_poisoning=0: LLVM's BumpPtrAllocator poisons the free rest of
 # each slab when the code inlining it is instrumented, and unpoisons what it
 # hands out; Debian's uninstrumented libMLIR allocates from the same
