@@ -86,9 +86,9 @@ struct AmpCpuWidenContractionOperandsPass
   }
 
   /// The f32 copy of `value`, created on first use (file comment, step 2).
-  /// A tensor.expand_shape / collapse_shape is widened through: its source
-  /// is widened and the reshape repeated on f32, so the widening stays next
-  /// to the value's producer.
+  /// A tensor.expand_shape / collapse_shape of a static source is widened
+  /// through: its source is widened and the reshape repeated on f32, so the
+  /// widening stays next to the value's producer.
   Value widen(RewriterBase &rewriter, Value value,
               DenseMap<Value, Value> &widened,
               SmallVectorImpl<linalg::GenericOp> &widenings,
@@ -100,8 +100,10 @@ struct AmpCpuWidenContractionOperandsPass
     auto type = cast<RankedTensorType>(value.getType());
     Type f32 = rewriter.getF32Type();
     Operation *reshape = value.getDefiningOp();
-    if (reshape && isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
-                       reshape)) {
+    if (reshape &&
+        isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(reshape) &&
+        cast<RankedTensorType>(reshape->getOperand(0).getType())
+            .hasStaticShape()) {
       Value source = widen(rewriter, reshape->getOperand(0), widened,
                            widenings, reshapes);
       rewriter.setInsertionPointAfter(reshape);
