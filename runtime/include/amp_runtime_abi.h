@@ -31,7 +31,9 @@ AMP_RUNTIME_API void amp_rt_unscale_begin(int64_t found);
 /// unscales `dst` in place at launch; the CPU backend reads `src` at launch
 /// and writes `dst` in the same pass, so `src` must stay unchanged until
 /// amp_rt_unscale_launch (compiled steps call begin, add, ..., launch in a
-/// row).
+/// row). `dst` = 0 queues `src` for the check only: launch reads it and
+/// writes nothing (the compiled code then unscales where it uses the
+/// gradient, `amp-lower-to-runtime{fuse-unscale=true}`).
 AMP_RUNTIME_API void amp_rt_unscale_add(int64_t src, int64_t dst,
                                         int64_t numel, int32_t dtype);
 

@@ -409,6 +409,46 @@ TEST(CpuCompiledUnscale, OutOfPlaceCopiesUnscaleAndKeepTheSources) {
   }
 }
 
+// dst = 0 queues a source for the check only: the flag as for an unscaled
+// copy, for every dtype, mixed with copying entries; the source is never
+// written, whatever the scale.
+TEST(CpuCompiledUnscale, CheckOnlyEntriesAreReadNotWritten) {
+  auto addr = [](const void *p) { return reinterpret_cast<int64_t>(p); };
+  for (float scale : {65536.0f, 1.0f, 0.25f}) {
+    for (int bad = -1; bad < 3; ++bad) {
+      // bad: which of the three check-only tensors holds a non-finite value
+      // (-1: none). f16 / bf16 overflow patterns are their own inf / nan.
+      std::vector<float> g = {3.0f, -0.5f, floatOf(1u), 1e30f, 7.0f};
+      std::vector<uint16_t> h(37, f16(2.0f)), b(37, floatToBf16(-4.0f));
+      if (bad == 0)
+        g[2] = NAN;
+      if (bad == 1)
+        h[36] = 0xfc00; // -inf
+      if (bad == 2)
+        b[0] = 0x7fc1; // nan
+      const std::vector<float> g0 = g;
+      const std::vector<uint16_t> h0 = h, b0 = b;
+      std::vector<float> copySrc = {1.0f, 2.0f}, copyDst(2, 0.0f);
+      uint8_t found = 7;
+      amp_rt_unscale_begin(addr(&found));
+      amp_rt_unscale_add(addr(g.data()), 0, g.size(), AMP_DTYPE_F32);
+      amp_rt_unscale_add(addr(copySrc.data()), addr(copyDst.data()),
+                         copySrc.size(), AMP_DTYPE_F32);
+      amp_rt_unscale_add(addr(h.data()), 0, h.size(), AMP_DTYPE_F16);
+      amp_rt_unscale_add(addr(b.data()), 0, b.size(), AMP_DTYPE_BF16);
+      amp_rt_unscale_launch(addr(&scale), addr(&found));
+      EXPECT_EQ(found, bad >= 0 ? 1 : 0) << scale << " " << bad;
+      for (size_t i = 0; i < g.size(); ++i)
+        EXPECT_EQ(bitsOf(g[i]), bitsOf(g0[i]));
+      EXPECT_EQ(h, h0);
+      EXPECT_EQ(b, b0);
+      const float inv = 1.0f / scale;
+      EXPECT_EQ(bitsOf(copyDst[0]), bitsOf(1.0f * inv));
+      EXPECT_EQ(bitsOf(copyDst[1]), bitsOf(2.0f * inv));
+    }
+  }
+}
+
 TEST(CpuUnscale, FlagIsOredAcrossCallsUntilResetOrUpdate) {
   State s;
   std::vector<float> bad = {NAN}, good = {1.0f};

@@ -11,6 +11,7 @@
 
 #include "Rules.h"
 #include "amp_runtime.h"
+#include "amp_runtime_abi.h"
 #include "cpu/CpuKernels.h"
 
 #include <cuda_runtime_api.h>
@@ -27,6 +28,8 @@
 using namespace amp::runtime;
 
 extern "C" void *mgpuStreamCreate();
+extern "C" void mgpuStreamSynchronize(void *);
+extern "C" void mgpuStreamDestroy(void *);
 extern "C" void *mgpuMemAlloc(uint64_t, void *, bool);
 extern "C" void *mgpuModuleLoad(void *, size_t);
 
@@ -223,6 +226,58 @@ TEST(CudaDevice, LargeTensorSpansManyChunks) {
   DeviceTensor big(AMP_DTYPE_F16, (int64_t(1) << 24) + 3, 1);
   fillRandom(big, rng, 0.0);
   compareUnscale({&big}, 65536.0f, nullptr);
+}
+
+// The compiled-code ABI with check-only entries (amp_rt_unscale_add with
+// dst = 0): the flag as the CPU loops give it, and the sources unwritten.
+TEST(CudaDevice, CompiledAbiCheckOnlyEntriesAreReadNotWritten) {
+  std::mt19937 rng(10);
+  void *stream = mgpuStreamCreate();
+  ASSERT_NE(stream, nullptr);
+  for (double specialRate : {0.0, 1e-4}) {
+    std::vector<std::unique_ptr<DeviceTensor>> owned;
+    for (amp_dtype dtype : {AMP_DTYPE_F32, AMP_DTYPE_F16, AMP_DTYPE_BF16}) {
+      owned.push_back(std::make_unique<DeviceTensor>(dtype, 100003, 1));
+      DeviceTensor &t = *owned.back();
+      fillRandom(t, rng, specialRate);
+      // |v| up to 70000 overflows f16: keep the clean case clean.
+      for (int64_t i = 0; specialRate == 0.0 && dtype == AMP_DTYPE_F16 &&
+                          i < t.numel + t.offset;
+           ++i) {
+        uint16_t h;
+        std::memcpy(&h, t.host.data() + 2 * i, 2);
+        if ((h & 0x7c00) == 0x7c00)
+          h = 0x3c00;
+        std::memcpy(t.host.data() + 2 * i, &h, 2);
+      }
+      t.upload();
+    }
+    float scale = 65536.0f;
+    void *state = nullptr;
+    REQUIRE_CUDA(cudaMalloc(&state, 8));
+    REQUIRE_CUDA(cudaMemcpy(state, &scale, 4, cudaMemcpyHostToDevice));
+    auto addr = [](const void *p) { return reinterpret_cast<int64_t>(p); };
+    int64_t scalePtr = addr(state), foundPtr = addr(state) + 4;
+    amp_rt_unscale_begin(foundPtr);
+    std::vector<amp_tensor> onHost;
+    for (auto &t : owned) {
+      amp_rt_unscale_add(addr(t->device().data), 0, t->numel, t->dtype);
+      onHost.push_back(t->onHost());
+    }
+    amp_rt_unscale_launch(scalePtr, foundPtr);
+    mgpuStreamSynchronize(stream);
+    uint8_t found = 9;
+    REQUIRE_CUDA(cudaMemcpy(&found, reinterpret_cast<void *>(foundPtr), 1,
+                            cudaMemcpyDeviceToHost));
+    bool expected = cpu::unscaleAndCheck(onHost.data(),
+                                         static_cast<int>(onHost.size()), 1.0f);
+    EXPECT_EQ(found, expected ? 1 : 0) << specialRate;
+    EXPECT_EQ(expected, specialRate != 0.0);
+    for (auto &t : owned)
+      expectSameElements(t->download(), *t);
+    cudaFree(state);
+  }
+  mgpuStreamDestroy(stream);
 }
 
 TEST(CudaDevice, UpdateMatchesRulesOnRandomSequences) {

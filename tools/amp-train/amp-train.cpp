@@ -120,6 +120,13 @@ static cl::opt<AmpOpsLowering> lowering(
                           "calls into the amp runtime "
                           "(amp-lower-to-runtime)")),
     cl::init(AmpOpsLowering::Runtime), cl::cat(category));
+static cl::opt<bool> fuseUnscale(
+    "fuse-unscale",
+    cl::desc("CPU, --lowering=runtime: the runtime only checks the gradients "
+             "for inf / nan and the unscaling fuses into the optimizer "
+             "update (no unscaled copy is stored); false: the runtime "
+             "writes unscaled copies"),
+    cl::init(true), cl::cat(category));
 
 static cl::opt<bool>
     timing("timing",
@@ -210,6 +217,7 @@ int main(int argc, char **argv) {
   options.chip = chip;
   options.allowTF32 = allowTF32;
   options.cpuBlas = cpuGemm == CpuGemm::Blas;
+  options.fuseUnscale = fuseUnscale;
   if (cpuVectorBits < 0) {
     llvm::errs() << "amp-train: error: --cpu-vector-bits must be >= 0, got "
                  << cpuVectorBits << "\n";

@@ -263,7 +263,14 @@ def AmpLowerToRuntimePass : Pass<"amp-lower-to-runtime", "::mlir::ModuleOp"> {
     - `amp.unscale_and_check` -> `amp_rt_unscale_begin(found)`, one
       `amp_rt_unscale_add(src, dst, numel, dtype)` per gradient, then one
       `amp_rt_unscale_launch(scale, found)`: a single fused multi-tensor
-      launch on the GPU backend;
+      launch on the GPU backend. With `fuse-unscale`, the runtime only
+      checks (`dst` = 0: each gradient is read, nothing is written) and each
+      unscaled gradient is the inline lowering's elementwise
+      `linalg.generic` (`v * inv` in f32, `v` when `inv == 1`), which
+      elementwise fusion folds into the optimizer update that reads it: the
+      gradients are read twice (check, update) and never written, instead
+      of read, written unscaled and read again. Same values, bit for bit
+      (the check reads the scaled `v`, as GradScaler's does);
     - `amp.update_scale` -> `amp_rt_update_scale(...)` with the rules as
       scalar arguments;
     - `amp.keep_on_overflow` -> the inline elementwise select (no call).
@@ -272,6 +279,11 @@ def AmpLowerToRuntimePass : Pass<"amp-lower-to-runtime", "::mlir::ModuleOp"> {
     so the ABI is plain C scalars. The training-step contract attributes are
     dropped, as in `amp-lower-to-linalg`.
   }];
+  let options = [
+    Option<"fuseUnscale", "fuse-unscale", "bool", /*default=*/"false",
+           "The runtime only checks the gradients; the unscaling is an "
+           "elementwise linalg.generic for fusion into its users">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",

@@ -58,6 +58,13 @@ struct AmpCpuPipelineOptions
                      "amp-lower-to-linalg) or runtime (calls into the amp "
                      "runtime, amp-lower-to-runtime)"),
       llvm::cl::init("inline")};
+  PassOptions::Option<bool> fuseUnscale{
+      *this, "fuse-unscale",
+      llvm::cl::desc("With the runtime lowering: the runtime only checks the "
+                     "gradients for inf / nan and the unscaling fuses into "
+                     "the optimizer update (amp-lower-to-runtime{"
+                     "fuse-unscale}); no unscaled copy is stored"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> emitCInterface{
       *this, "emit-c-interface",
       llvm::cl::desc("Give every public function an _mlir_ciface_ wrapper"),
@@ -96,6 +103,13 @@ struct AmpGpuPipelineOptions
       llvm::cl::desc("How the amp ops lower: runtime (default: the runtime's "
                      "fused CUDA kernels) or inline (generated kernels)"),
       llvm::cl::init("runtime")};
+  PassOptions::Option<bool> fuseUnscale{
+      *this, "fuse-unscale",
+      llvm::cl::desc("With the runtime lowering: the runtime only checks the "
+                     "gradients and the unscaling fuses into the optimizer "
+                     "update (amp-lower-to-runtime{fuse-unscale}); off by "
+                     "default until it has run on a GPU"),
+      llvm::cl::init(false)};
   PassOptions::Option<std::string> cudaPath{
       *this, "cuda-path",
       llvm::cl::desc("CUDA toolkit whose libdevice and ptxas the NVVM "

@@ -75,6 +75,11 @@ struct TrainingRunnerOptions {
   /// CPU: contractions call the runtime's GEMM (oneDNN / OpenBLAS) instead of
   /// running as loops.
   bool cpuBlas = true;
+  /// CPU, runtime lowering: the runtime only checks the gradients and the
+  /// unscaling fuses into the optimizer update (amp-cpu-pipeline's
+  /// fuse-unscale). The CUDA step keeps the runtime's unscaled copies (the
+  /// fused form has not run on a GPU yet).
+  bool fuseUnscale = true;
   /// CPU: the loops left after the GEMM calls are tiled and vectorised for
   /// registers of this many bits (amp-cpu-vectorize); 0: scalar loops.
   int64_t cpuVectorBits = 256;

@@ -111,12 +111,15 @@ void mlir::amp::buildAmpTensorInputPipeline(OpPassManager &pm) {
 /// identity-layout function boundaries, results turned into out-parameters
 /// and buffer deallocation.
 static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering,
-                                    bool gemmCalls, bool gpu) {
+                                    bool fuseUnscale, bool gemmCalls,
+                                    bool gpu) {
   // Tensors: TOSA and the amp ops to linalg.
   addTosaToLinalgPasses(pm);
-  if (runtimeLowering)
-    pm.addPass(createAmpLowerToRuntimePass());
-  else
+  if (runtimeLowering) {
+    AmpLowerToRuntimePassOptions runtime;
+    runtime.fuseUnscale = fuseUnscale;
+    pm.addPass(createAmpLowerToRuntimePass(runtime));
+  } else
     pm.addPass(createAmpLowerToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createLinalgFoldUnitExtentDimsPass());
@@ -152,7 +155,8 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
   if (options.emitCInterface)
     pm.addPass(createAmpEmitCInterfacePass());
   addTensorToBufferPasses(pm, StringRef(options.lowering) == "runtime",
-                          /*gemmCalls=*/options.blas, /*gpu=*/false);
+                          options.fuseUnscale, /*gemmCalls=*/options.blas,
+                          /*gpu=*/false);
   // Contractions to the runtime's GEMM (oneDNN / OpenBLAS), the rest to loops.
   if (options.blas)
     pm.addPass(createAmpLowerContractionsToRuntimePass());
@@ -201,7 +205,8 @@ void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
                                     const AmpGpuPipelineOptions &options) {
   pm.addPass(createAmpEmitCInterfacePass());
   addTensorToBufferPasses(pm, StringRef(options.lowering) != "inline",
-                          /*gemmCalls=*/options.cublas, /*gpu=*/true);
+                          options.fuseUnscale, /*gemmCalls=*/options.cublas,
+                          /*gpu=*/true);
   if (options.cublas)
     pm.addPass(createAmpLowerContractionsToRuntimePass());
   // Parallel loops on the device; everything else moved there too. The

@@ -275,6 +275,7 @@ LogicalResult TrainingRunner::lower(func::FuncOp fn,
     cpu.emitCInterface = true;
     if (options.lowering == AmpOpsLowering::Runtime)
       cpu.lowering = "runtime";
+    cpu.fuseUnscale = options.fuseUnscale;
     cpu.blas = options.cpuBlas;
     cpu.vectorBits = options.cpuVectorBits;
     buildAmpCpuPipeline(pm, cpu);

@@ -215,6 +215,8 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
     if (!cacheDir.empty() && options.jitCache) {
       std::string config = "cpu lowering=" +
                            std::to_string(static_cast<int>(options.lowering)) +
+                           " fuse-unscale=" +
+                           std::to_string(options.fuseUnscale) +
                            " blas=" + std::to_string(options.cpuBlas) +
                            " vector-bits=" +
                            std::to_string(options.cpuVectorBits) + " O" +

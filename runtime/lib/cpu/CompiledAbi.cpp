@@ -2,7 +2,8 @@
 //
 // amp_runtime_abi.h on host memory. The unscale queues each gradient with its
 // destination as it is added and, at launch, reads each source once, writing
-// the unscaled copy in the same pass with the same loop as
+// the unscaled copy (none for a check-only entry, dst = 0) in the same pass
+// with the same loop as
 // amp_unscale_and_check (Rules.h numerics), which is exactly the inline
 // lowering's out-of-place result; the update applies Rules.h's updateScale,
 // the select-for-select image of the inline lowering.
@@ -18,8 +19,8 @@
 using namespace amp::runtime;
 
 namespace {
-/// Tensors queued by amp_rt_unscale_add on this thread (the destinations),
-/// and where each one's values come from.
+/// Tensors queued by amp_rt_unscale_add on this thread (the destinations,
+/// null for a check-only entry), and where each one's values come from.
 thread_local std::vector<amp_tensor> pending;
 thread_local std::vector<const void *> sources;
 

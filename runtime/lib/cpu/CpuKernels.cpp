@@ -251,23 +251,26 @@ bool unscaleAndCheck(const amp_tensor *tensors, int n, float scale,
     if (t.numel == 0)
       continue;
     const void *src = sources && sources[i] ? sources[i] : t.data;
+    // Check only: the source is read, nothing is written.
+    const bool checkOnly = t.data == nullptr;
+    const bool store = write && !checkOnly;
     switch (t.dtype) {
     case AMP_DTYPE_F32:
       found |= unscaleF32(static_cast<const float *>(src),
-                          static_cast<float *>(t.data), t.numel, inv, write);
+                          static_cast<float *>(t.data), t.numel, inv, store);
       break;
     case AMP_DTYPE_F16:
       found |= unscaleF16(static_cast<const uint16_t *>(src),
-                          static_cast<uint16_t *>(t.data), t.numel, inv, write);
+                          static_cast<uint16_t *>(t.data), t.numel, inv, store);
       break;
     case AMP_DTYPE_BF16:
       found |= unscaleBf16(static_cast<const uint16_t *>(src),
                            static_cast<uint16_t *>(t.data), t.numel, inv,
-                           write);
+                           store);
       break;
     }
     // Out of place with nothing to scale: the check only read, so copy.
-    if (!write && src != t.data)
+    if (!write && !checkOnly && src != t.data)
       std::memcpy(t.data, src, t.numel * dtypeSize(t.dtype));
   }
   return found;

@@ -15,7 +15,8 @@ namespace amp::runtime::cpu {
 /// Unscales `tensors` by inverseScale(scale) and returns whether any element
 /// was inf or nan. In place (not written when the inverse is 1), or, where
 /// `sources` (n entries) names one, from that source into the tensor in
-/// the same pass. Arguments must have passed checkUnscale.
+/// the same pass; a tensor with null data and a source only has its source
+/// checked (read, never written). Arguments must have passed checkUnscale.
 bool unscaleAndCheck(const amp_tensor *tensors, int n, float scale,
                      const void *const *sources = nullptr);
 

@@ -48,12 +48,17 @@ AMP_RUNTIME_API void amp_rt_unscale_begin(int64_t found) {
 AMP_RUNTIME_API void amp_rt_unscale_add(int64_t src, int64_t dst,
                                         int64_t numel, int32_t dtype) {
   ScopedContext scope;
+  // dst = 0: check `src` only, nothing to copy or write.
+  if (dst == 0) {
+    pending.push_back(AbiEntry{ptr<void>(src), numel, dtype, 1});
+    return;
+  }
   if (numel > 0)
     report(cudaMemcpyAsync(ptr<void>(dst), ptr<void>(src),
                            numel * elementBytes(dtype),
                            cudaMemcpyDeviceToDevice, stream()),
            "cudaMemcpyAsync");
-  pending.push_back(AbiEntry{ptr<void>(dst), numel, dtype});
+  pending.push_back(AbiEntry{ptr<void>(dst), numel, dtype, 0});
 }
 
 AMP_RUNTIME_API void amp_rt_unscale_launch(int64_t scale, int64_t found) {

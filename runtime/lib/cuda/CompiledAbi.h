@@ -21,6 +21,7 @@ struct AbiEntry {
   void *data;
   int64_t numel;
   int32_t dtype; ///< amp_dtype
+  int32_t checkOnly; ///< 1: `data` is only read (amp_rt_unscale_add, dst = 0)
 };
 
 struct AbiTable {
@@ -28,8 +29,8 @@ struct AbiTable {
   int32_t count;
 };
 
-/// Unscales the table's tensors in place by *scale and sets *found to 1 if
-/// any element is inf or nan: one launch.
+/// Unscales the table's tensors in place by *scale (check-only entries are
+/// only read) and sets *found to 1 if any element is inf or nan: one launch.
 cudaError_t launchAbiUnscale(const AbiTable &table, const float *scale,
                              uint8_t *found, cudaStream_t stream);
 

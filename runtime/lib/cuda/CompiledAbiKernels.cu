@@ -53,7 +53,7 @@ __global__ void abiUnscaleKernel(AbiTable table, const float *scale,
          i < e.numel; i += stride) {
       float v = loadElement(e, i);
       bad |= isNonFinite(v);
-      if (inv != 1.0f)
+      if (inv != 1.0f && !e.checkOnly)
         storeElement(e, i, v * inv);
     }
   }

@@ -15,6 +15,16 @@ void populateAmpScaleOpsToLinalgPatterns(RewritePatternSet &patterns);
 /// the inline and the runtime lowering).
 void populateAmpKeepOnOverflowToLinalgPatterns(RewritePatternSet &patterns);
 
+/// PyTorch's inverse scale, f32(1 / f64(scale)), of the rank-0 f32 tensor
+/// `scale`, as a rank-0 f32 tensor (one rank-0 linalg.generic).
+Value buildInverseScaleTensor(OpBuilder &b, Location loc, Value scale);
+
+/// The unscaled gradient: an elementwise linalg.generic computing v * inv in
+/// f32 (v itself when inv == 1) and rounding back to the gradient's type,
+/// `inverseScale` a rank-0 f32 tensor read as a broadcast operand.
+Value buildUnscaledGradient(OpBuilder &b, Location loc, Value grad,
+                            Value inverseScale);
+
 /// Drops the `amp.*` argument and result attributes of every function: the
 /// training-step contract ends with the lowering of the amp ops.
 void stripTrainingStepAttributes(ModuleOp module);

@@ -86,6 +86,58 @@ static Value toF32(OpBuilder &b, Location loc, Value value) {
   return arith::ExtFOp::create(b, loc, b.getF32Type(), value);
 }
 
+Value mlir::amp::buildInverseScaleTensor(OpBuilder &b, Location loc,
+                                         Value scale) {
+  // inv = f32(1 / f64(scale)) once, as a rank-0 tensor: no scalar leaves
+  // the tensors (GPU friendly) and no division per element.
+  auto scalarF32 = RankedTensorType::get({}, b.getF32Type());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{scalarF32}, ValueRange{scale},
+             ValueRange{tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{},
+                                                b.getF32Type())},
+             ArrayRef<AffineMap>{AffineMap::get(b.getContext()),
+                                 AffineMap::get(b.getContext())},
+             ArrayRef<utils::IteratorType>{},
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(nb, l, inverseScale(nb, l, args[0]));
+             })
+      .getResult(0);
+}
+
+Value mlir::amp::buildUnscaledGradient(OpBuilder &b, Location loc, Value grad,
+                                       Value inverseScale) {
+  auto type = cast<RankedTensorType>(grad.getType());
+  Type element = type.getElementType();
+  unsigned rank = type.getRank();
+  AffineMap identity = b.getMultiDimIdentityMap(rank);
+  SmallVector<utils::IteratorType> parallel(rank,
+                                            utils::IteratorType::parallel);
+  // Unscale: v * inv in f32 (v itself when inv == 1).
+  Value init =
+      tensor::EmptyOp::create(b, loc, type.getShape(), element, ValueRange{});
+  // inv enters as a broadcast rank-0 operand.
+  AffineMap toScalarMap = AffineMap::get(rank, 0, b.getContext());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{type}, ValueRange{grad, inverseScale},
+             ValueRange{init},
+             ArrayRef<AffineMap>{identity, toScalarMap, identity}, parallel,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               Value inv = args[1];
+               Value one32 =
+                   arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(1.0));
+               Value invIsOne = arith::CmpFOp::create(
+                   nb, l, arith::CmpFPredicate::OEQ, inv, one32);
+               Value v = toF32(nb, l, args[0]);
+               Value product = arith::MulFOp::create(nb, l, v, inv);
+               Value chosen =
+                   arith::SelectOp::create(nb, l, invIsOne, v, product);
+               if (!element.isF32())
+                 chosen = arith::TruncFOp::create(nb, l, element, chosen);
+               linalg::YieldOp::create(nb, l, chosen);
+             })
+      .getResult(0);
+}
+
 /// Elements one thread folds per stage of reduceMaxAbs.
 static constexpr int64_t kReductionChunk = 256;
 /// Tensors up to this size are reduced by one loop (one thread on a GPU).
@@ -192,21 +244,7 @@ struct LowerUnscaleAndCheck : public OpRewritePattern<UnscaleAndCheckOp> {
   LogicalResult matchAndRewrite(UnscaleAndCheckOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    // inv = f32(1 / f64(scale)) once, as a rank-0 tensor: no scalar leaves
-    // the tensors (GPU friendly) and no division per element.
-    auto scalarF32 = RankedTensorType::get({}, rewriter.getF32Type());
-    Value invTensor =
-        linalg::GenericOp::create(
-            rewriter, loc, TypeRange{scalarF32}, ValueRange{op.getScale()},
-            ValueRange{tensor::EmptyOp::create(rewriter, loc, ArrayRef<int64_t>{},
-                                               rewriter.getF32Type())},
-            ArrayRef<AffineMap>{AffineMap::get(rewriter.getContext()),
-                                AffineMap::get(rewriter.getContext())},
-            ArrayRef<utils::IteratorType>{},
-            [&](OpBuilder &b, Location l, ValueRange args) {
-              linalg::YieldOp::create(b, l, inverseScale(b, l, args[0]));
-            })
-            .getResult(0);
+    Value invTensor = buildInverseScaleTensor(rewriter, loc, op.getScale());
     auto flagType = RankedTensorType::get({}, rewriter.getI1Type());
     // The running max starts at 0 (|v| >= 0 for every finite v).
     Value runningMax =
@@ -221,34 +259,7 @@ struct LowerUnscaleAndCheck : public OpRewritePattern<UnscaleAndCheckOp> {
             .getResult(0);
     SmallVector<Value> results;
     for (Value grad : op.getGrads()) {
-      auto type = cast<RankedTensorType>(grad.getType());
-      Type element = type.getElementType();
-      unsigned rank = type.getRank();
-      AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
-      SmallVector<utils::IteratorType> parallel(rank,
-                                                utils::IteratorType::parallel);
-      // Unscale: v * inv in f32 (v itself when inv == 1).
-      Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
-                                           element, ValueRange{});
-      // inv enters as a broadcast rank-0 operand.
-      AffineMap toScalarMap = AffineMap::get(rank, 0, rewriter.getContext());
-      auto unscale = linalg::GenericOp::create(
-          rewriter, loc, TypeRange{type}, ValueRange{grad, invTensor},
-          ValueRange{init}, ArrayRef<AffineMap>{identity, toScalarMap, identity},
-          parallel, [&](OpBuilder &b, Location l, ValueRange args) {
-            Value inv = args[1];
-            Value one32 =
-                arith::ConstantOp::create(b, l, b.getF32FloatAttr(1.0));
-            Value invIsOne = arith::CmpFOp::create(
-                b, l, arith::CmpFPredicate::OEQ, inv, one32);
-            Value v = toF32(b, l, args[0]);
-            Value product = arith::MulFOp::create(b, l, v, inv);
-            Value chosen = arith::SelectOp::create(b, l, invIsOne, v, product);
-            if (!element.isF32())
-              chosen = arith::TruncFOp::create(b, l, element, chosen);
-            linalg::YieldOp::create(b, l, chosen);
-          });
-      results.push_back(unscale.getResult(0));
+      results.push_back(buildUnscaledGradient(rewriter, loc, grad, invTensor));
       // Check: the running max of |v| over every element of every
       // gradient (nan and inf propagate through maximumf).
       runningMax = reduceMaxAbs(rewriter, loc, grad, runningMax);

@@ -11,7 +11,10 @@
 // so one-shot bufferization leaves the calls alone and sees fresh buffers.
 // Unscaling is out of place (the tensors stay values): the runtime copies
 // each gradient and unscales the copy, which is what the inline lowering
-// computes, bit for bit.
+// computes, bit for bit. With fuse-unscale the runtime only checks each
+// gradient (dst = 0: read, never written) and the unscaled values are the
+// inline lowering's elementwise generic, which elementwise fusion later
+// folds into the optimizer update, so no unscaled copy is ever stored.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,7 +58,9 @@ static Value asTensor(OpBuilder &b, Location loc, Value buffer, Type type) {
 
 namespace {
 struct UnscaleToRuntime : public OpRewritePattern<UnscaleAndCheckOp> {
-  using OpRewritePattern::OpRewritePattern;
+  UnscaleToRuntime(MLIRContext *context, bool fuseUnscale)
+      : OpRewritePattern(context), fuseUnscale(fuseUnscale) {}
+  bool fuseUnscale;
   LogicalResult matchAndRewrite(UnscaleAndCheckOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
@@ -67,16 +72,23 @@ struct UnscaleToRuntime : public OpRewritePattern<UnscaleAndCheckOp> {
     Value found = allocFor(rewriter, loc, op.getFoundInf().getType());
     Value foundPtr = pointerOf(rewriter, loc, found);
     call(rewriter, loc, module, "amp_rt_unscale_begin", {foundPtr});
+    Value inverse;
+    if (fuseUnscale)
+      inverse = buildInverseScaleTensor(rewriter, loc, op.getScale());
     SmallVector<Value> results;
     for (auto [grad, result] : llvm::zip(op.getGrads(), op.getUnscaled())) {
       auto type = cast<RankedTensorType>(grad.getType());
       Value src = readBuffer(rewriter, loc, grad);
-      Value dst = allocFor(rewriter, loc, type);
+      // Check only (dst = 0) and unscale inline, or unscale into a copy.
+      Value dst = fuseUnscale ? Value() : allocFor(rewriter, loc, type);
       call(rewriter, loc, module, "amp_rt_unscale_add",
-           {pointerOf(rewriter, loc, src), pointerOf(rewriter, loc, dst),
+           {pointerOf(rewriter, loc, src),
+            dst ? pointerOf(rewriter, loc, dst) : i64(rewriter, loc, 0),
             i64(rewriter, loc, type.getNumElements()),
             i32(rewriter, loc, dtypeCode(type.getElementType()))});
-      results.push_back(asTensor(rewriter, loc, dst, result.getType()));
+      results.push_back(
+          fuseUnscale ? buildUnscaledGradient(rewriter, loc, grad, inverse)
+                      : asTensor(rewriter, loc, dst, result.getType()));
     }
     call(rewriter, loc, module, "amp_rt_unscale_launch",
          {pointerOf(rewriter, loc, scale), foundPtr});
@@ -120,9 +132,11 @@ struct UpdateScaleToRuntime : public OpRewritePattern<UpdateScaleOp> {
 
 struct AmpLowerToRuntimePass
     : public amp::impl::AmpLowerToRuntimePassBase<AmpLowerToRuntimePass> {
+  using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<UnscaleToRuntime, UpdateScaleToRuntime>(&getContext());
+    patterns.add<UnscaleToRuntime>(&getContext(), fuseUnscale);
+    patterns.add<UpdateScaleToRuntime>(&getContext());
     populateAmpKeepOnOverflowToLinalgPatterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))) ||
         failed(checkNoAmpOpsLeft(getOperation(), getArgument())))
