@@ -270,7 +270,13 @@ def AmpLowerToRuntimePass : Pass<"amp-lower-to-runtime", "::mlir::ModuleOp"> {
       elementwise fusion folds into the optimizer update that reads it: the
       gradients are read twice (check, update) and never written, instead
       of read, written unscaled and read again. Same values, bit for bit
-      (the check reads the scaled `v`, as GradScaler's does);
+      (the check reads the scaled `v`, as GradScaler's does). The check
+      reads the tensor a gradient was computed from when that has an inf
+      or nan exactly where the gradient has one (through reshapes,
+      transposes, `x * c` with a finite constant `|c| <= 1`, `-x`,
+      `extf(x)`): an SGD step's `lr * g` is checked as the GEMM output `g`,
+      so `lr * g` is read by the unscale alone and fuses into the update
+      rather than being stored for the check. The same flag;
     - `amp.update_scale` -> `amp_rt_update_scale(...)` with the rules as
       scalar arguments;
     - `amp.keep_on_overflow` -> the inline elementwise select (no call).

@@ -25,6 +25,15 @@ Value buildInverseScaleTensor(OpBuilder &b, Location loc, Value scale);
 Value buildUnscaledGradient(OpBuilder &b, Location loc, Value grad,
                             Value inverseScale);
 
+/// The value the non-finite check of `grad` reads: `grad` itself, or the
+/// tensor it was computed from when that has an inf or nan exactly where
+/// `grad` has one, through reshapes, transposes and elementwise generics
+/// that compute x * c (c a finite splat constant with |c| <= 1), -x or
+/// extf(x) from one same-shaped input x. The flag is the same; the check
+/// then reads a tensor that exists anyway (a GEMM's output) and `grad` is
+/// left to fuse into its only other reader, the unscale.
+Value findCheckSource(Value grad);
+
 /// Drops the `amp.*` argument and result attributes of every function: the
 /// training-step contract ends with the lowering of the amp ops.
 void stripTrainingStepAttributes(ModuleOp module);

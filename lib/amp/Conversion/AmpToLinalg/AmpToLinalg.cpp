@@ -13,7 +13,10 @@
 //                          tensor alone), chained from gradient to gradient,
 //                          and found = !(max <= FLT_MAX) once at the end
 //                          (maximumf propagates nan, so nan and inf both
-//                          fail the test);
+//                          fail the test); it reads findCheckSource(g),
+//                          the tensor g was computed from when that has
+//                          inf / nan exactly where g has (lr * g is checked
+//                          as g), so that g is read by the unscale alone;
 //   amp.update_scale       the scale rules on extracted scalars, all selects
 //                          (no control flow, nothing leaves the device);
 //   amp.keep_on_overflow   an elementwise select reading the flag as a
@@ -36,9 +39,11 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include <cmath>
 #include <limits>
 
 namespace mlir::amp {
@@ -136,6 +141,94 @@ Value mlir::amp::buildUnscaledGradient(OpBuilder &b, Location loc, Value grad,
                linalg::YieldOp::create(nb, l, chosen);
              })
       .getResult(0);
+}
+
+/// True for a finite float constant c with |c| <= 1 (a scalar or a splat):
+/// x * c is then inf or nan exactly when x is (|x * c| <= |x| cannot
+/// overflow; inf * 0 is nan).
+static bool isFiniteAtMostOne(Value value) {
+  Attribute attr;
+  if (!matchPattern(value, m_Constant(&attr)))
+    return false;
+  std::optional<APFloat> c;
+  if (auto scalar = dyn_cast<FloatAttr>(attr))
+    c = scalar.getValue();
+  else if (auto dense = dyn_cast<DenseFPElementsAttr>(attr);
+           dense && dense.isSplat())
+    c = dense.getSplatValue<APFloat>();
+  return c && c->isFinite() && std::fabs(c->convertToDouble()) <= 1.0;
+}
+
+/// The input x of an elementwise generic computing x * c, c * x, -x or
+/// extf(x) (c as isFiniteAtMostOne) from one input of the result's shape
+/// read through the identity map; null otherwise.
+static Value nonFinitePreservingSource(linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 0 ||
+      !op.getMatchingBlockArgument(op.getDpsInitOperand(0)).use_empty())
+    return {};
+  OpOperand *source = nullptr;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    if (matchPattern(input->get(), m_Constant()))
+      continue;
+    if (source)
+      return {};
+    source = input;
+  }
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  auto sourceType =
+      source ? dyn_cast<RankedTensorType>(source->get().getType()) : nullptr;
+  if (!sourceType || sourceType.getShape() != resultType.getShape() ||
+      !op.getMatchingIndexingMap(source).isIdentity())
+    return {};
+  // The body: constants, one op on x, the yield of its result.
+  Block &body = op.getRegion().front();
+  Value x = op.getMatchingBlockArgument(source);
+  Operation *compute = body.getTerminator()->getOperand(0).getDefiningOp();
+  if (!compute || compute->getBlock() != &body ||
+      llvm::any_of(body.without_terminator(), [&](Operation &other) {
+        return &other != compute && !matchPattern(&other, m_Constant());
+      }))
+    return {};
+  // A constant operand of the body: an arith.constant, or the block
+  // argument of a constant input (any indexing map reads the same splat).
+  auto isConstant = [&](Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v);
+        arg && arg.getOwner() == &body)
+      return arg.getArgNumber() < op.getNumDpsInputs() &&
+             isFiniteAtMostOne(op.getDpsInputs()[arg.getArgNumber()]);
+    return isFiniteAtMostOne(v);
+  };
+  if (auto mul = dyn_cast<arith::MulFOp>(compute)) {
+    if ((mul.getLhs() == x && isConstant(mul.getRhs())) ||
+        (mul.getRhs() == x && isConstant(mul.getLhs())))
+      return source->get();
+    return {};
+  }
+  if (isa<arith::NegFOp, arith::ExtFOp>(compute) &&
+      compute->getOperand(0) == x)
+    return source->get();
+  return {};
+}
+
+Value mlir::amp::findCheckSource(Value grad) {
+  Value current = grad;
+  while (Operation *def = current.getDefiningOp()) {
+    Value next;
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def))
+      next = collapse.getSrc();
+    else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def))
+      next = expand.getSrc();
+    else if (auto transpose = dyn_cast<linalg::TransposeOp>(def))
+      next = transpose.getInput();
+    else if (auto generic = dyn_cast<linalg::GenericOp>(def))
+      next = nonFinitePreservingSource(generic);
+    auto type = next ? dyn_cast<RankedTensorType>(next.getType()) : nullptr;
+    if (!type || !type.hasStaticShape())
+      break;
+    current = next;
+  }
+  return current;
 }
 
 /// Elements one thread folds per stage of reduceMaxAbs.
@@ -261,8 +354,10 @@ struct LowerUnscaleAndCheck : public OpRewritePattern<UnscaleAndCheckOp> {
     for (Value grad : op.getGrads()) {
       results.push_back(buildUnscaledGradient(rewriter, loc, grad, invTensor));
       // Check: the running max of |v| over every element of every
-      // gradient (nan and inf propagate through maximumf).
-      runningMax = reduceMaxAbs(rewriter, loc, grad, runningMax);
+      // gradient (nan and inf propagate through maximumf), read where the
+      // same non-finite elements already exist (findCheckSource).
+      runningMax =
+          reduceMaxAbs(rewriter, loc, findCheckSource(grad), runningMax);
     }
     // found = !(max |v| <= FLT_MAX): inf or nan somewhere.
     auto flag = linalg::GenericOp::create(

@@ -14,7 +14,11 @@
 // computes, bit for bit. With fuse-unscale the runtime only checks each
 // gradient (dst = 0: read, never written) and the unscaled values are the
 // inline lowering's elementwise generic, which elementwise fusion later
-// folds into the optimizer update, so no unscaled copy is ever stored.
+// folds into the optimizer update, so no unscaled copy is ever stored. The
+// check then reads findCheckSource(g) (AmpToLinalg.h): for an SGD step's
+// lr * g that is the GEMM's output g, which exists anyway, and lr * g, read
+// by the unscale alone, fuses into the update instead of being stored for
+// the runtime to read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -77,9 +81,13 @@ struct UnscaleToRuntime : public OpRewritePattern<UnscaleAndCheckOp> {
       inverse = buildInverseScaleTensor(rewriter, loc, op.getScale());
     SmallVector<Value> results;
     for (auto [grad, result] : llvm::zip(op.getGrads(), op.getUnscaled())) {
-      auto type = cast<RankedTensorType>(grad.getType());
-      Value src = readBuffer(rewriter, loc, grad);
       // Check only (dst = 0) and unscale inline, or unscale into a copy.
+      // Checking only, the runtime reads the tensor that has the gradient's
+      // inf / nan elements and already exists (a GEMM's output rather than
+      // lr * g): g then has one reader, the unscale, and fuses into it.
+      Value checked = fuseUnscale ? findCheckSource(grad) : grad;
+      auto type = cast<RankedTensorType>(checked.getType());
+      Value src = readBuffer(rewriter, loc, checked);
       Value dst = fuseUnscale ? Value() : allocFor(rewriter, loc, type);
       call(rewriter, loc, module, "amp_rt_unscale_add",
            {pointerOf(rewriter, loc, src),
