@@ -131,6 +131,7 @@ fuzz: build
 ASAN_BUILD   ?= build-asan
 ASAN_TESTS   ?= Policy Transforms Pipelines Conversion/AmpToLinalg Conversion/CPU/vectorize.mlir \
                 Conversion/CPU/widen-contraction-operands.mlir Conversion/CPU/approximate-tanh-run.mlir \
+                Conversion/CPU/check-in-update.mlir \
                 Conversion/AmpToRuntime/unscale.mlir Conversion/AmpToRuntime/check-source.mlir \
                 Dialect Tools/amp-opt fuzz
 # UndefinedBehaviorSanitizer too, every report fatal (-fno-sanitize-recover).

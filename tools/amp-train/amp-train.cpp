@@ -112,8 +112,9 @@ static cl::opt<bool> allowTF32(
     cl::init(false), cl::cat(category));
 static cl::opt<AmpOpsLowering> lowering(
     "lowering",
-    cl::desc("How the amp ops lower (default: runtime, the runtime's fused "
-             "unscale-and-check and scale update, faster on both devices)"),
+    cl::desc("How the amp ops lower on a GPU, and on the CPU with "
+             "--check-in-update=false (default: runtime, the runtime's "
+             "fused unscale-and-check and scale update)"),
     cl::values(clEnumValN(AmpOpsLowering::Inline, "inline",
                           "linalg (amp-lower-to-linalg)"),
                clEnumValN(AmpOpsLowering::Runtime, "runtime",
@@ -122,10 +123,19 @@ static cl::opt<AmpOpsLowering> lowering(
     cl::init(AmpOpsLowering::Runtime), cl::cat(category));
 static cl::opt<bool> fuseUnscale(
     "fuse-unscale",
-    cl::desc("CPU, --lowering=runtime: the runtime only checks the gradients "
+    cl::desc("CPU, --check-in-update=false --lowering=runtime: the runtime "
+             "only checks the gradients "
              "for inf / nan and the unscaling fuses into the optimizer "
              "update (no unscaled copy is stored); false: the runtime "
              "writes unscaled copies"),
+    cl::init(true), cl::cat(category));
+static cl::opt<bool> checkInUpdate(
+    "check-in-update",
+    cl::desc("CPU (default): each gradient's inf / nan check runs inside "
+             "its optimizer-update loop, so every gradient is read once per "
+             "step, and the guarded results are picked whole; the amp ops "
+             "lower inline (--lowering and --fuse-unscale do not apply). "
+             "Ignored with --device=cuda"),
     cl::init(true), cl::cat(category));
 
 static cl::opt<bool>
@@ -218,6 +228,7 @@ int main(int argc, char **argv) {
   options.allowTF32 = allowTF32;
   options.cpuBlas = cpuGemm == CpuGemm::Blas;
   options.fuseUnscale = fuseUnscale;
+  options.checkInUpdate = checkInUpdate;
   if (cpuVectorBits < 0) {
     llvm::errs() << "amp-train: error: --cpu-vector-bits must be >= 0, got "
                  << cpuVectorBits << "\n";

@@ -20,12 +20,26 @@ def AmpLowerToLinalgPass : Pass<"amp-lower-to-linalg", "::mlir::ModuleOp"> {
     - `amp.update_scale`: scalar arith on the extracted state, PyTorch's
       `_amp_update_scale_` rules plus the backoff interval, floor and
       ceiling;
-    - `amp.keep_on_overflow`: `arith.select` on the extracted flag.
+    - `amp.keep_on_overflow`: an elementwise select reading the flag.
+
+    With `check-in-update` (the CPU pipeline's form) the check and the guards
+    are laid out for `amp-cpu-check-in-update`: per gradient, a full
+    or-reduction of `!isfinite` over `findCheckSource(g)` to its own
+    `tensor<i1>` (one loop, in order; no staging), the flags or-ed as
+    scalars; and each `amp.keep_on_overflow` an `scf.if` on the flag that
+    yields the previous or the updated tensor whole (no loop: after
+    bufferization one of two buffers is picked). Same flags, same results.
   }];
+  let options = [
+    Option<"checkInUpdate", "check-in-update", "bool", /*default=*/"false",
+           "One or-reduction per gradient, for fusion into the optimizer "
+           "update's loop, and guards that pick a whole tensor (scf.if)">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
   ];
 }
@@ -106,6 +120,25 @@ def AmpCpuWidenContractionOperandsPass
     "::mlir::linalg::LinalgDialect",
     "::mlir::tensor::TensorDialect",
   ];
+}
+
+def AmpCpuCheckInUpdatePass
+    : Pass<"amp-cpu-check-in-update", "::mlir::func::FuncOp"> {
+  let summary = "Merge each gradient's inf / nan check into its update loop";
+  let description = [{
+    On tensors, after `amp-lower-to-linalg{check-in-update}` and elementwise
+    fusion. Each gradient's flag (a `linalg.generic` or-reducing
+    `!isfinite` over a tensor into a `tensor<i1>`, every loop a reduction)
+    is merged into the all-parallel `linalg.generic` after it that reads the
+    same elements (the tensor, or a reshape or transpose of it): the merged
+    op has the update's inputs and outputs plus the flag, every loop a
+    reduction, and computes both in one pass, so the optimizer reads each
+    gradient once per step instead of twice. The scalar ops that combine
+    the flags and the guards (`scf.if`) that use them move below it; when
+    one of them has memory effects, or no such update exists, the flag
+    stays a loop of its own. Same flags, same results.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
 def AmpCpuApproximateTanhPass

@@ -65,6 +65,15 @@ struct AmpCpuPipelineOptions
                      "the optimizer update (amp-lower-to-runtime{"
                      "fuse-unscale}); no unscaled copy is stored"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> checkInUpdate{
+      *this, "check-in-update",
+      llvm::cl::desc("The amp ops lower inline with each gradient's inf / nan "
+                     "check merged into its optimizer-update loop and the "
+                     "guards picking whole tensors (amp-lower-to-linalg{"
+                     "check-in-update}, amp-cpu-check-in-update): every "
+                     "gradient read once; `lowering` and `fuse-unscale` "
+                     "then do not apply"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> emitCInterface{
       *this, "emit-c-interface",
       llvm::cl::desc("Give every public function an _mlir_ciface_ wrapper"),

@@ -80,6 +80,11 @@ struct TrainingRunnerOptions {
   /// fuse-unscale). The CUDA step keeps the runtime's unscaled copies (the
   /// fused form has not run on a GPU yet).
   bool fuseUnscale = true;
+  /// CPU: each gradient's inf / nan check runs inside its optimizer-update
+  /// loop (amp-cpu-pipeline's check-in-update; the amp ops lower inline
+  /// then, whatever `lowering` says). amp-train turns it on by default; the
+  /// C API and Python keep `lowering`. The CUDA step ignores it.
+  bool checkInUpdate = false;
   /// CPU: the loops left after the GEMM calls are tiled and vectorised for
   /// registers of this many bits (amp-cpu-vectorize); 0: scalar loops.
   int64_t cpuVectorBits = 256;

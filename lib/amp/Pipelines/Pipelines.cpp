@@ -112,10 +112,14 @@ void mlir::amp::buildAmpTensorInputPipeline(OpPassManager &pm) {
 /// and buffer deallocation.
 static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering,
                                     bool fuseUnscale, bool gemmCalls,
-                                    bool gpu) {
+                                    bool gpu, bool checkInUpdate = false) {
   // Tensors: TOSA and the amp ops to linalg.
   addTosaToLinalgPasses(pm);
-  if (runtimeLowering) {
+  if (checkInUpdate) {
+    AmpLowerToLinalgPassOptions inlineOptions;
+    inlineOptions.checkInUpdate = true;
+    pm.addPass(createAmpLowerToLinalgPass(inlineOptions));
+  } else if (runtimeLowering) {
     AmpLowerToRuntimePassOptions runtime;
     runtime.fuseUnscale = fuseUnscale;
     pm.addPass(createAmpLowerToRuntimePass(runtime));
@@ -125,6 +129,9 @@ static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering,
   pm.addNestedPass<func::FuncOp>(createLinalgFoldUnitExtentDimsPass());
   pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
+  // Each gradient's check into the update loop that reads it.
+  if (checkInUpdate)
+    pm.addNestedPass<func::FuncOp>(createAmpCpuCheckInUpdatePass());
   // Contractions that become GEMM calls read transposed operands in place
   // (a BLAS transpose flag, no transpose loop).
   if (gemmCalls)
@@ -156,7 +163,7 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
     pm.addPass(createAmpEmitCInterfacePass());
   addTensorToBufferPasses(pm, StringRef(options.lowering) == "runtime",
                           options.fuseUnscale, /*gemmCalls=*/options.blas,
-                          /*gpu=*/false);
+                          /*gpu=*/false, options.checkInUpdate);
   // Contractions to the runtime's GEMM (oneDNN / OpenBLAS), the rest to loops.
   if (options.blas)
     pm.addPass(createAmpLowerContractionsToRuntimePass());

@@ -276,6 +276,7 @@ LogicalResult TrainingRunner::lower(func::FuncOp fn,
     if (options.lowering == AmpOpsLowering::Runtime)
       cpu.lowering = "runtime";
     cpu.fuseUnscale = options.fuseUnscale;
+    cpu.checkInUpdate = options.checkInUpdate;
     cpu.blas = options.cpuBlas;
     cpu.vectorBits = options.cpuVectorBits;
     buildAmpCpuPipeline(pm, cpu);

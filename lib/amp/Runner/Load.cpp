@@ -217,6 +217,8 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
                            std::to_string(static_cast<int>(options.lowering)) +
                            " fuse-unscale=" +
                            std::to_string(options.fuseUnscale) +
+                           " check-in-update=" +
+                           std::to_string(options.checkInUpdate) +
                            " blas=" + std::to_string(options.cpuBlas) +
                            " vector-bits=" +
                            std::to_string(options.cpuVectorBits) + " O" +

@@ -37,6 +37,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Matchers.h"
@@ -331,6 +332,37 @@ static Value reduceMaxAbs(OpBuilder &b, Location loc, Value tensor,
       .getResult(0);
 }
 
+/// !isfinite(v) (v widened to f32) or-ed over every element of `tensor`
+/// into a fresh tensor<i1>: one linalg.generic whose loops are all
+/// reductions, for amp-cpu-check-in-update to merge into a loop that reads
+/// `tensor` anyway.
+static Value buildNonFiniteFlag(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  unsigned rank = type.getRank();
+  Value init =
+      linalg::FillOp::create(
+          b, loc,
+          arith::ConstantOp::create(b, loc, b.getBoolAttr(false)).getResult(),
+          tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, b.getI1Type())
+              .getResult())
+          .getResult(0);
+  SmallVector<utils::IteratorType> reduction(rank,
+                                             utils::IteratorType::reduction);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{tensor},
+             ValueRange{init},
+             ArrayRef<AffineMap>{b.getMultiDimIdentityMap(rank),
+                                 AffineMap::get(rank, 0, b.getContext())},
+             reduction,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               Value bad = isNonFinite(nb, l, toF32(nb, l, args[0]));
+               linalg::YieldOp::create(
+                   nb, l,
+                   ValueRange{arith::OrIOp::create(nb, l, args[1], bad)});
+             })
+      .getResult(0);
+}
+
 namespace {
 struct LowerUnscaleAndCheck : public OpRewritePattern<UnscaleAndCheckOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -475,13 +507,63 @@ struct LowerKeepOnOverflow : public OpRewritePattern<KeepOnOverflowOp> {
   }
 };
 
+/// check-in-update: per gradient its own flag (buildNonFiniteFlag over
+/// findCheckSource(g)), the flags or-ed as scalars.
+struct LowerUnscaleAndCheckInUpdate
+    : public OpRewritePattern<UnscaleAndCheckOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(UnscaleAndCheckOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value invTensor = buildInverseScaleTensor(rewriter, loc, op.getScale());
+    SmallVector<Value> results, flags;
+    for (Value grad : op.getGrads()) {
+      results.push_back(buildUnscaledGradient(rewriter, loc, grad, invTensor));
+      flags.push_back(buildNonFiniteFlag(rewriter, loc, findCheckSource(grad)));
+    }
+    Value found = extractScalar(rewriter, loc, flags.front());
+    for (Value flag : ArrayRef<Value>(flags).drop_front())
+      found = arith::OrIOp::create(rewriter, loc, found,
+                                   extractScalar(rewriter, loc, flag));
+    results.push_back(wrapScalar(rewriter, loc, found));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+/// check-in-update: the previous or the updated tensor, picked whole by an
+/// scf.if on the flag (after bufferization, one of two buffers; no loop).
+struct LowerKeepOnOverflowToIf : public OpRewritePattern<KeepOnOverflowOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(KeepOnOverflowOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value found = extractScalar(rewriter, loc, op.getFoundInf());
+    auto pick = scf::IfOp::create(
+        rewriter, loc, found,
+        [&](OpBuilder &b, Location l) {
+          scf::YieldOp::create(b, l, op.getPrevious());
+        },
+        [&](OpBuilder &b, Location l) {
+          scf::YieldOp::create(b, l, op.getUpdated());
+        });
+    rewriter.replaceOp(op, pick.getResults());
+    return success();
+  }
+};
+
 struct AmpLowerToLinalgPass
     : public amp::impl::AmpLowerToLinalgPassBase<AmpLowerToLinalgPass> {
   using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateAmpScaleOpsToLinalgPatterns(patterns);
-    populateAmpKeepOnOverflowToLinalgPatterns(patterns);
+    if (checkInUpdate)
+      patterns.add<LowerUnscaleAndCheckInUpdate, LowerUpdateScale,
+                   LowerKeepOnOverflowToIf>(&getContext());
+    else {
+      populateAmpScaleOpsToLinalgPatterns(patterns);
+      populateAmpKeepOnOverflowToLinalgPatterns(patterns);
+    }
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))) ||
         failed(checkNoAmpOpsLeft(getOperation(), getArgument())))
       return signalPassFailure();

@@ -21,13 +21,17 @@
 // Ops whose innermost loop is a reduction (a row sum walking contiguous
 // memory) keep their scalar loops: a vector reduction reassociates the f32
 // sum, which changes results against the f32 reference; LLVM keeps their
-// loops in order too. Ops the vectoriser cannot take (a body that loads from
+// loops in order too. The exception is an op whose only accumulation is an
+// exact integer one (amp-cpu-check-in-update's or-ed inf / nan flag beside
+// an update written per element): any order gives the same bits, and it is
+// tiled and vectorised like a parallel op. Ops the vectoriser cannot take (a body that loads from
 // memory, a dynamic shape) keep their loops as well. The result is the same
 // computation, element for element, in the same order per element.
 //
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -47,6 +51,26 @@ namespace mlir::amp {
 
 using namespace mlir;
 
+/// True when every output that accumulates across loops does it with one
+/// exact integer op (amp-cpu-check-in-update's or-ed flag): any order of
+/// the reduction gives the same result, so a vector reduction may
+/// reassociate it. Outputs indexed by every loop are written per element.
+static bool hasOnlyExactReductions(linalg::LinalgOp op) {
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    if (op.getMatchingIndexingMap(&init).isPermutation())
+      continue;
+    SmallVector<Operation *> combiners;
+    if (!matchReduction(op.getRegionOutputArgs(),
+                        init.getOperandNumber() - op.getNumDpsInputs(),
+                        combiners) ||
+        combiners.size() != 1 ||
+        !isa<arith::OrIOp, arith::AndIOp, arith::XOrIOp, arith::MaxSIOp,
+             arith::MinSIOp, arith::MaxUIOp, arith::MinUIOp>(combiners[0]))
+      return false;
+  }
+  return true;
+}
+
 /// The innermost tile size for `op` (see the file comment); 0 when `op` is
 /// not a candidate.
 static int64_t innerTileSize(linalg::LinalgOp op, int64_t vectorBits) {
@@ -54,7 +78,8 @@ static int64_t innerTileSize(linalg::LinalgOp op, int64_t vectorBits) {
       op.getNumDpsInits() == 0)
     return 0;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  if (iterators.back() != utils::IteratorType::parallel)
+  if (iterators.back() != utils::IteratorType::parallel &&
+      !hasOnlyExactReductions(op))
     return 0;
   SmallVector<int64_t> sizes = op.getStaticLoopRanges();
   if (llvm::any_of(sizes, ShapedType::isDynamic))
@@ -127,6 +152,34 @@ static bool vectorizeOne(RewriterBase &rewriter, linalg::LinalgOp op,
 }
 
 namespace {
+/// A vector.multi_reduction of integers over every dimension (the or-ed
+/// flag of an exact reduction's tile) as one vector.reduction of the
+/// flattened vector: a horizontal reduction, where upstream's inner-parallel
+/// lowering would chain one extract and op per lane.
+struct FullIntegerMultiReductionToReduction
+    : public OpRewritePattern<vector::MultiDimReductionOp> {
+  FullIntegerMultiReductionToReduction(MLIRContext *context)
+      : OpRewritePattern(context, /*benefit=*/2) {}
+  LogicalResult matchAndRewrite(vector::MultiDimReductionOp op,
+                                PatternRewriter &rewriter) const override {
+    VectorType type = op.getSourceVectorType();
+    if (type.isScalable() || !type.getElementType().isInteger() ||
+        static_cast<int64_t>(op.getReductionDims().size()) != type.getRank())
+      return failure();
+    Value flat = op.getSource();
+    if (type.getRank() != 1)
+      flat = vector::ShapeCastOp::create(
+          rewriter, op.getLoc(),
+          VectorType::get({type.getNumElements()}, type.getElementType()),
+          flat);
+    rewriter.replaceOpWithNewOp<vector::ReductionOp>(op, op.getKind(), flat,
+                                                     op.getAcc());
+    return success();
+  }
+};
+} // namespace
+
+namespace {
 struct AmpCpuVectorizePass
     : public amp::impl::AmpCpuVectorizePassBase<AmpCpuVectorizePass> {
   using Base::Base;
@@ -143,6 +196,7 @@ struct AmpCpuVectorizePass
 
     // Step 3: unit dimensions away, transfers and multi-reductions lowered.
     RewritePatternSet patterns(&getContext());
+    patterns.add<FullIntegerMultiReductionToReduction>(&getContext());
     vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
     vector::populateVectorMultiReductionLoweringPatterns(
