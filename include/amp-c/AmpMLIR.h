@@ -103,6 +103,10 @@ typedef enum AmpLowering {
   /// Calls into the amp runtime's CPU backend (amp-lower-to-runtime), which
   /// the JIT loads from the path the build recorded.
   AMP_LOWERING_RUNTIME = 1,
+  /// Inline, with each gradient's inf / nan check merged into the loop that
+  /// already reads it (amp::TrainingRunnerOptions::checkInUpdate;
+  /// amp-train's CPU default).
+  AMP_LOWERING_CHECK_IN_UPDATE = 2,
 } AmpLowering;
 
 /// How a trainer compiles its step (amp::TrainingRunnerOptions). Initialise

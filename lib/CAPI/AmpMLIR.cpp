@@ -481,13 +481,18 @@ convertOptions(const AmpTrainerOptions &in, std::string &why) {
       convertEnum(in.precision, Precision::bf16, "precision", why);
   std::optional<LossScalingChoice> lossScaling = convertEnum(
       in.lossScaling, LossScalingChoice::None, "loss-scaling choice", why);
+  // AMP_LOWERING_CHECK_IN_UPDATE: the inline lowering, check in update.
+  bool checkInUpdate = in.lowering == AMP_LOWERING_CHECK_IN_UPDATE;
   std::optional<AmpOpsLowering> lowering =
-      convertEnum(in.lowering, AmpOpsLowering::Runtime, "lowering", why);
+      checkInUpdate
+          ? AmpOpsLowering::Inline
+          : convertEnum(in.lowering, AmpOpsLowering::Runtime, "lowering", why);
   if (!precision || !lossScaling || !lowering)
     return failure();
   out.precision = *precision;
   out.amp.lossScaling = *lossScaling;
   out.lowering = *lowering;
+  out.checkInUpdate = checkInUpdate;
 #define AMP_LOSS_SCALING_RULE(field, argument, type, description)             \
   out.amp.rules.field = in.field;
 #include "amp/Config/LossScalingRules.def"

@@ -11,7 +11,7 @@ import numpy as np
 
 _PRECISIONS = {"fp32": 0, "f32": 0, "f16": 1, "bf16": 2}
 _LOSS_SCALING = {"auto": 0, "dynamic": 1, "static": 2, "none": 3}
-_LOWERINGS = {"inline": 0, "runtime": 1}
+_LOWERINGS = {"inline": 0, "runtime": 1, "check-in-update": 2}
 
 
 @dataclass(frozen=True)
@@ -52,9 +52,12 @@ class Trainer:
     ``amp.init`` hint (drawn with ``seed``) and, when ``inputs_dir`` is given, from
     ``inputs_dir/arg<N>.npy``. With ``initialize=False`` every argument starts out zero, the loss-scale
     state included (for steps whose arguments have no hints: set them all, or call :meth:`reset`).
-    ``lowering`` is amp-train's ``--lowering``: ``"inline"`` (linalg) or
-    ``"runtime"`` (the default: calls into the amp runtime's CPU backend, libamp_runtime_cpu.so, found next to the
-    native module, in the build tree and in a wheel alike, or in ``$AMP_RUNTIME_DIR``). Errors raise
+    ``lowering`` is how the amp ops lower: ``"check-in-update"`` (the default, amp-train's CPU default
+    ``--check-in-update``: inline, each gradient's inf / nan check inside the loop that already reads it),
+    or amp-train's ``--lowering`` with ``--check-in-update=false``: ``"inline"`` (linalg) or ``"runtime"``
+    (calls into the amp runtime's CPU backend). Every lowering gives the same numbers, bit for bit.
+    Contractions call the runtime's GEMM in all three, so libamp_runtime_cpu.so is found next to the
+    native module, in the build tree and in a wheel alike, or in ``$AMP_RUNTIME_DIR``. Errors raise
     :class:`amp_mlir.MLIRError` with located diagnostics.
 
     ``trainer.run(steps, inputs_dir=...)`` on a new trainer prints the same numbers as
@@ -63,7 +66,7 @@ class Trainer:
 
     def __init__(self, ir_text: str, precision: str = "f16", *, loss_scaling: str = "auto",
                  policy: str | os.PathLike | None = None, seed: int = 0,
-                 entry: str | None = None, opt_level: int = 2, lowering: str = "runtime",
+                 entry: str | None = None, opt_level: int = 2, lowering: str = "check-in-update",
                  inputs_dir: str | os.PathLike | None = None, initialize: bool = True,
                  source_name: str = "<input>", **rules):
         from . import _require_native

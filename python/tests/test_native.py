@@ -149,11 +149,13 @@ def _assert_rows_identical(cli_rows, py_rows):
 
 @pytest.mark.parametrize("precision, poison, lowering", [
     ("fp32", (), "inline"), ("f16", (), "inline"), ("f16", (3, 4, 11), "inline"), ("bf16", (), "inline"),
-    ("f16", (3, 4, 11), "runtime")])
+    ("f16", (3, 4, 11), "runtime"), ("f16", (3, 4, 11), "check-in-update"), ("bf16", (), "check-in-update")])
 def test_trainer_matches_amp_train(amp_mlir_native, amp_tools, mlp_sgd, tmp_path, precision, poison, lowering):
     path, _ = mlp_sgd
     # The same lowering on both sides (amp-train's CPU default is --check-in-update).
-    extra = ["--dump", str(tmp_path / "dump"), f"--lowering={lowering}", "--check-in-update=false"]
+    extra = ["--dump", str(tmp_path / "dump")]
+    extra += (["--check-in-update=true"] if lowering == "check-in-update"
+              else [f"--lowering={lowering}", "--check-in-update=false"])
     if poison:
         extra.append("--poison-step=" + ",".join(map(str, poison)))
     cli = _amp_train(amp_tools, path, precision, *extra)
