@@ -94,8 +94,10 @@ static cl::opt<std::string>
                cl::init(""), cl::cat(category));
 static cl::opt<std::string>
     lowering("lowering",
-             cl::desc("How the amp ops lower: inline or runtime (default: "
-                      "inline on cpu, runtime on cuda)"),
+             cl::desc("How the amp ops lower: inline, runtime, or (cpu) "
+                      "check-in-update, inline with each gradient's inf / nan "
+                      "check inside the loop that reads it (default: "
+                      "check-in-update on cpu, runtime on cuda)"),
              cl::init(""), cl::cat(category));
 
 /// Writes the PTX of every gpu.binary object (format isa) to `os`.
@@ -157,11 +159,19 @@ int main(int argc, char **argv) {
                     "(iree-compile takes it from there)\n";
     return EXIT_FAILURE;
   }
-  StringRef loweringMode = lowering.empty()
-                               ? (target == Target::CUDA ? "runtime" : "inline")
-                               : StringRef(lowering);
-  if (loweringMode != "inline" && loweringMode != "runtime") {
-    llvm::errs() << "amp-compile: --lowering must be inline or runtime\n";
+  StringRef loweringMode =
+      lowering.empty()
+          ? (target == Target::CUDA ? "runtime" : "check-in-update")
+          : StringRef(lowering);
+  if (loweringMode != "inline" && loweringMode != "runtime" &&
+      loweringMode != "check-in-update") {
+    llvm::errs() << "amp-compile: --lowering must be inline, runtime or "
+                    "check-in-update\n";
+    return EXIT_FAILURE;
+  }
+  if (loweringMode == "check-in-update" && target == Target::CUDA) {
+    llvm::errs() << "amp-compile: --lowering=check-in-update is a CPU "
+                    "lowering (--target=cpu)\n";
     return EXIT_FAILURE;
   }
 
@@ -215,7 +225,8 @@ int main(int argc, char **argv) {
     buildAmpTensorInputPipeline(pm);
   } else if (target == Target::CPU) {
     AmpCpuPipelineOptions cpu;
-    cpu.lowering = loweringMode.str();
+    cpu.checkInUpdate = loweringMode == "check-in-update";
+    cpu.lowering = cpu.checkInUpdate ? "inline" : loweringMode.str();
     buildAmpCpuPipeline(pm, cpu);
   } else {
     AmpGpuPipelineOptions gpu;
