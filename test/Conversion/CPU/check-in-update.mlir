@@ -127,6 +127,38 @@ func.func @loop_first(%x: tensor<8x2xf32>) -> (tensor<8x2xf32>, tensor<i1>) {
   return %y, %flag : tensor<8x2xf32>, tensor<i1>
 }
 
+// The flag reads a value defined after the loop (a bound from an argument):
+// it cannot move there, and stays a loop of its own.
+// MERGE-LABEL: func.func @captured(
+// MERGE: linalg.generic {{.*}}iterator_types = ["parallel"]} ins(%arg0 : tensor<8xf32>)
+// MERGE: %[[LIM:.*]] = tensor.extract %arg1[]
+// MERGE: linalg.generic {{.*}}iterator_types = ["reduction"]} ins(%arg0 : tensor<8xf32>) outs(%{{.*}} : tensor<i1>)
+// MERGE: arith.cmpf ole, %{{.*}}, %[[LIM]]
+func.func @captured(%x: tensor<8xf32>, %l: tensor<f32>) -> (tensor<8xf32>, tensor<i1>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  %lim = tensor.extract %l[] : tensor<f32>
+  %false = arith.constant false
+  %ef = tensor.empty() : tensor<i1>
+  %init = linalg.fill ins(%false : i1) outs(%ef : tensor<i1>) -> tensor<i1>
+  %true = arith.constant true
+  %flag = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>], iterator_types = ["reduction"]}
+      ins(%x : tensor<8xf32>) outs(%init : tensor<i1>) {
+  ^bb0(%a: f32, %acc: i1):
+    %abs = math.absf %a : f32
+    %ok = arith.cmpf ole, %abs, %lim : f32
+    %bad = arith.xori %ok, %true : i1
+    %or = arith.ori %acc, %bad : i1
+    linalg.yield %or : i1
+  } -> tensor<i1>
+  return %y, %flag : tensor<8xf32>, tensor<i1>
+}
+
 // No loop reads the gradient (its unscaled value is unused): the flag
 // stays a loop of its own.
 // MERGE-LABEL: func.func @alone(

@@ -23,9 +23,10 @@
 //      or over every element does not depend on their order). U may come
 //      before R (the unscale, when a reshape keeps it out of the update)
 //      or after it (the update);
-//   2. check that what uses R's flag between R and U (the scalar or-chain,
-//      the guards' scf.if ops, the inline scale update) is free of memory
-//      effects, and does not include U: it will move below the merged op;
+//   2. check that what R's body reads from outside is defined before U, and
+//      that what uses R's flag between R and U (the scalar or-chain, the
+//      guards' scf.if ops, the inline scale update) is free of memory
+//      effects and does not include U: it will move below the merged op;
 //   3. build M at U: U's inputs, U's outputs plus a fresh false flag, every loop a
 //      reduction (the flag reduces over all of them; U's outputs keep their
 //      identity maps and are written per element), the body U's ops then
@@ -40,11 +41,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
-#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::amp {
@@ -201,9 +203,17 @@ struct AmpCpuCheckInUpdatePass
       if (isFlagReduction(op))
         flags.push_back(op);
     });
+    DominanceInfo dominance(getOperation());
     for (linalg::GenericOp r : flags) {
       auto [u, shared] = findUpdate(r);
       if (!u)
+        continue;
+      // R's body moves to U: what it reads from outside must be there.
+      llvm::SetVector<Value> captured;
+      getUsedValuesDefinedAbove(r.getRegion(), captured);
+      if (llvm::any_of(captured, [&](Value v) {
+            return !dominance.properlyDominates(v, u);
+          }))
         continue;
       FailureOr<SmallVector<Operation *>> users = usersToMove(r, u);
       if (failed(users))
