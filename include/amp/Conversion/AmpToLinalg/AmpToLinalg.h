@@ -25,6 +25,10 @@ Value buildInverseScaleTensor(OpBuilder &b, Location loc, Value scale);
 Value buildUnscaledGradient(OpBuilder &b, Location loc, Value grad,
                             Value inverseScale);
 
+/// `value` through tensor.collapse_shape, tensor.expand_shape and
+/// linalg.transpose: the tensor whose elements it holds, in some order.
+Value sourceOfElements(Value value);
+
 /// The value the non-finite check of `grad` reads: `grad` itself, or the
 /// tensor it was computed from when that has an inf or nan exactly where
 /// `grad` has one, through reshapes, transposes and elementwise generics

@@ -212,24 +212,35 @@ static Value nonFinitePreservingSource(linalg::GenericOp op) {
   return {};
 }
 
+Value mlir::amp::sourceOfElements(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def))
+      value = collapse.getSrc();
+    else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def))
+      value = expand.getSrc();
+    else if (auto transpose = dyn_cast<linalg::TransposeOp>(def))
+      value = transpose.getInput();
+    else
+      break;
+  }
+  return value;
+}
+
 Value mlir::amp::findCheckSource(Value grad) {
   Value current = grad;
-  while (Operation *def = current.getDefiningOp()) {
-    Value next;
-    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def))
-      next = collapse.getSrc();
-    else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def))
-      next = expand.getSrc();
-    else if (auto transpose = dyn_cast<linalg::TransposeOp>(def))
-      next = transpose.getInput();
-    else if (auto generic = dyn_cast<linalg::GenericOp>(def))
-      next = nonFinitePreservingSource(generic);
+  while (true) {
+    // Reshapes and transposes keep the elements; static shapes only (the
+    // runtime's check takes a contiguous static buffer).
+    Value moved = sourceOfElements(current);
+    if (cast<RankedTensorType>(moved.getType()).hasStaticShape())
+      current = moved;
+    auto generic = current.getDefiningOp<linalg::GenericOp>();
+    Value next = generic ? nonFinitePreservingSource(generic) : Value();
     auto type = next ? dyn_cast<RankedTensorType>(next.getType()) : nullptr;
     if (!type || !type.hasStaticShape())
-      break;
+      return current;
     current = next;
   }
-  return current;
 }
 
 /// Elements one thread folds per stage of reduceMaxAbs.

@@ -40,6 +40,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "amp/Conversion/AmpToLinalg/AmpToLinalg.h"
 #include "amp/Conversion/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Dominance.h"
@@ -55,6 +56,7 @@ namespace mlir::amp {
 } // namespace mlir::amp
 
 using namespace mlir;
+using mlir::amp::sourceOfElements;
 
 /// True for R of the file comment: one static input read through the
 /// identity map, one rank-0 i1 output, every loop a reduction, and a body
@@ -84,22 +86,6 @@ static bool isFlagReduction(linalg::GenericOp op) {
          });
 }
 
-/// `value` through reshapes and transposes: the tensor whose elements it
-/// holds, in some order.
-static Value elementsOf(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def))
-      value = collapse.getSrc();
-    else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def))
-      value = expand.getSrc();
-    else if (auto transpose = dyn_cast<linalg::TransposeOp>(def))
-      value = transpose.getInput();
-    else
-      break;
-  }
-  return value;
-}
-
 namespace {
 struct AmpCpuCheckInUpdatePass
     : public amp::impl::AmpCpuCheckInUpdatePassBase<AmpCpuCheckInUpdatePass> {
@@ -107,7 +93,7 @@ struct AmpCpuCheckInUpdatePass
 
   /// Step 1: U and the input of U holding x's elements.
   std::pair<linalg::GenericOp, OpOperand *> findUpdate(linalg::GenericOp r) {
-    Value elements = elementsOf(r.getDpsInputs()[0]);
+    Value elements = sourceOfElements(r.getDpsInputs()[0]);
     for (Operation &op : *r->getBlock()) {
       auto u = dyn_cast<linalg::GenericOp>(&op);
       if (!u || !u.hasPureTensorSemantics() ||
@@ -115,7 +101,7 @@ struct AmpCpuCheckInUpdatePass
         continue;
       for (OpOperand *input : u.getDpsInputOperands())
         if (u.getMatchingIndexingMap(input).isPermutation() &&
-            elementsOf(input->get()) == elements &&
+            sourceOfElements(input->get()) == elements &&
             getElementTypeOrSelf(input->get().getType()) ==
                 getElementTypeOrSelf(elements.getType()))
           return {u, input};
