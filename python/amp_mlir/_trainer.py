@@ -54,7 +54,7 @@ class Trainer:
     state included (for steps whose arguments have no hints: set them all, or call :meth:`reset`).
     ``lowering`` is how the amp ops lower: ``"check-in-update"`` (the default, amp-train's CPU default
     ``--check-in-update``: inline, each gradient's inf / nan check inside the loop that already reads it),
-    or amp-train's ``--lowering`` with ``--check-in-update=false``: ``"inline"`` (linalg) or ``"runtime"``
+    or amp-train's ``--lowering``: ``"inline"`` (linalg) or ``"runtime"``
     (calls into the amp runtime's CPU backend). Every lowering gives the same numbers, bit for bit.
     Contractions call the runtime's GEMM in all three, so libamp_runtime_cpu.so is found next to the
     native module, in the build tree and in a wheel alike, or in ``$AMP_RUNTIME_DIR``. Errors raise

@@ -112,9 +112,9 @@ static cl::opt<bool> allowTF32(
     cl::init(false), cl::cat(category));
 static cl::opt<AmpOpsLowering> lowering(
     "lowering",
-    cl::desc("How the amp ops lower on a GPU, and on the CPU with "
-             "--check-in-update=false (default: runtime, the runtime's "
-             "fused unscale-and-check and scale update)"),
+    cl::desc("How the amp ops lower (default: runtime on a GPU, the "
+             "runtime's fused unscale-and-check and scale update; on the "
+             "CPU --check-in-update unless --lowering is given)"),
     cl::values(clEnumValN(AmpOpsLowering::Inline, "inline",
                           "linalg (amp-lower-to-linalg)"),
                clEnumValN(AmpOpsLowering::Runtime, "runtime",
@@ -123,7 +123,7 @@ static cl::opt<AmpOpsLowering> lowering(
     cl::init(AmpOpsLowering::Runtime), cl::cat(category));
 static cl::opt<bool> fuseUnscale(
     "fuse-unscale",
-    cl::desc("CPU, --check-in-update=false --lowering=runtime: the runtime "
+    cl::desc("CPU, --lowering=runtime: the runtime "
              "only checks the gradients "
              "for inf / nan and the unscaling fuses into the optimizer "
              "update (no unscaled copy is stored); false: the runtime "
@@ -131,10 +131,10 @@ static cl::opt<bool> fuseUnscale(
     cl::init(true), cl::cat(category));
 static cl::opt<bool> checkInUpdate(
     "check-in-update",
-    cl::desc("CPU (default): each gradient's inf / nan check runs inside "
-             "its optimizer-update loop, so every gradient is read once per "
-             "step, and the guarded results are picked whole; the amp ops "
-             "lower inline (--lowering and --fuse-unscale do not apply). "
+    cl::desc("CPU (the default unless --lowering is given): each "
+             "gradient's inf / nan check runs inside its optimizer-update "
+             "loop, so every gradient is read once per step, and the "
+             "guarded results are picked whole; the amp ops lower inline. "
              "Ignored with --device=cuda"),
     cl::init(true), cl::cat(category));
 
@@ -228,7 +228,17 @@ int main(int argc, char **argv) {
   options.allowTF32 = allowTF32;
   options.cpuBlas = cpuGemm == CpuGemm::Blas;
   options.fuseUnscale = fuseUnscale;
-  options.checkInUpdate = checkInUpdate;
+  // An explicit --lowering is honoured: check-in-update is the CPU default
+  // only without one, and the two together contradict each other.
+  bool loweringGiven = lowering.getNumOccurrences() > 0;
+  if (checkInUpdate.getNumOccurrences() > 0 && checkInUpdate &&
+      loweringGiven && device != RunDevice::CUDA) {
+    llvm::errs() << "amp-train: error: --check-in-update lowers the amp ops "
+                    "itself; drop --lowering or pass --check-in-update=false\n";
+    return 1;
+  }
+  options.checkInUpdate =
+      checkInUpdate.getNumOccurrences() > 0 ? checkInUpdate : !loweringGiven;
   if (cpuVectorBits < 0) {
     llvm::errs() << "amp-train: error: --cpu-vector-bits must be >= 0, got "
                  << cpuVectorBits << "\n";

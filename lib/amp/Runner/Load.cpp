@@ -190,7 +190,9 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
     libs.push_back(AMP_C_RUNNER_UTILS);
   if (device) {
     libs.push_back(device->path);
-  } else if (options.lowering == AmpOpsLowering::Runtime || options.cpuBlas) {
+  } else if ((options.lowering == AmpOpsLowering::Runtime &&
+              !options.checkInUpdate) ||
+             options.cpuBlas) {
     // The runtime's CPU backend provides the amp_rt_* entry points.
     FailureOr<std::string> cpu =
         findRuntimeLibrary("libamp_runtime_cpu.so", entryLoc);

@@ -375,34 +375,55 @@ static Value buildNonFiniteFlag(OpBuilder &b, Location loc, Value tensor) {
 }
 
 namespace {
+/// The unscaled gradients, and the flag: one running max of |v| over every
+/// gradient (staged, GPU friendly), or with `perGradientFlags` (the
+/// check-in-update form) one or-reduction per gradient, the flags or-ed as
+/// scalars.
 struct LowerUnscaleAndCheck : public OpRewritePattern<UnscaleAndCheckOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerUnscaleAndCheck(MLIRContext *context, bool perGradientFlags)
+      : OpRewritePattern(context), perGradientFlags(perGradientFlags) {}
+  bool perGradientFlags;
+
   LogicalResult matchAndRewrite(UnscaleAndCheckOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value invTensor = buildInverseScaleTensor(rewriter, loc, op.getScale());
-    auto flagType = RankedTensorType::get({}, rewriter.getI1Type());
-    // The running max starts at 0 (|v| >= 0 for every finite v).
-    Value runningMax =
-        linalg::FillOp::create(
-            rewriter, loc,
-            arith::ConstantOp::create(rewriter, loc,
-                                      rewriter.getF32FloatAttr(0.0f))
-                .getResult(),
-            tensor::EmptyOp::create(rewriter, loc, ArrayRef<int64_t>{},
-                                    rewriter.getF32Type())
-                .getResult())
-            .getResult(0);
-    SmallVector<Value> results;
+    // The running max of |v| starts at 0 (|v| >= 0 for every finite v).
+    Value runningMax;
+    if (!perGradientFlags)
+      runningMax =
+          linalg::FillOp::create(
+              rewriter, loc,
+              arith::ConstantOp::create(rewriter, loc,
+                                        rewriter.getF32FloatAttr(0.0f))
+                  .getResult(),
+              tensor::EmptyOp::create(rewriter, loc, ArrayRef<int64_t>{},
+                                      rewriter.getF32Type())
+                  .getResult())
+              .getResult(0);
+    SmallVector<Value> results, flags;
     for (Value grad : op.getGrads()) {
       results.push_back(buildUnscaledGradient(rewriter, loc, grad, invTensor));
-      // Check: the running max of |v| over every element of every
-      // gradient (nan and inf propagate through maximumf), read where the
-      // same non-finite elements already exist (findCheckSource).
-      runningMax =
-          reduceMaxAbs(rewriter, loc, findCheckSource(grad), runningMax);
+      // The check reads where the same non-finite elements already exist
+      // (findCheckSource): its own or-reduction, or the running max of |v|
+      // over every gradient (nan and inf propagate through maximumf).
+      Value checked = findCheckSource(grad);
+      if (perGradientFlags)
+        flags.push_back(buildNonFiniteFlag(rewriter, loc, checked));
+      else
+        runningMax = reduceMaxAbs(rewriter, loc, checked, runningMax);
+    }
+    if (perGradientFlags) {
+      Value found = extractScalar(rewriter, loc, flags.front());
+      for (Value flag : ArrayRef<Value>(flags).drop_front())
+        found = arith::OrIOp::create(rewriter, loc, found,
+                                     extractScalar(rewriter, loc, flag));
+      results.push_back(wrapScalar(rewriter, loc, found));
+      rewriter.replaceOp(op, results);
+      return success();
     }
     // found = !(max |v| <= FLT_MAX): inf or nan somewhere.
+    auto flagType = RankedTensorType::get({}, rewriter.getI1Type());
     auto flag = linalg::GenericOp::create(
         rewriter, loc, TypeRange{flagType}, ValueRange{runningMax},
         ValueRange{tensor::EmptyOp::create(rewriter, loc, ArrayRef<int64_t>{},
@@ -518,30 +539,6 @@ struct LowerKeepOnOverflow : public OpRewritePattern<KeepOnOverflowOp> {
   }
 };
 
-/// check-in-update: per gradient its own flag (buildNonFiniteFlag over
-/// findCheckSource(g)), the flags or-ed as scalars.
-struct LowerUnscaleAndCheckInUpdate
-    : public OpRewritePattern<UnscaleAndCheckOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(UnscaleAndCheckOp op,
-                                PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value invTensor = buildInverseScaleTensor(rewriter, loc, op.getScale());
-    SmallVector<Value> results, flags;
-    for (Value grad : op.getGrads()) {
-      results.push_back(buildUnscaledGradient(rewriter, loc, grad, invTensor));
-      flags.push_back(buildNonFiniteFlag(rewriter, loc, findCheckSource(grad)));
-    }
-    Value found = extractScalar(rewriter, loc, flags.front());
-    for (Value flag : ArrayRef<Value>(flags).drop_front())
-      found = arith::OrIOp::create(rewriter, loc, found,
-                                   extractScalar(rewriter, loc, flag));
-    results.push_back(wrapScalar(rewriter, loc, found));
-    rewriter.replaceOp(op, results);
-    return success();
-  }
-};
-
 /// check-in-update: the previous or the updated tensor, picked whole by an
 /// scf.if on the flag (after bufferization, one of two buffers; no loop).
 struct LowerKeepOnOverflowToIf : public OpRewritePattern<KeepOnOverflowOp> {
@@ -568,10 +565,11 @@ struct AmpLowerToLinalgPass
   using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    if (checkInUpdate)
-      patterns.add<LowerUnscaleAndCheckInUpdate, LowerUpdateScale,
-                   LowerKeepOnOverflowToIf>(&getContext());
-    else {
+    if (checkInUpdate) {
+      patterns.add<LowerUnscaleAndCheck>(&getContext(),
+                                         /*perGradientFlags=*/true);
+      patterns.add<LowerUpdateScale, LowerKeepOnOverflowToIf>(&getContext());
+    } else {
       populateAmpScaleOpsToLinalgPatterns(patterns);
       populateAmpKeepOnOverflowToLinalgPatterns(patterns);
     }
@@ -585,7 +583,9 @@ struct AmpLowerToLinalgPass
 
 void mlir::amp::populateAmpScaleOpsToLinalgPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<LowerUnscaleAndCheck, LowerUpdateScale>(patterns.getContext());
+  patterns.add<LowerUnscaleAndCheck>(patterns.getContext(),
+                                     /*perGradientFlags=*/false);
+  patterns.add<LowerUpdateScale>(patterns.getContext());
 }
 
 void mlir::amp::populateAmpKeepOnOverflowToLinalgPatterns(
