@@ -129,7 +129,7 @@ fuzz: build
 # has no CUDA backend: CMake links CUDA code with the host g++, which does not
 # take clang's -shared-libsan (and the backend cannot run here anyway).
 ASAN_BUILD   ?= build-asan
-ASAN_TESTS   ?= Policy Transforms Pipelines Conversion/AmpToLinalg Conversion/CPU/vectorize.mlir \
+ASAN_TESTS   ?= Policy Transforms Pipelines Conversion/AmpToLinalg Conversion/Checks Conversion/CPU/vectorize.mlir \
                 Conversion/CPU/widen-contraction-operands.mlir Conversion/CPU/approximate-tanh-run.mlir \
                 Conversion/CPU/check-in-update.mlir \
                 Conversion/AmpToRuntime/unscale.mlir Conversion/AmpToRuntime/check-source.mlir \

@@ -384,4 +384,34 @@ def AmpCheckLoweringInputPass
   }];
 }
 
+def AmpCheckLoweredPass : Pass<"amp-check-lowered", "::mlir::ModuleOp"> {
+  let summary = "Fail, at the op, when anything but the LLVM dialect is left";
+  let description = [{
+    Runs last in `amp-cpu-pipeline` and `amp-gpu-pipeline`. Every op must be
+    translatable to LLVM IR: an `llvm.*` op, `builtin.module`, or one of
+    `allowed-ops` (the GPU pipeline keeps `gpu.binary` and
+    `gpu.launch_func`, which the GPU dialect translates itself). Anything
+    else (a `vector.extract` that no later pass lowered, a `math.erf` with
+    no lowering, an `unrealized_conversion_cast` the conversions could not
+    reconcile) is an error at the op's location, which the lowerings carry
+    over from the op of the input that produced it, so that the pipeline
+    fails instead of writing IR that only fails at translation:
+
+    ```
+    in.mlir:4:8: error: 'vector.extract' op is left after amp-cpu-pipeline:
+    it has no lowering to the LLVM dialect (3 more such ops)
+    ```
+
+    One error per kind of op left (the first in program order), with the
+    number of others of that kind.
+  }];
+  let options = [
+    ListOption<"allowedOps", "allowed-ops", "std::string",
+               "Ops besides the LLVM dialect and builtin.module that may stay "
+               "(e.g. gpu.binary,gpu.launch_func)">,
+    Option<"pipeline", "pipeline", "std::string", "\"the lowering\"",
+           "The pipeline named in the error">,
+  ];
+}
+
 #endif // AMP_CONVERSION_PASSES_TD

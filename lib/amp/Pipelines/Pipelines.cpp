@@ -196,16 +196,24 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));
 
+  // Math first: MathToLLVM takes what has an LLVM intrinsic (vectors too);
+  // MathToLibm calls libm for the rest (erf, erfc, cbrt, atan2, ...), one
+  // call per element of a vector through vector.extract / vector.insert,
+  // which VectorToLLVM below must still see.
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+
   // LLVM.
   pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  AmpCheckLoweredPassOptions check;
+  check.pipeline = "amp-cpu-pipeline";
+  pm.addPass(createAmpCheckLoweredPass(check));
 }
 
 void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
@@ -254,6 +262,11 @@ void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
   nvvm.cubinFeatures = options.features;
   nvvm.cubinFormat = options.format;
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+  // The host code: LLVM, the kernels' binary and its launches.
+  AmpCheckLoweredPassOptions check;
+  check.pipeline = "amp-gpu-pipeline";
+  check.allowedOps = {"gpu.binary", "gpu.launch_func"};
+  pm.addPass(createAmpCheckLoweredPass(check));
 }
 
 /// PassPipelineRegistration<Options> prints a bad option to llvm::errs()

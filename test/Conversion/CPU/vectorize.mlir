@@ -120,3 +120,38 @@ func.func @dynamic(%a: memref<?xf32>, %o: memref<?xf32>) {
   }
   return
 }
+
+// -----
+
+// linalg.index of an outer dimension (tosa.avg_pool2d's divisor with
+// padding): in a tile that dimension has size 1, so the index is the tile
+// loop's induction variable and the divisor one scalar per tile. (As a
+// vector.step broadcast and transposed to the tile, the cleanup patterns
+// once rewrote it forever.)
+// CHECK-LABEL: func.func @outer_index
+// CHECK: scf.for %[[H:.*]] = %c0
+// CHECK: scf.for %[[W:.*]] = %c0
+// CHECK: %[[D:.*]] = arith.subi %c3, %[[H]] : index
+// CHECK: arith.muli %[[D]], %[[W]] : index
+// CHECK: %[[F:.*]] = arith.sitofp
+// CHECK: %[[B:.*]] = vector.broadcast %[[F]] : f32 to vector<4xf32>
+// CHECK: arith.divf %{{.*}}, %[[B]] : vector<4xf32>
+// CHECK-NOT: vector.step
+// CHECK: vector.transfer_write {{.*}} : vector<4xf32>
+func.func @outer_index(%a: memref<1x4x4x4xf32>, %o: memref<1x4x4x4xf32>) {
+  %c3 = arith.constant 3 : index
+  linalg.generic {indexing_maps = [affine_map<(n, h, w, c) -> (n, h, w, c)>, affine_map<(n, h, w, c) -> (n, h, w, c)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%a : memref<1x4x4x4xf32>) outs(%o : memref<1x4x4x4xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %h = linalg.index 1 : index
+    %w = linalg.index 2 : index
+    %d = arith.subi %c3, %h : index
+    %e = arith.muli %d, %w : index
+    %i = arith.index_cast %e : index to i32
+    %f = arith.sitofp %i : i32 to f32
+    %q = arith.divf %x, %f : f32
+    linalg.yield %q : f32
+  }
+  return
+}

@@ -32,6 +32,7 @@
 
 #include "amp/Conversion/Passes.h"
 #include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -140,6 +141,23 @@ static bool vectorizeOne(RewriterBase &rewriter, linalg::LinalgOp op,
     rewriter.eraseOp(op);
     tile = tiled->tiledOps.front();
   }
+  // In the tile, the index along a dimension of size 1 is 0 (tiling has
+  // already added the tile loop's offset outside it). The vectoriser would
+  // otherwise make it a vector.step broadcast and transposed to the tile's
+  // shape, which the cleanup's broadcast and unit-dimension patterns then
+  // rewrite into each other forever (tosa.avg_pool2d's divisor with
+  // padding, a body that reads linalg.index of an outer dimension).
+  auto tileOp = cast<linalg::LinalgOp>(tile);
+  SmallVector<int64_t> tileRanges = tileOp.getStaticLoopRanges();
+  SmallVector<linalg::IndexOp> unitIndices;
+  tile->walk([&](linalg::IndexOp index) {
+    if (index.getDim() < tileRanges.size() && tileRanges[index.getDim()] == 1)
+      unitIndices.push_back(index);
+  });
+  for (linalg::IndexOp index : unitIndices) {
+    rewriter.setInsertionPoint(index);
+    rewriter.replaceOpWithNewOp<arith::ConstantIndexOp>(index, 0);
+  }
   rewriter.setInsertionPoint(tile);
   FailureOr<linalg::VectorizationResult> vectorized =
       linalg::vectorize(rewriter, tile, vectorSizes,
@@ -207,8 +225,20 @@ struct AmpCpuVectorizePass
                                                         &getContext());
     vector::TransferWriteOp::getCanonicalizationPatterns(patterns,
                                                          &getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    // A bound on the rewrites, so that patterns that keep rewriting each
+    // other's results fail the pass at the function instead of hanging it.
+    int64_t numOps = 0;
+    getOperation()->walk([&](Operation *) { ++numOps; });
+    GreedyRewriteConfig config;
+    config.setMaxNumRewrites(1000 + 100 * numOps);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     config))) {
+      getOperation()->emitError()
+          << "amp-cpu-vectorize: the vector cleanup patterns did not "
+             "converge (rerun with --cpu-vector-bits=0 / vector-bits=0 to "
+             "keep scalar loops)";
       return signalPassFailure();
+    }
   }
 };
 } // namespace

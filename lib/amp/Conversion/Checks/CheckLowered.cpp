@@ -1,0 +1,63 @@
+//===- CheckLowered.cpp - nothing but the LLVM dialect is left ------------===//
+//
+// The last pass of amp-cpu-pipeline and amp-gpu-pipeline. A conversion
+// pass leaves the ops it has no pattern for as they are and succeeds, so an
+// op that no pass of the pipeline lowers (a vector op created after
+// vector-to-llvm ran, a math op with neither an intrinsic nor a libm
+// function) used to reach the output and fail only at translation to LLVM
+// IR, far from its cause. This pass walks the module once and reports, for
+// every kind of op that is not in the LLVM dialect, builtin.module or the
+// `allowed-ops` list, the first such op at its location (the lowerings carry
+// the location of the input op they started from) with the number of
+// others, and fails the pipeline.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Conversion/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_AMPCHECKLOWEREDPASS
+#include "amp/Conversion/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+using namespace mlir::amp;
+
+namespace {
+struct AmpCheckLoweredPass
+    : public amp::impl::AmpCheckLoweredPassBase<AmpCheckLoweredPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    llvm::StringSet<> allowed;
+    for (const std::string &name : allowedOps)
+      allowed.insert(name);
+    // First op of each left-over kind, and how many of that kind.
+    llvm::MapVector<OperationName, std::pair<Operation *, unsigned>> left;
+    getOperation().walk([&](Operation *op) {
+      if (isa<ModuleOp>(op) ||
+          isa_and_present<LLVM::LLVMDialect>(op->getDialect()) ||
+          allowed.contains(op->getName().getStringRef()))
+        return;
+      auto [it, inserted] = left.try_emplace(op->getName(), op, 0u);
+      if (!inserted)
+        ++it->second.second;
+    });
+    for (auto &[name, first] : left) {
+      InFlightDiagnostic diag =
+          first.first->emitOpError()
+          << "is left after " << pipeline
+          << ": it has no lowering to the LLVM dialect";
+      if (first.second)
+        diag << " (" << first.second << " more such op"
+             << (first.second == 1 ? "" : "s") << ")";
+    }
+    if (!left.empty())
+      signalPassFailure();
+  }
+};
+} // namespace
