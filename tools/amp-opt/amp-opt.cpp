@@ -19,6 +19,7 @@
 #include "amp/Dialect/Amp/Transforms/PassOutputs.h"
 #include "amp/Dialect/Amp/Transforms/Passes.h"
 #include "amp/InitAll.h"
+#include "amp/Dialect/Amp/IR/AmpInterfaces.h"
 #include "TestGradientDialect.h"
 #include "TestPasses.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -103,6 +104,27 @@ static LogicalResult checkPassOptions(int argc, char **argv) {
   return success(ok);
 }
 
+static llvm::cl::opt<bool> listPolicyOps(
+    "amp-list-policy-ops",
+    llvm::cl::desc("Print the ops that have a default precision policy "
+                   "(an AmpPolicyOpInterface model), one per line, and exit "
+                   "(the op list of test/op-coverage)"),
+    llvm::cl::init(false));
+
+/// The registered ops with an AmpPolicyOpInterface model, sorted.
+static int printPolicyOps(DialectRegistry &registry) {
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  std::vector<std::string> names;
+  for (RegisteredOperationName name : context.getRegisteredOperations())
+    if (name.hasInterface<amp::AmpPolicyOpInterface>())
+      names.push_back(name.getStringRef().str());
+  llvm::sort(names);
+  for (const std::string &name : names)
+    llvm::outs() << name << "\n";
+  return EXIT_SUCCESS;
+}
+
 int main(int argc, char **argv) {
   DialectRegistry registry;
   amp::registerAllDialects(registry);
@@ -112,6 +134,8 @@ int main(int argc, char **argv) {
   const char *toolName = "amp-mlir optimizer driver\n";
   auto [inputFilename, outputFilename] =
       registerAndParseCLIOptions(argc, argv, toolName, registry);
+  if (listPolicyOps)
+    return printPolicyOps(registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
   if (config.shouldShowDialects() || config.shouldListPasses())
     return asMainReturnCode(

@@ -384,6 +384,50 @@ def AmpCheckLoweringInputPass
   }];
 }
 
+def AmpCpuExpandMathPass : Pass<"amp-cpu-expand-math", "::mlir::ModuleOp"> {
+  let summary = "Math ops with no LLVM or libm lowering, as ops that have one";
+  let description = [{
+    For the CPU, before the f16 / bf16 math is extended to f32 (so that the
+    thresholds are those of the op's own type):
+
+    - `math.fpowi %x, %n` becomes `math.powf %x, sitofp(%n)`: libm's `pow`
+      is exact for an integral exponent, negative bases included (upstream
+      `math-expand-ops` writes `exp(n * log(x))`, NaN for x < 0), and
+      MathToLLVM's `llvm.intr.powi` takes no vector exponent;
+    - `math.isinf %x` becomes `|x| == +inf`;
+    - `math.isnormal %x` becomes `|x| >= smallest normal && |x| < +inf`
+      (false for NaN: both comparisons are ordered).
+
+    Scalars and vectors alike.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+  ];
+}
+
+def AmpDecomposeAggregatedOpsPass
+    : Pass<"amp-decompose-aggregated-ops", "::mlir::func::FuncOp"> {
+  let summary = "linalg ops that are several ops in one (linalg.softmax) "
+                "as those ops";
+  let description = [{
+    For the CPU and GPU lowerings, on tensors: every op with
+    `AggregatedOpInterface` (upstream: `linalg.softmax`) is replaced by its
+    `decomposeOperation()`: a max reduction, a subtract-and-exp generic, a
+    sum reduction and a divide, which the rest of the pipeline lowers like
+    any linalg op. (Bufferization and the loop lowerings take no
+    `linalg.softmax`: it used to survive to the output as an
+    unrealized_conversion_cast.) The IREE input keeps `linalg.softmax`,
+    which IREE compiles itself.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def AmpCheckLoweredPass : Pass<"amp-check-lowered", "::mlir::ModuleOp"> {
   let summary = "Fail, at the op, when anything but the LLVM dialect is left";
   let description = [{

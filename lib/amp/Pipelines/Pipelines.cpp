@@ -17,6 +17,7 @@
 #include "mlir/Conversion/SCFToGPU/SCFToGPUPass.h"
 #include "mlir/Conversion/TosaToArith/TosaToArith.h"
 #include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
+#include "mlir/Conversion/TosaToSCF/TosaToSCF.h"
 #include "mlir/Conversion/TosaToTensor/TosaToTensor.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -88,6 +89,9 @@ static void addTosaToLinalgPasses(OpPassManager &pm) {
   // What the upstream lowerings cannot take is rejected first, at the op
   // (they would crash on some of it).
   pm.addPass(createAmpCheckLoweringInputPass());
+  // tosa.scatter (and TOSA control flow) has its lowering in tosa-to-scf
+  // (scf.for over tensor slices); tosa-to-linalg would reject it.
+  pm.addNestedPass<func::FuncOp>(createTosaToSCFPass());
   TosaToLinalgOptions tosaOptions;
   tosaOptions.aggressiveReduceConstant = true;
   // No TOSA level check: the 8K level counts a rank-4 tosa.pad's padding
@@ -125,6 +129,7 @@ static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering,
     pm.addPass(createAmpLowerToRuntimePass(runtime));
   } else
     pm.addPass(createAmpLowerToLinalgPass());
+  pm.addNestedPass<func::FuncOp>(createAmpDecomposeAggregatedOpsPass());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createLinalgFoldUnitExtentDimsPass());
   pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
@@ -182,6 +187,8 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
+  // fpowi, isinf, isnormal as ops that lower, in their own element type.
+  pm.addPass(createAmpCpuExpandMathPass());
   arith::ArithEmulateUnsupportedFloatsOptions emulate;
   emulate.sourceTypeStrs = {"f16", "bf16"};
   emulate.targetTypeStr = "f32";

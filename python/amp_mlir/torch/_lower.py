@@ -43,6 +43,16 @@ def _dtype_of(t) -> str:
     return I32
 
 
+def _functional_form(target):
+    """aten.sub.Tensor for aten.sub_.Tensor; None when `target` is not an in-place aten op."""
+    name = getattr(target, "_schema", None) and target._schema.name  # "aten::sub_"
+    if not name or not name.startswith("aten::") or not name.endswith("_") or name.endswith("__"):
+        return None
+    packet = getattr(aten, name[len("aten::"):-1], None)
+    overload = target._overloadname
+    return getattr(packet, overload, None) if packet is not None else None
+
+
 def _val_meta(node):
     return node.meta.get("val")
 
@@ -111,6 +121,13 @@ class Lowering:
     def run_node(self, node):
         self.node = node
         fn = _LOWERINGS.get(node.target)
+        inplace_target = None
+        if fn is None:
+            # An in-place op (aten.sub_.Tensor): its functional form, and every later user of the
+            # mutated tensor sees the result.
+            functional = _functional_form(node.target)
+            fn = _LOWERINGS.get(functional) if functional is not None else None
+            inplace_target = node.args[0] if fn is not None else None
         if fn is None:
             raise UnsupportedOpError(
                 f"{node.target} is not supported by amp_mlir.torch "
@@ -124,6 +141,8 @@ class Lowering:
             if result.shape != tuple(meta.shape):
                 raise AssertionError(f"{node.format_node()}: lowered shape {result.shape} != {tuple(meta.shape)}")
         self.env[node] = result
+        if inplace_target is not None:
+            self.env[inplace_target] = result
         return result
 
     # ======================================================================== ops
@@ -246,6 +265,19 @@ class Lowering:
     def _full(self, n):
         fill = n.args[1] if n.target != aten.new_full.default else n.args[2]
         return self.em.const(fill, _dtype_of(_val_meta(n)), shape=self.out_shape(), hint="full")
+
+    @lowers(aten.empty_like.default)
+    def _empty_like(self, n):
+        # Unspecified contents; in a traced step its only user fills it (fill_ below), e.g. the
+        # decomposed silu_backward's ones. Zeros keep the step deterministic.
+        return self.em.const(0, _dtype_of(_val_meta(n)), shape=self.out_shape(), hint="empty")
+
+    @lowers(aten.fill_.Scalar)
+    def _fill_(self, n):
+        # In place: the filled tensor is what every later user of the target sees.
+        value = self.em.const(n.args[1], _dtype_of(_val_meta(n)), shape=self.out_shape(), hint="fill")
+        self.env[n.args[0]] = value
+        return value
 
     @lowers(aten.scalar_tensor.default)
     def _scalar_tensor(self, n):
@@ -427,6 +459,34 @@ class Lowering:
         dy, x, thr = self.v(n.args[0]), self.v(n.args[1]), float(n.args[2])
         keep = em.compare("greater", x, thr, hint="active")
         return em.select(keep, dy, 0.0, hint="threshold_backward")
+
+    @lowers(aten.silu.default)
+    def _silu(self, n):
+        x = self.v(n.args[0])
+        return self.em.mul(x, self.em.sigmoid(x, hint="silu_gate"), hint="silu")
+
+    @lowers(aten.silu_backward.default)
+    def _silu_backward(self, n):
+        # d silu / dx = s (1 + x (1 - s)), s = sigmoid(x)
+        em = self.em
+        dy, x = self.v(n.args[0]), self.v(n.args[1])
+        s = em.sigmoid(x, hint="silu_gate")
+        d = em.mul(s, em.add(em.mul(x, em.sub(1.0, s)), 1.0), hint="dsilu")
+        return em.mul(dy, d, hint="silu_backward")
+
+    @lowers(aten.clamp_min.default)
+    def _clamp_min(self, n):
+        return self.em.clamp(self.v(n.args[0]), lo=float(n.args[1]), hint="clamp_min")
+
+    @lowers(aten.clamp_max.default)
+    def _clamp_max(self, n):
+        return self.em.clamp(self.v(n.args[0]), hi=float(n.args[1]), hint="clamp_max")
+
+    @lowers(aten.clamp.default)
+    def _clamp(self, n):
+        lo, hi = self.arg(1, None), self.arg(2, None)
+        return self.em.clamp(self.v(n.args[0]), lo=None if lo is None else float(lo),
+                             hi=None if hi is None else float(hi))
 
     _SQRT1_2 = 1.0 / math.sqrt(2.0)
     _GELU_BETA = math.sqrt(2.0 / math.pi)
@@ -627,6 +687,38 @@ class Lowering:
         norm = 2.0 / int(np.prod(x.shape)) if reduction == 1 else 2.0
         g = em.mul(em.to_rank(dy, x.rank), norm, hint="d_mse")
         return em.mul(em.sub(x, y, hint="diff"), g, hint="mse_loss_backward")
+
+    @lowers(aten.binary_cross_entropy.default)
+    def _bce(self, n):
+        # PyTorch: -(y log p + (1 - y) log(1 - p)), each log clamped at -100; no weight.
+        em = self.em
+        p, y = self.v(n.args[0]), self.v(n.args[1])
+        if self.kwarg("weight", 2, None) is not None:
+            self.unsupported("with a weight")
+        reduction = self.kwarg("reduction", 3, 1)
+        log_p = em.clamp(em.log(p, hint="log_p"), lo=-100.0, hint="log_p")
+        log_q = em.clamp(em.log(em.sub(1.0, p, hint="q"), hint="log_q"), lo=-100.0, hint="log_q")
+        terms = em.neg(em.add(em.mul(y, log_p), em.mul(em.sub(1.0, y), log_q)), hint="bce")
+        if reduction == 0:
+            return terms
+        s = em.reduce_sum(terms, range(terms.rank), hint="bce_sum")
+        if reduction == 1:
+            s = em.mul(s, 1.0 / int(np.prod(p.shape)), hint="bce")
+        return em.reshape(s, (), hint="bce")
+
+    @lowers(aten.binary_cross_entropy_backward.default)
+    def _bce_backward(self, n):
+        # PyTorch: dy (p - y) / max(p (1 - p), 1e-12), / numel for the mean.
+        em = self.em
+        dy, p, y = self.v(n.args[0]), self.v(n.args[1]), self.v(n.args[2])
+        if self.kwarg("weight", 3, None) is not None:
+            self.unsupported("with a weight")
+        reduction = self.kwarg("reduction", 4, 1)
+        denom = em.clamp(em.mul(p, em.sub(1.0, p)), lo=1e-12, hint="bce_denom")
+        g = em.mul(em.sub(p, y), em.reciprocal(denom), hint="d_bce")
+        if reduction == 1:
+            g = em.mul(g, 1.0 / int(np.prod(p.shape)), hint="d_bce")
+        return em.mul(g, em.to_rank(dy, p.rank), hint="binary_cross_entropy_backward")
 
     # ----------------------------------------------------------------- layer norm
     def _ln_2d(self, x: Val, normalized_shape):

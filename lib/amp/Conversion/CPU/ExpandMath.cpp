@@ -1,0 +1,104 @@
+//===- ExpandMath.cpp - the amp-cpu-expand-math pass ----------------------===//
+//
+// Three math ops reach the CPU lowering with nothing to lower them: upstream
+// MathToLLVM turns math.fpowi into llvm.intr.powi, which takes a scalar
+// exponent only (a vectorised loop gives it a vector), and nothing lowers
+// math.isinf or math.isnormal. Each is rewritten into ops that lower, in the
+// op's own element type (this runs before f16 / bf16 math is extended to
+// f32, so the smallest normal is the type's own):
+//
+//   fpowi(x, n)  ->  powf(x, sitofp(n))     exact in libm for integral n,
+//                                           negative x included
+//   isinf(x)     ->  |x| == +inf
+//   isnormal(x)  ->  |x| >= min_normal && |x| < +inf   (ordered: NaN false)
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_AMPCPUEXPANDMATHPASS
+#include "amp/Conversion/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+
+/// A constant of `type` (a float or a vector of floats) equal to `value`.
+static Value floatConstant(OpBuilder &b, Location loc, Type type,
+                           const APFloat &value) {
+  auto element = cast<FloatType>(getElementTypeOrSelf(type));
+  auto attr = FloatAttr::get(element, value);
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    return arith::ConstantOp::create(b, loc,
+                                     DenseElementsAttr::get(shaped, attr));
+  return arith::ConstantOp::create(b, loc, attr);
+}
+
+namespace {
+struct FPowIToPowF : public OpRewritePattern<math::FPowIOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::FPowIOp op,
+                                PatternRewriter &rewriter) const override {
+    Value exponent = arith::SIToFPOp::create(rewriter, op.getLoc(),
+                                             op.getLhs().getType(),
+                                             op.getRhs());
+    rewriter.replaceOpWithNewOp<math::PowFOp>(op, op.getLhs(), exponent,
+                                              op.getFastmathAttr());
+    return success();
+  }
+};
+
+struct IsInfToCompare : public OpRewritePattern<math::IsInfOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::IsInfOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type type = op.getOperand().getType();
+    auto element = cast<FloatType>(getElementTypeOrSelf(type));
+    Value abs = math::AbsFOp::create(rewriter, loc, op.getOperand());
+    Value inf = floatConstant(rewriter, loc, type,
+                              APFloat::getInf(element.getFloatSemantics()));
+    rewriter.replaceOpWithNewOp<arith::CmpFOp>(op, arith::CmpFPredicate::OEQ,
+                                               abs, inf);
+    return success();
+  }
+};
+
+struct IsNormalToCompare : public OpRewritePattern<math::IsNormalOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::IsNormalOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type type = op.getOperand().getType();
+    const llvm::fltSemantics &semantics =
+        cast<FloatType>(getElementTypeOrSelf(type)).getFloatSemantics();
+    Value abs = math::AbsFOp::create(rewriter, loc, op.getOperand());
+    Value smallest = floatConstant(rewriter, loc, type,
+                                   APFloat::getSmallestNormalized(semantics));
+    Value inf = floatConstant(rewriter, loc, type, APFloat::getInf(semantics));
+    Value large = arith::CmpFOp::create(rewriter, loc,
+                                        arith::CmpFPredicate::OGE, abs,
+                                        smallest);
+    Value finite = arith::CmpFOp::create(rewriter, loc,
+                                         arith::CmpFPredicate::OLT, abs, inf);
+    rewriter.replaceOpWithNewOp<arith::AndIOp>(op, large, finite);
+    return success();
+  }
+};
+
+struct AmpCpuExpandMathPass
+    : public amp::impl::AmpCpuExpandMathPassBase<AmpCpuExpandMathPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FPowIToPowF, IsInfToCompare, IsNormalToCompare>(
+        &getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+} // namespace
