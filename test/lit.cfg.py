@@ -60,6 +60,7 @@ tools = [
     "amp-train",
     ToolSubst("mlir-opt", unresolved="fatal"),
     ToolSubst("mlir-runner", unresolved="fatal"),
+    ToolSubst("mlir-translate", unresolved="fatal"),
     "amp-compile",
     ToolSubst("ptxas", unresolved="ignore"),
 ]

@@ -7,8 +7,9 @@ one to three text mutations (a changed type, an unranked or dynamic
 dimension, a swapped SSA use or op name, an op of an unregistered dialect, a
 deleted / duplicated / swapped line, a truncation, a flipped character ...),
 and runs it through one configuration (autocast f16/bf16, amp-pipeline,
-autocast + amp-lower-to-linalg, amp-cpu-pipeline, a mutated policy file,
-amp-train --steps 1). Every run is classified:
+autocast + amp-lower-to-linalg, amp-cpu-pipeline, amp-gpu-pipeline with
+--gpu, a mutated policy file, amp-train --steps 1). Every run is classified
+(with --mlir-translate, a pipeline's output must also translate to LLVM IR):
 
   ok               exit 0 and the output parses and verifies again
   located error    exit != 0 and the first error names FILE:LINE:COL, or the
@@ -49,6 +50,11 @@ CONFIGS = [
     ["--amp-cpu-pipeline"],
     ["--amp-autocast", "--amp-cpu-pipeline"],
     ["--amp-autocast=policy={policy}"],
+]
+# With --gpu (a CUDA toolkit for libdevice and ptxas): the GPU pipeline too.
+GPU_CONFIGS = [
+    ["--amp-gpu-pipeline=chip=sm_80"],
+    ["--amp-autocast", "--amp-gpu-pipeline=chip=sm_80 format=isa"],
 ]
 
 # Ops that can replace each other textually (same operand shape).
@@ -317,6 +323,9 @@ def main():
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per run")
     parser.add_argument("--work", required=True, help="folder for inputs and failures")
     parser.add_argument("--json", help="write the summary and failures as JSON here")
+    parser.add_argument("--gpu", action="store_true", help="also run amp-gpu-pipeline (needs CUDA)")
+    parser.add_argument("--mlir-translate", help="check that the CPU / GPU pipelines' output "
+                        "translates to LLVM IR (exit 0 with output that does not is 'invalid output')")
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     if (args.count is None) == (args.time_budget is None):
@@ -340,7 +349,7 @@ def main():
                                   weights=[w for _, w in MUTATORS])[0]
             text = mutator(rng, text, corpus)
             mutations.append(mutator.__name__[2:])
-        config = rng.choice(CONFIGS)
+        config = rng.choice(CONFIGS + (GPU_CONFIGS if args.gpu else []))
         train = args.amp_train and "amp.update_of" in text and rng.random() < 0.15
         case = os.path.join(args.work, "case-%d" % n)
         src, out = case + ".mlir", case + ".out.mlir"
@@ -367,6 +376,13 @@ def main():
             if check is None or check.returncode != 0:
                 kind = "invalid output"
                 stderr = check_err
+            elif args.mlir_translate and any("-cpu-pipeline" in a or "-gpu-pipeline" in a
+                                             for a in config):
+                check, check_err = run([args.mlir_translate, "--mlir-to-llvmir", out, "-o", os.devnull],
+                                       args.timeout)
+                if check is None or check.returncode != 0:
+                    kind = "invalid output"
+                    stderr = "mlir-translate --mlir-to-llvmir: " + check_err
         counts[kind] += 1
         record = {"case": n, "source": name, "mutations": mutations,
                   "command": " ".join(shlex.quote(c) for c in cmd), "kind": kind}

@@ -381,7 +381,23 @@ def AmpCheckLoweringInputPass
     in.mlir:5:8: error: 'tosa.resize' op operand #0 is an unranked tensor
     ('tensor<*xf32>'): the TOSA lowering needs ranked tensors
     ```
+
+    With `to-buffers` (the CPU and GPU pipelines, not the IREE input), also
+    what their buffer and LLVM lowerings cannot take:
+    - a `tensor.expand_shape` / `memref.expand_shape` that splits one
+      dimension into more than one dynamic dimension (upstream
+      expand-strided-metadata crashes on it);
+    - a vector type of more than `max-vector-elements` elements (default
+      1024: LLVM's code generation is superlinear in a vector's size, 0.6 s
+      for one bf16 add on 1024 elements, 20 s on 4096, minutes on 32768;
+      the pipeline's own vectorisation makes one register per tile).
   }];
+  let options = [
+    Option<"toBuffers", "to-buffers", "bool", "true",
+           "Also reject what the CPU / GPU buffer lowerings cannot take">,
+    Option<"maxVectorElements", "max-vector-elements", "int64_t", "1024",
+           "Largest vector (in elements) accepted in the input">,
+  ];
 }
 
 def AmpCpuExpandMathPass : Pass<"amp-cpu-expand-math", "::mlir::ModuleOp"> {
@@ -426,6 +442,24 @@ def AmpDecomposeAggregatedOpsPass
     "::mlir::math::MathDialect",
     "::mlir::tensor::TensorDialect",
   ];
+}
+
+def AmpGeneralizeElementwiseOpsPass
+    : Pass<"amp-generalize-elementwise-ops", "::mlir::func::FuncOp"> {
+  let summary = "Named elementwise linalg ops (linalg.exp, linalg.add, ...) "
+                "as linalg.generic";
+  let description = [{
+    For the IREE input (amp-tensor-input-pipeline): every named linalg op
+    whose loops are all parallel and whose maps are identities or
+    broadcasts (`linalg.abs`, `linalg.add`, `linalg.select`, ...) becomes
+    the equivalent `linalg.generic`. IREE's compiler parses linalg.generic
+    in any version; the named elementwise ops were reorganised upstream
+    (`linalg.elementwise`) and the printed generic form of one fails to
+    parse in IREE ("'linalg.yield' op expected parent op with LinalgOp
+    interface"). Contractions, convolutions, pooling, fills, copies and
+    transposes keep their names, which IREE's strategies recognise.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
 def AmpCheckLoweredPass : Pass<"amp-check-lowered", "::mlir::ModuleOp"> {

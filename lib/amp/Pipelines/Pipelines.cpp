@@ -85,10 +85,12 @@ void mlir::amp::buildAmpPipeline(OpPassManager &pm,
 }
 
 /// TOSA to linalg, arith and tensor.
-static void addTosaToLinalgPasses(OpPassManager &pm) {
+static void addTosaToLinalgPasses(OpPassManager &pm, bool toBuffers) {
   // What the upstream lowerings cannot take is rejected first, at the op
   // (they would crash on some of it).
-  pm.addPass(createAmpCheckLoweringInputPass());
+  AmpCheckLoweringInputPassOptions check;
+  check.toBuffers = toBuffers;
+  pm.addPass(createAmpCheckLoweringInputPass(check));
   // tosa.scatter (and TOSA control flow) has its lowering in tosa-to-scf
   // (scf.for over tensor slices); tosa-to-linalg would reject it.
   pm.addNestedPass<func::FuncOp>(createTosaToSCFPass());
@@ -105,8 +107,12 @@ static void addTosaToLinalgPasses(OpPassManager &pm) {
 }
 
 void mlir::amp::buildAmpTensorInputPipeline(OpPassManager &pm) {
-  addTosaToLinalgPasses(pm);
+  addTosaToLinalgPasses(pm, /*toBuffers=*/false);
   pm.addPass(createAmpLowerToLinalgPass());
+  // What IREE's compiler does not take: named elementwise ops (generics
+  // instead), math.isinf / isnormal / fpowi (no lowering in IREE).
+  pm.addNestedPass<func::FuncOp>(createAmpGeneralizeElementwiseOpsPass());
+  pm.addPass(createAmpCpuExpandMathPass());
   pm.addPass(createCanonicalizerPass());
 }
 
@@ -118,7 +124,7 @@ static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering,
                                     bool fuseUnscale, bool gemmCalls,
                                     bool gpu, bool checkInUpdate = false) {
   // Tensors: TOSA and the amp ops to linalg.
-  addTosaToLinalgPasses(pm);
+  addTosaToLinalgPasses(pm, /*toBuffers=*/true);
   if (checkInUpdate) {
     AmpLowerToLinalgPassOptions inlineOptions;
     inlineOptions.checkInUpdate = true;
@@ -189,6 +195,9 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
   pm.addPass(createSCFToControlFlowPass());
   // fpowi, isinf, isnormal as ops that lower, in their own element type.
   pm.addPass(createAmpCpuExpandMathPass());
+  // Complex arithmetic (a complex linalg.matmul's body) as real arithmetic
+  // on the parts.
+  pm.addPass(createConvertComplexToStandardPass());
   arith::ArithEmulateUnsupportedFloatsOptions emulate;
   emulate.sourceTypeStrs = {"f16", "bf16"};
   emulate.targetTypeStr = "f32";
@@ -215,6 +224,10 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertComplexToLLVMPass());
+  // The index dialect (tosa.fft2d's lowering computes its twiddle angles
+  // with index.mul).
+  pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
@@ -255,6 +268,8 @@ void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createAmpGpuMergeKernelModulesPass());
   pm.addPass(createAmpGpuAsyncChainPass());
+  // Kernels too: math.isinf / isnormal / fpowi have no NVVM lowering.
+  pm.addPass(createAmpCpuExpandMathPass());
   if (!options.nvvm)
     return;
   // Upstream NVVM lowering and serialisation. MLIR finds libdevice (for

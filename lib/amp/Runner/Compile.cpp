@@ -25,7 +25,10 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/TargetSelect.h"
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -112,6 +115,56 @@ static FailureOr<func::FuncOp> findEntry(ModuleOp module, StringRef entry) {
 }
 
 /// Checks that `type` is a statically shaped tensor the runner can hold.
+/// The machine's physical memory in bytes (0: unknown).
+static uint64_t physicalMemoryBytes() {
+  long pages = ::sysconf(_SC_PHYS_PAGES);
+  long pageSize = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && pageSize > 0
+             ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize)
+             : 0;
+}
+
+static std::string formatBytes(uint64_t bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double value = static_cast<double>(bytes);
+  unsigned unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(units)) {
+    value /= 1024;
+    ++unit;
+  }
+  return llvm::formatv("{0:f1} {1}", value, units[unit]).str();
+}
+
+/// Adds the bytes of `type` to `total`; an error at `loc` when the number
+/// overflows or the runner's buffers (arguments, their copies and results)
+/// would not fit in the machine's memory.
+static LogicalResult addBufferBytes(Location loc, RankedTensorType type,
+                                    StringRef what, unsigned index,
+                                    uint64_t &total) {
+  Type element = type.getElementType();
+  int64_t elementBytes =
+      element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
+  std::optional<int64_t> bytes = elementBytes;
+  for (int64_t size : type.getShape())
+    if (bytes)
+      bytes = llvm::checkedMul(*bytes, size);
+  uint64_t memory = physicalMemoryBytes();
+  if (!bytes || (memory && total + static_cast<uint64_t>(*bytes) > memory)) {
+    InFlightDiagnostic diag = emitError(loc)
+                              << what << " #" << index << " has type " << type
+                              << " (";
+    if (bytes)
+      diag << formatBytes(*bytes);
+    else
+      diag << "more than 2^63 bytes";
+    diag << "): the step's buffers do not fit in this machine's memory ("
+         << formatBytes(memory) << ")";
+    return failure();
+  }
+  total += static_cast<uint64_t>(*bytes);
+  return success();
+}
+
 static FailureOr<RankedTensorType> checkBufferType(func::FuncOp fn, Type type,
                                                    StringRef what,
                                                    unsigned index,
@@ -201,6 +254,25 @@ LogicalResult TrainingRunner::readContract(func::FuncOp fn) {
       ++numState;
   }
   numOriginalArgs = numArgs - numState;
+
+  // Every buffer is checked against the machine's memory before any is
+  // allocated (a 2^40-element tensor is an error, not std::bad_alloc).
+  uint64_t totalBytes = 0;
+  for (unsigned i = 0; i < numArgs; ++i) {
+    FailureOr<RankedTensorType> type = checkBufferType(
+        fn, fn.getArgumentTypes()[i], "argument", i, /*isArgument=*/true);
+    if (failed(type) || failed(addBufferBytes(fn.getArgument(i).getLoc(),
+                                              *type, "argument", i,
+                                              totalBytes)))
+      return failure();
+  }
+  for (unsigned r = 0; r < numResults; ++r) {
+    FailureOr<RankedTensorType> type = checkBufferType(
+        fn, fn.getResultTypes()[r], "result", r, /*isArgument=*/false);
+    if (failed(type) ||
+        failed(addBufferBytes(fn.getLoc(), *type, "result", r, totalBytes)))
+      return failure();
+  }
 
   arguments.clear();
   arguments.reserve(numArgs);

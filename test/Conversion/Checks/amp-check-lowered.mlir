@@ -25,3 +25,14 @@ llvm.func @erf(%v: vector<4xf32>) -> f32 {
   %5 = llvm.fadd %3, %4 : f32
   llvm.return %5 : f32
 }
+
+// -----
+
+// An op without a location (a cast a conversion made) is reported at the
+// nearest op that has one: here the producer of its operand.
+llvm.func @cast(%a: f32) -> i32 {
+  // expected-error @below {{'builtin.unrealized_conversion_cast' op is left after amp-}}
+  %0 = llvm.fadd %a, %a : f32
+  %1 = builtin.unrealized_conversion_cast %0 : f32 to i32 loc(unknown)
+  llvm.return %1 : i32
+}

@@ -8,8 +8,9 @@
 // IR, far from its cause. This pass walks the module once and reports, for
 // every kind of op that is not in the LLVM dialect, builtin.module or the
 // `allowed-ops` list, the first such op at its location (the lowerings carry
-// the location of the input op they started from) with the number of
-// others, and fails the pipeline.
+// the location of the input op they started from; for an op without one,
+// the nearest producer's, user's or parent's) with the number of others, and
+// fails the pipeline.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +27,27 @@ namespace mlir::amp {
 
 using namespace mlir;
 using namespace mlir::amp;
+
+/// `op`'s location, or where it has none (a cast that a conversion made
+/// without one), that of the nearest op that has: a producer of an operand,
+/// a user of a result, then an enclosing op.
+static Location knownLocation(Operation *op) {
+  auto known = [](Location loc) { return !isa<UnknownLoc>(loc); };
+  if (known(op->getLoc()))
+    return op->getLoc();
+  for (Value operand : op->getOperands())
+    if (Operation *producer = operand.getDefiningOp())
+      if (known(producer->getLoc()))
+        return producer->getLoc();
+  for (Operation *user : op->getUsers())
+    if (known(user->getLoc()))
+      return user->getLoc();
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp())
+    if (known(parent->getLoc()))
+      return parent->getLoc();
+  return op->getLoc();
+}
 
 namespace {
 struct AmpCheckLoweredPass
@@ -49,8 +71,8 @@ struct AmpCheckLoweredPass
     });
     for (auto &[name, first] : left) {
       InFlightDiagnostic diag =
-          first.first->emitOpError()
-          << "is left after " << pipeline
+          emitError(knownLocation(first.first))
+          << "'" << name << "' op is left after " << pipeline
           << ": it has no lowering to the LLVM dialect";
       if (first.second)
         diag << " (" << first.second << " more such op"

@@ -9,9 +9,17 @@
 // checks the one property the lowering needs, before any of it runs, and
 // reports every offending op at its location.
 //
+// For the CPU and GPU pipelines (`to-buffers`), two more: an expand_shape
+// that splits a dimension into several dynamic ones (expand-strided-metadata
+// cannot compute the strides and crashes), and vectors larger than
+// `max-vector-elements` (llc takes minutes on a 32x32x32 vector: the code
+// it generates is unrolled per element).
+//
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -31,6 +39,8 @@ struct AmpCheckLoweringInputPass
 
   void runOnOperation() override {
     bool failedAny = false;
+    if (toBuffers)
+      failedAny = failed(checkBufferLowering());
     getOperation().walk([&](Operation *op) {
       if (!isa_and_present<tosa::TosaDialect>(op->getDialect()))
         return;
@@ -50,6 +60,62 @@ struct AmpCheckLoweringInputPass
     });
     if (failedAny)
       signalPassFailure();
+  }
+
+  /// A reassociation group of `type` with more than one dynamic size.
+  template <typename ExpandOp>
+  static std::optional<unsigned> splitDynamicGroup(ExpandOp op) {
+    ArrayRef<int64_t> shape = op.getResultType().getShape();
+    for (auto [index, group] : llvm::enumerate(op.getReassociationIndices()))
+      if (llvm::count_if(group, [&](int64_t d) {
+            return ShapedType::isDynamic(shape[d]);
+          }) > 1)
+        return index;
+    return std::nullopt;
+  }
+
+  LogicalResult checkBufferLowering() {
+    bool failedAny = false;
+    auto checkVector = [&](Operation *op, Type type, StringRef what) {
+      auto vector = dyn_cast<VectorType>(type);
+      if (!vector || vector.isScalable() ||
+          vector.getNumElements() <= static_cast<int64_t>(maxVectorElements))
+        return true;
+      op->emitOpError() << what << " has type " << type << " ("
+                        << vector.getNumElements()
+                        << " elements): the CPU / GPU lowering takes vectors "
+                           "of at most "
+                        << static_cast<int64_t>(maxVectorElements)
+                        << " elements (LLVM unrolls larger ones per element)";
+      failedAny = true;
+      return false;
+    };
+    getOperation().walk([&](Operation *op) {
+      std::optional<unsigned> group;
+      if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
+        group = splitDynamicGroup(expand);
+      else if (auto expand = dyn_cast<memref::ExpandShapeOp>(op))
+        group = splitDynamicGroup(expand);
+      if (group) {
+        op->emitOpError() << "splits dimension " << *group
+                          << " into more than one dynamic dimension: the "
+                             "CPU / GPU lowering (expand-strided-metadata) "
+                             "needs at most one dynamic size per group";
+        failedAny = true;
+      }
+      for (OpResult result : op->getResults())
+        if (!checkVector(op, result.getType(),
+                         "result #" + std::to_string(result.getResultNumber())))
+          return;
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (BlockArgument argument : block.getArguments())
+            if (!checkVector(op, argument.getType(),
+                             "block argument #" +
+                                 std::to_string(argument.getArgNumber())))
+              return;
+    });
+    return failure(failedAny);
   }
 };
 } // namespace

@@ -12,8 +12,11 @@
 //      a one-iteration scf.parallel (the GPU mapping makes it a one-thread
 //      kernel); constants stay outside (kernel outlining sinks them);
 //   2. memref.alloc / memref.dealloc -> gpu.alloc / gpu.dealloc, memref.copy
-//      -> gpu.memcpy, and each memref.get_global is copied into a device
-//      buffer right after it (the global itself lives in host memory).
+//      -> gpu.memcpy (contiguous buffers) or a parallel loop of loads and
+//      stores (a strided view, which gpu.memcpy cannot copy; a loop nest in
+//      a one-thread kernel, where no gpu.memcpy can be), and each
+//      memref.get_global is copied into a device buffer right after it (the
+//      global itself lives in host memory).
 //
 // Values a wrapped run computes must not be needed by host code after it
 // (they would have to be read back): that is reported as an error.
@@ -23,7 +26,9 @@
 #include "amp/Conversion/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
@@ -140,8 +145,43 @@ struct AmpGpuHostToDevicePass
                                dealloc.getMemref());
         dealloc.erase();
       } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
-        gpu::MemcpyOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{},
-                              copy.getTarget(), copy.getSource());
+        auto sourceType = cast<MemRefType>(copy.getSource().getType());
+        auto targetType = cast<MemRefType>(copy.getTarget().getType());
+        // Inside a run wrapped in a one-thread kernel: that thread copies.
+        bool inKernel = op->getParentOfType<scf::ParallelOp>() != nullptr;
+        if (!inKernel &&
+            memref::isStaticShapeAndContiguousRowMajor(sourceType) &&
+            memref::isStaticShapeAndContiguousRowMajor(targetType)) {
+          gpu::MemcpyOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{},
+                                copy.getTarget(), copy.getSource());
+        } else {
+          // A strided view (a slice of an argument, a scatter's row): one
+          // thread per element (gpu.memcpy copies contiguous bytes only).
+          SmallVector<Value> lower, upper, steps;
+          Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+          Value one = arith::ConstantIndexOp::create(b, loc, 1);
+          for (int64_t d = 0; d < sourceType.getRank(); ++d) {
+            lower.push_back(zero);
+            steps.push_back(one);
+            upper.push_back(memref::DimOp::create(b, loc, copy.getSource(), d));
+          }
+          if (sourceType.getRank() == 0) {
+            lower.push_back(zero);
+            steps.push_back(one);
+            upper.push_back(one);
+          }
+          bool scalar = sourceType.getRank() == 0;
+          auto body = [&](OpBuilder &nested, Location l, ValueRange ivs) {
+            ValueRange indices = scalar ? ValueRange{} : ivs;
+            Value v =
+                memref::LoadOp::create(nested, l, copy.getSource(), indices);
+            memref::StoreOp::create(nested, l, v, copy.getTarget(), indices);
+          };
+          if (inKernel)
+            scf::buildLoopNest(b, loc, lower, upper, steps, body);
+          else
+            scf::ParallelOp::create(b, loc, lower, upper, steps, body);
+        }
         copy.erase();
       } else if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
         b.setInsertionPointAfter(global);
