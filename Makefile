@@ -14,7 +14,7 @@ DEB_PACKAGES := libmlir-$(LLVM_VERSION)-dev mlir-$(LLVM_VERSION)-tools \
                 libdnnl-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps py-deps py-torch py-iree asan-deps configure build demo check check-lit check-asan fuzz clean help
+.PHONY: all deps py-deps py-torch py-iree asan-deps configure build demo check check-lit check-asan fuzz op-coverage clean help
 
 all: build
 
@@ -23,6 +23,7 @@ help:
 	@echo "make check   - install missing packages, build, run every test"
 	@echo "make build   - configure (CMake + Ninja) and build into $(BUILD)/"
 	@echo "make check-asan - build amp-opt/amp-train/amp-compile with ASan+UBSan in $(ASAN_BUILD)/, run their lit tests"
+	@echo "make op-coverage - regenerate docs/OpCoverage.md (every policy op x dtype x backend)"
 	@echo "make fuzz    - mutate the fuzz corpus through amp-opt/amp-train for FUZZ_SECONDS (default 300)"
 
 # Installs the Debian packages that are missing; silent when all are present.
@@ -106,6 +107,13 @@ check: configure py-torch py-iree
 	@if ninja -C $(BUILD) -t query check-amp-python >/dev/null 2>&1; then \
 	  ninja -C $(BUILD) check-amp-python; \
 	else echo "== Python tests skipped: the module is not configured (needs python3-dev and nanobind)"; fi
+
+# The op-coverage matrix (test/op-coverage/op_coverage.py): every op of the
+# default policy x f32/f16/bf16 x cpu/gpu/iree, written to docs/OpCoverage.md.
+# `make check` regenerates it and fails if any cell differs.
+op-coverage: configure py-iree
+	@ninja -C $(BUILD) --quiet all
+	@$(PY) test/op-coverage/op_coverage.py --build $(BUILD) --write docs/OpCoverage.md
 
 # The robustness fuzzer (test/fuzz/fuzz.py) for a fixed time; `make check`
 # runs a short deterministic slice of it. Failing inputs stay in

@@ -116,4 +116,21 @@ func.func @linalg_reduce(%g: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> (tensor<4x
 // REPORT-NEXT: "op": "tosa.reduce_sum",
 // REPORT-NEXT: "precision": "f32",
 // REPORT-NEXT: "reason": "deny list",
-// REPORT: "f32_reductions_reading_low_precision": 6,
+// REPORT: "f32_reductions_reading_low_precision": 7,
+
+// A reduce_sum whose result type is less static than its input (legal TOSA:
+// tensor<1x?xf32> from tensor<4x8xf32>): the expansion keeps the static
+// sizes and a tensor.cast gives the declared type (expand_shape cannot make
+// a static size dynamic; building it crashed).
+// CHECK-LABEL: func.func @dynamic_result
+// CHECK: %[[R:.*]] = linalg.reduce ins(%{{.*}} : tensor<4x8xf16>) outs(%{{.*}} : tensor<8xf32>) dimensions = [0]
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[R]] {{\[}}[0, 1]] output_shape [1, 8] : tensor<8xf32> into tensor<1x8xf32>
+// CHECK: tensor.cast %[[E]] : tensor<1x8xf32> to tensor<1x?xf32>
+func.func @dynamic_result(%x: tensor<4x8xf32>, %w: tensor<1x8x8xf32>) -> (tensor<1x4x8xf32>, tensor<1x?xf32>) {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %s = tosa.const_shape {values = dense<[1, 4, 8]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %x3 = tosa.reshape %x, %s : (tensor<4x8xf32>, !tosa.shape<3>) -> tensor<1x4x8xf32>
+  %o = tosa.matmul %x3, %w, %zp, %zp : (tensor<1x4x8xf32>, tensor<1x8x8xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x8xf32>
+  %r = tosa.reduce_sum %x {axis = 0 : i32} : (tensor<4x8xf32>) -> tensor<1x?xf32>
+  return %o, %r : tensor<1x4x8xf32>, tensor<1x?xf32>
+}

@@ -481,7 +481,11 @@ def AmpCheckLoweredPass : Pass<"amp-check-lowered", "::mlir::ModuleOp"> {
     ```
 
     One error per kind of op left (the first in program order), with the
-    number of others of that kind.
+    number of others of that kind. Discardable attributes of other dialects
+    on LLVM ops (arith-to-llvm copies an `arith.extf`'s
+    `fastmath = #arith.fastmath<...>` onto `llvm.fpext`) are dropped first:
+    translation ignores them, but the printed output would not parse without
+    the arith dialect (mlir-translate).
   }];
   let options = [
     ListOption<"allowedOps", "allowed-ops", "std::string",

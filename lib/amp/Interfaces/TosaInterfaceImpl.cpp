@@ -122,8 +122,18 @@ struct ReduceSumModel : public CategoryModel<ReduceSumModel, tosa::ReduceSumOp,
       else
         groups[axis - 1].push_back(axis);
     }
-    return tensor::ExpandShapeOp::create(rewriter, loc, resultType,
-                                         reduce.getResult(0), groups)
+    // The expansion's type follows the reduction's (static wherever the
+    // input is), which a less static reduce_sum result type (a legal
+    // tensor<1x?xf32> for a static input) then gets through a tensor.cast;
+    // expand_shape cannot make a static size dynamic.
+    SmallVector<int64_t> expandedShape(shape);
+    expandedShape.insert(expandedShape.begin() + axis, 1);
+    auto expandedType = RankedTensorType::get(expandedShape, accType);
+    Value expanded = tensor::ExpandShapeOp::create(rewriter, loc, expandedType,
+                                                   reduce.getResult(0), groups);
+    if (expandedType == resultType)
+      return expanded.getDefiningOp();
+    return tensor::CastOp::create(rewriter, loc, resultType, expanded)
         .getOperation();
   }
 };

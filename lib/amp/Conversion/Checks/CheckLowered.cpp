@@ -10,7 +10,10 @@
 // `allowed-ops` list, the first such op at its location (the lowerings carry
 // the location of the input op they started from; for an op without one,
 // the nearest producer's, user's or parent's) with the number of others, and
-// fails the pipeline.
+// fails the pipeline. Before that it drops what arith-to-llvm leaves on
+// LLVM ops that only the arith dialect can read (a discardable
+// `fastmath = #arith.fastmath<...>` on llvm.fpext), so that the printed
+// output translates with mlir-translate too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,6 +63,26 @@ struct AmpCheckLoweredPass
       allowed.insert(name);
     // First op of each left-over kind, and how many of that kind.
     llvm::MapVector<OperationName, std::pair<Operation *, unsigned>> left;
+    // Discardable attributes of other dialects on LLVM ops (arith-to-llvm
+    // copies an arith.extf's `fastmath = #arith.fastmath<...>` onto
+    // llvm.fpext, which has no such flag): translation ignores them, but
+    // they make the printed output unreadable without the arith dialect
+    // (mlir-translate rejects it). Dropped here.
+    getOperation().walk([&](Operation *op) {
+      if (!isa_and_present<LLVM::LLVMDialect>(op->getDialect()))
+        return;
+      SmallVector<StringAttr> foreign;
+      for (NamedAttribute attr : op->getDiscardableAttrs()) {
+        Dialect *dialect = attr.getValue().getDialect().getNamespace() ==
+                                   "builtin"
+                               ? nullptr
+                               : &attr.getValue().getDialect();
+        if (dialect && !isa<LLVM::LLVMDialect>(dialect))
+          foreign.push_back(attr.getName());
+      }
+      for (StringAttr name : foreign)
+        op->removeDiscardableAttr(name);
+    });
     getOperation().walk([&](Operation *op) {
       if (isa<ModuleOp>(op) ||
           isa_and_present<LLVM::LLVMDialect>(op->getDialect()) ||
