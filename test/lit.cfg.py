@@ -66,6 +66,10 @@ tools = [
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
+# /dev/full (Linux): the write-error tests.
+if os.path.exists("/dev/full"):
+    config.available_features.add("dev-full")
+
 # GPU tests need an NVIDIA device; without one they are UNSUPPORTED, never passed.
 if shutil.which("nvidia-smi") and os.system("nvidia-smi -L >/dev/null 2>&1") == 0:
     config.available_features.add("cuda-device")

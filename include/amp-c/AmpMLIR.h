@@ -19,8 +19,9 @@
 |* parameter are owned by the caller (ampFree); strings returned by value are *|
 |* owned by the handle and live as long as it.                                *|
 |*                                                                            *|
-|* Functions are not thread-safe on the same handle; different handles may be *|
-|* used from different threads.                                               *|
+|* Calls on one AmpTrainer from several threads are serialised (initialise,  *|
+|* step, set / get argument, dump hold the handle's mutex); different handles *|
+|* run in parallel.                                                           *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 

@@ -414,6 +414,10 @@ struct ArgumentStrings {
 } // namespace
 
 struct AmpTrainer {
+  /// Calls on one trainer are serialised: the step, its arguments and the
+  /// diagnostics are one state (two threads stepping at once gave wrong
+  /// parameters without an error).
+  std::mutex mutex;
   std::unique_ptr<MLIRContext> context;
   std::unique_ptr<DiagnosticCollector> diagnostics;
   std::unique_ptr<TrainingRunner> runner;
@@ -622,6 +626,7 @@ extern "C" AmpStatus ampTrainerInitialize(AmpTrainer *trainer,
     *error = nullptr;
   if (!trainer)
     return fail(error, "ampTrainerInitialize: NULL trainer");
+  std::lock_guard<std::mutex> lock(trainer->mutex);
   trainer->diagnostics->clear();
   if (failed(trainer->runner->initializeArguments(inputsDir ? inputsDir : "")))
     return trainer->fail(error, "cannot initialise the arguments");
@@ -634,6 +639,7 @@ extern "C" AmpStatus ampTrainerStep(AmpTrainer *trainer, int poison,
     *error = nullptr;
   if (!trainer)
     return fail(error, "ampTrainerStep: NULL trainer");
+  std::lock_guard<std::mutex> lock(trainer->mutex);
   trainer->diagnostics->clear();
   FailureOr<StepResult> step = trainer->runner->step(poison != 0);
   if (failed(step))
@@ -710,6 +716,7 @@ extern "C" AmpStatus ampTrainerSetArgument(AmpTrainer *trainer, size_t index,
       lookupArgument(trainer, index, "ampTrainerSetArgument", error);
   if (failed(found))
     return AMP_FAILURE;
+  std::lock_guard<std::mutex> lock(trainer->mutex);
   const RunnerArgument &arg = **found;
   const ArgumentStrings &strings = trainer->strings[index];
   // The rules of the runner's .npy inputs (RunnerArgument::accepts).
@@ -748,6 +755,7 @@ extern "C" AmpStatus ampTrainerGetArgument(AmpTrainer *trainer, size_t index,
       lookupArgument(trainer, index, "ampTrainerGetArgument", error);
   if (failed(found))
     return AMP_FAILURE;
+  std::lock_guard<std::mutex> lock(trainer->mutex);
   trainer->runner->syncArgumentsToHost();
   const RunnerArgument &arg = **found;
   if (numBytes != arg.getNumBytes() || (numBytes && !data))
@@ -766,6 +774,7 @@ extern "C" AmpStatus ampTrainerDump(AmpTrainer *trainer, const char *dir,
     *error = nullptr;
   if (!trainer || !dir)
     return fail(error, "ampTrainerDump: NULL trainer or directory");
+  std::lock_guard<std::mutex> lock(trainer->mutex);
   trainer->diagnostics->clear();
   if (failed(trainer->runner->dump(dir)))
     return trainer->fail(error, "cannot dump the arguments");

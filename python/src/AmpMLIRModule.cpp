@@ -77,8 +77,22 @@ nb::dlpack::dtype fromAmpDType(AmpDType dtype) {
   return {static_cast<uint8_t>(Code::Float), 32, 1};
 }
 
+/// The C API takes NUL-terminated strings: a NUL inside one would cut it
+/// there silently.
+void rejectNul(const std::string &text, const char *what) {
+  size_t at = text.find('\0');
+  if (at != std::string::npos)
+    throw nb::value_error((std::string(what) + " holds a NUL character at offset " +
+                           std::to_string(at) +
+                           ": MLIR text and names cannot contain one")
+                              .c_str());
+}
+
 std::string runPipeline(const std::string &ir, const std::string &pipeline,
                         const std::string &sourceName, bool printLocations) {
+  rejectNul(ir, "the IR");
+  rejectNul(pipeline, "the pipeline");
+  rejectNul(sourceName, "the source name");
   char *output = nullptr;
   char *error = nullptr;
   AmpStatus status;
@@ -134,6 +148,10 @@ public:
           int lossScaling, const nb::dict &rules, const std::string &policyPath,
           uint64_t seed, const std::string &entry, unsigned optLevel,
           int lowering) {
+    rejectNul(ir, "the IR");
+    rejectNul(sourceName, "the source name");
+    rejectNul(policyPath, "the policy path");
+    rejectNul(entry, "the entry name");
     AmpTrainerOptions options;
     ampTrainerOptionsInit(&options);
     options.precision = static_cast<AmpPrecision>(precision);
@@ -158,6 +176,7 @@ public:
   Trainer &operator=(const Trainer &) = delete;
 
   void initialize(const std::string &inputsDir) {
+    rejectNul(inputsDir, "the inputs directory");
     char *error = nullptr;
     AmpStatus status;
     {
@@ -252,6 +271,7 @@ public:
   }
 
   void dump(const std::string &dir) {
+    rejectNul(dir, "the directory");
     char *error = nullptr;
     if (ampTrainerDump(handle, dir.c_str(), &error) != AMP_SUCCESS)
       throwError(error, "cannot dump the arguments");

@@ -36,6 +36,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include "amp/Dialect/Amp/Transforms/PassOutputs.h"
+#include <optional>
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
@@ -240,23 +242,54 @@ int main(int argc, char **argv) {
   if (failed(pm.run(*module)))
     return EXIT_FAILURE;
 
+  // A regular file is written to a temporary file next to it and renamed
+  // over it at the end (killed midway, nothing half-written is left; the
+  // next run removes the temporary file); stdout, /dev/null, a pipe are
+  // written directly.
   std::string errorMessage;
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      openOutputFile(outputFile, &errorMessage);
-  if (!output) {
-    llvm::errs() << "amp-compile: " << errorMessage << "\n";
-    return EXIT_FAILURE;
+  std::unique_ptr<llvm::ToolOutputFile> special;
+  std::optional<llvm::sys::fs::TempFile> temp;
+  std::unique_ptr<llvm::raw_fd_ostream> tempStream;
+  if (amp::isSpecialOutputPath(outputFile)) {
+    special = openOutputFile(outputFile, &errorMessage);
+    if (!special) {
+      llvm::errs() << "amp-compile: error: " << errorMessage << "\n";
+      return EXIT_FAILURE;
+    }
+  } else {
+    llvm::Expected<llvm::sys::fs::TempFile> created =
+        amp::createOutputTempFile(outputFile);
+    if (!created) {
+      llvm::errs() << "amp-compile: error: -o '" << outputFile
+                   << "': " << llvm::toString(created.takeError()) << "\n";
+      return EXIT_FAILURE;
+    }
+    temp.emplace(std::move(*created));
+    tempStream = std::make_unique<llvm::raw_fd_ostream>(temp->FD,
+                                                        /*shouldClose=*/false);
   }
+  llvm::raw_fd_ostream &out = special ? special->os() : *tempStream;
+  // On every early return: no write error left in the stream (it would end
+  // the process with LLVM ERROR), and the temporary file removed.
+  struct Cleanup {
+    llvm::raw_fd_ostream &os;
+    std::optional<llvm::sys::fs::TempFile> &temp;
+    ~Cleanup() {
+      os.clear_error();
+      if (temp)
+        llvm::consumeError(temp->discard());
+    }
+  } cleanup{out, temp};
   switch (emit) {
   case Emit::MLIR:
   case Emit::GPU:
     // iree-compile parses its own MLIR version: the generic form is the
     // stable one.
-    module->print(output->os(), OpPrintingFlags().printGenericOpForm(
+    module->print(out, OpPrintingFlags().printGenericOpForm(
                                     target == Target::IREEInput));
     break;
   case Emit::PTX:
-    if (failed(writePtx(*module, output->os())))
+    if (failed(writePtx(*module, out)))
       return EXIT_FAILURE;
     break;
   case Emit::LLVM:
@@ -269,12 +302,29 @@ int main(int argc, char **argv) {
       return EXIT_FAILURE;
     }
     if (emit == Emit::LLVM)
-      llvmModule->print(output->os(), nullptr);
-    else if (failed(writeObject(*llvmModule, output->os())))
+      llvmModule->print(out, nullptr);
+    else if (failed(writeObject(*llvmModule, out)))
       return EXIT_FAILURE;
     break;
   }
   }
-  output->keep();
+  out.flush();
+  if (std::error_code ec = out.error()) {
+    llvm::errs() << "amp-compile: error: -o '" << outputFile
+                 << "': " << ec.message() << "\n";
+    return EXIT_FAILURE;
+  }
+  if (special)
+    special->keep();
+  if (temp) {
+    tempStream.reset();
+    llvm::sys::fs::TempFile kept = std::move(*temp);
+    temp.reset();
+    if (llvm::Error err = kept.keep(outputFile)) {
+      llvm::errs() << "amp-compile: error: -o '" << outputFile
+                   << "': " << llvm::toString(std::move(err)) << "\n";
+      return EXIT_FAILURE;
+    }
+  }
   return EXIT_SUCCESS;
 }

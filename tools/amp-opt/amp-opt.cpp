@@ -173,8 +173,17 @@ int main(int argc, char **argv) {
         openOutputFile(outputFilename, &errorMessage);
     if (!output)
       return outputError(outputFilename, errorMessage);
-    if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
+    LogicalResult result =
+        MlirOptMain(output->os(), std::move(input), registry, config);
+    // A write error (-o /dev/full) is reported, and cleared: left in the
+    // stream it ends the process with LLVM ERROR.
+    output->os().flush();
+    std::error_code writeError = output->os().error();
+    output->os().clear_error();
+    if (failed(result))
       return EXIT_FAILURE;
+    if (writeError)
+      return outputError(outputFilename, writeError.message());
     if (llvm::Error err = passOutputs.commit()) {
       llvm::errs() << "amp-opt: error: " << llvm::toString(std::move(err))
                    << "\n";
@@ -191,9 +200,7 @@ int main(int argc, char **argv) {
     return outputError(outputFilename, "folder '" + parent +
                                            "' does not exist");
   llvm::Expected<llvm::sys::fs::TempFile> temp =
-      llvm::sys::fs::TempFile::create(outputFilename + ".tmp-%%%%%%",
-                                      llvm::sys::fs::all_read |
-                                          llvm::sys::fs::all_write);
+      amp::createOutputTempFile(outputFilename);
   if (!temp)
     return outputError(outputFilename, llvm::toString(temp.takeError()));
   LogicalResult result = failure();

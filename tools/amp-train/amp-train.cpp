@@ -268,7 +268,7 @@ int main(int argc, char **argv) {
   if (failed((*runner)->initializeArguments(inputsDir)))
     return EXIT_FAILURE;
 
-  llvm::raw_ostream &os = llvm::outs();
+  llvm::raw_fd_ostream &os = llvm::outs();
   for (unsigned k = 0; k < numSteps; ++k) {
     bool poison = llvm::is_contained(poisonSteps, static_cast<int64_t>(k));
     auto start = std::chrono::steady_clock::now();
@@ -286,6 +286,15 @@ int main(int argc, char **argv) {
       os << ", \"ms\": " << llvm::format("%.4f", elapsed.count());
     os << "}\n";
     os.flush();
+    // Standard output that cannot be written (a full device, a closed
+    // pipe): an error now, and cleared (left in llvm::outs() it ends the
+    // process with LLVM ERROR at exit).
+    if (std::error_code ec = os.error()) {
+      os.clear_error();
+      llvm::errs() << "amp-train: error: cannot write step " << k
+                   << " to standard output: " << ec.message() << "\n";
+      return EXIT_FAILURE;
+    }
   }
   if (!dumpDir.empty() && failed((*runner)->dump(dumpDir)))
     return EXIT_FAILURE;

@@ -11,6 +11,7 @@
 
 #include "RunnerInternal.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
@@ -212,6 +213,37 @@ LogicalResult TrainingRunner::initializeArguments(StringRef inputsDir) {
   if (!inputsDir.empty() && !llvm::sys::fs::is_directory(inputsDir))
     return emitError(Location(entryLoc))
            << "inputs directory '" << inputsDir << "' does not exist";
+  // arg<N>.npy for an N the step does not have is a mistake (a step of
+  // another model, an argument removed), not a file to skip silently. (The
+  // loss-scale state that amp-loss-scaling appends is not read from files.)
+  if (!inputsDir.empty()) {
+    std::vector<std::string> unknown;
+    std::error_code ec;
+    for (llvm::sys::fs::directory_iterator it(inputsDir, ec), end;
+         it != end && !ec; it.increment(ec)) {
+      StringRef name = llvm::sys::path::filename(it->path());
+      StringRef digits = name;
+      unsigned index;
+      if (digits.consume_front("arg") && digits.consume_back(".npy") &&
+          !digits.empty() && llvm::all_of(digits, llvm::isDigit) &&
+          (digits.getAsInteger(10, index) || index >= numOriginalArgs))
+        unknown.push_back(name.str());
+    }
+    if (!unknown.empty()) {
+      llvm::sort(unknown);
+      InFlightDiagnostic diag = emitError(Location(entryLoc))
+                                << "inputs directory '" << inputsDir
+                                << "' holds ";
+      llvm::interleaveComma(unknown, diag);
+      if (numOriginalArgs == 0)
+        diag << " but the step has no arguments";
+      else
+        diag << " but the step has " << numOriginalArgs
+             << " arguments (arg0.npy to arg" << numOriginalArgs - 1
+             << ".npy)";
+      return diag;
+    }
+  }
   if (device) {
     // Every argument is set anew on the host.
     hostIsNewer.assign(arguments.size(), true);

@@ -5,7 +5,9 @@
 // the stamp is (path, size, mtime) of the binary holding this code (amp-train,
 // the C API's Python module, ...) and of the one holding MLIR's
 // ExecutionEngine (libMLIR.so), so a rebuilt or upgraded compiler never loads
-// an object an older one wrote.
+// an object an older one wrote. Each entry ends with a trailer (magic, size,
+// xxh3 of the object): a truncated or damaged entry is not linked but
+// compiled again and overwritten.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,17 +18,25 @@
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::amp;
+
+/// A cache entry ends with "AMPJIT01", the object's size and its xxh3
+/// (little endian).
+static constexpr const char *kTrailerMagic = "AMPJIT01";
+static constexpr size_t kTrailerSize = 24;
 
 std::string mlir::amp::getJitCacheDir(StringRef requested) {
   if (!requested.empty())
@@ -92,12 +102,30 @@ CachedStep::load(StringRef objectPath, StringRef packedName,
     if (llvm::sys::DynamicLibrary::LoadLibraryPermanently(lib.c_str(),
                                                           &error))
       return failure();
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> object =
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
       llvm::MemoryBuffer::getFile(objectPath);
-  if (!object) {
-    error = object.getError().message();
+  if (!file) {
+    error = file.getError().message();
     return failure();
   }
+  // The entry is the object then its trailer (storeInJitCache): a truncated
+  // or damaged entry is refused before the JIT links it.
+  StringRef bytes = (*file)->getBuffer();
+  if (bytes.size() < kTrailerSize ||
+      !bytes.take_back(kTrailerSize).starts_with(kTrailerMagic)) {
+    error = "not a complete amp-mlir JIT cache entry (no trailer)";
+    return failure();
+  }
+  StringRef trailer = bytes.take_back(kTrailerSize).drop_front(8);
+  uint64_t size = llvm::support::endian::read64le(trailer.data());
+  uint64_t hash = llvm::support::endian::read64le(trailer.data() + 8);
+  StringRef objectBytes = bytes.drop_back(kTrailerSize);
+  if (size != objectBytes.size() || hash != llvm::xxh3_64bits(objectBytes)) {
+    error = "the JIT cache entry's checksum does not match its contents";
+    return failure();
+  }
+  std::unique_ptr<llvm::MemoryBuffer> object =
+      llvm::MemoryBuffer::getMemBufferCopy(objectBytes, objectPath);
   auto jit = llvm::orc::LLJITBuilder().create();
   if (!jit)
     return fail(jit.takeError());
@@ -107,7 +135,7 @@ CachedStep::load(StringRef objectPath, StringRef packedName,
   if (!generator)
     return fail(generator.takeError());
   (*jit)->getMainJITDylib().addGenerator(std::move(*generator));
-  if (llvm::Error err = (*jit)->addObjectFile(std::move(*object)))
+  if (llvm::Error err = (*jit)->addObjectFile(std::move(object)))
     return fail(std::move(err));
   auto symbol = (*jit)->lookup(packedName);
   if (!symbol)
@@ -128,8 +156,28 @@ void mlir::amp::storeInJitCache(ExecutionEngine &engine, StringRef path) {
     return;
   ::close(fd);
   engine.dumpToObjectFile(temp);
-  uint64_t size = 0;
-  if (llvm::sys::fs::file_size(temp, size) || size == 0 ||
-      llvm::sys::fs::rename(temp, path))
+  // The trailer: magic, object size, xxh3 of the object (checked by load).
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> object =
+      llvm::MemoryBuffer::getFile(temp);
+  bool ok = object && (*object)->getBufferSize() > 0;
+  if (ok) {
+    StringRef bytes = (*object)->getBuffer();
+    char trailer[kTrailerSize];
+    std::memcpy(trailer, kTrailerMagic, 8);
+    llvm::support::endian::write64le(trailer + 8, bytes.size());
+    llvm::support::endian::write64le(trailer + 16, llvm::xxh3_64bits(bytes));
+    std::error_code ec;
+    llvm::raw_fd_ostream out(temp, ec, llvm::sys::fs::OF_Append);
+    if (!ec) {
+      out.write(trailer, kTrailerSize);
+      out.close();
+      ok = !out.has_error();
+      if (out.has_error())
+        out.clear_error();
+    } else {
+      ok = false;
+    }
+  }
+  if (!ok || llvm::sys::fs::rename(temp, path))
     llvm::sys::fs::remove(temp);
 }

@@ -17,6 +17,7 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 #include <memory>
 
@@ -50,6 +51,12 @@ private:
 llvm::Error
 writePassOutput(StringRef path,
                 llvm::function_ref<void(llvm::raw_ostream &)> write);
+
+/// A temporary file next to `path` for writing it atomically (renamed over
+/// it with TempFile::keep): `path.tmp-<pid>-XXXXXX`. The leftovers of earlier
+/// runs for the same path whose process is gone (killed with -9 mid-write)
+/// are removed first; a live process's are left alone.
+llvm::Expected<llvm::sys::fs::TempFile> createOutputTempFile(StringRef path);
 
 /// True if `path` names something other than a regular file or a missing
 /// one (`-`, /dev/null, a pipe, a terminal): such a destination is written

@@ -8,8 +8,12 @@
 
 #include "amp/Dialect/Amp/Transforms/PassOutputs.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include <cerrno>
+#include <csignal>
 #include <mutex>
+#include <unistd.h>
 #include <vector>
 
 using namespace mlir;
@@ -65,6 +69,31 @@ void PassOutputTransaction::discard() {
   impl->files.clear();
 }
 
+llvm::Expected<llvm::sys::fs::TempFile>
+mlir::amp::createOutputTempFile(StringRef path) {
+  // Leftovers: "<name>.tmp-<pid>-XXXXXX" next to `path` whose process has
+  // ended.
+  StringRef dir = llvm::sys::path::parent_path(path);
+  std::string prefix = (llvm::sys::path::filename(path) + ".tmp-").str();
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir.empty() ? "." : dir, ec), end;
+       it != end && !ec; it.increment(ec)) {
+    StringRef name = llvm::sys::path::filename(it->path());
+    if (!name.consume_front(prefix))
+      continue;
+    StringRef pidText = name.split('-').first;
+    long pid;
+    if (pidText.getAsInteger(10, pid) || pid <= 0 ||
+        pid == static_cast<long>(::getpid()))
+      continue;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+      llvm::sys::fs::remove(it->path());
+  }
+  return llvm::sys::fs::TempFile::create(
+      path + ".tmp-" + std::to_string(::getpid()) + "-%%%%%%",
+      llvm::sys::fs::all_read | llvm::sys::fs::all_write);
+}
+
 bool mlir::amp::isSpecialOutputPath(StringRef path) {
   if (path == "-")
     return true;
@@ -84,14 +113,15 @@ llvm::Error mlir::amp::writePassOutput(
       return llvm::createFileError(path, ec);
     write(os);
     os.flush();
-    if (os.has_error())
-      return llvm::createFileError(path, os.error());
+    if (os.has_error()) {
+      // Cleared, or the stream's destructor ends the process (LLVM ERROR).
+      std::error_code error = os.error();
+      os.clear_error();
+      return llvm::createFileError(path, error);
+    }
     return llvm::Error::success();
   }
-  llvm::Expected<llvm::sys::fs::TempFile> temp =
-      llvm::sys::fs::TempFile::create(path + ".tmp-%%%%%%",
-                                      llvm::sys::fs::all_read |
-                                          llvm::sys::fs::all_write);
+  llvm::Expected<llvm::sys::fs::TempFile> temp = createOutputTempFile(path);
   if (!temp)
     return llvm::createFileError(path, temp.takeError());
   {
