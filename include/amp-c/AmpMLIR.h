@@ -57,7 +57,9 @@ const char *ampGetVersion(void);
 /// amp-mlir (amp::registerAllDialects) and every amp and MLIR pass are
 /// available. With `printLocations`, the printed IR keeps its locations
 /// (`loc(...)`). On failure *output is NULL and *error holds the parser,
-/// pipeline-parser, pass and verifier diagnostics.
+/// pipeline-parser, pass and verifier diagnostics, and no file a pass would
+/// write (report=) is written, as with amp-opt. Calls are serialised (the
+/// pass outputs are one transaction at a time).
 AmpStatus ampRunPipeline(const char *ir, const char *pipeline,
                          const char *sourceName, int printLocations,
                          char **output, char **error);

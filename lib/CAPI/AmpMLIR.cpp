@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp-c/AmpMLIR.h"
+#include "amp/Dialect/Amp/Transforms/PassOutputs.h"
 #include "amp/InitAll.h"
 #include "amp/Runner/TrainingRunner.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -345,6 +346,12 @@ extern "C" AmpStatus ampRunPipeline(const char *ir, const char *pipeline,
     return fail(error, "ampRunPipeline: the IR and the pipeline must not be "
                        "NULL");
   registerPassesOnce();
+  // Files the passes write (report=) wait for the run's verdict, as in
+  // amp-opt: a failed run writes none. One transaction at a time, so the
+  // calls are serialised.
+  static std::mutex pipelineMutex;
+  std::lock_guard<std::mutex> pipelineLock(pipelineMutex);
+  amp::PassOutputTransaction passOutputs;
   std::unique_ptr<MLIRContext> context = createContext();
   DiagnosticCollector diagnostics(context.get());
 
@@ -396,6 +403,8 @@ extern "C" AmpStatus ampRunPipeline(const char *ir, const char *pipeline,
   if (printLocations)
     flags.enableDebugInfo(/*enable=*/true, /*prettyForm=*/false);
   module->print(os, flags);
+  if (llvm::Error err = passOutputs.commit())
+    return fail(error, llvm::toString(std::move(err)));
   if (output)
     *output = copyString(text);
   return AMP_SUCCESS;

@@ -71,3 +71,16 @@ def test_report_to_a_full_device(amp_mlir_native):
         amp_mlir_native.run_pipeline(text, "builtin.module(amp-autocast{report=/dev/full})")
     # The process goes on: the same call with a good pipeline works.
     assert "tosa" in amp_mlir_native.run_pipeline(text, "builtin.module(amp-autocast)")
+
+
+def test_failed_run_writes_no_report(amp_mlir_native, tmp_path):
+    """run_pipeline writes a pass's report only when the whole run succeeds, as amp-opt does."""
+    text = (Path(__file__).resolve().parents[2] / "examples" / "mlp_sgd.mlir").read_text()
+    report = tmp_path / "report.json"
+    # amp-check-lowered fails on the autocast output (TOSA is not the LLVM dialect).
+    with pytest.raises(amp_mlir_native.MLIRError, match="is left after"):
+        amp_mlir_native.run_pipeline(text, f"builtin.module(amp-autocast{{report={report}}}, amp-check-lowered)")
+    assert not report.exists()
+    assert not list(tmp_path.iterdir())
+    amp_mlir_native.run_pipeline(text, f"builtin.module(amp-autocast{{report={report}}})")
+    assert report.exists()

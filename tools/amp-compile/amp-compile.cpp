@@ -147,7 +147,7 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(argc, argv,
+  parseToolCommandLine(argc, argv, "amp-compile",
                               "amp-compile: compile an amp-mlir training step "
                               "for the CPU or an NVIDIA GPU\n");
   if ((emit == Emit::PTX || emit == Emit::GPU) && target != Target::CUDA) {

@@ -195,8 +195,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   keepStepMemory();
   cl::HideUnrelatedOptions(category);
-  cl::ParseCommandLineOptions(
-      argc, argv,
+  parseToolCommandLine(argc, argv, "amp-train",
       "amp-train: run an amp-mlir training step on the CPU\n\n"
       "Prints one JSON object per step (steps numbered from 0):\n"
       "  {\"step\": 0, \"loss\": 2.30258512, \"scale\": 65536, "

@@ -11,6 +11,11 @@
 #ifndef AMP_TOOLS_COMMON_TOOLINPUT_H
 #define AMP_TOOLS_COMMON_TOOLINPUT_H
 
+#include "llvm/Support/CommandLine.h"
+#include <cstdlib>
+#include <string>
+#include <vector>
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -25,6 +30,47 @@
 #include <string>
 
 namespace mlir::amp {
+
+/// llvm::cl::ParseCommandLineOptions, with its complaints in the tools'
+/// error format ("amp-train: error: for the --precision option: ..."); exits
+/// with status 1 on a bad command line. llvm::cl prefixes its messages with
+/// the program name, some of them written straight to llvm::errs(): the name
+/// it is given is "<tool>: error" (except for --help and --version, whose
+/// usage line shows the name).
+inline void parseToolCommandLine(int argc, char **argv, llvm::StringRef toolName,
+                                 llvm::StringRef overview) {
+  bool informational = false;
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg(argv[i]);
+    if (arg == "--") break;
+    informational |= arg.starts_with("-help") || arg.starts_with("--help") ||
+                     arg == "-version" || arg == "--version";
+  }
+  std::string errorName = (toolName + ": error").str();
+  std::vector<char *> args(argv, argv + argc);
+  if (!informational && argc > 0)
+    args[0] = errorName.data();
+  std::string errors;
+  llvm::raw_string_ostream stream(errors);
+  bool ok = llvm::cl::ParseCommandLineOptions(argc, args.data(), overview,
+                                              &stream);
+  stream.flush();
+  std::string prefix = errorName + ": ";
+  for (llvm::StringRef line : llvm::split(llvm::StringRef(errors).rtrim(), '\n')) {
+    if (line.trim().empty())
+      continue;
+    // "Try: '<name> --help'" names the tool again.
+    std::string text = line.str();
+    for (size_t at; (at = text.find(errorName + " --help")) != std::string::npos;)
+      text.replace(at, errorName.size(), toolName.str());
+    if (llvm::StringRef(text).starts_with(prefix))
+      llvm::errs() << text << "\n";
+    else
+      llvm::errs() << prefix << llvm::StringRef(text).ltrim() << "\n";
+  }
+  if (!ok)
+    std::exit(EXIT_FAILURE);
+}
 
 /// The context of a tool run and the source its diagnostics point into.
 class ToolInput {
