@@ -31,6 +31,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 #include <chrono>
+#include <optional>
 #include <climits>
 #include <cmath>
 #ifdef __GLIBC__
@@ -170,6 +171,36 @@ static cl::opt<bool> noJitCache("no-jit-cache",
                                          "the JIT cache, and do not store it"),
                                 cl::init(false), cl::cat(category));
 
+static cl::opt<std::string> maxMemory(
+    "max-memory",
+    cl::desc("Most memory the step's buffers may take (bytes, or with K, M, G "
+             "or T: binary units), estimated before anything is allocated: "
+             "arguments, results and the largest intermediate (default: 80% "
+             "of physical memory)"),
+    cl::value_desc("size"), cl::cat(category));
+
+/// "8G", "512M", "1048576": bytes (binary units); nullopt when malformed.
+static std::optional<uint64_t> parseSize(StringRef text) {
+  text = text.trim();
+  uint64_t scale = 1;
+  if (!text.empty()) {
+    switch (llvm::toUpper(text.back())) {
+    case 'K': scale = 1ull << 10; break;
+    case 'M': scale = 1ull << 20; break;
+    case 'G': scale = 1ull << 30; break;
+    case 'T': scale = 1ull << 40; break;
+    default: break;
+    }
+    if (scale != 1)
+      text = text.drop_back();
+  }
+  uint64_t value;
+  if (text.empty() || text.getAsInteger(10, value) || value == 0 ||
+      value > UINT64_MAX / scale)
+    return std::nullopt;
+  return value * scale;
+}
+
 /// A JSON number with 9 significant digits (round-trips an f32), or null.
 static void printNumber(llvm::raw_ostream &os, float value) {
   if (!std::isfinite(value))
@@ -244,6 +275,16 @@ int main(int argc, char **argv) {
     return 1;
   }
   options.cpuVectorBits = cpuVectorBits;
+  if (maxMemory.getNumOccurrences()) {
+    std::optional<uint64_t> bytes = parseSize(maxMemory);
+    if (!bytes) {
+      llvm::errs() << "amp-train: error: --max-memory='" << maxMemory
+                   << "': expected a positive size such as 8G, 512M or "
+                      "1048576\n";
+      return EXIT_FAILURE;
+    }
+    options.maxMemoryBytes = *bytes;
+  }
   options.jitCache = !noJitCache;
   options.jitCacheDir = jitCacheDir;
   auto compileStart = std::chrono::steady_clock::now();

@@ -88,6 +88,11 @@ struct TrainingRunnerOptions {
   /// CPU: the loops left after the GEMM calls are tiled and vectorised for
   /// registers of this many bits (amp-cpu-vectorize); 0: scalar loops.
   int64_t cpuVectorBits = 256;
+  /// The most memory the step's buffers may take (its arguments, results and
+  /// largest intermediate, estimated before any is allocated; over it,
+  /// compile() fails with an error at the tensor that does not fit); 0: 80%
+  /// of the machine's physical memory.
+  uint64_t maxMemoryBytes = 0;
   /// Keep the object code of CPU steps across runs (JitCache.h), in
   /// `jitCacheDir` (empty: $AMP_CACHE_DIR or ~/.cache/amp-mlir/jit).
   bool jitCache = true;
@@ -224,7 +229,7 @@ private:
   // Compile.cpp
   LogicalResult compile(const TrainingRunnerOptions &options);
   /// Reads the arguments and results of `fn` (after the AMP rewrite).
-  LogicalResult readContract(func::FuncOp fn);
+  LogicalResult readContract(func::FuncOp fn, uint64_t maxMemoryBytes);
   /// Lowers the module for the CPU or the device (the JIT's input).
   LogicalResult lower(func::FuncOp fn, const TrainingRunnerOptions &options);
   // Load.cpp

@@ -135,33 +135,53 @@ static std::string formatBytes(uint64_t bytes) {
   return llvm::formatv("{0:f1} {1}", value, units[unit]).str();
 }
 
-/// Adds the bytes of `type` to `total`; an error at `loc` when the number
-/// overflows or the runner's buffers (arguments, their copies and results)
-/// would not fit in the machine's memory.
-static LogicalResult addBufferBytes(Location loc, RankedTensorType type,
-                                    StringRef what, unsigned index,
-                                    uint64_t &total) {
+/// The bytes of a statically shaped tensor; nullopt when the number
+/// overflows int64.
+static std::optional<int64_t> getTensorBytes(RankedTensorType type) {
   Type element = type.getElementType();
+  if (!element.isIntOrFloat())
+    return std::nullopt;
   int64_t elementBytes =
-      element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
+      element.isInteger(1) ? 1 : (element.getIntOrFloatBitWidth() + 7) / 8;
   std::optional<int64_t> bytes = elementBytes;
   for (int64_t size : type.getShape())
     if (bytes)
       bytes = llvm::checkedMul(*bytes, size);
-  uint64_t memory = physicalMemoryBytes();
-  if (!bytes || (memory && total + static_cast<uint64_t>(*bytes) > memory)) {
-    InFlightDiagnostic diag = emitError(loc)
-                              << what << " #" << index << " has type " << type
-                              << " (";
+  return bytes;
+}
+
+/// The memory the step may use (TrainingRunnerOptions::maxMemoryBytes) and
+/// what the buffers checked so far need.
+struct MemoryBudget {
+  uint64_t limit;
+  uint64_t total = 0;
+  std::string describeLimit(bool explicitLimit) const {
+    return explicitLimit ? "the --max-memory limit (" + formatBytes(limit) + ")"
+                         : "80% of this machine's memory (" +
+                               formatBytes(limit) +
+                               "; --max-memory sets another limit)";
+  }
+};
+
+/// Adds the bytes of `type` to the budget; an error at `loc` when the
+/// number overflows or the step's buffers would exceed the limit.
+static LogicalResult addBufferBytes(Location loc, RankedTensorType type,
+                                    StringRef what, MemoryBudget &budget,
+                                    bool explicitLimit) {
+  std::optional<int64_t> bytes = getTensorBytes(type);
+  if (!bytes || (budget.limit && budget.total + static_cast<uint64_t>(*bytes) >
+                                     budget.limit)) {
+    InFlightDiagnostic diag = emitError(loc) << what << " has type " << type
+                                             << " (";
     if (bytes)
       diag << formatBytes(*bytes);
     else
       diag << "more than 2^63 bytes";
-    diag << "): the step's buffers do not fit in this machine's memory ("
-         << formatBytes(memory) << ")";
+    diag << "): the step's buffers (" << formatBytes(budget.total)
+         << " before it) do not fit in " << budget.describeLimit(explicitLimit);
     return failure();
   }
-  total += static_cast<uint64_t>(*bytes);
+  budget.total += static_cast<uint64_t>(*bytes);
   return success();
 }
 
@@ -219,12 +239,14 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
   if (!fn)
     return emitError(moduleOp.getLoc())
            << "the AMP pipeline removed training step '" << entryName << "'";
-  if (failed(readContract(fn)) || failed(load(fn, options)))
+  if (failed(readContract(fn, options.maxMemoryBytes)) ||
+      failed(load(fn, options)))
     return failure();
   return buildDescriptors();
 }
 
-LogicalResult TrainingRunner::readContract(func::FuncOp fn) {
+LogicalResult TrainingRunner::readContract(func::FuncOp fn,
+                                           uint64_t maxMemoryBytes) {
   FailureOr<TrainingStep> contract = TrainingStep::get(fn, false);
   if (failed(contract))
     return failure();
@@ -255,24 +277,59 @@ LogicalResult TrainingRunner::readContract(func::FuncOp fn) {
   }
   numOriginalArgs = numArgs - numState;
 
-  // Every buffer is checked against the machine's memory before any is
-  // allocated (a 2^40-element tensor is an error, not std::bad_alloc).
-  uint64_t totalBytes = 0;
+  // The step's memory is estimated before anything is allocated (a
+  // 2^40-element tensor is an error, not std::bad_alloc or the OOM killer):
+  // its arguments, its results and its largest intermediate tensor, which
+  // must all exist at once, against --max-memory (default 80% of the
+  // machine's memory).
+  bool explicitLimit = maxMemoryBytes != 0;
+  MemoryBudget budget{explicitLimit ? maxMemoryBytes
+                                    : physicalMemoryBytes() / 5 * 4};
   for (unsigned i = 0; i < numArgs; ++i) {
     FailureOr<RankedTensorType> type = checkBufferType(
         fn, fn.getArgumentTypes()[i], "argument", i, /*isArgument=*/true);
-    if (failed(type) || failed(addBufferBytes(fn.getArgument(i).getLoc(),
-                                              *type, "argument", i,
-                                              totalBytes)))
+    if (failed(type) ||
+        failed(addBufferBytes(fn.getArgument(i).getLoc(), *type,
+                              "argument #" + std::to_string(i), budget,
+                              explicitLimit)))
       return failure();
   }
   for (unsigned r = 0; r < numResults; ++r) {
     FailureOr<RankedTensorType> type = checkBufferType(
         fn, fn.getResultTypes()[r], "result", r, /*isArgument=*/false);
     if (failed(type) ||
-        failed(addBufferBytes(fn.getLoc(), *type, "result", r, totalBytes)))
+        failed(addBufferBytes(fn.getLoc(), *type,
+                              "result #" + std::to_string(r), budget,
+                              explicitLimit)))
       return failure();
   }
+  Operation *largest = nullptr;
+  RankedTensorType largestType;
+  int64_t largestBytes = 0;
+  bool overflow = false;
+  fn.walk([&](Operation *op) {
+    for (Type type : op->getResultTypes()) {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      if (!tensor || !tensor.hasStaticShape())
+        continue;
+      std::optional<int64_t> bytes = getTensorBytes(tensor);
+      if (!bytes || *bytes > largestBytes) {
+        largest = op;
+        largestType = tensor;
+        largestBytes = bytes.value_or(0);
+        overflow |= !bytes;
+      }
+      if (overflow)
+        return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (largest &&
+      failed(addBufferBytes(largest->getLoc(), largestType,
+                            "'" + largest->getName().getStringRef().str() +
+                                "' result (the largest intermediate)",
+                            budget, explicitLimit)))
+    return failure();
 
   arguments.clear();
   arguments.reserve(numArgs);
