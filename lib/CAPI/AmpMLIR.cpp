@@ -17,6 +17,7 @@
 #include "amp-c/AmpMLIR.h"
 #include "amp/Dialect/Amp/Transforms/PassOutputs.h"
 #include "amp/InitAll.h"
+#include "amp/Support/ParserGuard.h"
 #include "amp/Runner/TrainingRunner.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -171,6 +172,9 @@ static OwningOpRef<ModuleOp> parseModule(const char *ir,
                                          llvm::StringRef sourceName,
                                          MLIRContext *context) {
   ParserConfig config(context);
+  if (failed(amp::checkParserInput(llvm::StringRef(ir ? ir : ""), sourceName,
+                                   context)))
+    return nullptr;
   return parseSourceString<ModuleOp>(llvm::StringRef(ir ? ir : ""), config,
                                      sourceName);
 }

@@ -19,6 +19,7 @@
 #include "amp/Dialect/Amp/Transforms/PassOutputs.h"
 #include "amp/Dialect/Amp/Transforms/Passes.h"
 #include "amp/InitAll.h"
+#include "amp/Support/ParserGuard.h"
 #include "amp/Dialect/Amp/IR/AmpInterfaces.h"
 #include "TestGradientDialect.h"
 #include "TestPasses.h"
@@ -31,6 +32,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
@@ -162,6 +164,21 @@ int main(int argc, char **argv) {
   if (!input) {
     llvm::errs() << "amp-opt: error: " << errorMessage << "\n";
     return EXIT_FAILURE;
+  }
+
+  // What MLIR 22's parser would crash on is an error before it runs.
+  {
+    MLIRContext scratch;
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBuffer(input->getBuffer(),
+                                         input->getBufferIdentifier(),
+                                         /*RequiresNullTerminator=*/false),
+        llvm::SMLoc());
+    SourceMgrDiagnosticHandler handler(sourceMgr, &scratch);
+    if (failed(amp::checkParserInput(input->getBuffer(),
+                                     input->getBufferIdentifier(), &scratch)))
+      return EXIT_FAILURE;
   }
 
   // Files written by passes wait for the run's verdict.

@@ -11,6 +11,7 @@
 #ifndef AMP_TOOLS_COMMON_TOOLINPUT_H
 #define AMP_TOOLS_COMMON_TOOLINPUT_H
 
+#include "amp/Support/ParserGuard.h"
 #include "llvm/Support/CommandLine.h"
 #include <cstdlib>
 #include <string>
@@ -91,7 +92,11 @@ public:
       llvm::errs() << tool << ": " << errorMessage << "\n";
       return nullptr;
     }
+    llvm::StringRef text = input->getBuffer();
+    std::string name = input->getBufferIdentifier().str();
     sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+    if (failed(checkParserInput(text, name, &context)))
+      return nullptr;
     return parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
   }
 

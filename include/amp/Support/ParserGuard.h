@@ -1,0 +1,30 @@
+//===- ParserGuard.h - reject input the MLIR 22 parser crashes on -*- C++ -*-===//
+//
+// Upstream MLIR 22's parser emits "integer value too large" for an integer
+// beyond int64 in a DenseI64ArrayAttr written in a custom op syntax
+// (linalg.transpose's `permutation = [...]`, linalg.reduce's and
+// linalg.broadcast's `dimensions = [...]`), then crashes instead of failing.
+// Every entry point that parses text (amp-opt, amp-train, amp-compile, the C
+// API and so the Python package) runs this scan first and reports such a
+// literal at its position, so one bad input never takes down the process.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_SUPPORT_PARSERGUARD_H
+#define AMP_SUPPORT_PARSERGUARD_H
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir::amp {
+
+/// Scans `text` (named `sourceName` in locations) for the constructs the
+/// MLIR 22 parser crashes on; emits an error at the first one (in `context`)
+/// and fails, or succeeds without output.
+LogicalResult checkParserInput(llvm::StringRef text, llvm::StringRef sourceName,
+                               MLIRContext *context);
+
+} // namespace mlir::amp
+
+#endif // AMP_SUPPORT_PARSERGUARD_H
