@@ -84,3 +84,35 @@ def test_failed_run_writes_no_report(amp_mlir_native, tmp_path):
     assert not list(tmp_path.iterdir())
     amp_mlir_native.run_pipeline(text, f"builtin.module(amp-autocast{{report={report}}})")
     assert report.exists()
+
+
+def test_kill_9_mid_write_leaves_nothing_behind(amp_tools, repo_dir, tmp_path):
+    """amp-opt killed with -9 while it works on OUT: OUT is not created (nothing half-written), its
+    OUT.tmp-<pid>-* stays, and the next run for OUT removes it."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    graph = tmp_path / "big.mlir"
+    with open(graph, "w") as out:
+        subprocess.run([sys.executable, str(repo_dir / "bench" / "gen_training_graph.py"), "3000"], stdout=out,
+                       stderr=subprocess.DEVNULL, check=True)
+    target = tmp_path / "out.mlir"
+    proc = subprocess.Popen([amp_tools["amp_opt"], str(graph), "--amp-pipeline", "--amp-cpu-pipeline", "-o",
+                             str(target)], stderr=subprocess.DEVNULL)
+    deadline = time.time() + 30
+    while not list(tmp_path.glob("out.mlir.tmp-*")) and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    if proc.poll() is not None:
+        pytest.skip("amp-opt finished before it could be killed")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not target.exists()
+    leftovers = list(tmp_path.glob("out.mlir.tmp-*"))
+    assert leftovers == [tmp_path / f"out.mlir.tmp-{proc.pid}-{leftovers[0].name.split('-')[-1]}"]
+    subprocess.run([amp_tools["amp_opt"], str(repo_dir / "examples" / "mlp_sgd.mlir"), "-o", str(target)],
+                   check=True)
+    assert target.exists()
+    assert not list(tmp_path.glob("out.mlir.tmp-*"))
