@@ -462,6 +462,25 @@ def AmpGeneralizeElementwiseOpsPass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def AmpCpuSplitBlocksPass
+    : Pass<"amp-cpu-split-blocks", "::mlir::func::FuncOp"> {
+  let summary = "Split a function body after each loop, last loop first, "
+                "so that scf-to-cf's block splits stay linear";
+  let description = [{
+    For the CPU, right before scf-to-cf. A training step is one function
+    whose body is one block holding thousands of loops. scf-to-cf lowers
+    each loop by splitting its block after it, which moves every later op
+    into a new block (each move updates the op's parent): quadratic in the
+    number of ops, 28% of the compile time of a 10k-op step. This pass
+    makes those splits itself, walking the body backwards (the ops after a
+    loop are already in their own block when it is split, so each op moves
+    once) and joins the pieces with `cf.br`. scf-to-cf then finds every loop
+    at the end of its block. Only CFG regions (function bodies) are split;
+    the single-block regions of scf ops are left alone.
+  }];
+  let dependentDialects = ["::mlir::cf::ControlFlowDialect"];
+}
+
 def AmpCheckLoweredPass : Pass<"amp-check-lowered", "::mlir::ModuleOp"> {
   let summary = "Fail, at the op, when anything but the LLVM dialect is left";
   let description = [{

@@ -192,6 +192,8 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
   // Views as offset arithmetic (affine.apply, lowered next with the loops').
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // A block per loop first, so that scf-to-cf's splits stay linear.
+  pm.addNestedPass<func::FuncOp>(createAmpCpuSplitBlocksPass());
   pm.addPass(createSCFToControlFlowPass());
   // fpowi, isinf, isnormal as ops that lower, in their own element type.
   pm.addPass(createAmpCpuExpandMathPass());
