@@ -516,6 +516,10 @@ convertOptions(const AmpTrainerOptions &in, std::string &why) {
   out.amp.policy = in.policyPath ? in.policyPath : "";
   out.seed = in.seed;
   out.entry = in.entry ? in.entry : "";
+  if (in.optLevel > 3) {
+    why = "optLevel must be 0 to 3, got " + std::to_string(in.optLevel);
+    return failure();
+  }
   out.optLevel = in.optLevel;
   return out;
 }

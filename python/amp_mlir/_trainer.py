@@ -82,6 +82,8 @@ class Trainer:
             raise ValueError(f"precision must be one of {sorted(_PRECISIONS)}, got {precision!r}")
         if loss_scaling not in _LOSS_SCALING:
             raise ValueError(f"loss_scaling must be one of {sorted(_LOSS_SCALING)}, got {loss_scaling!r}")
+        if not 0 <= int(opt_level) <= 3:
+            raise ValueError(f"opt_level must be 0 to 3, got {opt_level!r}")
         if lowering not in _LOWERINGS:
             raise ValueError(f"lowering must be one of {sorted(_LOWERINGS)}, got {lowering!r}")
         self.precision = "fp32" if precision == "f32" else precision

@@ -116,3 +116,57 @@ def test_kill_9_mid_write_leaves_nothing_behind(amp_tools, repo_dir, tmp_path):
                    check=True)
     assert target.exists()
     assert not list(tmp_path.glob("out.mlir.tmp-*"))
+
+
+# Bad arguments to the Python API: each must raise a Python exception (never crash or exit the
+# interpreter). Each probe runs in a child interpreter so that a crash is seen as one.
+PROBES = {
+    "precision": "amp_mlir.Trainer(text, 'f8')",
+    "loss_scaling": "amp_mlir.Trainer(text, 'f16', loss_scaling='sometimes')",
+    "lowering": "amp_mlir.Trainer(text, 'f16', lowering='magic')",
+    "unknown rule": "amp_mlir.Trainer(text, 'f16', growth_rate=2)",
+    "bad rule value": "amp_mlir.Trainer(text, 'f16', init_scale='big')",
+    "negative interval": "amp_mlir.Trainer(text, 'f16', growth_interval=-5)",
+    "opt level": "amp_mlir.Trainer(text, 'fp32', opt_level=9)",
+    "entry": "amp_mlir.Trainer(text, 'fp32', entry='nope')",
+    "policy file": "amp_mlir.Trainer(text, 'f16', policy='/nonexistent/policy.yaml')",
+    "empty IR": "amp_mlir.Trainer('', 'fp32')",
+    "not a step": "amp_mlir.Trainer('func.func @f() { return }', 'fp32')",
+    "garbage IR": "amp_mlir.Trainer('func.func @f( {{{', 'fp32')",
+    "inputs dir": "amp_mlir.Trainer(text, 'fp32', inputs_dir='/nonexistent')",
+    "index": "amp_mlir.Trainer(text, 'fp32').argument(99)",
+    "negative index": "amp_mlir.Trainer(text, 'fp32').argument(-1)",
+    "name": "amp_mlir.Trainer(text, 'fp32').argument('nope')",
+    "dtype": "amp_mlir.Trainer(text, 'fp32').set_argument(0, np.zeros((32, 64), np.float64))",
+    "shape": "amp_mlir.Trainer(text, 'fp32').set_argument(0, np.zeros((3,), np.float32))",
+    "object": "amp_mlir.Trainer(text, 'fp32').set_argument(0, object())",
+    "dump target": "amp_mlir.Trainer(text, 'fp32').dump('/proc/no/such/dir')",
+    "pipeline": "amp_mlir.run_pipeline(text, 'builtin.module(no-such-pass)')",
+    "pipeline option": "amp_mlir.run_pipeline(text, 'builtin.module(amp-autocast{precision=f17})')",
+    "pipeline nesting": "amp_mlir.run_pipeline(text, 'func.func(builtin.module(canonicalize))')",
+    "pipeline type": "amp_mlir.run_pipeline(text, 42)",
+    "ir type": "amp_mlir.run_pipeline(b'bytes', 'builtin.module(canonicalize)')",
+    "huge tensor": "amp_mlir.Trainer(text.replace('tensor<32x64xf32>', 'tensor<1048576x1048576xf32>'), 'fp32')",
+}
+
+
+@pytest.mark.parametrize("probe", list(PROBES))
+def test_bad_argument_raises(probe, amp_mlir_native, repo_dir):
+    import subprocess
+    import sys
+
+    code = "\n".join([
+        "import sys, numpy as np",
+        f"sys.path.insert(0, {str(repo_dir / 'python')!r})",
+        "import amp_mlir",
+        f"text = open({str(repo_dir / 'examples' / 'mlp_sgd.mlir')!r}).read()",
+        "try:",
+        f"    {PROBES[probe]}",
+        "except Exception as error:",
+        "    print('raised', type(error).__name__, str(error).splitlines()[0][:200] if str(error) else '')",
+        "else:",
+        "    print('no exception')",
+    ])
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"the interpreter died (status {proc.returncode}): {proc.stderr[-2000:]}"
+    assert proc.stdout.startswith("raised "), proc.stdout + proc.stderr[-2000:]

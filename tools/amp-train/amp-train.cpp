@@ -275,6 +275,11 @@ int main(int argc, char **argv) {
     return 1;
   }
   options.cpuVectorBits = cpuVectorBits;
+  if (optLevel > 3) {
+    llvm::errs() << "amp-train: error: --opt-level=" << optLevel
+                 << ": expected 0 to 3\n";
+    return EXIT_FAILURE;
+  }
   if (maxMemory.getNumOccurrences()) {
     std::optional<uint64_t> bytes = parseSize(maxMemory);
     if (!bytes) {
