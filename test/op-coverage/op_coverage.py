@@ -441,17 +441,17 @@ def main(argv=None) -> int:
 
 
 def project(text: str, backends) -> str:
-    """The table rows restricted to `backends`' columns (notes dropped), for a machine without them."""
-    out = []
+    """The table rows restricted to `backends`' columns (notes and their numbers dropped), to compare
+    matrices on a machine that lacks a backend."""
+    out, header = [], None
     for line in text.splitlines():
         if line.startswith("| op | cases |"):
+            header = [h.strip() for h in line.strip("|").split("|")]
+        elif header and line.startswith("| `"):
             cols = line.strip("|").split("|")
-            header = cols
-        if line.startswith("| `") and "header" in dir():
-            cols = line.strip("|").split("|")
-            keep = [c for c, h in zip(cols, header) if h.strip() in ("op", "cases")
-                    or h.strip().split(" ")[0] in backends]
-            out.append("|".join(c.split("[")[0].strip() for c in keep))
+            keep = [c.split("[")[0].strip() for c, h in zip(cols, header)
+                    if h in ("op", "cases") or h.split(" ")[0] in backends]
+            out.append(" | ".join(keep))
     return "\n".join(out)
 
 
