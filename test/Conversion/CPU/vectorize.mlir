@@ -155,3 +155,31 @@ func.func @outer_index(%a: memref<1x4x4x4xf32>, %o: memref<1x4x4x4xf32>) {
   }
   return
 }
+
+// -----
+
+// i1 buffers keep their loops: memory holds a byte per i1 element, a
+// vector<Nxi1> transfer N packed bits (a vectorised mask writer left three
+// bytes of every four unwritten for a scalar gather that read them).
+// CHECK-LABEL: func.func @i1_buffers
+// CHECK: linalg.generic
+// CHECK: arith.cmpf
+// CHECK: linalg.generic
+// CHECK: arith.extui
+// CHECK-NOT: vector.
+func.func @i1_buffers(%a: memref<16xf32>, %mask: memref<16xi1>, %b: memref<16xi64>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]} ins(%a : memref<16xf32>) outs(%mask : memref<16xi1>) {
+  ^bb0(%x: f32, %o: i1):
+    %zero = arith.constant 0.0 : f32
+    %c = arith.cmpf ogt, %x, %zero : f32
+    linalg.yield %c : i1
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]} ins(%mask : memref<16xi1>) outs(%b : memref<16xi64>) {
+  ^bb0(%m: i1, %o: i64):
+    %e = arith.extui %m : i1 to i64
+    linalg.yield %e : i64
+  }
+  return
+}

@@ -25,7 +25,8 @@
 // exact integer one (amp-cpu-check-in-update's or-ed inf / nan flag beside
 // an update written per element): any order gives the same bits, and it is
 // tiled and vectorised like a parallel op. Ops the vectoriser cannot take (a body that loads from
-// memory, a dynamic shape) keep their loops as well. The result is the same
+// memory, a dynamic shape, an i1 buffer: memory holds a byte per i1 element,
+// a vector<Nxi1> transfer N packed bits) keep their loops as well. The result is the same
 // computation, element for element, in the same order per element.
 //
 //===----------------------------------------------------------------------===//
@@ -108,6 +109,15 @@ static bool vectorizeOne(RewriterBase &rewriter, linalg::LinalgOp op,
                          int64_t t) {
   if (failed(linalg::vectorizeOpPrecondition(op)))
     return false;
+  // i1 buffers stay scalar: memref<...xi1> holds one byte per element, while
+  // the LLVM lowering of a vector<Nxi1> transfer loads and stores N packed
+  // bits, so a vectorised writer and a scalar reader (or the other way round)
+  // see different elements (a mask read by a gather, written 4 lanes at a
+  // time, had three bytes of every four never written).
+  for (OpOperand &operand : op->getOpOperands())
+    if (auto type = dyn_cast<ShapedType>(operand.get().getType()))
+      if (type.getElementType().isInteger(1))
+        return false;
   // Named ops (linalg.reduce, fill, transpose) as linalg.generic: their
   // tiles then vectorise like any generic.
   if (!isa<linalg::GenericOp>(op)) {
