@@ -14,7 +14,7 @@ DEB_PACKAGES := libmlir-$(LLVM_VERSION)-dev mlir-$(LLVM_VERSION)-tools \
                 libdnnl-dev
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps py-deps py-torch py-iree asan-deps configure build demo check check-lit check-asan fuzz op-coverage clean help
+.PHONY: all deps py-deps py-torch py-iree asan-deps configure build demo check check-lit check-asan fuzz op-coverage model-zoo py-models clean help
 
 all: build
 
@@ -24,6 +24,7 @@ help:
 	@echo "make build   - configure (CMake + Ninja) and build into $(BUILD)/"
 	@echo "make check-asan - build amp-opt/amp-train/amp-compile with ASan+UBSan in $(ASAN_BUILD)/, run their lit tests"
 	@echo "make op-coverage - regenerate docs/OpCoverage.md (every policy op x dtype x backend)"
+	@echo "make model-zoo - regenerate docs/ModelZoo.md (real models through torch-mlir vs PyTorch)"
 	@echo "make fuzz    - mutate the fuzz corpus through amp-opt/amp-train for FUZZ_SECONDS (default 300)"
 
 # Installs the Debian packages that are missing; silent when all are present.
@@ -54,8 +55,19 @@ py-deps: deps
 
 py-torch: py-deps
 	@$(PY) -c "import torch" 2>/dev/null || \
-	  $(PY) -m pip install -q torch || \
+	  $(PY) -m pip install -q $(TORCH_PACKAGE) || \
 	  echo "== torch could not be installed: the tests that need it are skipped"
+
+# The PyTorch front end (torch-mlir's FX importer) and the model zoo's model
+# libraries, pinned to versions that work with $(TORCH_PACKAGE) (about 100 MB).
+# Where they cannot be installed, the exporter falls back to its builtin
+# lowering and the zoo's models are skipped, each saying which package is missing.
+TORCH_PACKAGE  := torch==2.15.0
+MODEL_PACKAGES := torch-mlir==20261001 torchvision==0.29.2 timm==1.0.31 transformers==5.24.0
+py-models: py-torch
+	@$(PY) -c "import torch_mlir.fx, torchvision, timm, transformers" 2>/dev/null || \
+	  $(PY) -m pip install -q $(MODEL_PACKAGES) || \
+	  echo "== $(MODEL_PACKAGES) could not be installed: the torch-mlir front end and the model zoo are skipped"
 
 # IREE (compiler and runtime from PyPI, about 400 MB installed) for the tests of the IREE path
 # (docs/IREE.md); skipped with a reason where it cannot be installed.
@@ -101,7 +113,7 @@ demo: build
 	@python3 tools/amp-demo/amp-demo.py --amp-train $(BUILD)/bin/amp-train \
 	  --steps $(DEMO_STEPS) --poison-step $(DEMO_POISON) $(DEMO_TRAIN)
 
-check: configure py-torch py-iree
+check: configure py-torch py-models py-iree
 	@ninja -C $(BUILD) --quiet all
 	@ninja -C $(BUILD) check-amp
 	@if ninja -C $(BUILD) -t query check-amp-python >/dev/null 2>&1; then \
@@ -114,6 +126,14 @@ check: configure py-torch py-iree
 op-coverage: configure py-iree
 	@ninja -C $(BUILD) --quiet all
 	@$(PY) test/op-coverage/op_coverage.py --build $(BUILD) --write docs/OpCoverage.md
+
+# The model zoo (test/model-zoo/model_zoo.py): real models exported through
+# torch-mlir, trained in fp32/f16/bf16 against PyTorch, written to
+# docs/ModelZoo.md (with the CUDA compile of each step where ptxas exists).
+model-zoo: configure py-models
+	@ninja -C $(BUILD) --quiet all
+	@$(PY) test/model-zoo/model_zoo.py --build $(BUILD) --work $(BUILD)/model-zoo \
+	  --doc docs/ModelZoo.md --json $(BUILD)/model-zoo/results.json $$([ -x /usr/local/cuda/bin/ptxas ] && echo --gpu)
 
 # The robustness fuzzer (test/fuzz/fuzz.py) for a fixed time; `make check`
 # runs a short deterministic slice of it. Failing inputs stay in

@@ -123,7 +123,7 @@ def compare_model(name: str, precision: str = "f16", seed: int = 0, work_dir=Non
     model, loss_fn, inputs, opt = MODELS[name]()
     work = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="amp-autocast-compare-"))
     work.mkdir(parents=True, exist_ok=True)
-    exported = export_train_step(copy.deepcopy(model), loss_fn, inputs, out_dir=work / name, **opt)
+    exported = export_train_step(copy.deepcopy(model), loss_fn, inputs, frontend="builtin", out_dir=work / name, **opt)
     low = {"f16": torch.float16, "bf16": torch.bfloat16}[precision]
     torch_ops = record_torch_dtypes(model, loss_fn, inputs, opt, low, rules="cuda")
     by_node, report = amp_mlir_decisions(exported.text, precision, work / f"{name}.report.json",

@@ -422,7 +422,7 @@ def compare(model, loss_fn, example_inputs, *, optimizer="sgd", lr=None, momentu
     model = copy.deepcopy(model).float()
 
     # (c) the exported step, then amp-mlir's runs
-    exported = export_train_step(copy.deepcopy(model), loss_fn, example_inputs, out_dir=out_dir / "export",
+    exported = export_train_step(copy.deepcopy(model), loss_fn, example_inputs, frontend="builtin", out_dir=out_dir / "export",
                                  **opt_options)
     source = str(exported.mlir_path)
     fp32 = Trainer(exported.text, "fp32", source_name=source).run(steps, inputs_dir=exported.out_dir)

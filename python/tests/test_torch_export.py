@@ -2,6 +2,7 @@
 amp-opt, and run them with amp-train against PyTorch (fp32 within 1e-3 relative at every step of 50; f16
 within 2% of the initial loss of the fp32 loss after the same number of applied steps)."""
 
+import copy
 import json
 import subprocess
 
@@ -101,7 +102,7 @@ def _export(case, tmp_path_factory):
         make, kw = CASES[case]
         model, loss_fn, inputs = make()
         out = tmp_path_factory.mktemp(case)
-        step = export_train_step(model, loss_fn, inputs, out_dir=out, **kw)
+        step = export_train_step(model, loss_fn, inputs, out_dir=out, frontend="builtin", **kw)
         ref = torch_reference_losses(model, loss_fn, inputs, steps=STEPS, **kw)
         _EXPORTS[case] = (step, ref, model, kw)
     return _EXPORTS[case]
@@ -204,7 +205,7 @@ def test_unsupported_op(model_cls, op, tmp_path):
     torch.manual_seed(0)
     with pytest.raises(UnsupportedOpError, match=op.replace(".", r"\.")) as info:
         export_train_step(model_cls(), F.cross_entropy, (torch.randn(4, 8), torch.randint(0, 4, (4,))),
-                          out_dir=tmp_path, lr=0.1)
+                          out_dir=tmp_path, lr=0.1, frontend="builtin")
     msg = str(info.value)
     assert "is not supported by amp_mlir.torch" in msg and "supported:" in msg
     assert "aten.addmm.default" in msg  # the message lists what is supported
@@ -227,3 +228,65 @@ def test_bad_arguments(tmp_path):
         export_train_step(model, loss_fn, inputs, optimizer="rmsprop", out_dir=tmp_path)
     with pytest.raises(ValueError):
         export_train_step(model, loss_fn, inputs[:1], out_dir=tmp_path)
+
+
+# --------------------------------------------------------------------------- the torch-mlir front end
+def _torch_mlir():
+    return pytest.importorskip("torch_mlir.fx", reason="torch-mlir is not installed (make py-models)")
+
+
+def test_torch_mlir_contract_and_values(tmp_path, amp_tools):
+    """The default front end writes the training-step contract itself: the seed is an argument with
+    amp.grad_seed, batch-norm running statistics are state updated by results, and amp-train's fp32
+    losses and running statistics equal PyTorch's (SGD with momentum and weight decay, batch norm in
+    training mode; not Adam here: the gradient of a bias before batch norm is rounding noise, which
+    Adam normalises into full-size steps of random sign, so its running mean is not reproducible)."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 3))
+    inputs = (torch.randn(8, 6), torch.randint(0, 3, (8,)))
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, momentum=0.9,
+                             weight_decay=0.01, out_dir=tmp_path)
+    assert step.manifest["frontend"] == "torch-mlir"
+    kinds = [a["kind"] for a in step.manifest["arguments"]]
+    assert kinds.count("buffer") == 3 and kinds.count("momentum") == 6 and kinds[-1] == "seed"  # running mean, var, num_batches_tracked
+    assert "amp.grad_seed" in step.text and "#amp.init<ones>" in step.text and "amp.loss" in step.text
+    assert "torch." not in step.text.split("module", 1)[1].replace("torch.nn", "")  # nothing torch left
+    proc = subprocess.run([amp_tools["amp_train"], str(step.mlir_path), "--inputs", str(tmp_path), "--steps", "4",
+                           "--precision=fp32", "--dump", str(tmp_path / "after"), "--no-jit-cache"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    ours = [json.loads(line)["loss"] for line in proc.stdout.splitlines() if line.startswith("{")]
+    ref = copy.deepcopy(model).train()
+    opt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9, weight_decay=0.01)
+    want = []
+    for _ in range(4):
+        opt.zero_grad()
+        loss = F.cross_entropy(ref(inputs[0]), inputs[1])
+        loss.backward()
+        opt.step()
+        want.append(float(loss.detach()))
+    np.testing.assert_allclose(ours, want, rtol=1e-5)
+    # the running mean after 4 steps (argument index of the first buffer) is PyTorch's
+    i = kinds.index("buffer")
+    for j, want_buffer in enumerate([ref[1].running_mean, ref[1].running_var, ref[1].num_batches_tracked]):
+        np.testing.assert_allclose(np.load(tmp_path / "after" / f"arg{i + j}.npy"), want_buffer.numpy(),
+                                   rtol=1e-5, atol=1e-6)
+
+
+def test_torch_mlir_unsupported_op_is_named(tmp_path):
+    """An op torch-mlir cannot lower is an UnsupportedOpError that names it and where it came from."""
+    _torch_mlir()
+
+    class Cumprod(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 4)
+
+        def forward(self, x):
+            return self.fc(torch.cumprod(x, dim=-1))
+
+    with pytest.raises(UnsupportedOpError) as info:
+        export_train_step(Cumprod(), F.cross_entropy, (torch.randn(4, 8), torch.randint(0, 4, (4,))),
+                          out_dir=tmp_path)
+    assert "torch.aten.cumprod" in str(info.value) and "test_torch_export.py" in str(info.value)

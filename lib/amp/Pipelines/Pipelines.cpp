@@ -143,6 +143,11 @@ static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering,
   // Each gradient's check into the update loop that reads it.
   if (checkInUpdate)
     pm.addNestedPass<func::FuncOp>(createAmpCpuCheckInUpdatePass());
+  // Convolutions as im2col + one matmul-shaped contraction (a GEMM call).
+  if (gemmCalls) {
+    pm.addNestedPass<func::FuncOp>(createAmpConvolutionsToGemmPass());
+    pm.addPass(createCanonicalizerPass());
+  }
   // Contractions that become GEMM calls read transposed operands in place
   // (a BLAS transpose flag, no transpose loop).
   if (gemmCalls)
@@ -192,6 +197,9 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
   // Views as offset arithmetic (affine.apply, lowered next with the loops').
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // One function per loop nest in large steps: LLVM's loop passes are
+  // superlinear in the loops of one function.
+  pm.addPass(createAmpCpuOutlineLoopsPass());
   // A block per loop first, so that scf-to-cf's splits stay linear.
   pm.addNestedPass<func::FuncOp>(createAmpCpuSplitBlocksPass());
   pm.addPass(createSCFToControlFlowPass());

@@ -139,8 +139,16 @@ def _find_seed(gm, loss_node):
 
 def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *, optimizer: str = "sgd",
                       lr: float | None = None, momentum: float = 0.0, weight_decay: float = 0.0,
-                      betas=(0.9, 0.999), eps: float = 1e-8, out_dir, name: str = "train_step") -> ExportedStep:
-    """Export one training step of ``model`` as an amp-mlir TOSA training step.
+                      betas=(0.9, 0.999), eps: float = 1e-8, out_dir, name: str = "train_step",
+                      frontend: str | None = None, dialect: str = "tosa") -> ExportedStep:
+    """Export one training step of ``model`` as an amp-mlir training step.
+
+    ``frontend="torch-mlir"`` (the default when torch-mlir is installed) captures the step functionally
+    and imports it with torch-mlir's FX importer (``dialect``: "tosa" = TOSA first, linalg for the rest;
+    "linalg" = the other way round): any model torch-mlir takes, buffers such as batch-norm running
+    statistics as state (arguments updated by results), optimizers "sgd", "adam" and "adamw", and the
+    backward seed as an argument (see amp_mlir/torch/_torch_mlir.py). ``frontend="builtin"`` is the
+    original op-by-op aten -> TOSA lowering of this package (about 75 aten ops, SGD / Adam, no buffers).
 
     The step computes ``loss = loss_fn(model(*example_inputs[:-1]), example_inputs[-1])``, its gradient
     with respect to every trainable parameter, and the update of ``torch.optim.SGD`` (``optimizer="sgd"``,
@@ -151,15 +159,32 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     Results: the new value of every parameter and state tensor (``amp.update_of``) and the loss
     (``amp.loss``). Raises :class:`UnsupportedOpError` for aten ops it cannot lower.
     """
+    from . import _torch_mlir
+
+    if frontend is None:
+        frontend = "torch-mlir" if _torch_mlir.available() else "builtin"
+    if frontend not in ("torch-mlir", "builtin"):
+        raise ValueError(f"frontend must be 'torch-mlir' or 'builtin', got {frontend!r}")
     optimizer = optimizer.lower()
-    if optimizer not in _OPTIMIZERS:
-        raise ValueError(f"optimizer must be one of {_OPTIMIZERS}, got {optimizer!r}")
+    optimizers = _torch_mlir.OPTIMIZERS if frontend == "torch-mlir" else _OPTIMIZERS
+    if optimizer not in optimizers:
+        raise ValueError(f"optimizer must be one of {optimizers}, got {optimizer!r}")
     if lr is None:
-        lr = 1e-3 if optimizer == "adam" else 0.01
+        lr = 1e-3 if optimizer in ("adam", "adamw") else 0.01
     if not isinstance(example_inputs, (tuple, list)) or len(example_inputs) < 2:
         raise ValueError("example_inputs must be a tuple (model inputs..., target)")
-    if optimizer == "adam" and momentum != 0:
+    if optimizer != "sgd" and momentum != 0:
         raise ValueError("momentum is an SGD option")
+    if frontend == "torch-mlir":
+        if not _torch_mlir.available():
+            raise ImportError("frontend='torch-mlir' needs the torch-mlir package (pip install torch-mlir)")
+        out = Path(out_dir)
+        text, manifest, gm, n_params, n_state = _torch_mlir.import_train_step(
+            model, loss_fn, example_inputs, optimizer=optimizer, lr=lr, momentum=momentum,
+            weight_decay=weight_decay, betas=betas, eps=eps, out_dir=out, name=name, dialect=dialect)
+        return ExportedStep(mlir_path=out / f"{name}.mlir", out_dir=out, name=name, text=text, manifest=manifest,
+                            graph_module=gm, arg_names=[a["name"] for a in manifest["arguments"]],
+                            num_params=n_params, num_state=n_state)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
 

@@ -114,9 +114,16 @@ static bool vectorizeOne(RewriterBase &rewriter, linalg::LinalgOp op,
   // bits, so a vectorised writer and a scalar reader (or the other way round)
   // see different elements (a mask read by a gather, written 4 lanes at a
   // time, had three bytes of every four never written).
+  // (A buffer the innermost loop does not walk, such as the or-ed inf / nan
+  // flag of amp-cpu-check-in-update, is read and written one element at a
+  // time either way.)
+  if (op.getNumLoops() == 0)
+    return false;
+  unsigned innermost = op.getNumLoops() - 1;
   for (OpOperand &operand : op->getOpOperands())
     if (auto type = dyn_cast<ShapedType>(operand.get().getType()))
-      if (type.getElementType().isInteger(1))
+      if (type.getElementType().isInteger(1) &&
+          op.getMatchingIndexingMap(&operand).isFunctionOfDim(innermost))
         return false;
   // Named ops (linalg.reduce, fill, transpose) as linalg.generic: their
   // tiles then vectorise like any generic.

@@ -1,0 +1,179 @@
+"""Decompositions the torch-mlir front end adds to torch-mlir's own table (applied while capturing).
+
+Each replaces an aten op that torch-mlir 20261001 cannot lower with ops it can, with PyTorch's exact
+semantics:
+
+- ``max_pool2d_with_indices_backward``: for each of the kh x kw window offsets, the output gradient
+  where ``indices`` points at that offset's input position, placed back on the input grid by a
+  stride-s "zero interleave" (unsqueeze, pad, reshape) and a shift (pad / slice). No scatter, so the
+  result is the same on every backend, and identical to PyTorch's (the gradient goes to the position
+  the forward pass picked, ties included).
+- ``embedding_dense_backward``: ``one_hot(indices)^T @ grad`` (rows at ``padding_idx`` zero), a GEMM
+  instead of torch-mlir's accumulating ``index_put``, which neither its TOSA nor its linalg lowering
+  takes without the ``tm_tensor`` dialect. The cost is that of one more matmul of the embedding's size
+  (for a tied language-model head: as much as the head's forward matmul); exact up to summation order.
+- ``convolution_backward`` (2-D, not transposed, any stride / padding / dilation / groups): both
+  gradients as *forward* convolutions, which every lowering takes (torch-mlir's own decomposition
+  makes transposed grouped convolutions, which neither its TOSA nor its linalg lowering converts):
+  the input gradient is the stride-dilated output gradient convolved with the flipped, group-transposed
+  weights; the weight gradient is a convolution with the batch as the reduced channel dimension:
+  input ``[Cin/g, g*N, H, W]`` (the channels of one group as the batch), weights the output gradient
+  ``[Cout, N, Ho, Wo]``, stride = the forward dilation, dilation = the forward stride, ``groups = g``;
+  for a depthwise convolution (one input channel per group), a depthwise convolution over the C*N
+  (channel, sample) planes whose filters are the matching output-gradient planes, summed over N
+  (torch-mlir lowers a grouped convolution with several channels per group on neither path).
+"""
+
+from __future__ import annotations
+
+import torch
+
+aten = torch.ops.aten
+
+
+def _place(y, stride, offset, size):
+    """``z[..., a*stride + offset] = y[..., a]`` along the last dimension, zeros elsewhere, length
+    ``size``."""
+    n = y.shape[-1]
+    if stride > 1:
+        y = torch.nn.functional.pad(y.unsqueeze(-1), (0, stride - 1)).flatten(-2)  # length n*stride
+    length = n * stride
+    if offset >= 0:
+        y = torch.nn.functional.pad(y, (offset, 0))
+        length += offset
+    else:
+        y = y[..., -offset:]
+        length += offset
+    if length < size:
+        y = torch.nn.functional.pad(y, (0, size - length))
+    elif length > size:
+        y = y[..., :size]
+    return y
+
+
+def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode,
+                                     indices):
+    kh, kw = (list(kernel_size) * 2)[:2] if len(kernel_size) == 1 else kernel_size
+    stride = stride if stride else kernel_size
+    sh, sw = (list(stride) * 2)[:2] if len(stride) == 1 else stride
+    ph, pw = (list(padding) * 2)[:2] if len(padding) == 1 else padding
+    dh, dw = (list(dilation) * 2)[:2] if len(dilation) == 1 else dilation
+    h, w = self.shape[-2:]
+    ho, wo = grad_output.shape[-2:]
+    rows = torch.arange(ho, device=indices.device) * sh - ph
+    cols = torch.arange(wo, device=indices.device) * sw - pw
+    zero = torch.zeros((), dtype=grad_output.dtype, device=grad_output.device)
+    grad_input = None
+    for i in range(kh):
+        for j in range(kw):
+            flat = (rows + i * dh).unsqueeze(1) * w + (cols + j * dw).unsqueeze(0)  # [ho, wo]
+            part = torch.where(indices == flat, grad_output, zero)
+            part = _place(part, sw, j * dw - pw, w)  # [..., ho, w]
+            part = _place(part.transpose(-1, -2), sh, i * dh - ph, h).transpose(-1, -2)  # [..., h, w]
+            grad_input = part if grad_input is None else grad_input + part
+    return grad_input
+
+
+def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    if scale_grad_by_freq:
+        raise NotImplementedError("embedding_dense_backward with scale_grad_by_freq=True")
+    d = grad_output.shape[-1]
+    ids = indices.reshape(-1)
+    one_hot = (ids.unsqueeze(1) == torch.arange(num_weights, device=ids.device).unsqueeze(0))
+    if padding_idx is not None and padding_idx >= 0:
+        one_hot = one_hot & (ids != padding_idx).unsqueeze(1)
+    return one_hot.to(grad_output.dtype).transpose(0, 1) @ grad_output.reshape(-1, d)
+
+
+def _pair(v):
+    v = list(v)
+    return (v * 2)[:2] if len(v) == 1 else v
+
+
+def _pad_or_crop(x, dim, before, after):
+    """Pad (positive) or crop (negative) ``x`` along ``dim`` by ``before`` / ``after`` elements."""
+    if before < 0:
+        x = x.narrow(dim, -before, x.shape[dim] + before)
+        before = 0
+    if after < 0:
+        x = x.narrow(dim, 0, x.shape[dim] + after)
+        after = 0
+    if before or after:
+        pad = [0, 0] * (x.dim() - 1 - dim) + [before, after]
+        x = torch.nn.functional.pad(x, pad)
+    return x
+
+
+def _dilate(x, dim, stride):
+    """Insert ``stride - 1`` zeros between the elements of ``x`` along ``dim``."""
+    if stride == 1:
+        return x
+    n = x.shape[dim]
+    x = x.movedim(dim, -1)
+    x = torch.nn.functional.pad(x.unsqueeze(-1), (0, stride - 1)).flatten(-2)[..., :(n - 1) * stride + 1]
+    return x.movedim(-1, dim)
+
+
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+                         output_padding, groups, output_mask):
+    if transposed or input.dim() != 4:
+        return NotImplemented
+    (sh, sw), (ph, pw), (dh, dw) = _pair(stride), _pair(padding), _pair(dilation)
+    n, cin, h, w = input.shape
+    cout, cin_g, kh, kw = weight.shape
+    g = groups
+    ho, wo = grad_output.shape[-2:]
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        go = _dilate(_dilate(grad_output, 2, sh), 3, sw)
+        # out[y] = sum_i go_d[y + p - i*d]: a convolution of go_d padded by d*(k-1) - p with the flipped
+        # kernel; the far side is padded so that the result has the input's size.
+        before_h, before_w = dh * (kh - 1) - ph, dw * (kw - 1) - pw
+        go = _pad_or_crop(go, 2, before_h, h + dh * (kh - 1) - before_h - go.shape[2])
+        go = _pad_or_crop(go, 3, before_w, w + dw * (kw - 1) - before_w - go.shape[3])
+        wt = weight.flip(2, 3).reshape(g, cout // g, cin_g, kh, kw).transpose(1, 2).reshape(cin, cout // g, kh, kw)
+        grad_input = torch.nn.functional.conv2d(go, wt, None, 1, 0, (dh, dw), g)
+    if output_mask[1] and cin_g == 1 and g > 1:
+        # Depthwise (one input channel per group, m = Cout / Cin outputs each): a depthwise convolution
+        # over the C*N (channel, sample) planes, each with its m output-gradient planes as filters,
+        # then the sum over the samples.
+        m = cout // cin
+        x = _pad_or_crop(_pad_or_crop(input, 2, ph, ph), 3, pw, pw)
+        x = x.transpose(0, 1).reshape(1, cin * n, *x.shape[2:])  # plane c*N + n
+        wgo = grad_output.reshape(n, cin, m, ho, wo).transpose(0, 1).reshape(cin * n * m, 1, ho, wo)
+        gw = torch.nn.functional.conv2d(x, wgo, None, (dh, dw), 0, (sh, sw), cin * n)  # [1, C*N*m, >=kh, >=kw]
+        gw = gw[0, :, :kh, :kw].reshape(cin, n, m, kh, kw).sum(1)
+        grad_weight = gw.reshape(cout, 1, kh, kw)
+    elif output_mask[1]:
+        x = _pad_or_crop(_pad_or_crop(input, 2, ph, ph), 3, pw, pw)
+        # [N, g, Cin/g, H, W] -> [Cin/g, g, N, H, W] -> [Cin/g, g*N, H, W]
+        x = x.reshape(n, g, cin_g, *x.shape[2:]).permute(2, 1, 0, 3, 4).reshape(cin_g, g * n, *x.shape[2:])
+        wgo = grad_output.transpose(0, 1)  # [Cout, N, Ho, Wo]
+        gw = torch.nn.functional.conv2d(x, wgo, None, (dh, dw), 0, (sh, sw), g)  # [Cin/g, Cout, >=kh, >=kw]
+        grad_weight = gw[:, :, :kh, :kw].transpose(0, 1)
+    if output_mask[2]:
+        grad_bias = grad_output.sum((0, 2, 3))
+    return grad_input, grad_weight, grad_bias
+
+
+def mutation_table():
+    """Batch norm in training mode updates its running statistics in place, and native_batch_norm's
+    schema does not say so: functionalization would keep the op and lose the update. PyTorch's own
+    decompositions make it the functional op plus explicit ``copy_``, which functionalization then
+    turns into results (applied in a first capture, before functionalization)."""
+    from torch._decomp import decomposition_table as torch_table
+
+    ops = (aten.native_batch_norm.default, aten._native_batch_norm_legit.default,
+           aten._native_batch_norm_legit.no_stats, aten.batch_norm.default)
+    return {op: torch_table[op] for op in ops if op in torch_table}
+
+
+def table():
+    """torch-mlir's decomposition table with ours on top."""
+    from torch_mlir import fx as tm_fx
+
+    t = dict(tm_fx.get_decomposition_table())
+    t[aten.max_pool2d_with_indices_backward.default] = max_pool2d_with_indices_backward
+    t[aten.embedding_dense_backward.default] = embedding_dense_backward
+    t[aten.convolution_backward.default] = convolution_backward
+    return t

@@ -1,0 +1,354 @@
+"""The torch-mlir front end: a whole PyTorch training step, captured functionally and imported by
+torch-mlir's FX importer into TOSA and linalg on tensors, with amp-mlir's training-step contract.
+
+The algorithm:
+
+1. **One functional step.** ``_step_function`` builds ``step(params, state, buffers, inputs, seed)``:
+   the forward pass and the loss under ``torch.func.vjp`` (buffers, e.g. batch-norm running
+   statistics, are cloned inside the differentiated function and returned as auxiliary outputs, so
+   their in-place update becomes a result), the backward pass from ``vjp_fn(seed)`` (the seed of
+   d(loss)/d(loss) is an *argument*, which ``amp-loss-scaling`` scales: no constant has to be found in
+   the graph), then the optimizer update written out as torch.optim computes it (SGD with momentum and
+   weight decay, Adam, AdamW; single-tensor forms).
+2. **Capture.** ``make_fx`` with the decompositions of ops that mutate without declaring it (batch
+   norm's running statistics become a functional op plus ``copy_``), then ``make_fx`` over
+   ``functionalize`` of that graph with torch-mlir's decomposition table and ours (_decompositions.py)
+   gives one flat aten graph without mutation, each node with its Python source location.
+3. **Import.** ``torch_mlir.fx.stateless_fx_import`` makes the torch dialect (backend contract), then
+   one pass pipeline lowers it: ``convert-torch-to-tosa`` first (named ops our autocast policy knows
+   best; scatter becomes ``tosa.scatter``), ``convert-torch-to-linalg`` / ``-scf`` / ``-arith`` /
+   ``-tensor`` for what TOSA does not take (``dialect="linalg"`` swaps the first two; torch-mlir's
+   ``tm_tensor`` dialect is never used, our pipelines do not know it). An op no pass converted is an
+   :class:`UnsupportedOpError` naming the op and its Python source location.
+4. **Contract.** The arguments and results get the attributes of docs/TrainingStep.md (``amp.init``,
+   ``amp.grad_seed`` on the seed argument, ``amp.update_of``, ``amp.loss``); the initial values are
+   written as ``arg<N>.npy`` and a manifest describes every argument and result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch.func import functional_call, functionalize, vjp
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from . import _decompositions
+from ._lower import UnsupportedOpError
+
+OPTIMIZERS = ("sgd", "adam", "adamw")
+DIALECTS = ("tosa", "linalg")
+
+
+def available() -> bool:
+    """Whether torch-mlir can be imported."""
+    try:
+        import torch_mlir.fx  # noqa: F401
+    except Exception:  # pragma: no cover - depends on the environment
+        return False
+    return True
+
+
+def _pipeline(dialect: str) -> str:
+    """torch backend contract -> TOSA + linalg + tensor + scf + arith, still with torch types at the
+    edges (``_FINALIZE`` removes them once nothing torch is left)."""
+    tosa = "func.func(convert-torch-to-tosa{require-full-tosa-conversion=false})"
+    linalg = "func.func(convert-torch-to-linalg{allow-non-finites=true})"
+    first, second = (tosa, linalg) if dialect == "tosa" else (linalg, tosa)
+    return ("builtin.module(func.func(torch-restructure-non-constant-axes),func.func(torch-fuse-quantized-ops),"
+            f"{first},func.func(canonicalize),{second},func.func(canonicalize),"
+            "func.func(convert-torch-to-scf),func.func(convert-torch-to-arith),func.func(convert-torch-to-tensor),"
+            "func.func(canonicalize),func.func(resolve-shaped-type-result-dims),func.func(cse))")
+
+
+_FINALIZE = ("builtin.module(torch-func-backend-type-conversion,func.func(canonicalize),"
+             "func.func(torch-finalizing-backend-type-conversion))")
+
+# torch ops that only carry constants, lists and the type casts at converted ops' edges: they go away
+# with the ops that use them.
+_GLUE = ("torch.constant.", "torch.prim.ListConstruct", "torch_c.")
+
+
+def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buffers, n_inputs, optimizer, lr,
+                   momentum, weight_decay, betas, eps, forward_context=contextlib.nullcontext):
+    """``step(*params, *state, *buffers, *inputs, seed) -> (*params', *state', *buffers', loss)``."""
+    b1, b2 = betas
+
+    def step(*flat):
+        params = list(flat[:n_params])
+        state = list(flat[n_params:n_params + n_state])
+        buffers = list(flat[n_params + n_state:n_params + n_state + n_buffers])
+        inputs = flat[n_params + n_state + n_buffers:-1]
+        seed = flat[-1]
+        model_inputs, target = inputs[:-1], inputs[-1]
+
+        def forward(*ps):
+            bufs = {k: b.clone() for k, b in zip(buffer_names, buffers)}
+            with forward_context():
+                out = functional_call(model, {**dict(zip(names, ps)), **bufs}, tuple(model_inputs))
+                loss = loss_fn(out, target)
+            return loss, tuple(bufs[k] for k in buffer_names)
+
+        loss, vjp_fn, new_buffers = vjp(forward, *params, has_aux=True)
+        grads = list(vjp_fn(seed))
+        new_params, new_state = [], []
+        if optimizer == "sgd":
+            if weight_decay != 0:
+                grads = [g + weight_decay * p for g, p in zip(grads, params)]
+            if momentum != 0:
+                grads = [buf * momentum + g for g, buf in zip(grads, state)]
+                new_state = grads
+            new_params = [p - lr * g for p, g in zip(params, grads)]
+        else:  # Adam / AdamW, torch.optim's single-tensor (foreach=False) update
+            ms, vs, t = state[:n_params], state[n_params:2 * n_params], state[2 * n_params] + 1
+            if optimizer == "adamw" and weight_decay != 0:
+                params = [p * (1 - lr * weight_decay) for p in params]  # param.mul_(1 - lr * weight_decay)
+            elif weight_decay != 0:
+                grads = [g + weight_decay * p for g, p in zip(grads, params)]
+            step_size = lr / (1 - torch.pow(b1, t))
+            bc2_sqrt = torch.sqrt(1 - torch.pow(b2, t))
+            new_m, new_v = [], []
+            for p, g, m, v in zip(params, grads, ms, vs):
+                m2 = m + (g - m) * (1 - b1)
+                v2 = v * b2 + (g * g) * (1 - b2)
+                denom = torch.sqrt(v2) / bc2_sqrt + eps
+                new_params.append(p - step_size * (m2 / denom))
+                new_m.append(m2)
+                new_v.append(v2)
+            new_state = new_m + new_v + [t]
+        return (*new_params, *new_state, *new_buffers, loss)
+
+    return step
+
+
+def _clean_graph(gm):
+    """Dead code out of the captured graph: make_fx keeps ops whose results nobody reads, e.g. the
+    ``empty.memory_format`` workspace that batch norm's decomposition allocates for cuDNN and then
+    ignores, which torch-mlir cannot lower."""
+    for node in reversed(list(gm.graph.nodes)):
+        if node.op == "call_function" and not node.users:
+            gm.graph.erase_node(node)
+    gm.graph.lint()
+    gm.recompile()
+
+
+def _init_hint(t: torch.Tensor, kind: str, num_classes=None) -> str:
+    from ._export import _init_hint as hint
+    return hint(t, kind, num_classes)
+
+
+def _unconverted(module, dialects=("torch", "torch_c", "tm_tensor")):
+    """(op name, location) of every op of ``dialects`` left in ``module`` that is not glue."""
+    left = []
+
+    def walk(op):
+        for region in op.regions:
+            for block in region.blocks:
+                for o in block.operations:
+                    name = o.operation.name
+                    if (name.split(".")[0] in dialects or name in dialects) and not name.startswith(_GLUE):
+                        if name == "torch.operator":
+                            name = "torch.operator " + str(o.operation.attributes["name"])
+                        left.append((name, str(o.operation.location)))
+                    walk(o.operation)
+
+    walk(module.operation)
+    return left
+
+
+def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *, optimizer: str = "sgd",
+                      lr: float | None = None, momentum: float = 0.0, weight_decay: float = 0.0,
+                      betas=(0.9, 0.999), eps: float = 1e-8, out_dir, name: str = "train_step",
+                      dialect: str = "tosa"):
+    """Capture ``model``'s training step and import it with torch-mlir (see the module comment).
+    Returns ``(text, manifest, graph_module)`` and writes ``out_dir/<name>.mlir``, ``arg<N>.npy`` and
+    ``manifest.json``."""
+    from torch_mlir import fx as tm_fx
+    from torch_mlir.compiler_utils import run_pipeline_with_repro_report
+
+    if dialect not in DIALECTS:
+        raise ValueError(f"dialect must be one of {DIALECTS}, got {dialect!r}")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+    named = [(k, p) for k, p in model.named_parameters() if p.requires_grad]
+    names = [k for k, _ in named]
+    params = [p.detach().clone().float() for _, p in named]
+    n_params = len(params)
+    buffer_items = [(k, b) for k, b in model.named_buffers()]
+    buffer_names = [k for k, _ in buffer_items]
+    buffers = [b.detach().clone() for _, b in buffer_items]
+    buffers = [b.float() if b.is_floating_point() else b for b in buffers]
+
+    if optimizer == "sgd":
+        state = [torch.zeros_like(p) for p in params] if momentum != 0 else []
+        state_names = [f"momentum of {k}" for k in names] if momentum != 0 else []
+        state_kinds = ["momentum"] * len(state)
+    else:
+        state = [torch.zeros_like(p) for p in params] + [torch.zeros_like(p) for p in params]
+        state.append(torch.zeros((), dtype=torch.float32))
+        state_names = [f"first moment of {k}" for k in names] + [f"second moment of {k}" for k in names] + \
+            ["step counter"]
+        state_kinds = ["adam_m"] * n_params + ["adam_v"] * n_params + ["step"]
+    inputs = [t.detach().clone() for t in example_inputs]
+    inputs = [t.float() if t.is_floating_point() else t for t in inputs]
+    n_in = len(inputs)
+    in_names = (["x"] if n_in == 2 else [f"x{i}" for i in range(n_in - 1)]) + ["target"]
+    seed = torch.ones((), dtype=torch.float32)
+
+    flat = params + state + buffers + inputs + [seed]
+    all_names = names + state_names + [f"buffer {k}" for k in buffer_names] + in_names + ["grad seed"]
+    kinds = ["param"] * n_params + state_kinds + ["buffer"] * len(buffers) + ["input"] * (n_in - 1) + \
+        ["target", "seed"]
+
+    step = _step_function(model, loss_fn, names, buffer_names, n_params, len(state), len(buffers), n_in,
+                          optimizer, float(lr), float(momentum), float(weight_decay),
+                          tuple(float(b) for b in betas), float(eps))
+    was_training = model.training
+    try:
+        # oneDNN off while capturing: its fused kernels (mkldnn_rnn_layer for nn.LSTM, ...) have no
+        # decomposition; the reference ops they stand for do.
+        # Attention as its math form (matmul, softmax): the fused CPU kernels' backward ops have no
+        # decomposition.
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        with torch.backends.mkldnn.flags(enabled=False), sdpa_kernel([SDPBackend.MATH]):
+            # First the ops that mutate without saying so in their schema (batch norm's running
+            # statistics) as functional ops plus explicit copies, then functionalization (which turns
+            # the copies into results) and the full decomposition table, replaying the first graph
+            # with its source locations.
+            first = make_fx(step, decomposition_table=_decompositions.mutation_table(),
+                            record_stack_traces=True)(*flat)
+
+            def replay(*args):
+                return torch.fx.Interpreter(first).run(*args)
+
+            with torch.fx.traceback.preserve_node_meta():
+                gm = make_fx(functionalize(replay, remove="mutations"), decomposition_table=_decompositions.table(),
+                             record_stack_traces=True)(*flat)
+    except Exception as e:
+        raise UnsupportedOpError(f"amp_mlir.torch could not capture the training step: {type(e).__name__}: {e}") \
+            from e
+    finally:
+        model.train(was_training)
+    _clean_graph(gm)
+    outs = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+    loss_meta = outs[-1].meta.get("val")
+    if loss_meta is None or tuple(loss_meta.shape) != () or not loss_meta.is_floating_point():
+        raise ValueError(f"loss_fn must return a float scalar, got {loss_meta}")
+
+    # torch-mlir's diagnostics (the op that did not legalize, at its Python source line) are collected
+    # for the error message instead of going to stderr.
+    from torch_mlir import ir
+    from torch_mlir.dialects import torch as torch_d
+    from torch_mlir.extras.fx_importer import FxImporter
+
+    ctx = ir.Context()
+    torch_d.register_dialect(ctx)
+    diagnostics = []
+
+    def collect(d):
+        diagnostics.append(f"{d.location}: {d.message}")
+        return True
+
+    handler = ctx.attach_diagnostic_handler(collect)  # noqa: F841 (attached while it lives)
+
+    def lower(pipeline, what):
+        diagnostics.clear()
+        try:
+            run_pipeline_with_repro_report(module, pipeline, what)
+        except Exception as e:
+            detail = "\n".join(f"  {d}" for d in diagnostics[:5]) or f"  {str(e).strip().splitlines()[0]}"
+            raise UnsupportedOpError(f"torch-mlir could not lower the training step ({what}):\n{detail}") from e
+
+    module = tm_fx.stateless_fx_import(gm, output_type="raw", model_name=name, fx_importer=FxImporter(context=ctx))
+    lower("builtin.module(func.func(torch-match-quantized-custom-ops),"
+          "torchdynamo-export-to-torch-backend-pipeline{ extra-library=})", "aten -> torch backend")
+    lower(_pipeline(dialect), f"torch -> {dialect}, then the rest")
+    left = _unconverted(module)
+    if not left:
+        lower(_FINALIZE, "torch types out")
+        left = _unconverted(module, dialects=("torch", "torch_c", "tm_tensor", "builtin.unrealized_conversion_cast"))
+    if left:
+        by_name = Counter(n for n, _ in left)
+        first = {}
+        for n, loc in left:
+            first.setdefault(n, loc)
+        lines = [f"  {n} ({c}x), first at {first[n]}" for n, c in sorted(by_name.items())]
+        raise UnsupportedOpError("torch-mlir left ops that no amp-mlir pipeline takes:\n" + "\n".join(lines))
+
+    # ------------------------------------------------------------------ the contract
+    from torch_mlir import ir
+
+    num_classes = {}
+    for n in gm.graph.nodes:
+        if n.op == "call_function" and "nll_loss" in str(n.target):
+            num_classes[n.args[1]] = int(n.args[0].meta["val"].shape[-1])
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+
+    func = next(op for op in module.body.operations if op.operation.name == "func.func")
+    ctx = module.context
+    arg_meta = []
+    arg_attrs = []
+    with ctx:
+        for i, t in enumerate(flat):
+            kind = kinds[i]
+            hint_kind = "state" if kind in ("momentum", "adam_m", "adam_v") else kind
+            if kind == "buffer":  # batch-norm running statistics (zeros / ones) and counters
+                hint_kind = "param" if t.is_floating_point() else "state"
+            hint = "#amp.init<ones>" if kind == "seed" else _init_hint(t, hint_kind, num_classes.get(placeholders[i]))
+            attrs = {"amp.init": ir.StringAttr.get("@@AMPINIT@@" + hint)}
+            if kind == "seed":
+                attrs["amp.grad_seed"] = ir.UnitAttr.get()
+            arg_attrs.append(ir.DictAttr.get(attrs))
+            arr = t.detach().cpu().numpy()
+            fname = f"arg{i}.npy"
+            np.save(out_dir / fname, arr)
+            arg_meta.append({"index": i, "name": all_names[i], "kind": kind, "shape": list(t.shape),
+                             "dtype": str(arr.dtype), "amp_init": hint, "file": fname})
+        func.attributes["arg_attrs"] = ir.ArrayAttr.get(arg_attrs)
+        res_attrs, res_meta = [], []
+        n_updates = n_params + len(state) + len(buffers)
+        for i in range(n_updates):
+            res_attrs.append(ir.DictAttr.get({"amp.update_of": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)}))
+            res_meta.append({"index": i, "kind": kinds[i], "update_of": i, "name": all_names[i]})
+        res_attrs.append(ir.DictAttr.get({"amp.loss": ir.UnitAttr.get()}))
+        res_meta.append({"index": n_updates, "kind": "loss", "name": "loss"})
+        func.attributes["res_attrs"] = ir.ArrayAttr.get(res_attrs)
+
+    body = module.operation.get_asm(enable_debug_info=True, large_elements_limit=None)
+    body = re.sub(r'"@@AMPINIT@@([^"]*)"', r"\1", body)
+    ops = Counter(str(n.target) for n in gm.graph.nodes if n.op == "call_function")
+    header = [
+        f"// {name}: generated by amp_mlir.torch.export_train_step (torch {torch.__version__}, torch-mlir importer,",
+        f"// {dialect} first). Model: {type(model).__name__}; loss: "
+        f"{getattr(loss_fn, '__name__', type(loss_fn).__name__)}; optimizer: {optimizer} (lr={lr}, "
+        f"momentum={momentum}, weight_decay={weight_decay}, betas={tuple(betas)}, eps={eps}).",
+        "// Arguments (initial values in arg<N>.npy next to this file; amp-train --inputs DIR):",
+    ]
+    header += [f"//   {i}: {m['name']} ({m['kind']})" for i, m in enumerate(arg_meta)]
+    header.append("// Results: the new value of arguments 0.."
+                  f"{n_updates - 1} (amp.update_of), then the loss (amp.loss).")
+    text = "\n".join(header) + "\n" + body
+    mlir_path = out_dir / f"{name}.mlir"
+    mlir_path.write_text(text)
+    manifest = {
+        "name": name,
+        "mlir": mlir_path.name,
+        "frontend": "torch-mlir",
+        "dialect": dialect,
+        "torch_version": torch.__version__,
+        "model": type(model).__name__,
+        "loss_fn": getattr(loss_fn, "__name__", type(loss_fn).__name__),
+        "optimizer": {"kind": optimizer, "lr": lr, "momentum": momentum, "weight_decay": weight_decay,
+                      "betas": list(betas), "eps": eps},
+        "arguments": arg_meta,
+        "results": res_meta,
+        "aten_ops": dict(sorted(ops.items())),
+    }
+    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return text, manifest, gm, n_params, len(state)

@@ -1,0 +1,154 @@
+"""The model zoo: small configurations of real models (torchvision, transformers, timm, torch.nn) with
+a fixed batch, a loss and an optimizer, as ``make check`` trains them (test/model-zoo/model_zoo.py).
+
+``ZOO[name]()`` returns a :class:`ZooCase`; a model whose package is not installed raises
+``ModuleNotFoundError`` (the zoo reports it as skipped and names the package).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from .models import MLP
+
+
+@dataclass
+class ZooCase:
+    model: torch.nn.Module
+    loss_fn: object
+    inputs: tuple
+    optimizer: str
+    options: dict = field(default_factory=dict)
+    package: str = "torch"
+
+
+def _lm_loss(logits, labels):
+    """Next-token cross entropy over every position (a causal language model's training loss)."""
+    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
+
+
+class _Logits(torch.nn.Module):
+    """A Hugging Face model whose forward returns an output object, reduced to its logits."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids):
+        return self.model(input_ids=ids).logits
+
+
+class LSTMClassifier(torch.nn.Module):
+    """One-layer LSTM over a sequence, a linear classifier on its last hidden state."""
+
+    def __init__(self, features=8, hidden=16, classes=4):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(features, hidden, batch_first=True)
+        self.head = torch.nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        out, _ = self.lstm(x)
+        return self.head(out[:, -1])
+
+
+def _gen(seed):
+    return torch.Generator().manual_seed(seed)
+
+
+def resnet18():
+    import torchvision
+    torch.manual_seed(0)
+    m = torchvision.models.resnet18(num_classes=10)
+    g = _gen(1)
+    # 64x64 and a batch of 4: the last stage's batch norm then sees 4 x 2 x 2 values per channel (at
+    # 32x32 with a batch of 2 it normalises 2 values, and fp32 runs of PyTorch itself part from float64
+    # by 1e-3 in the first forward pass and diverge within 3 steps).
+    return ZooCase(m, torch.nn.functional.cross_entropy,
+                   (torch.randn(4, 3, 64, 64, generator=g), torch.randint(0, 10, (4,), generator=g)),
+                   "sgd", {"lr": 0.002, "momentum": 0.9, "weight_decay": 1e-4}, "torchvision")
+
+
+def mobilenet_v3_small():
+    import torchvision
+    torch.manual_seed(0)
+    m = torchvision.models.mobilenet_v3_small(num_classes=10, dropout=0.0)
+    g = _gen(1)
+    return ZooCase(m, torch.nn.functional.cross_entropy,
+                   (torch.randn(4, 3, 64, 64, generator=g), torch.randint(0, 10, (4,), generator=g)),
+                   "sgd", {"lr": 0.002, "momentum": 0.9}, "torchvision")
+
+
+def gpt2():
+    import transformers
+    torch.manual_seed(0)
+    cfg = transformers.GPT2Config(n_layer=2, n_embd=64, n_head=2, vocab_size=128, n_positions=32,
+                                  resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+                                  bos_token_id=0, eos_token_id=0, attn_implementation="eager")
+    m = _Logits(transformers.GPT2LMHeadModel(cfg))
+    g = _gen(1)
+    ids = torch.randint(0, 128, (2, 16), generator=g)
+    return ZooCase(m, _lm_loss, (ids, torch.roll(ids, -1, 1)), "adamw", {"lr": 1e-3, "weight_decay": 0.01},
+                   "transformers")
+
+
+def bert():
+    import transformers
+    torch.manual_seed(0)
+    cfg = transformers.BertConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=2, intermediate_size=128,
+                                  vocab_size=128, max_position_embeddings=32, num_labels=4,
+                                  hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                                  attn_implementation="eager")
+    m = _Logits(transformers.BertForSequenceClassification(cfg))
+    g = _gen(1)
+    return ZooCase(m, torch.nn.functional.cross_entropy,
+                   (torch.randint(0, 128, (2, 16), generator=g), torch.randint(0, 4, (2,), generator=g)),
+                   "adamw", {"lr": 1e-3, "weight_decay": 0.01}, "transformers")
+
+
+def vit_tiny():
+    import timm
+    torch.manual_seed(0)
+    m = timm.create_model("vit_tiny_patch16_224", pretrained=False, img_size=32, patch_size=8, depth=2,
+                          num_classes=10)
+    g = _gen(1)
+    return ZooCase(m, torch.nn.functional.cross_entropy,
+                   (torch.randn(2, 3, 32, 32, generator=g), torch.randint(0, 10, (2,), generator=g)),
+                   "adamw", {"lr": 1e-3, "weight_decay": 0.05}, "timm")
+
+
+def lstm():
+    torch.manual_seed(0)
+    g = _gen(1)
+    return ZooCase(LSTMClassifier(), torch.nn.functional.cross_entropy,
+                   (torch.randn(4, 12, 8, generator=g), torch.randint(0, 4, (4,), generator=g)),
+                   "adam", {"lr": 1e-2})
+
+
+def mnist_mlp():
+    torch.manual_seed(0)
+    g = _gen(1)
+    return ZooCase(MLP(784, 128, 10), torch.nn.functional.cross_entropy,
+                   (torch.randn(16, 784, generator=g), torch.randint(0, 10, (16,), generator=g)),
+                   "adam", {"lr": 1e-3})
+
+
+def regression():
+    torch.manual_seed(0)
+    g = _gen(1)
+    x = torch.randn(32, 10, generator=g)
+    return ZooCase(MLP(10, 20, 1), torch.nn.functional.mse_loss, (x, x.sum(1, keepdim=True) * 0.3), "sgd",
+                   {"lr": 0.05})
+
+
+ZOO = {
+    "resnet18": resnet18,
+    "mobilenet_v3_small": mobilenet_v3_small,
+    "gpt2": gpt2,
+    "bert": bert,
+    "vit_tiny": vit_tiny,
+    "lstm": lstm,
+    "mnist_mlp": mnist_mlp,
+    "regression": regression,
+}

@@ -1,0 +1,36 @@
+"""The model zoo in make check (test/model-zoo/model_zoo.py, docs/ModelZoo.md): each real model exported
+whole through torch-mlir, trained 5 steps by amp-train in fp32 / f16 / bf16 and compared with PyTorch
+(float64, float32, torch.autocast) on the same batch with the same optimizer. A model whose package is
+not installed is skipped and says which."""
+
+import sys
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("torch_mlir.fx", reason="torch-mlir is not installed (make py-models)")
+
+
+def _zoo(repo_dir):
+    sys.path.insert(0, str(repo_dir / "test" / "model-zoo"))
+    import model_zoo
+
+    return model_zoo
+
+
+MODELS = ["regression", "mnist_mlp", "lstm", "resnet18", "mobilenet_v3_small", "gpt2", "bert", "vit_tiny"]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_model_trains_like_pytorch(name, amp_tools, repo_dir, tmp_path):
+    zoo = _zoo(repo_dir)
+    from pathlib import Path
+
+    build = Path(amp_tools["amp_train"]).parent.parent
+    res = zoo.run_model(name, build, tmp_path)
+    if "skipped" in res:
+        pytest.skip(f"{name}: {res['skipped']}")
+    fails = zoo.check(res)
+    assert not fails, "\n".join(fails) + f"\nours: {res.get('ours')}\ntorch: {res.get('torch')}"
+    # The criteria compare against something: five losses of each kind, the float64 run among them.
+    assert len(res["ours"]["fp32"]) == zoo.STEPS and len(res["torch"]["f64"]) == zoo.STEPS
