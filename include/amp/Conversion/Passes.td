@@ -451,12 +451,12 @@ def AmpConvolutionsToGemmPass
   let description = [{
     For the CPU and GPU lowerings whose contractions become GEMM calls, on
     tensors: `linalg.conv_2d_nhwc_fhwc` (what `tosa.conv2d` becomes),
-    `conv_2d_nhwc_hwcf`, `conv_2d_nchw_fchw` and `depthwise_conv_2d_nhwc_hwc`
-    are rewritten by upstream's `linalg::rewriteInIm2Col`: an im2col tensor of
-    the input windows and one matmul-shaped `linalg.generic` (output init
-    kept), which `amp-lower-contractions-to-runtime` turns into one GEMM
-    call. Grouped convolutions, depthwise convolutions with a channel
-    multiplier and 1-D / 3-D convolutions keep their loops.
+    `conv_2d_nhwc_hwcf` and `conv_2d_nchw_fchw` are rewritten by upstream's
+    `linalg::rewriteInIm2Col`: an im2col tensor of the input windows and one
+    matmul-shaped `linalg.generic` (output init kept), which
+    `amp-lower-contractions-to-runtime` turns into one GEMM call. Grouped,
+    depthwise (upstream's rewrite would be one GEMM call per channel) and
+    1-D / 3-D convolutions keep their loops.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

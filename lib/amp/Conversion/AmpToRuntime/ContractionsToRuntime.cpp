@@ -17,7 +17,9 @@
 // one GEMM with k = B*T. Batch dimensions that do not merge (attention's
 // batch and heads over a [B, T, H, Dh] view, whose head stride is Dh) are
 // unrolled: one call per index tuple of the outer ones, at most
-// kMaxCallsPerContraction. An m, n or k that does not merge keeps the loops.
+// kMaxCallsPerContraction, each of at least kMinUnrolledCallWork
+// multiply-adds (smaller ones keep their loops). An m, n or k that does not
+// merge keeps the loops.
 // The calls:
 //
 //   * row-major, untransposed, identity layouts (the common case):
@@ -94,6 +96,11 @@ struct OuterDim {
 /// Largest number of GEMM calls one contraction is unrolled into over its
 /// unmerged batch dimensions (attention's batch x heads is usually 8-128).
 static constexpr int64_t kMaxCallsPerContraction = 1024;
+
+/// Smallest m * n * k of one GEMM call a contraction is unrolled into (a
+/// call costs on the order of a microsecond; 4096 multiply-adds about as much
+/// in loops).
+static constexpr int64_t kMinUnrolledCallWork = 4096;
 
 /// The strides of memref `v`, indexed by `map`, per loop dimension; none
 /// when its layout is dynamic or `map` has a result other than a loop
@@ -349,6 +356,13 @@ static bool lowerContraction(linalg::LinalgOp op, ModuleOp module) {
   for (const OuterDim &d : outer)
     calls *= d.size;
   if (calls > kMaxCallsPerContraction)
+    return false;
+  // Unrolled calls that each do less than kMinUnrolledCallWork
+  // multiply-adds (a per-channel 1 x 1 x 4 product over 144 channels in
+  // mobilenet's squeeze-excitation backward: 144 calls of 4 MACs) cost more
+  // in calls than their loops do, and thousands of them make the step
+  // function huge: such a contraction keeps its loops.
+  if (calls > 1 && m->size * n->size * k->size < kMinUnrolledCallWork)
     return false;
 
   // GEMM operand slot -> operand: A, B, C, or B, A, C when C is stored
