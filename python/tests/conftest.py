@@ -21,6 +21,17 @@ if os.environ.get("AMP_MLIR_INSTALLED") != "1" and str(PYTHON_DIR) not in sys.pa
     sys.path.insert(0, str(PYTHON_DIR))
 
 
+def pytest_configure(config):
+    """triton (which torch's make_fx imports through torch._inductor) and torch-mlir's MLIR each carry
+    their own LLVM; loaded after IREE has run in the same process they segfault at import. Load them
+    first, so that the tests' order does not matter."""
+    for module in ("torch._inductor", "torch_mlir.fx"):
+        try:
+            __import__(module)
+        except Exception:  # not installed
+            pass
+
+
 def _build_dir() -> Path:
     return Path(os.environ.get("AMP_MLIR_BUILD_DIR", REPO_DIR / "build"))
 

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Real-model CPU step time and compile time: the model zoo (python/amp_mlir/torch/zoo.py) through
+amp-train against PyTorch eager on the same machine, in one run.
+
+    build/venv/bin/python bench/run_zoo_cpu_benchmark.py [--models resnet18,gpt2] [--steps 8]
+        [--threads N] [--out docs/benchmarks.md]
+
+Per model: export_train_step (torch-mlir) once; amp-train --precision fp32 / bf16 / f16 with --timing
+and a cold JIT (--no-jit-cache): compile_ms and the median "ms" of the steps after the first two;
+PyTorch eager fp32 (torch.optim, the same batch) with torch.set_num_threads(--threads): the median step
+time after two warm-up steps. Both sides run with OMP_WAIT_POLICY=passive (idle GEMM workers sleep
+instead of spinning on a shared machine) and the same thread count (OMP_NUM_THREADS for amp-train's
+oneDNN / OpenBLAS). The table goes between <!-- zoo-cpu:begin --> and <!-- zoo-cpu:end --> in --out.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python"))
+sys.path.insert(0, str(REPO / "test" / "model-zoo"))
+BEGIN, END = "<!-- zoo-cpu:begin -->", "<!-- zoo-cpu:end -->"
+
+
+def torch_step_ms(case, steps):
+    import copy
+
+    import torch
+    import model_zoo
+
+    model = copy.deepcopy(case.model).train()
+    opt = model_zoo._optimizer([p for p in model.parameters() if p.requires_grad], case.optimizer, case.options)
+    inputs = [t.float() if t.is_floating_point() else t for t in case.inputs]
+    times = []
+    for _ in range(steps):
+        t = time.perf_counter()
+        opt.zero_grad()
+        loss = case.loss_fn(model(*inputs[:-1]), inputs[-1])
+        loss.backward()
+        opt.step()
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times[2:])
+
+
+def ours(build, step_dir, precision, steps, env):
+    proc = subprocess.run([str(build / "bin" / "amp-train"), str(step_dir / "train_step.mlir"), "--inputs",
+                           str(step_dir), "--steps", str(steps), f"--precision={precision}", "--timing",
+                           "--no-jit-cache"], capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        return None, None, proc.stderr[-300:]
+    rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    compile_ms = next(json.loads(line)["compile_ms"] for line in proc.stderr.splitlines() if "compile_ms" in line)
+    return statistics.median(r["ms"] for r in rows[2:]), compile_ms / 1000, None
+
+
+def main():
+    import torch
+    from amp_mlir.torch import export_train_step
+    from amp_mlir.torch.zoo import ZOO
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", default=",".join(ZOO))
+    ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--build", type=Path, default=REPO / "build")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    env = dict(os.environ, OMP_WAIT_POLICY="passive", OMP_NUM_THREADS=str(args.threads))
+    os.environ.update(OMP_WAIT_POLICY="passive")
+    torch.set_num_threads(args.threads)
+    work = Path(tempfile.mkdtemp(prefix="zoo-bench-"))
+    rows = []
+    for name in args.models.split(","):
+        try:
+            case = ZOO[name]()
+        except ModuleNotFoundError as e:
+            rows.append(f"| {name} | skipped: {e.name} not installed | | | | | | |")
+            continue
+        export_train_step(case.model, case.loss_fn, case.inputs, optimizer=case.optimizer, out_dir=work / name,
+                          **case.options)
+        t_ms = torch_step_ms(case, args.steps)
+        res = {p: ours(args.build, work / name, p, args.steps, env) for p in ("fp32", "bf16", "f16")}
+        cells = []
+        for p in ("fp32", "bf16", "f16"):
+            ms, _, err = res[p]
+            cells.append(f"{ms:.1f}" if ms is not None else f"fails: {err[:60]}")
+        fp32 = res["fp32"][0]
+        ratio = f"{fp32 / t_ms:.2f}x" if fp32 else "-"
+        compile_s = "/".join(f"{res[p][1]:.0f}" if res[p][1] is not None else "-" for p in ("fp32", "bf16", "f16"))
+        rows.append(f"| {name} | {t_ms:.1f} | {cells[0]} | {ratio} | {cells[1]} | {cells[2]} | {compile_s} |")
+        print(rows[-1], flush=True)
+    table = [
+        BEGIN,
+        f"Measured {datetime.date.today()} on {platform.node()} ({os.cpu_count()} cores), {args.threads} threads on "
+        f"both sides, OMP_WAIT_POLICY=passive, torch {torch.__version__}, median step after 2 warm-up steps of "
+        f"{args.steps}, cold JIT (`bench/run_zoo_cpu_benchmark.py`):",
+        "",
+        "| model | PyTorch eager fp32 ms | ours fp32 ms | ours / PyTorch | ours bf16 ms | ours f16 ms "
+        "| compile s (fp32/bf16/f16) |",
+        "|---|---|---|---|---|---|---|",
+        *rows,
+        END,
+    ]
+    text = "\n".join(table)
+    print(text)
+    if args.out:
+        doc = args.out.read_text()
+        if BEGIN in doc:
+            doc = doc[:doc.index(BEGIN)] + text + doc[doc.index(END) + len(END):]
+        else:
+            doc += "\n## Real models on the CPU (the model zoo)\n\n" + text + "\n"
+        args.out.write_text(doc)
+
+
+if __name__ == "__main__":
+    main()
