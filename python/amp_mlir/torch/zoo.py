@@ -67,7 +67,7 @@ def resnet18():
     # by 1e-3 in the first forward pass and diverge within 3 steps).
     return ZooCase(m, torch.nn.functional.cross_entropy,
                    (torch.randn(4, 3, 64, 64, generator=g), torch.randint(0, 10, (4,), generator=g)),
-                   "sgd", {"lr": 0.002, "momentum": 0.9, "weight_decay": 1e-4}, "torchvision")
+                   "sgd", {"lr": 0.001, "momentum": 0.9, "weight_decay": 1e-4}, "torchvision")
 
 
 def mobilenet_v3_small():
