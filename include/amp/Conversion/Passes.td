@@ -357,6 +357,14 @@ def AmpLowerContractionsToRuntimePass
     cuBLAS with a 16-bit C), the readers lose their `arith.truncf` and the f32
     buffer and its fill disappear. Same bits, less memory traffic.
   }];
+  let options = [
+    Option<"minUnrolledCallWork", "min-unrolled-call-work", "int64_t",
+           /*default=*/"4096",
+           "A contraction whose batch dimensions do not merge is unrolled into "
+           "one call per batch index only when each call does at least this "
+           "many multiply-adds (m * n * k); smaller ones keep their loops (a "
+           "call costs about a microsecond, as much as 4096 multiply-adds)">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::func::FuncDialect",

@@ -8,8 +8,11 @@
 // the same printed results. C starts at 0.5 (C += A B).
 // RUN: amp-opt %s --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata --finalize-memref-to-llvm --convert-arith-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts \
 // RUN:   | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils | FileCheck %s
-// RUN: amp-opt %s --amp-lower-contractions-to-runtime | FileCheck %s --check-prefix=CALLS
-// RUN: amp-opt %s --amp-lower-contractions-to-runtime --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata --finalize-memref-to-llvm --convert-arith-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts \
+// (min-unrolled-call-work=0: the attention case's calls are tiny; by default
+// they would keep their loops, checked by the SMALL prefix.)
+// RUN: amp-opt %s --amp-lower-contractions-to-runtime=min-unrolled-call-work=0 | FileCheck %s --check-prefix=CALLS
+// RUN: amp-opt %s --amp-lower-contractions-to-runtime | FileCheck %s --check-prefix=SMALL
+// RUN: amp-opt %s --amp-lower-contractions-to-runtime=min-unrolled-call-work=0 --convert-linalg-to-loops --convert-scf-to-cf --expand-strided-metadata --finalize-memref-to-llvm --convert-arith-to-llvm --convert-func-to-llvm --convert-cf-to-llvm --reconcile-unrealized-casts \
 // RUN:   | mlir-runner -e main -entry-point-result=void -shared-libs=%amp_runtime_dir/libamp_runtime_cpu.so,%mlir_c_runner_utils | FileCheck %s
 
 // CALLS-COUNT-4: call @amp_rt_gemm_ex(
@@ -20,6 +23,12 @@
 // CALLS-NOT: call @amp_rt_gemm
 // CALLS-NOT: linalg.generic {{.*}}reduction
 // CALLS-NOT: linalg.matmul
+// SMALL-COUNT-4: call @amp_rt_gemm_ex(
+// SMALL: call @amp_rt_gemm(
+// SMALL: call @amp_rt_gemm(
+// SMALL: call @amp_rt_gemm_ex(
+// SMALL-NOT: call @amp_rt_gemm
+// SMALL: linalg.generic {{.*}}reduction
 
 // CHECK: 1.5, 14.5, 5.5, 3.5, 7.5, 29.5, 14.5, 6.5,
 // CHECK-NEXT: 1.5, 14.5, 5.5, 3.5, 7.5, 29.5, 14.5, 6.5,

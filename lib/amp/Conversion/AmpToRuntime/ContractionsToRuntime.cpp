@@ -17,7 +17,7 @@
 // one GEMM with k = B*T. Batch dimensions that do not merge (attention's
 // batch and heads over a [B, T, H, Dh] view, whose head stride is Dh) are
 // unrolled: one call per index tuple of the outer ones, at most
-// kMaxCallsPerContraction, each of at least kMinUnrolledCallWork
+// kMaxCallsPerContraction, each of at least `min-unrolled-call-work`
 // multiply-adds (smaller ones keep their loops). An m, n or k that does not
 // merge keeps the loops.
 // The calls:
@@ -97,10 +97,6 @@ struct OuterDim {
 /// unmerged batch dimensions (attention's batch x heads is usually 8-128).
 static constexpr int64_t kMaxCallsPerContraction = 1024;
 
-/// Smallest m * n * k of one GEMM call a contraction is unrolled into (a
-/// call costs on the order of a microsecond; 4096 multiply-adds about as much
-/// in loops).
-static constexpr int64_t kMinUnrolledCallWork = 4096;
 
 /// The strides of memref `v`, indexed by `map`, per loop dimension; none
 /// when its layout is dynamic or `map` has a result other than a loop
@@ -299,7 +295,8 @@ static int foldLowPrecisionStore(linalg::LinalgOp op, Value &c) {
 }
 
 /// Lowers `op` to GEMM calls; false (nothing changed) when it does not fit.
-static bool lowerContraction(linalg::LinalgOp op, ModuleOp module) {
+static bool lowerContraction(linalg::LinalgOp op, ModuleOp module,
+                             int64_t minUnrolledCallWork) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
     return false;
@@ -357,12 +354,12 @@ static bool lowerContraction(linalg::LinalgOp op, ModuleOp module) {
     calls *= d.size;
   if (calls > kMaxCallsPerContraction)
     return false;
-  // Unrolled calls that each do less than kMinUnrolledCallWork
+  // Unrolled calls that each do less than minUnrolledCallWork
   // multiply-adds (a per-channel 1 x 1 x 4 product over 144 channels in
   // mobilenet's squeeze-excitation backward: 144 calls of 4 MACs) cost more
   // in calls than their loops do, and thousands of them make the step
   // function huge: such a contraction keeps its loops.
-  if (calls > 1 && m->size * n->size * k->size < kMinUnrolledCallWork)
+  if (calls > 1 && m->size * n->size * k->size < minUnrolledCallWork)
     return false;
 
   // GEMM operand slot -> operand: A, B, C, or B, A, C when C is stored
@@ -457,12 +454,13 @@ namespace {
 struct AmpLowerContractionsToRuntimePass
     : public amp::impl::AmpLowerContractionsToRuntimePassBase<
           AmpLowerContractionsToRuntimePass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<linalg::LinalgOp> candidates;
     module.walk([&](linalg::LinalgOp op) { candidates.push_back(op); });
     for (linalg::LinalgOp op : candidates)
-      lowerContraction(op, module);
+      lowerContraction(op, module, minUnrolledCallWork);
   }
 };
 } // namespace
