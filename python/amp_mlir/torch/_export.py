@@ -126,6 +126,25 @@ def _make_step_fn(model, loss_fn, names, n_params, n_inputs, optimizer, lr, mome
     return step_fn
 
 
+def write_manifest(out_dir, *, name, mlir_path, model, loss_fn, optimizer, arguments, results, aten_ops,
+                   **extra) -> dict:
+    """``out_dir/manifest.json`` of an exported step (both front ends); returns it."""
+    manifest = {
+        "name": name,
+        "mlir": Path(mlir_path).name,
+        **extra,
+        "torch_version": torch.__version__,
+        "model": type(model).__name__,
+        "loss_fn": getattr(loss_fn, "__name__", type(loss_fn).__name__),
+        "optimizer": optimizer,
+        "arguments": arguments,
+        "results": results,
+        "aten_ops": dict(sorted(aten_ops.items())),
+    }
+    (Path(out_dir) / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest
+
+
 def _find_seed(gm, loss_node):
     ones = [n for n in gm.graph.nodes if n.op == "call_function" and n.target == torch.ops.aten.ones_like.default]
     seeds = [n for n in ones if n.args[0] is loss_node]
@@ -334,18 +353,9 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     mlir_path = out_dir / f"{name}.mlir"
     mlir_path.write_text(text)
 
-    manifest = {
-        "name": name,
-        "mlir": mlir_path.name,
-        "torch_version": torch.__version__,
-        "model": type(model).__name__,
-        "loss_fn": getattr(loss_fn, "__name__", type(loss_fn).__name__),
-        "optimizer": {"kind": optimizer, "lr": lr, "momentum": momentum, "weight_decay": weight_decay,
-                      "betas": list(betas), "eps": eps},
-        "arguments": arg_meta,
-        "results": res_meta,
-        "aten_ops": dict(sorted(ops.items())),
-    }
-    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    manifest = write_manifest(out_dir, name=name, mlir_path=mlir_path, model=model, loss_fn=loss_fn,
+                              optimizer=dict(kind=optimizer, lr=lr, momentum=momentum, weight_decay=weight_decay,
+                                             betas=list(betas), eps=eps),
+                              arguments=arg_meta, results=res_meta, aten_ops=ops)
     return ExportedStep(mlir_path=mlir_path, out_dir=out_dir, name=name, text=text, manifest=manifest,
                         graph_module=gm, arg_names=arg_names, num_params=n_params, num_state=len(state))

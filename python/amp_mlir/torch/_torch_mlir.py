@@ -28,7 +28,6 @@ The algorithm:
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -137,11 +136,6 @@ def _clean_graph(gm):
     gm.recompile()
 
 
-def _init_hint(t: torch.Tensor, kind: str, num_classes=None) -> str:
-    from ._export import _init_hint as hint
-    return hint(t, kind, num_classes)
-
-
 def _unconverted(module, dialects=("torch", "torch_c", "tm_tensor")):
     """(op name, location) of every op of ``dialects`` left in ``module`` that is not glue."""
     left = []
@@ -170,6 +164,8 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     ``manifest.json``."""
     from torch_mlir import fx as tm_fx
     from torch_mlir.compiler_utils import run_pipeline_with_repro_report
+
+    from ._export import _init_hint as init_hint, write_manifest
 
     if dialect not in DIALECTS:
         raise ValueError(f"dialect must be one of {DIALECTS}, got {dialect!r}")
@@ -300,7 +296,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
             hint_kind = "state" if kind in ("momentum", "adam_m", "adam_v") else kind
             if kind == "buffer":  # batch-norm running statistics (zeros / ones) and counters
                 hint_kind = "param" if t.is_floating_point() else "state"
-            hint = "#amp.init<ones>" if kind == "seed" else _init_hint(t, hint_kind, num_classes.get(placeholders[i]))
+            hint = "#amp.init<ones>" if kind == "seed" else init_hint(t, hint_kind, num_classes.get(placeholders[i]))
             attrs = {"amp.init": ir.StringAttr.get("@@AMPINIT@@" + hint)}
             if kind == "seed":
                 attrs["amp.grad_seed"] = ir.UnitAttr.get()
@@ -336,19 +332,9 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     text = "\n".join(header) + "\n" + body
     mlir_path = out_dir / f"{name}.mlir"
     mlir_path.write_text(text)
-    manifest = {
-        "name": name,
-        "mlir": mlir_path.name,
-        "frontend": "torch-mlir",
-        "dialect": dialect,
-        "torch_version": torch.__version__,
-        "model": type(model).__name__,
-        "loss_fn": getattr(loss_fn, "__name__", type(loss_fn).__name__),
-        "optimizer": {"kind": optimizer, "lr": lr, "momentum": momentum, "weight_decay": weight_decay,
-                      "betas": list(betas), "eps": eps},
-        "arguments": arg_meta,
-        "results": res_meta,
-        "aten_ops": dict(sorted(ops.items())),
-    }
-    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    manifest = write_manifest(out_dir, name=name, mlir_path=mlir_path, model=model, loss_fn=loss_fn,
+                              optimizer=dict(kind=optimizer, lr=lr, momentum=momentum, weight_decay=weight_decay,
+                                             betas=list(betas), eps=eps),
+                              arguments=arg_meta, results=res_meta, aten_ops=ops,
+                              frontend="torch-mlir", dialect=dialect)
     return text, manifest, gm, n_params, len(state)
