@@ -161,7 +161,8 @@ ASAN_TESTS   ?= Policy Transforms Pipelines Conversion/AmpToLinalg Conversion/Ch
                 Conversion/CPU/widen-contraction-operands.mlir Conversion/CPU/approximate-tanh-run.mlir \
                 Conversion/CPU/check-in-update.mlir \
                 Conversion/AmpToRuntime/unscale.mlir Conversion/AmpToRuntime/check-source.mlir \
-                Dialect Tools/amp-opt fuzz
+                Dialect Tools/amp-opt fuzz \
+                Conversion/GPU/emulate-on-host.mlir Integration/amp-train-cuda-emulated.test
 # UndefinedBehaviorSanitizer too, every report fatal (-fno-sanitize-recover).
 # vptr needs RTTI (LLVM builds without it); function would check calls into
 # the uninstrumented libMLIR/libLLVM, whose functions carry no type hash.
@@ -198,7 +199,7 @@ $(ASAN_BUILD)/build.ninja: | py-deps asan-deps
 	  -DCMAKE_CXX_COMPILER=$(LLVM_PREFIX)/bin/clang++ >/dev/null
 
 check-asan: py-deps asan-deps $(ASAN_BUILD)/build.ninja
-	@ninja -C $(ASAN_BUILD) --quiet amp-opt amp-train amp-compile
+	@ninja -C $(ASAN_BUILD) --quiet amp-opt amp-train amp-compile amp_runtime_cpu
 	@cd $(ASAN_BUILD)/test && ASAN_OPTIONS=$(ASAN_OPTIONS) \
 	  $(abspath $(PY)) $(LLVM_PREFIX)/bin/lit -sv $(ASAN_TESTS)
 

@@ -112,6 +112,17 @@ typedef enum AmpLowering {
   AMP_LOWERING_CHECK_IN_UPDATE = 2,
 } AmpLowering;
 
+/// Where a trainer runs its step (amp::RunDevice).
+typedef enum AmpDevice {
+  /// The host: amp-cpu-pipeline through the JIT.
+  AMP_DEVICE_CPU = 0,
+  /// An NVIDIA GPU: amp-gpu-pipeline, the runtime's CUDA backend.
+  AMP_DEVICE_CUDA = 1,
+  /// amp-gpu-pipeline with its kernels run on the host, every block and
+  /// thread in turn, and the runtime's CPU backend (no GPU needed).
+  AMP_DEVICE_CUDA_EMULATED = 2,
+} AmpDevice;
+
 /// How a trainer compiles its step (amp::TrainingRunnerOptions). Initialise
 /// with ampTrainerOptionsInit, which sets amp-train's defaults.
 typedef struct AmpTrainerOptions {
@@ -134,6 +145,9 @@ typedef struct AmpTrainerOptions {
   /// LLVM optimization level of the JIT (0-3).
   unsigned optLevel; /* 2 */
   AmpLowering lowering; /* AMP_LOWERING_INLINE */
+  /// AMP_LOWERING_CHECK_IN_UPDATE applies to the CPU only; the GPU pipeline
+  /// (CUDA and CUDA_EMULATED) then lowers the amp ops inline.
+  AmpDevice device; /* AMP_DEVICE_CPU */
 } AmpTrainerOptions;
 
 /// Sets `options` to the defaults (those of amp-train).

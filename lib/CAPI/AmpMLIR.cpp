@@ -463,6 +463,11 @@ static_assert(AMP_LOWERING_INLINE == static_cast<int>(AmpOpsLowering::Inline) &&
                   AMP_LOWERING_RUNTIME ==
                       static_cast<int>(AmpOpsLowering::Runtime),
               "AmpLowering and AmpOpsLowering disagree");
+static_assert(AMP_DEVICE_CPU == static_cast<int>(RunDevice::CPU) &&
+                  AMP_DEVICE_CUDA == static_cast<int>(RunDevice::CUDA) &&
+                  AMP_DEVICE_CUDA_EMULATED ==
+                      static_cast<int>(RunDevice::CUDAEmulated),
+              "AmpDevice and RunDevice disagree");
 
 extern "C" void ampTrainerOptionsInit(AmpTrainerOptions *options) {
   if (!options)
@@ -478,6 +483,7 @@ extern "C" void ampTrainerOptionsInit(AmpTrainerOptions *options) {
   options->entry = nullptr;
   options->optLevel = defaults.optLevel;
   options->lowering = static_cast<AmpLowering>(defaults.lowering);
+  options->device = static_cast<AmpDevice>(defaults.device);
 }
 
 /// The C enum value `value` as `E`, whose values run from 0 to `last`; a C
@@ -504,12 +510,17 @@ convertOptions(const AmpTrainerOptions &in, std::string &why) {
       checkInUpdate
           ? AmpOpsLowering::Inline
           : convertEnum(in.lowering, AmpOpsLowering::Runtime, "lowering", why);
-  if (!precision || !lossScaling || !lowering)
+  std::optional<RunDevice> device =
+      convertEnum(in.device, RunDevice::CUDAEmulated, "device", why);
+  if (!precision || !lossScaling || !lowering || !device)
     return failure();
+  out.device = *device;
+  // The GPU pipeline keeps unscaled copies (amp-train's GPU default).
+  out.fuseUnscale = *device == RunDevice::CPU;
   out.precision = *precision;
   out.amp.lossScaling = *lossScaling;
   out.lowering = *lowering;
-  out.checkInUpdate = checkInUpdate;
+  out.checkInUpdate = checkInUpdate && *device == RunDevice::CPU;
 #define AMP_LOSS_SCALING_RULE(field, argument, type, description)             \
   out.amp.rules.field = in.field;
 #include "amp/Config/LossScalingRules.def"

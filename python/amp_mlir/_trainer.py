@@ -12,6 +12,7 @@ import numpy as np
 _PRECISIONS = {"fp32": 0, "f32": 0, "f16": 1, "bf16": 2}
 _LOSS_SCALING = {"auto": 0, "dynamic": 1, "static": 2, "none": 3}
 _LOWERINGS = {"inline": 0, "runtime": 1, "check-in-update": 2}
+_DEVICES = {"cpu": 0, "cuda": 1, "cuda-emulated": 2}
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,10 @@ class Trainer:
     ``--check-in-update``: inline, each gradient's inf / nan check inside the loop that already reads it),
     or amp-train's ``--lowering``: ``"inline"`` (linalg) or ``"runtime"``
     (calls into the amp runtime's CPU backend). Every lowering gives the same numbers, bit for bit.
+    ``device`` is amp-train's ``--device``: ``"cpu"`` (the default), ``"cuda"`` (an NVIDIA GPU) or
+    ``"cuda-emulated"`` (the GPU pipeline with its kernels run on the host, block after block and thread
+    after thread, and the runtime's CPU backend: no GPU needed); on the GPU pipeline
+    ``"check-in-update"`` means ``"inline"``.
     Contractions call the runtime's GEMM in all three, so libamp_runtime_cpu.so is found next to the
     native module, in the build tree and in a wheel alike, or in ``$AMP_RUNTIME_DIR``. Errors raise
     :class:`amp_mlir.MLIRError` with located diagnostics.
@@ -67,7 +72,7 @@ class Trainer:
     def __init__(self, ir_text: str, precision: str = "f16", *, loss_scaling: str = "auto",
                  policy: str | os.PathLike | None = None, seed: int = 0,
                  entry: str | None = None, opt_level: int = 2, lowering: str = "check-in-update",
-                 inputs_dir: str | os.PathLike | None = None, initialize: bool = True,
+                 device: str = "cpu", inputs_dir: str | os.PathLike | None = None, initialize: bool = True,
                  source_name: str = "<input>", **rules):
         from . import _require_native
 
@@ -86,10 +91,13 @@ class Trainer:
             raise ValueError(f"opt_level must be 0 to 3, got {opt_level!r}")
         if lowering not in _LOWERINGS:
             raise ValueError(f"lowering must be one of {sorted(_LOWERINGS)}, got {lowering!r}")
+        if device not in _DEVICES:
+            raise ValueError(f"device must be one of {sorted(_DEVICES)}, got {device!r}")
         self.precision = "fp32" if precision == "f32" else precision
         self._native = native.Trainer(
             ir_text, source_name, _PRECISIONS[precision], _LOSS_SCALING[loss_scaling], rules,
-            os.fspath(policy) if policy else "", int(seed), entry or "", int(opt_level), _LOWERINGS[lowering])
+            os.fspath(policy) if policy else "", int(seed), entry or "", int(opt_level), _LOWERINGS[lowering],
+            _DEVICES[device])
         self._arguments = [Argument(**self._native.argument_info(i)) for i in range(self._native.num_arguments)]
         self._step = 0
         if initialize:

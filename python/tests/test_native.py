@@ -177,6 +177,35 @@ def test_trainer_matches_amp_train(amp_mlir_native, amp_tools, mlp_sgd, tmp_path
             assert dumped.tobytes() == trainer.argument(arg.index).tobytes(), arg.name
 
 
+@pytest.mark.parametrize("precision, lowering", [("f16", "runtime"), ("f16", "inline"), ("bf16", "runtime")])
+def test_trainer_cuda_emulated_matches_amp_train(amp_mlir_native, amp_tools, mlp_sgd, tmp_path, precision,
+                                                 lowering):
+    """device="cuda-emulated" is amp-train --device=cuda-emulated (the GPU pipeline, kernels on the host),
+    bit for bit, and trains like the CPU."""
+    path, _ = mlp_sgd
+    if os.environ.get("AMP_MLIR_INSTALLED") == "1":
+        pytest.skip("the emulated GPU step links the build tree's CPU runtime")
+    poison = (3, 4)
+    cli = _amp_train(amp_tools, path, precision, "--device=cuda-emulated", f"--lowering={lowering}",
+                     "--poison-step=3,4")
+    trainer = amp_mlir_native.Trainer.from_file(path, precision, lowering=lowering, device="cuda-emulated")
+    rows = trainer.run(STEPS, poison_steps=poison)
+    _assert_rows_identical(cli, rows)
+    # bf16 has no loss scaling by default: nothing is skipped, the loss is not finite from step 3 on.
+    assert [r["step"] for r in rows if r["skipped"]] == (list(poison) if precision == "f16" else [])
+    cpu = amp_mlir_native.Trainer.from_file(path, precision, lowering=lowering).run(STEPS, poison_steps=poison)
+    for a, b in zip(cpu, rows):
+        assert a["skipped"] == b["skipped"] and a["scale"] == b["scale"]
+        if np.isfinite(a["loss"]):
+            assert abs(a["loss"] - b["loss"]) <= 1e-4 * abs(a["loss"]), (a, b)
+
+
+def test_trainer_device_errors(amp_mlir_native, mlp_sgd):
+    path, _ = mlp_sgd
+    with pytest.raises(ValueError, match="device must be one of"):
+        amp_mlir_native.Trainer.from_file(path, "f16", device="tpu")
+
+
 def test_trainer_inputs_dir_matches_amp_train(amp_mlir_native, amp_tools, mlp_sgd, tmp_path):
     path, _ = mlp_sgd
     rng = np.random.default_rng(1)

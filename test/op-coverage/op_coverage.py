@@ -12,6 +12,8 @@ runs through
   cpu   amp-cpu-pipeline through the JIT (amp_mlir.Trainer, precision fp32: the step as written), each
         result compared with a float64 numpy reference on the inputs rounded to the element type;
   gpu   amp-compile --target=cuda --emit=ptx (amp-gpu-pipeline), the PTX checked by ptxas (sm_80);
+  gpu-emu  amp-gpu-pipeline with its kernels run on the host (amp_mlir.Trainer(device="cuda-emulated"):
+        every block and thread in turn, the runtime's CPU backend), compared with the same reference;
   iree  amp-compile --target=iree-input, iree-compile for llvm-cpu, run by the IREE runtime, compared
         with the same reference.
 A step that fails to compile is split per op (then per case) to find the cells that fail. A cell is
@@ -41,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import cases as C  # noqa: E402
 
 DTYPES = ("f32", "f16", "bf16")
-BACKENDS = ("cpu", "gpu", "iree")
+BACKENDS = ("cpu", "gpu", "gpu-emu", "iree")
 EPS = {"f32": 2.0 ** -23, "f16": 2.0 ** -10, "bf16": 2.0 ** -7}
 RTOL = {"f32": 8 * EPS["f32"], "f16": 2 * EPS["f16"], "bf16": 2 * EPS["bf16"]}
 
@@ -182,7 +184,7 @@ sys.path.insert(0, sys.argv[1])
 import amp_mlir
 data = np.load(sys.argv[3])
 trainer = amp_mlir.Trainer(open(sys.argv[2]).read(), "f32", loss_scaling="none", opt_level=1,
-                           source_name=sys.argv[2])
+                           source_name=sys.argv[2], device=sys.argv[5])
 n = len(data.files)
 for i in range(n):
     trainer.set_argument(i, data[f"a{i}"])
@@ -235,12 +237,13 @@ class Runner:
         step = self._files(build_step(cells, t))
         arrays = step_arguments(cells)
         n_in = len(arrays) - len(cells)
-        if backend == "cpu":
+        if backend in ("cpu", "gpu-emu"):
+            device = "cpu" if backend == "cpu" else "cuda-emulated"
             npz_in, npz_out = step.with_suffix(".in.npz"), step.with_suffix(".out.npz")
             np.savez(npz_in, **{f"a{i}": a for i, a in enumerate(arrays)})
             env = dict(os.environ, AMP_MLIR_BUILD_DIR=str(self.build), AMP_CACHE_DIR=str(self.work / "jit"))
             proc = subprocess.run([sys.executable, "-c", WORKER, str(self.python_dir), str(step), str(npz_in),
-                                   str(npz_out)], capture_output=True, text=True, env=env, timeout=600)
+                                   str(npz_out), device], capture_output=True, text=True, env=env, timeout=600)
             if proc.returncode != 0:
                 return self._first_error(proc.stderr or proc.stdout), None
             out = np.load(npz_out)
@@ -360,6 +363,9 @@ def render(ops, covered, excluded, uncovered, results, backends) -> str:
              "  reference on the inputs rounded to the element type;",
              "- **gpu**: `amp-compile --target=cuda --emit=ptx` (`amp-gpu-pipeline`), the PTX accepted by",
              "  `ptxas -arch=sm_80` (compiled, not run: no GPU on the machines that generate this file);",
+             "- **gpu-emu**: the same `amp-gpu-pipeline` with its kernels run on the host, every block and thread",
+             "  in turn (`amp_mlir.Trainer(device=\"cuda-emulated\")`, `amp-gpu-emulate-on-host`: the GPU",
+             "  pipeline's tiling, guards, split reductions and GEMM calls), compared with the same reference;",
              "- **iree**: `amp-compile --target=iree-input`, `iree-compile` for llvm-cpu, run by the IREE",
              "  runtime, compared with the same reference.",
              "",

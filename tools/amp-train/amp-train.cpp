@@ -31,6 +31,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 #include <chrono>
+#include <cstdio>
 #include <optional>
 #include <climits>
 #include <cmath>
@@ -99,7 +100,12 @@ static cl::opt<RunDevice> device(
     cl::values(clEnumValN(RunDevice::CPU, "cpu", "the host, through the JIT"),
                clEnumValN(RunDevice::CUDA, "cuda",
                           "an NVIDIA GPU (amp-gpu-pipeline, the runtime's "
-                          "CUDA backend)")),
+                          "CUDA backend)"),
+               clEnumValN(RunDevice::CUDAEmulated, "cuda-emulated",
+                          "the GPU pipeline's kernels and runtime calls run "
+                          "on the host, every block and thread in turn "
+                          "(amp-gpu-pipeline{emulate}, the runtime's CPU "
+                          "backend): no GPU needed")),
     cl::cat(category));
 static cl::opt<std::string>
     chip("chip",
@@ -124,7 +130,8 @@ static cl::opt<AmpOpsLowering> lowering(
     cl::init(AmpOpsLowering::Runtime), cl::cat(category));
 static cl::opt<bool> fuseUnscale(
     "fuse-unscale",
-    cl::desc("CPU, --lowering=runtime: the runtime "
+    cl::desc("--lowering=runtime on the CPU (default true) or "
+             "--device=cuda-emulated (default false): the runtime "
              "only checks the gradients "
              "for inf / nan and the unscaling fuses into the optimizer "
              "update (no unscaled copy is stored); false: the runtime "
@@ -136,8 +143,14 @@ static cl::opt<bool> checkInUpdate(
              "gradient's inf / nan check runs inside its optimizer-update "
              "loop, so every gradient is read once per step, and the "
              "guarded results are picked whole; the amp ops lower inline. "
-             "Ignored with --device=cuda"),
+             "Ignored with --device=cuda and cuda-emulated"),
     cl::init(true), cl::cat(category));
+static cl::opt<bool> checkBounds(
+    "check-bounds",
+    cl::desc("--device=cuda-emulated: check every kernel load and store "
+             "against its buffer's bounds at run time (an out-of-bounds "
+             "access aborts with its location)"),
+    cl::init(false), cl::cat(category));
 
 static cl::opt<bool>
     timing("timing",
@@ -257,12 +270,21 @@ int main(int argc, char **argv) {
   options.chip = chip;
   options.allowTF32 = allowTF32;
   options.cpuBlas = cpuGemm == CpuGemm::Blas;
-  options.fuseUnscale = fuseUnscale;
+  // The GPU pipeline keeps unscaled copies unless told otherwise (its
+  // fused form has not run on a GPU); the CPU fuses by default.
+  options.fuseUnscale = fuseUnscale.getNumOccurrences() > 0
+                            ? fuseUnscale
+                            : device == RunDevice::CPU;
+  options.checkBounds = checkBounds;
+  // A failed bounds check prints its message with puts() and aborts: line
+  // buffering gets it out before the abort.
+  if (checkBounds)
+    std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
   // An explicit --lowering is honoured: check-in-update is the CPU default
   // only without one, and the two together contradict each other.
   bool loweringGiven = lowering.getNumOccurrences() > 0;
   if (checkInUpdate.getNumOccurrences() > 0 && checkInUpdate &&
-      loweringGiven && device != RunDevice::CUDA) {
+      loweringGiven && device == RunDevice::CPU) {
     llvm::errs() << "amp-train: error: --check-in-update lowers the amp ops "
                     "itself; drop --lowering or pass --check-in-update=false\n";
     return 1;

@@ -271,6 +271,59 @@ def AmpGpuAsyncChainPass : Pass<"amp-gpu-async-chain", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def AmpGpuEmulateOnHostPass
+    : Pass<"amp-gpu-emulate-on-host", "::mlir::ModuleOp"> {
+  let summary = "Run the GPU pipeline's kernels on the host: every launch as "
+                "loops over its grid and block";
+  let description = [{
+    Takes a step as `amp-gpu-pipeline{nvvm=false}` leaves it (host functions
+    with `gpu.launch_func`, `gpu.alloc` / `memcpy` / `memset` / `dealloc` /
+    `wait` on one async chain, kernels as `gpu.func` in a `gpu.module`, the
+    amp runtime's `amp_rt_*` calls) and makes it host code that computes
+    exactly what the GPU computes:
+
+    1. Every kernel is checked: a barrier, shared (workgroup) or private
+       memory attributions, shuffles, subgroup or any other GPU op than the
+       thread / block ids and dimensions is a located error. Such kernels
+       depend on threads running together; run one after another they would
+       compute something else.
+    2. Every kernel `@k` becomes a private `func.func @<module>__<k>` whose
+       first six arguments are the grid and block sizes (x, y, z) and whose
+       body is six `scf.for` loops (block z, y, x, then thread z, y, x,
+       innermost) around the kernel body, unchanged: `gpu.block_id` /
+       `gpu.thread_id` are the loop indices, `gpu.grid_dim` / `gpu.block_dim`
+       the arguments; the kernels' own guards stay. Kernels that contain no
+       barrier are order-independent, so this order is one legal schedule.
+       The function is `noinline` (LLVM then compiles each kernel as its own
+       function, like the CPU pipeline's outlined loops).
+    3. Host side: `gpu.launch_func` becomes a call of that function,
+       `gpu.alloc` / `gpu.dealloc` `memref.alloc` / `memref.dealloc`,
+       `gpu.memcpy` `memref.copy`, `gpu.memset` `linalg.fill`, `gpu.wait`
+       disappears (program order is stream order); the `amp_rt_*` calls stay
+       and link to the runtime's CPU backend, which implements the same ABI
+       (transposes, leading dimensions and batch strides included).
+    4. With `check-bounds`, every load and store of a kernel is checked
+       against its buffer's bounds at run time (upstream
+       `generate-runtime-verification` on the emulated kernels): an
+       out-of-bounds access aborts with the access's location instead of
+       reading a neighbour's memory.
+
+    The `gpu.module`s are erased. The result is ordinary host code for the
+    rest of the CPU lowering.
+  }];
+  let options = [
+    Option<"checkBounds", "check-bounds", "bool", /*default=*/"false",
+           "Check every kernel load and store against its buffer's bounds at "
+           "run time">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::cf::ControlFlowDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def AmpGpuMergeKernelModulesPass
     : Pass<"amp-gpu-merge-kernel-modules", "::mlir::ModuleOp"> {
   let summary = "Put every outlined kernel of a module into one gpu.module";

@@ -135,6 +135,20 @@ struct AmpGpuPipelineOptions
                      "stop after the stream chaining, with gpu.launch_func "
                      "and the kernels as gpu.func, for inspection)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> emulate{
+      *this, "emulate",
+      llvm::cl::desc("Run the kernels on the host instead of lowering them "
+                     "to NVVM (amp-gpu-emulate-on-host): every launch as "
+                     "loops over its grid and block, device memory as host "
+                     "memory, the amp_rt_* calls into the runtime's CPU "
+                     "backend; the result is LLVM-dialect host code like "
+                     "amp-cpu-pipeline's"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> checkBounds{
+      *this, "check-bounds",
+      llvm::cl::desc("With emulate: check every kernel load and store "
+                     "against its buffer's bounds at run time"),
+      llvm::cl::init(false)};
 };
 
 /// Adds the GPU lowering to `pm` (anchored on builtin.module): the same

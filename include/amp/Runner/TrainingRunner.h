@@ -38,8 +38,12 @@ class CachedStep;
 /// The two lowerings of the amp ops (same semantics, bit for bit).
 enum class AmpOpsLowering { Inline, Runtime };
 
-/// Where the step runs.
-enum class RunDevice { CPU, CUDA };
+/// Where the step runs. CUDAEmulated compiles the step with the GPU pipeline
+/// (same passes, kernels and runtime calls as CUDA) and runs its kernels on
+/// the host, every block and thread in turn (amp-gpu-emulate-on-host), with
+/// the runtime's CPU backend behind the amp_rt_* calls: the GPU pipeline
+/// checked on a machine without a GPU.
+enum class RunDevice { CPU, CUDA, CUDAEmulated };
 
 struct TrainingRunnerOptions {
   /// f32: the step as written (no AMP rewrite, no loss scaling); f16 or
@@ -77,9 +81,13 @@ struct TrainingRunnerOptions {
   bool cpuBlas = true;
   /// CPU, runtime lowering: the runtime only checks the gradients and the
   /// unscaling fuses into the optimizer update (amp-cpu-pipeline's
-  /// fuse-unscale). The CUDA step keeps the runtime's unscaled copies (the
-  /// fused form has not run on a GPU yet).
+  /// fuse-unscale; CUDAEmulated: amp-gpu-pipeline's). The CUDA step keeps
+  /// the runtime's unscaled copies (the fused form has not run on a GPU yet).
   bool fuseUnscale = true;
+  /// CUDAEmulated: every kernel load and store is checked against its
+  /// buffer's bounds at run time (amp-gpu-pipeline's check-bounds); an
+  /// out-of-bounds access aborts with its location.
+  bool checkBounds = false;
   /// CPU: each gradient's inf / nan check runs inside its optimizer-update
   /// loop (amp-cpu-pipeline's check-in-update; the amp ops lower inline
   /// then, whatever `lowering` says). amp-train turns it on by default; the

@@ -173,24 +173,9 @@ static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering,
   bufferization::buildBufferDeallocationPipeline(pm);
 }
 
-void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
-                                    const AmpCpuPipelineOptions &options) {
-  if (options.emitCInterface)
-    pm.addPass(createAmpEmitCInterfacePass());
-  addTensorToBufferPasses(pm, StringRef(options.lowering) == "runtime",
-                          options.fuseUnscale, /*gemmCalls=*/options.blas,
-                          /*gpu=*/false, options.checkInUpdate);
-  // Contractions to the runtime's GEMM (oneDNN / OpenBLAS), the rest to loops.
-  if (options.blas)
-    pm.addPass(createAmpLowerContractionsToRuntimePass());
-  // What is left: vector tiles where the innermost loop is parallel.
-  if (options.vectorBits > 0) {
-    AmpCpuVectorizePassOptions vectorize;
-    vectorize.vectorBits = options.vectorBits;
-    pm.addNestedPass<func::FuncOp>(createAmpCpuVectorizePass(vectorize));
-    pm.addPass(createCanonicalizerPass());
-  }
-
+/// Loops, scalars and the LLVM dialect: the back half of the CPU lowering,
+/// shared by amp-cpu-pipeline and the host emulation of amp-gpu-pipeline.
+static void addLoopsToLLVMPasses(OpPassManager &pm) {
   // Loops, then scalars.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertVectorToSCFPass());
@@ -241,6 +226,27 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
+                                    const AmpCpuPipelineOptions &options) {
+  if (options.emitCInterface)
+    pm.addPass(createAmpEmitCInterfacePass());
+  addTensorToBufferPasses(pm, StringRef(options.lowering) == "runtime",
+                          options.fuseUnscale, /*gemmCalls=*/options.blas,
+                          /*gpu=*/false, options.checkInUpdate);
+  // Contractions to the runtime's GEMM (oneDNN / OpenBLAS), the rest to loops.
+  if (options.blas)
+    pm.addPass(createAmpLowerContractionsToRuntimePass());
+  // What is left: vector tiles where the innermost loop is parallel.
+  if (options.vectorBits > 0) {
+    AmpCpuVectorizePassOptions vectorize;
+    vectorize.vectorBits = options.vectorBits;
+    pm.addNestedPass<func::FuncOp>(createAmpCpuVectorizePass(vectorize));
+    pm.addPass(createCanonicalizerPass());
+  }
+
+  addLoopsToLLVMPasses(pm);
   AmpCheckLoweredPassOptions check;
   check.pipeline = "amp-cpu-pipeline";
   pm.addPass(createAmpCheckLoweredPass(check));
@@ -280,6 +286,19 @@ void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
   pm.addPass(createAmpGpuAsyncChainPass());
   // Kernels too: math.isinf / isnormal / fpowi have no NVVM lowering.
   pm.addPass(createAmpCpuExpandMathPass());
+  if (options.emulate) {
+    // The kernels on the host: launches as loops over grid and block, device
+    // memory as host memory, the rest as in the CPU pipeline.
+    AmpGpuEmulateOnHostPassOptions emulate;
+    emulate.checkBounds = options.checkBounds;
+    pm.addPass(createAmpGpuEmulateOnHostPass(emulate));
+    pm.addPass(createCanonicalizerPass());
+    addLoopsToLLVMPasses(pm);
+    AmpCheckLoweredPassOptions check;
+    check.pipeline = "amp-gpu-pipeline{emulate}";
+    pm.addPass(createAmpCheckLoweredPass(check));
+    return;
+  }
   if (!options.nvvm)
     return;
   // Upstream NVVM lowering and serialisation. MLIR finds libdevice (for

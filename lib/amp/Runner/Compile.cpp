@@ -388,16 +388,23 @@ LogicalResult TrainingRunner::lower(func::FuncOp fn,
   MLIRContext *context = module->getContext();
   // The lowering: CPU, or kernels + host code on one stream.
   PassManager pm(context);
-  if (device) {
+  if (device || options.device == RunDevice::CUDAEmulated) {
     // Resident inputs: the step must not write into its arguments.
     for (unsigned i = 0; i < fn.getNumArguments(); ++i)
       fn.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
                     BoolAttr::get(context, false));
     AmpGpuPipelineOptions gpu;
-    gpu.chip = options.chip.empty() ? device->chip : options.chip;
     gpu.format = "fatbin";
     gpu.lowering =
         options.lowering == AmpOpsLowering::Inline ? "inline" : "runtime";
+    if (device) {
+      gpu.chip = options.chip.empty() ? device->chip : options.chip;
+    } else {
+      // The same passes up to the kernels, which then run on the host.
+      gpu.emulate = true;
+      gpu.checkBounds = options.checkBounds;
+      gpu.fuseUnscale = options.fuseUnscale;
+    }
     buildAmpGpuPipeline(pm, gpu);
   } else {
     AmpCpuPipelineOptions cpu;

@@ -192,7 +192,7 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
     libs.push_back(device->path);
   } else if ((options.lowering == AmpOpsLowering::Runtime &&
               !options.checkInUpdate) ||
-             options.cpuBlas) {
+             options.cpuBlas || options.device == RunDevice::CUDAEmulated) {
     // The runtime's CPU backend provides the amp_rt_* entry points.
     FailureOr<std::string> cpu =
         findRuntimeLibrary("libamp_runtime_cpu.so", entryLoc);
@@ -215,7 +215,11 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
   if (!device) {
     std::string cacheDir = getJitCacheDir(options.jitCacheDir);
     if (!cacheDir.empty() && options.jitCache) {
-      std::string config = "cpu lowering=" +
+      std::string config = (options.device == RunDevice::CUDAEmulated
+                                ? "cuda-emulated check-bounds=" +
+                                      std::to_string(options.checkBounds) + " "
+                                : std::string("cpu ")) +
+                           "lowering=" +
                            std::to_string(static_cast<int>(options.lowering)) +
                            " fuse-unscale=" +
                            std::to_string(options.fuseUnscale) +

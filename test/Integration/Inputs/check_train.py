@@ -19,6 +19,10 @@
       with PyTorch's GradScaler rule (REFERENCE section 1), generalised with a
       backoff interval (consecutive overflows, Paddle), a floor and a ceiling
       (0: none), in float32; requires exact equality.
+  check_train.py close A B [--rtol R]
+      the two runs have the same steps, skipped flags and scales, and every
+      loss of B is within R (default 1e-5) relative of A's (or both are null:
+      not finite).
   check_train.py same-loss A:I B:J
       the loss printed by run A at step I equals (as text) B's at step J.
   check_train.py same-dir DIR_A DIR_B
@@ -173,6 +177,29 @@ def cmd_scale_rule(args):
           % (len(run), skipped, scale))
 
 
+def cmd_close(args):
+    a, b = read_run(args[0]), read_run(args[1])
+    rtol = option(args, "--rtol", 1e-5)
+    if len(a) != len(b):
+        fail("%d steps vs %d" % (len(a), len(b)))
+    worst = 0.0
+    for x, y in zip(a, b):
+        k = x["step"]
+        if x["skipped"] != y["skipped"] or x["scale"] != y["scale"]:
+            fail("step %d: skipped/scale %s/%r vs %s/%r" % (k, x["skipped"], x["scale"],
+                                                          y["skipped"], y["scale"]))
+        if x["loss"] is None or y["loss"] is None:
+            if x["loss"] != y["loss"]:
+                fail("step %d: loss %r vs %r" % (k, x["loss"], y["loss"]))
+            continue
+        rel = abs(y["loss"] - x["loss"]) / max(abs(x["loss"]), 1e-30)
+        worst = max(worst, rel)
+        if rel > rtol:
+            fail("step %d: loss %r vs %r, relative difference %.3g > %g"
+                 % (k, x["loss"], y["loss"], rel, rtol))
+    print("close: %d steps, worst relative difference %.3g <= %g" % (len(a), worst, rtol))
+
+
 def cmd_same_loss(args):
     (pa, ia), (pb, ib) = (a.rsplit(":", 1) for a in args[:2])
     la = open(pa).read().splitlines()[int(ia)]
@@ -210,7 +237,7 @@ def cmd_npy_info(args):
 
 
 COMMANDS = {"falls": cmd_falls, "track": cmd_track, "poison": cmd_poison,
-            "scale-rule": cmd_scale_rule, "same-loss": cmd_same_loss,
+            "scale-rule": cmd_scale_rule, "close": cmd_close, "same-loss": cmd_same_loss,
             "same-dir": cmd_same_dir, "npy-info": cmd_npy_info}
 
 if __name__ == "__main__":
