@@ -87,6 +87,22 @@ AMP_RUNTIME_API void amp_rt_gemm_out(int64_t a, int32_t a_dtype,
                                      int64_t stride_c, int64_t batch,
                                      int64_t m, int64_t n, int64_t k);
 
+/// Two batch levels: for o in [0, outer), the strided batch of
+/// amp_rt_gemm_ex / amp_rt_gemm_out at A + o * outer_stride_a, B + o *
+/// outer_stride_b and C + o * outer_stride_c (elements). C has dtype
+/// `c_dtype` (f32, f16 or bf16); `accumulate` 1: C += op(A) op(B) (f32 C
+/// only), 0: C = round(op(A) op(B)). amp-lower-contractions-to-runtime emits
+/// it for a contraction whose batch dimensions do not merge into one stride
+/// (attention's batch x heads over a [B, T, H, D] view): one call per
+/// contraction. Both backends run `outer` strided-batched GEMMs.
+AMP_RUNTIME_API void amp_rt_gemm_nested(
+    int64_t a, int32_t a_dtype, int32_t trans_a, int64_t lda, int64_t stride_a,
+    int64_t outer_stride_a, int64_t b, int32_t b_dtype, int32_t trans_b,
+    int64_t ldb, int64_t stride_b, int64_t outer_stride_b, int64_t c,
+    int32_t c_dtype, int32_t accumulate, int64_t ldc, int64_t stride_c,
+    int64_t outer_stride_c, int64_t outer, int64_t batch, int64_t m,
+    int64_t n, int64_t k);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -11,8 +11,10 @@ lowering, pretty-printed. Checked:
 
   1. contractions: every contraction of the input (tosa.matmul, linalg matmul
      family, linalg.contract, linalg.generic whose body multiplies two inputs
-     into a reduction) became a GEMM call (amp_rt_gemm / _ex / _out): the
-     number of GEMM calls is at least the number of contractions;
+     into a reduction) became a GEMM call (amp_rt_gemm / _ex / _out /
+     _nested): the number of GEMM calls is at least the number of
+     contractions, and no contraction takes more than one call (the calls
+     carry `amp.contraction = N`, the number of the contraction they compute);
   2. no thread walks more than --max-thread-work elements (default 65536):
      the product of the constant trip counts of every scf.for nest in a
      kernel; a loop whose bounds are not constants is reported;
@@ -163,12 +165,26 @@ def main():
     # 1. Contractions -> GEMM calls.
     named, generic = count_input_contractions(src)
     contractions = sum(named.values()) + generic
-    gemm_calls = len(re.findall(r"call @amp_rt_gemm(?:_ex|_out)?\(", low))
+    calls = re.findall(r"call @amp_rt_gemm(?:_ex|_out|_nested)?\(.*$", low, re.M)
+    gemm_calls = len(calls)
+    per_contraction = {}
+    for c in calls:
+        m = re.search(r"amp\.contraction = (\d+)", c)
+        key = m.group(1) if m else None
+        per_contraction[key] = per_contraction.get(key, 0) + 1
+    unnumbered = per_contraction.pop(None, 0)
+    if unnumbered:
+        violations.append(f"{unnumbered} GEMM call(s) without amp.contraction")
     detail = [f"{k} {v}" for k, v in sorted(named.items())]
     if generic:
         detail.append(f"linalg.generic {generic}")
     print(f"{tag}contractions in the input: {contractions} ({', '.join(detail)})")
     print(f"{tag}GEMM calls: {gemm_calls}")
+    most = max(per_contraction.values(), default=0)
+    print(f"{tag}lowered contractions: {len(per_contraction)}, most GEMM calls for one: {most}")
+    for key, n in sorted(per_contraction.items(), key=lambda kv: int(kv[0])):
+        if n > 1:
+            violations.append(f"contraction {key} takes {n} GEMM calls (expected 1)")
     if gemm_calls < contractions:
         violations.append(f"{contractions - gemm_calls} contraction(s) not lowered to a GEMM call")
     if contractions == 0 and gemm_calls == 0:

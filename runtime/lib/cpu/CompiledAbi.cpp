@@ -126,4 +126,22 @@ AMP_RUNTIME_API void amp_rt_gemm_out(int64_t a, int32_t a_dtype,
               c_dtype, 0.0f, ldc, stride_c, batch, m, n, k);
 }
 
+AMP_RUNTIME_API void amp_rt_gemm_nested(
+    int64_t a, int32_t a_dtype, int32_t trans_a, int64_t lda, int64_t stride_a,
+    int64_t outer_stride_a, int64_t b, int32_t b_dtype, int32_t trans_b,
+    int64_t ldb, int64_t stride_b, int64_t outer_stride_b, int64_t c,
+    int32_t c_dtype, int32_t accumulate, int64_t ldc, int64_t stride_c,
+    int64_t outer_stride_c, int64_t outer, int64_t batch, int64_t m,
+    int64_t n, int64_t k) {
+  // Element offsets in bytes: A and B share a dtype, C has its own.
+  const int64_t inBytes = a_dtype == AMP_DTYPE_F32 ? 4 : 2;
+  const int64_t outBytes = c_dtype == AMP_DTYPE_F32 ? 4 : 2;
+  for (int64_t o = 0; o < outer; ++o)
+    stridedGemm(a + o * outer_stride_a * inBytes, trans_a,
+                lda, stride_a, b + o * outer_stride_b * inBytes, b_dtype,
+                trans_b, ldb, stride_b, c + o * outer_stride_c * outBytes,
+                c_dtype, accumulate ? 1.0f : 0.0f, ldc, stride_c, batch, m, n,
+                k);
+}
+
 } // extern "C"

@@ -16,7 +16,7 @@
 // CALLS-NOT: linalg.fill
 // CALLS-NOT: memref<2x2xf32>
 // CALLS: %[[D:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x2xf16>
-// CALLS: call @amp_rt_gemm_out({{.*}}) :
+// CALLS: call @amp_rt_gemm_out({{.*}}) {amp.contraction = {{[0-9]+}} : i64} :
 // CALLS: linalg.generic {{.*}} ins(%[[D]] : memref<2x2xf16>) outs(%{{.*}} : memref<2x2xf16>)
 // CALLS-NEXT: ^bb0(%[[IN:.*]]: f16, %{{.*}}: f16):
 // CALLS-NEXT: arith.maximumf %[[IN]], %{{.*}} : f16

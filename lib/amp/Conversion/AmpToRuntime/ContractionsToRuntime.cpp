@@ -15,11 +15,14 @@
 // role indexes (stride(outer) == stride(inner) * size(inner)): a linear layer
 // over [B, T, D] activations is one GEMM with m = B*T, its weight gradient
 // one GEMM with k = B*T. Batch dimensions that do not merge (attention's
-// batch and heads over a [B, T, H, Dh] view, whose head stride is Dh) are
-// unrolled: one call per index tuple of the outer ones, at most
-// kMaxCallsPerContraction, each of at least `min-unrolled-call-work`
-// multiply-adds (smaller ones keep their loops). An m, n or k that does not
-// merge keeps the loops.
+// batch and heads over a [B, T, H, Dh] view, whose head stride is Dh) form a
+// second, outer batch level with its own stride per operand: one
+// `amp_rt_gemm_nested` call (the runtime runs `outer` strided-batched GEMMs).
+// Should more than two batch levels remain after merging, the outermost ones
+// are unrolled into one call per index tuple, at most
+// kMaxCallsPerContraction. A contraction with an outer batch level whose
+// GEMMs do fewer than `min-unrolled-call-work` multiply-adds keeps its
+// loops. An m, n or k that does not merge keeps the loops.
 // The calls:
 //
 //   * row-major, untransposed, identity layouts (the common case):
@@ -28,6 +31,9 @@
 //     one of their two matrix dimensions: `amp_rt_gemm_ex`, with a transpose
 //     flag, a leading dimension and a batch stride per operand (a C whose
 //     unit stride is along m is computed as C^T = op(B)^T op(A)^T).
+//   * two batch levels: `amp_rt_gemm_nested`, amp_rt_gemm_ex's arguments
+//     plus an outer stride per operand, C's dtype, whether C accumulates,
+//     and the outer count.
 //
 // The init of C (usually a zero fill) is kept, so the result equals linalg's.
 //
@@ -296,7 +302,7 @@ static int foldLowPrecisionStore(linalg::LinalgOp op, Value &c) {
 
 /// Lowers `op` to GEMM calls; false (nothing changed) when it does not fit.
 static bool lowerContraction(linalg::LinalgOp op, ModuleOp module,
-                             int64_t minUnrolledCallWork) {
+                             int64_t minUnrolledCallWork, int64_t id) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
     return false;
@@ -349,17 +355,35 @@ static bool lowerContraction(linalg::LinalgOp op, ModuleOp module,
       mergeRole(dims->k, sizes, operands, {true, true, false}, A, nullptr);
   if (failed(batch) || failed(m) || failed(n) || failed(k))
     return false;
+  // The unmerged batch dimensions merged among themselves where one stride
+  // walks them; the innermost is the nested call's outer level, any others
+  // are unrolled.
+  for (int j = static_cast<int>(outer.size()) - 1; j > 0; --j) {
+    OuterDim &inner = outer[j], &out = outer[j - 1];
+    bool steps = true;
+    for (unsigned x = 0; x < 3; ++x)
+      if (out.strides[x] != inner.strides[x] * inner.size)
+        steps = false;
+    if (!steps)
+      continue;
+    inner.size *= out.size;
+    outer.erase(outer.begin() + (j - 1));
+  }
+  std::optional<OuterDim> nested;
+  if (!outer.empty()) {
+    nested = outer.back();
+    outer.pop_back();
+  }
   int64_t calls = 1;
   for (const OuterDim &d : outer)
     calls *= d.size;
   if (calls > kMaxCallsPerContraction)
     return false;
-  // Unrolled calls that each do less than minUnrolledCallWork
-  // multiply-adds (a per-channel 1 x 1 x 4 product over 144 channels in
-  // mobilenet's squeeze-excitation backward: 144 calls of 4 MACs) cost more
-  // in calls than their loops do, and thousands of them make the step
-  // function huge: such a contraction keeps its loops.
-  if (calls > 1 && m->size * n->size * k->size < minUnrolledCallWork)
+  // GEMMs of an outer batch level that each do less than
+  // minUnrolledCallWork multiply-adds (a per-channel 1 x 1 x 4 product over
+  // 144 channels in mobilenet's squeeze-excitation backward) cost more as
+  // runtime GEMMs than their loops do: such a contraction keeps its loops.
+  if (nested && m->size * n->size * k->size < minUnrolledCallWork)
     return false;
 
   // GEMM operand slot -> operand: A, B, C, or B, A, C when C is stored
@@ -401,18 +425,41 @@ static bool lowerContraction(linalg::LinalgOp op, ModuleOp module,
   };
   // One call per index tuple of the unmerged batch dimensions; `offsets`
   // are the elements that tuple moves each operand by.
-  auto emit = [&](std::array<int64_t, 3> offsets) {
+  auto emit = [&](std::array<int64_t, 3> offsets) -> func::CallOp {
     int64_t oa = ga->offset + offsets[slot[0]];
     int64_t ob = gb->offset + offsets[slot[1]];
     int64_t oc = gc->offset + offsets[slot[2]];
-    auto stridedCall = [&](StringRef name, std::optional<int> cDtype) {
+    auto stridedCall = [&](StringRef name,
+                           std::optional<int> cDtype) -> func::CallOp {
       SmallVector<Value> args = operandArgs(*ga, oa, aCode, true);
       llvm::append_range(args, operandArgs(*gb, ob, bCode, true));
       llvm::append_range(args, operandArgs(*gc, oc, cDtype, false));
       for (int64_t v : {batch->size, rowsM, colsN, kk})
         args.push_back(i64(builder, loc, v));
-      call(builder, loc, module, name, args);
+      return call(builder, loc, module, name, args);
     };
+    if (nested) {
+      // amp_rt_gemm_nested: per operand pointer, dtype, transpose flag, ld,
+      // batch stride, outer stride; C: dtype, accumulate; then outer,
+      // batch, m, n, k.
+      SmallVector<Value> args;
+      std::array<const GemmOperand *, 3> gemm = {&*ga, &*gb, &*gc};
+      std::array<int64_t, 3> at = {oa, ob, oc};
+      std::array<int, 3> codes = {aCode, bCode,
+                                  cCode >= 0 ? cCode : dtypeCode(elementOf(c))};
+      for (unsigned x = 0; x < 3; ++x) {
+        args.push_back(pointerAt(builder, loc, gemm[x]->memref, at[x]));
+        args.push_back(i32(builder, loc, codes[x]));
+        args.push_back(i32(builder, loc, x == 2 ? cCode < 0
+                                                : gemm[x]->transposed));
+        args.push_back(i64(builder, loc, gemm[x]->ld));
+        args.push_back(i64(builder, loc, gemm[x]->batchStride));
+        args.push_back(i64(builder, loc, nested->strides[slot[x]]));
+      }
+      for (int64_t v : {nested->size, batch->size, rowsM, colsN, kk})
+        args.push_back(i64(builder, loc, v));
+      return call(builder, loc, module, "amp_rt_gemm_nested", args);
+    }
     if (cCode >= 0)
       return stridedCall("amp_rt_gemm_out", cCode);
     bool plain = !ga->transposed && !gb->transposed && oa == 0 && ob == 0 &&
@@ -423,7 +470,7 @@ static bool lowerContraction(linalg::LinalgOp op, ModuleOp module,
                                        gc->batchStride == rowsM * colsN));
     if (!plain)
       return stridedCall("amp_rt_gemm_ex", std::nullopt);
-    call(builder, loc, module, "amp_rt_gemm",
+    return call(builder, loc, module, "amp_rt_gemm",
          {pointerOf(builder, loc, ga->memref), i32(builder, loc, aCode),
           pointerOf(builder, loc, gb->memref), i32(builder, loc, bCode),
           pointerOf(builder, loc, gc->memref), i64(builder, loc, batch->size),
@@ -436,7 +483,9 @@ static bool lowerContraction(linalg::LinalgOp op, ModuleOp module,
     for (auto [d, idx] : llvm::zip_equal(outer, index))
       for (unsigned x = 0; x < 3; ++x)
         offsets[x] += idx * d.strides[x];
-    emit(offsets);
+    // Numbered: the structural guard counts the calls of each contraction.
+    emit(offsets)->setAttr(amp::AmpDialect::ContractionAttrHelper::getNameStr(),
+                           builder.getI64IntegerAttr(id));
     // Next tuple, the last dimension fastest.
     for (int j = static_cast<int>(outer.size()) - 1; j >= 0; --j) {
       if (++index[j] < outer[j].size)
@@ -459,8 +508,10 @@ struct AmpLowerContractionsToRuntimePass
     ModuleOp module = getOperation();
     SmallVector<linalg::LinalgOp> candidates;
     module.walk([&](linalg::LinalgOp op) { candidates.push_back(op); });
+    int64_t id = 0;
     for (linalg::LinalgOp op : candidates)
-      lowerContraction(op, module, minUnrolledCallWork);
+      if (lowerContraction(op, module, minUnrolledCallWork, id))
+        ++id;
   }
 };
 } // namespace

@@ -47,8 +47,8 @@ inline Value f32(OpBuilder &b, Location loc, float v) {
 
 /// Calls `name` (declared private in `module` on first use) with scalar
 /// arguments and no results.
-inline void call(OpBuilder &b, Location loc, ModuleOp module, StringRef name,
-                 ValueRange args) {
+inline func::CallOp call(OpBuilder &b, Location loc, ModuleOp module,
+                         StringRef name, ValueRange args) {
   auto fn = module.lookupSymbol<func::FuncOp>(name);
   if (!fn) {
     OpBuilder::InsertionGuard guard(b);
@@ -57,7 +57,7 @@ inline void call(OpBuilder &b, Location loc, ModuleOp module, StringRef name,
                               b.getFunctionType(args.getTypes(), {}));
     fn.setPrivate();
   }
-  func::CallOp::create(b, loc, fn, args);
+  return func::CallOp::create(b, loc, fn, args);
 }
 
 } // namespace mlir::amp::runtime_calls

@@ -54,7 +54,8 @@ def Amp_Dialect : Dialect {
     "::mlir::UnitAttr":$loss,
     "::mlir::amp::InitAttr":$init,
     "::mlir::amp::ScaleStateAttr":$scale_state,
-    "::mlir::UnitAttr":$skipped
+    "::mlir::UnitAttr":$skipped,
+    "::mlir::IntegerAttr":$contraction
   );
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;

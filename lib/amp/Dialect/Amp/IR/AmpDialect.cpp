@@ -115,6 +115,14 @@ LogicalResult AmpDialect::verifyOperationAttribute(Operation *op,
              << "'" << name << "' must mark an op with one tensor result";
     return success();
   }
+  // The contraction a runtime GEMM call computes (numbered per module by
+  // amp-lower-contractions-to-runtime), for the structural guard.
+  if (name == ContractionAttrHelper::getNameStr()) {
+    if (!isa<IntegerAttr>(attr.getValue()))
+      return op->emitOpError()
+             << "'" << name << "' must be an integer (the contraction's number)";
+    return success();
+  }
   return op->emitOpError() << "unknown amp attribute '" << name
                            << "' on an operation";
 }
