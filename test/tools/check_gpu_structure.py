@@ -23,7 +23,23 @@ lowering, pretty-printed. Checked:
   4. the host code has exactly one blocking stream synchronisation (a
      `gpu.wait` without `async`) per step function;
   5. every launch fits CUDA's limits (grid y, z <= 65535, x < 2^31, at most
-     1024 threads per block).
+     1024 threads per block);
+  6. coalescing: in every kernel, each access (memref.load / store) to the
+     kernel's largest buffer moves by at most one element when the thread
+     index x moves by one (stride 0 or 1 in the fastest thread index; the
+     index expressions are evaluated for threads 0 and 1 of block 0, loops at
+     their first iteration), unless --allow-strided names the kernel or the
+     kernel is the documented exception: a thread that walks the buffer's
+     unit-stride dimension in its own loop (a reduction along rows, one thread
+     per row; coalescing it needs a warp per row and shuffles), or a
+     transpose copy (one load and one store, the other one unit-stride; both
+     would take a tile in shared memory); buffers under 64 KiB do not count.
+     Also
+     printed with --traffic: per kernel the bytes its accesses read and write
+     (active threads x the constant trip counts around each access x the
+     element size; an upper bound, caches not counted), and the total over
+     the step against the minimum the step needs (every argument read once,
+     every result written once).
 
 Prints the counts it found (contractions, GEMM calls, launches, grids,
 the largest thread loops, synchronisations), one line per violation, and
@@ -148,6 +164,121 @@ def loop_work(body, consts):
     return best, unknown
 
 
+# --------------------------------------------------------------------------- coalescing
+
+SHAPE = re.compile(r"memref<((?:\d+x)*)([a-z0-9]+)(?:,\s*strided<\[([^\]]*)\](?:,\s*offset:\s*[^>]+)?>)?")
+ELEMENT_BYTES = {"f32": 4, "i32": 4, "f16": 2, "bf16": 2, "i64": 8, "f64": 8, "i8": 1, "i1": 1, "index": 8}
+
+
+def memref_layout(type_text):
+    """(shape, strides in elements, element bytes) of a memref type; None if dynamic."""
+    m = SHAPE.search(type_text)
+    if not m:
+        return None
+    dims = [int(d) for d in m.group(1).split("x") if d]
+    if m.group(3):
+        strides = [s.strip() for s in m.group(3).split(",") if s.strip()]
+        if any(not s.lstrip("-").isdigit() for s in strides):
+            return None
+        strides = [int(s) for s in strides]
+    else:
+        strides, acc = [], 1
+        for d in reversed(dims):
+            strides.insert(0, acc)
+            acc *= d
+    return dims, strides, ELEMENT_BYTES.get(m.group(2), 4)
+
+
+def parse_affine_maps(text):
+    """{#mapN: (dims, syms, python expression)} of the module's affine_map aliases."""
+    maps = {}
+    for m in re.finditer(r"^(#[\w]+) = affine_map<\(([^)]*)\)(?:\[([^\]]*)\])? -> \((.*)\)>", text, re.M):
+        dims = [d.strip() for d in m.group(2).split(",") if d.strip()]
+        syms = [d.strip() for d in (m.group(3) or "").split(",") if d.strip()]
+        expr = m.group(4)
+        if "," in expr:  # multi-result maps are not index computations
+            continue
+        expr = expr.replace("floordiv", "//").replace(" mod ", " % ")
+        if "ceildiv" in expr:
+            continue
+        maps[m.group(1)] = (dims, syms, expr)
+    return maps
+
+
+BINARY = {
+    "arith.addi": lambda a, b: a + b, "arith.subi": lambda a, b: a - b,
+    "arith.muli": lambda a, b: a * b,
+    "arith.divsi": lambda a, b: int(a / b) if b else None, "arith.divui": lambda a, b: a // b if b else None,
+    "arith.remsi": lambda a, b: (a - int(a / b) * b) if b else None,
+    "arith.remui": lambda a, b: a % b if b else None,
+    "arith.minsi": min, "arith.minui": min, "arith.maxsi": max, "arith.maxui": max,
+    "arith.floordivsi": lambda a, b: a // b if b else None,
+}
+
+
+def evaluate_kernel(body, consts, maps, thread):
+    """Integer values of the kernel's SSA names for thread x = `thread` of block 0, every loop at
+    its lower bound; names that do not evaluate are missing."""
+    env = dict(consts)
+    for line in body:
+        m = re.match(r"\s*(%[\w.$-]+) = (gpu\.(?:thread_id|block_id|block_dim|grid_dim))\s+([xyz])", line)
+        if m:
+            env[m.group(1)] = (thread if m.group(3) == "x" else 0) if m.group(2) == "gpu.thread_id" else \
+                (0 if m.group(2) == "gpu.block_id" else None)
+            if env[m.group(1)] is None:
+                del env[m.group(1)]
+            continue
+        m = re.match(r"\s*scf\.for (%[\w.$-]+) = (%[\w.$-]+) to", line)
+        if m:
+            env[m.group(1)] = env.get(m.group(2), 0)
+            continue
+        m = re.match(r"\s*(%[\w.$-]+) = arith\.constant (-?\d+) : (?:index|i\d+)", line)
+        if m:
+            env[m.group(1)] = int(m.group(2))
+            continue
+        m = re.match(r"\s*(%[\w.$-]+) = (arith\.\w+) (%[\w.$-]+), (%[\w.$-]+) : ", line)
+        if m and m.group(2) in BINARY and m.group(3) in env and m.group(4) in env:
+            v = BINARY[m.group(2)](env[m.group(3)], env[m.group(4)])
+            if v is not None:
+                env[m.group(1)] = v
+            continue
+        m = re.match(r"\s*(%[\w.$-]+) = arith\.index_cast (%[\w.$-]+)", line)
+        if m and m.group(2) in env:
+            env[m.group(1)] = env[m.group(2)]
+            continue
+        m = re.match(r"\s*(%[\w.$-]+) = affine\.apply (#\w+)\(([^)]*)\)(?:\[([^\]]*)\])?", line)
+        if m and m.group(2) in maps:
+            dims, syms, expr = maps[m.group(2)]
+            dvals = [v.strip() for v in m.group(3).split(",") if v.strip()]
+            svals = [v.strip() for v in (m.group(4) or "").split(",") if v.strip()]
+            if all(v in env for v in dvals + svals):
+                scope = {n: env[v] for n, v in zip(dims + syms, dvals + svals)}
+                try:
+                    env[m.group(1)] = int(eval(expr, {"__builtins__": {}}, scope))  # noqa: S307
+                except Exception:  # noqa: BLE001 (an expression this evaluator does not know)
+                    pass
+    return env
+
+
+def kernel_accesses(body):
+    """(kind, buffer, indices, memref type, enclosing loop lines) of every load and store."""
+    out = []
+    depth_loops = []  # (depth at which the loop closes, line)
+    depth = 0
+    for line in body:
+        while depth_loops and depth < depth_loops[-1][0]:
+            depth_loops.pop()
+        m = re.search(r"memref\.(load|store) (?:[^,\[]+, )?(%[\w.$-]+)\[([^\]]*)\] : (memref<[^>]*(?:<[^>]*>)?[^>]*>)",
+                      line)
+        if m:
+            idx = [v.strip() for v in m.group(3).split(",") if v.strip()]
+            out.append((m.group(1), m.group(2), idx, m.group(4), [l for _, l in depth_loops]))
+        if re.search(r"scf\.for ", line):
+            depth_loops.append((depth + 1, line))
+        depth += line.count("{") - line.count("}")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("input")
@@ -155,6 +286,11 @@ def main():
     ap.add_argument("--max-thread-work", type=int, default=65536)
     ap.add_argument("--max-block-work", type=int, default=65536)
     ap.add_argument("--name", default="")
+    ap.add_argument("--allow-strided", action="append", default=[],
+                    help="a kernel (name or module::name) whose largest buffer may be accessed with a "
+                         "stride > 1 in the fastest thread index (a documented exception)")
+    ap.add_argument("--traffic", action="store_true",
+                    help="print the bytes each kernel reads and writes")
     args = ap.parse_args()
     # Comments (// ...) do not count.
     src = "\n".join(re.sub(r"//.*$", "", l) for l in open(args.input).read().splitlines())
@@ -211,6 +347,13 @@ def main():
     steps = 0
     reported_unknown = set()
     biggest_single = 0
+    maps = parse_affine_maps(low)
+    traffic = {}  # kernel -> [bytes read, bytes written]
+    strided = {}  # kernel -> description of a strided access to its largest buffer
+    unevaluated = set()
+    row_walks = set()
+    transposes = set()
+    minimum = 0
     for name, body in hosts:
         consts = parse_constants(body)
         launch_lines = [l for l in body if "gpu.launch_func" in l]
@@ -219,6 +362,14 @@ def main():
             continue
         steps += 1
         syncs_total += len(syncs)
+        header = re.search(r"func\.func (?:public |private )?@[\w$.-]+\((.*?)\)\s*(?:attributes|\{)", body[0])
+        for arg in split_top(header.group(1)) if header else []:
+            layout = memref_layout(arg)
+            if layout:
+                n = 1
+                for d in layout[0]:
+                    n *= d
+                minimum += n * layout[2]
         if len(syncs) != 1:
             violations.append(f"host function @{name}: {len(syncs)} stream synchronisations "
                               f"(expected exactly 1)")
@@ -251,6 +402,71 @@ def main():
                 violations.append(f"launch of {kname}: non-constant grid {grid} / block {block}")
                 continue
             grids[grid] = grids.get(grid, 0) + 1
+            # 6. Coalescing and traffic: index expressions at threads 0 and 1.
+            kbody = kernels.get(kname, [])
+            env0 = evaluate_kernel(kbody, kconsts, maps, 0)
+            env1 = evaluate_kernel(kbody, kconsts, maps, 1)
+            total_threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]
+            active = total_threads
+            for g in re.finditer(r"arith\.cmpi (?:ult|slt), (%[\w.$-]+), (%[\w.$-]+)", "\n".join(kbody)):
+                a, b = g.group(1), g.group(2)
+                if a in env0 and a in env1 and env1[a] == env0[a] + 1 and b in env0:
+                    active = min(active, max(env0[b] - env0[a], 0))
+                    break
+            accesses = kernel_accesses(kbody)
+            sizes = {}
+            for kind, buf, idx, mtype, loops in accesses:
+                layout = memref_layout(mtype)
+                if layout:
+                    n = 1
+                    for d in layout[0]:
+                        n *= d
+                    sizes[buf] = n * layout[2]
+            largest = max(sizes.values(), default=0)
+            rw = traffic.setdefault(kname, [0, 0])
+            for kind, buf, idx, mtype, loops in accesses:
+                layout = memref_layout(mtype)
+                if not layout:
+                    continue
+                trips = 1
+                for loop in loops:
+                    lm = re.search(r"= (%[\w.$-]+) to (%[\w.$-]+) step (%[\w.$-]+)", loop)
+                    if lm and all(v in kconsts for v in lm.groups()) and kconsts[lm.group(3)] > 0:
+                        trips *= max(0, -(-(kconsts[lm.group(2)] - kconsts[lm.group(1)]) // kconsts[lm.group(3)]))
+                rw[0 if kind == "load" else 1] += active * trips * layout[2]
+                # Small buffers (under 64 KiB: a few transactions whatever the order) do not count.
+                if sizes.get(buf) != largest or largest < 65536:
+                    continue
+                if not all(v in env0 and v in env1 for v in idx):
+                    unevaluated.add(kname)
+                    continue
+                a0 = sum(env0[v] * st for v, st in zip(idx, layout[1]))
+                a1 = sum(env1[v] * st for v, st in zip(idx, layout[1]))
+                short = kname.split("::")[-1]
+                if a1 - a0 in (0, 1) or kname in args.allow_strided or short in args.allow_strided:
+                    continue
+                # The documented exception: a thread that walks the unit-stride dimension itself
+                # (its own loop indexes it: a reduction along the rows, one thread per row).
+                # Neighbouring threads read neighbouring rows; coalescing them would take a warp
+                # per row and shuffles, which these kernels do not have.
+                unit = [v for v, st in zip(idx, layout[1]) if st == 1]
+                loop_ivs = {re.search(r"scf\.for (%[\w.$-]+)", l).group(1) for l in loops}
+                if unit and unit[0] in loop_ivs:
+                    row_walks.add(kname)
+                    continue
+                # The second exception: a transpose copy (one load, one store, the other side
+                # unit-stride): one side of a transpose is strided unless it is tiled through
+                # shared memory.
+                if len(accesses) == 2 and {a[0] for a in accesses} == {"load", "store"}:
+                    other = [a for a in accesses if a[0] != kind][0]
+                    olayout = memref_layout(other[3])
+                    if olayout and all(v in env0 and v in env1 for v in other[2]):
+                        o0 = sum(env0[v] * st for v, st in zip(other[2], olayout[1]))
+                        o1 = sum(env1[v] * st for v, st in zip(other[2], olayout[1]))
+                        if o1 - o0 == 1:
+                            transposes.add(kname)
+                            continue
+                strided.setdefault(kname, f"{kind} {mtype} with stride {a1 - a0}")
             # CUDA launch limits: grid x < 2^31, y and z <= 65535, 1024
             # threads per block.
             if grid[0] >= 2 ** 31 or grid[1] > 65535 or grid[2] > 65535 or \
@@ -282,6 +498,23 @@ def main():
                                       for g, n in sorted(grids.items(), key=lambda kv: -kv[1])))
     print(f"{tag}largest thread work: " + ", ".join(f"{w} ({k.split('::')[-1]})" for k, w in top))
     print(f"{tag}step functions: {steps}, blocking synchronisations: {syncs_total}")
+    read = sum(v[0] for v in traffic.values())
+    written = sum(v[1] for v in traffic.values())
+    ratio = (read + written) / minimum if minimum else 0.0
+    print(f"{tag}coalescing: {len(strided)} kernel(s) with a strided access to their largest buffer, "
+          f"{len(row_walks - set(strided))} walking rows (one thread per row) and "
+          f"{len(transposes - set(strided))} transposes (documented exceptions), "
+          f"{len(unevaluated)} not evaluated")
+    print(f"{tag}traffic: kernels read {read / 1e6:.1f} MB and write {written / 1e6:.1f} MB; arguments and "
+          f"results {minimum / 1e6:.1f} MB; ratio {ratio:.1f}")
+    if args.traffic:
+        for k, (r, w) in sorted(traffic.items(), key=lambda kv: -(kv[1][0] + kv[1][1])):
+            print(f"{tag}  {k.split('::')[-1]}: read {r} B, write {w} B"
+                  + (f", {strided[k]}" if k in strided else "")
+                  + (", walks rows" if k in row_walks else "")
+                  + (", transpose" if k in transposes else ""))
+    for k, what in sorted(strided.items()):
+        violations.append(f"kernel {k}: uncoalesced {what} in the fastest thread index")
     if steps == 0:
         violations.append("no host function launches a kernel")
     for v in violations:

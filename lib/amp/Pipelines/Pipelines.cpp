@@ -138,7 +138,11 @@ static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering,
   pm.addNestedPass<func::FuncOp>(createAmpDecomposeAggregatedOpsPass());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createLinalgFoldUnitExtentDimsPass());
-  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  // Elementwise fusion; with GEMM calls, nothing fused into a contraction
+  // (its operands stay buffers of the GEMM's input type).
+  AmpFuseElementwisePassOptions fuse;
+  fuse.keepContractions = gemmCalls;
+  pm.addNestedPass<func::FuncOp>(createAmpFuseElementwisePass(fuse));
   pm.addPass(createCanonicalizerPass());
   // Each gradient's check into the update loop that reads it.
   if (checkInUpdate)
