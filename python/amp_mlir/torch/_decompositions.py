@@ -22,6 +22,9 @@ semantics:
   for a depthwise convolution (one input channel per group), a depthwise convolution over the C*N
   (channel, sample) planes whose filters are the matching output-gradient planes, summed over N
   (torch-mlir lowers a grouped convolution with several channels per group on neither path).
+- ``native_layer_norm``: mean, then the mean of the squared deviations, in the input's own type
+  (PyTorch's float32 kernels do the same); torch-mlir's decomposition computes the variance in
+  float64, which put ``[batch, tokens, width]`` f64 buffers into every transformer step.
 """
 
 from __future__ import annotations
@@ -156,6 +159,24 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
     return grad_input, grad_weight, grad_bias
 
 
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """Layer norm in the input's own type (two passes: the mean, then the mean of the squared
+    deviations), as PyTorch's kernels compute it for float32. torch-mlir's own decomposition computes
+    the variance in float64, which puts [batch, tokens, width] f64 buffers into every transformer
+    step (slow on GPUs, twice the traffic on CPUs)."""
+    axes = tuple(range(input.dim() - len(normalized_shape), input.dim()))
+    mean = input.mean(dim=axes, keepdim=True)
+    centered = input - mean
+    var = (centered * centered).mean(dim=axes, keepdim=True)
+    rstd = torch.rsqrt(var + eps)
+    out = centered * rstd
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out, mean, rstd
+
+
 def mutation_table():
     """Batch norm in training mode updates its running statistics in place, and native_batch_norm's
     schema does not say so: functionalization would keep the op and lose the update. PyTorch's own
@@ -176,4 +197,5 @@ def table():
     t[aten.max_pool2d_with_indices_backward.default] = max_pool2d_with_indices_backward
     t[aten.embedding_dense_backward.default] = embedding_dense_backward
     t[aten.convolution_backward.default] = convolution_backward
+    t[aten.native_layer_norm.default] = native_layer_norm
     return t

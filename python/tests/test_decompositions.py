@@ -1,0 +1,69 @@
+"""The decompositions amp_mlir.torch adds to torch-mlir's table (amp_mlir/torch/_decompositions.py),
+each against the aten op it replaces, in float64 (differences are summation order only)."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+aten = torch.ops.aten
+
+
+def _decomp():
+    from amp_mlir.torch import _decompositions
+
+    return _decompositions
+
+
+def _close(got, ref, tol=1e-12):
+    got = got if isinstance(got, (tuple, list)) else (got,)
+    ref = ref if isinstance(ref, (tuple, list)) else (ref,)
+    for g, r in zip(got, ref):
+        if r is None:
+            assert g is None
+            continue
+        assert tuple(g.shape) == tuple(r.shape)
+        assert float((g - r).abs().max()) <= tol * max(1.0, float(r.abs().max()))
+
+
+@pytest.mark.parametrize("shape, normalized, affine", [((4, 7, 33), [33], True), ((2, 3, 5, 6), [5, 6], False)])
+def test_native_layer_norm(shape, normalized, affine):
+    torch.manual_seed(0)
+    x = torch.randn(*shape, dtype=torch.float64)
+    w = torch.randn(*normalized, dtype=torch.float64) if affine else None
+    b = torch.randn(*normalized, dtype=torch.float64) if affine else None
+    _close(_decomp().native_layer_norm(x, normalized, w, b, 1e-5),
+           aten.native_layer_norm.default(x, normalized, w, b, 1e-5))
+
+
+def test_native_layer_norm_stays_in_float32():
+    x = torch.randn(2, 8, 16)
+    out, mean, rstd = _decomp().native_layer_norm(x, [16], None, None, 1e-5)
+    assert out.dtype == mean.dtype == rstd.dtype == torch.float32
+
+
+@pytest.mark.parametrize("stride, padding, dilation, groups", [(1, 0, 1, 1), (2, 1, 1, 1), (1, 2, 2, 1),
+                                                               (2, 1, 1, 4)])
+def test_convolution_backward(stride, padding, dilation, groups):
+    torch.manual_seed(1)
+    x = torch.randn(2, 4, 9, 9, dtype=torch.float64)
+    w = torch.randn(8, 4 // groups, 3, 3, dtype=torch.float64)
+    y = aten.convolution.default(x, w, None, [stride] * 2, [padding] * 2, [dilation] * 2, False, [0, 0], groups)
+    g = torch.randn_like(y)
+    args = (g, x, w, [8], [stride] * 2, [padding] * 2, [dilation] * 2, False, [0, 0], groups, [True, True, True])
+    _close(_decomp().convolution_backward(*args), aten.convolution_backward.default(*args))
+
+
+def test_embedding_dense_backward():
+    torch.manual_seed(2)
+    idx = torch.randint(0, 10, (3, 5))
+    g = torch.randn(3, 5, 6, dtype=torch.float64)
+    _close(_decomp().embedding_dense_backward(g, idx, 10, 2, False),
+           aten.embedding_dense_backward.default(g, idx, 10, 2, False))
+
+
+def test_max_pool2d_with_indices_backward():
+    torch.manual_seed(3)
+    x = torch.randn(2, 3, 8, 8, dtype=torch.float64)
+    out, idx = aten.max_pool2d_with_indices.default(x, [2, 2], [2, 2], [0, 0], [1, 1], False)
+    g = torch.randn_like(out)
+    args = (g, x, [2, 2], [2, 2], [0, 0], [1, 1], False, idx)
+    _close(_decomp().max_pool2d_with_indices_backward(*args), aten.max_pool2d_with_indices_backward.default(*args))
