@@ -272,14 +272,15 @@ int main(int argc, char **argv) {
   // On every early return: no write error left in the stream (it would end
   // the process with LLVM ERROR), and the temporary file removed.
   struct Cleanup {
-    llvm::raw_fd_ostream &os;
+    llvm::raw_fd_ostream *os; // null once the stream is gone
     std::optional<llvm::sys::fs::TempFile> &temp;
     ~Cleanup() {
-      os.clear_error();
+      if (os)
+        os->clear_error();
       if (temp)
         llvm::consumeError(temp->discard());
     }
-  } cleanup{out, temp};
+  } cleanup{&out, temp};
   switch (emit) {
   case Emit::MLIR:
   case Emit::GPU:
@@ -317,6 +318,8 @@ int main(int argc, char **argv) {
   if (special)
     special->keep();
   if (temp) {
+    // The stream goes first (ASan found Cleanup clearing it after the free).
+    cleanup.os = nullptr;
     tempStream.reset();
     llvm::sys::fs::TempFile kept = std::move(*temp);
     temp.reset();
