@@ -615,6 +615,34 @@ def AmpCpuOutlineLoopsPass
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def AmpSplitDeallocsPass
+    : InterfacePass<"amp-split-deallocs", "::mlir::FunctionOpInterface"> {
+  let summary = "Split a bufferization.dealloc of distinct fresh allocations "
+                "into one dealloc per memref, in linear time";
+  let description = [{
+    Runs between ownership-based-buffer-deallocation and
+    buffer-deallocation-simplification. The ownership-based pass ends a
+    one-block training step with one `bufferization.dealloc` of every buffer
+    it allocated; the simplification proves no two of them share an
+    allocation pair by pair (quadratic) before splitting it. When the op
+    retains nothing and its memrefs are pairwise distinct results of
+    allocating ops (`memref.alloc`), they are distinct allocations by
+    construction: this pass splits the op into one single-memref dealloc per
+    memref, keeping each condition:
+
+    ```mlir
+    bufferization.dealloc (%a, %b : memref<4xf32>, memref<8xf32>)
+        if (%true, %c)
+    // becomes
+    bufferization.dealloc (%a : memref<4xf32>) if (%true)
+    bufferization.dealloc (%b : memref<8xf32>) if (%c)
+    ```
+
+    Any other dealloc (retained values, a view, an argument, a repeated
+    memref) is left unchanged for upstream's alias analysis.
+  }];
+}
+
 def AmpCheckLoweredPass : Pass<"amp-check-lowered", "::mlir::ModuleOp"> {
   let summary = "Fail, at the op, when anything but the LLVM dialect is left";
   let description = [{

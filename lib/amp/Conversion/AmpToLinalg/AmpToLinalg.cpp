@@ -10,8 +10,14 @@
 //                          check is an ordinary f32 max of |v| over every
 //                          gradient (staged: [R <= 256, P] partial maxima,
 //                          then the partials, so no loop walks a large
-//                          tensor alone), chained from gradient to gradient,
-//                          and found = !(max <= FLT_MAX) once at the end
+//                          tensor alone), chained from gradient to gradient
+//                          in runs of at most kCheckChain gradients (one
+//                          accumulator per run: one-shot bufferization's
+//                          conflict analysis is quadratic in the size of an
+//                          alias set, so one chain over every gradient made
+//                          it cubic in the gradient count), the runs' maxima
+//                          combined kCheckChain at a time, and
+//                          found = !(max <= FLT_MAX) once at the end
 //                          (maximumf propagates nan, so nan and inf both
 //                          fail the test); it reads findCheckSource(g),
 //                          the tensor g was computed from when that has
@@ -245,6 +251,9 @@ Value mlir::amp::findCheckSource(Value grad) {
 
 /// Elements one thread folds per stage of reduceMaxAbs.
 static constexpr int64_t kReductionChunk = 256;
+
+/// Gradients whose checks share one running max (see the file comment).
+static constexpr size_t kCheckChain = 16;
 /// Tensors up to this size are reduced by one loop (one thread on a GPU).
 static constexpr int64_t kSingleLoopMax = 1024;
 
@@ -388,21 +397,22 @@ struct LowerUnscaleAndCheck : public OpRewritePattern<UnscaleAndCheckOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value invTensor = buildInverseScaleTensor(rewriter, loc, op.getScale());
-    // The running max of |v| starts at 0 (|v| >= 0 for every finite v).
-    Value runningMax;
-    if (!perGradientFlags)
-      runningMax =
-          linalg::FillOp::create(
-              rewriter, loc,
-              arith::ConstantOp::create(rewriter, loc,
-                                        rewriter.getF32FloatAttr(0.0f))
-                  .getResult(),
-              tensor::EmptyOp::create(rewriter, loc, ArrayRef<int64_t>{},
-                                      rewriter.getF32Type())
-                  .getResult())
-              .getResult(0);
+    // A run's max of |v| starts at 0 (|v| >= 0 for every finite v).
+    auto startRun = [&] {
+      return linalg::FillOp::create(
+                 rewriter, loc,
+                 arith::ConstantOp::create(rewriter, loc,
+                                           rewriter.getF32FloatAttr(0.0f))
+                     .getResult(),
+                 tensor::EmptyOp::create(rewriter, loc, ArrayRef<int64_t>{},
+                                         rewriter.getF32Type())
+                     .getResult())
+          .getResult(0);
+    };
+    Value runningMax = perGradientFlags ? Value() : startRun();
+    SmallVector<Value> runMaxima;
     SmallVector<Value> results, flags;
-    for (Value grad : op.getGrads()) {
+    for (auto [index, grad] : llvm::enumerate(op.getGrads())) {
       results.push_back(buildUnscaledGradient(rewriter, loc, grad, invTensor));
       // The check reads where the same non-finite elements already exist
       // (findCheckSource): its own or-reduction, or the running max of |v|
@@ -410,9 +420,16 @@ struct LowerUnscaleAndCheck : public OpRewritePattern<UnscaleAndCheckOp> {
       Value checked = findCheckSource(grad);
       if (perGradientFlags)
         flags.push_back(buildNonFiniteFlag(rewriter, loc, checked));
-      else
+      else {
+        if (index > 0 && index % kCheckChain == 0) {
+          runMaxima.push_back(runningMax);
+          runningMax = startRun();
+        }
         runningMax = reduceMaxAbs(rewriter, loc, checked, runningMax);
+      }
     }
+    if (runningMax)
+      runMaxima.push_back(runningMax);
     if (perGradientFlags) {
       Value found = extractScalar(rewriter, loc, flags.front());
       for (Value flag : ArrayRef<Value>(flags).drop_front())
@@ -422,20 +439,38 @@ struct LowerUnscaleAndCheck : public OpRewritePattern<UnscaleAndCheckOp> {
       rewriter.replaceOp(op, results);
       return success();
     }
-    // found = !(max |v| <= FLT_MAX): inf or nan somewhere.
-    auto flagType = RankedTensorType::get({}, rewriter.getI1Type());
-    auto flag = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{flagType}, ValueRange{runningMax},
-        ValueRange{tensor::EmptyOp::create(rewriter, loc, ArrayRef<int64_t>{},
-                                           rewriter.getI1Type())
-                       .getResult()},
-        ArrayRef<AffineMap>{AffineMap::get(rewriter.getContext()),
-                            AffineMap::get(rewriter.getContext())},
-        ArrayRef<utils::IteratorType>{},
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          linalg::YieldOp::create(b, l, isNonFinite(b, l, args[0]));
-        });
-    results.push_back(flag.getResult(0));
+    // The runs' maxima, kCheckChain at a time (rank-0 generics: one kernel
+    // each on the GPU), then found = !(max |v| <= FLT_MAX): inf or nan
+    // somewhere.
+    auto combine = [&](ArrayRef<Value> maxima, Type resultType, bool toFlag) {
+      SmallVector<AffineMap> maps(maxima.size() + 1,
+                                  AffineMap::get(rewriter.getContext()));
+      return linalg::GenericOp::create(
+                 rewriter, loc, TypeRange{RankedTensorType::get({}, resultType)},
+                 ValueRange(maxima),
+                 ValueRange{tensor::EmptyOp::create(
+                                rewriter, loc, ArrayRef<int64_t>{}, resultType)
+                                .getResult()},
+                 maps, ArrayRef<utils::IteratorType>{},
+                 [&](OpBuilder &b, Location l, ValueRange args) {
+                   Value max = args[0];
+                   for (Value next : args.drop_front().drop_back())
+                     max = arith::MaximumFOp::create(b, l, max, next);
+                   linalg::YieldOp::create(
+                       b, l, toFlag ? isNonFinite(b, l, max) : max);
+                 })
+          .getResult(0);
+    };
+    while (runMaxima.size() > kCheckChain) {
+      SmallVector<Value> combined;
+      for (size_t i = 0; i < runMaxima.size(); i += kCheckChain)
+        combined.push_back(combine(
+            ArrayRef<Value>(runMaxima).slice(
+                i, std::min<size_t>(kCheckChain, runMaxima.size() - i)),
+            rewriter.getF32Type(), /*toFlag=*/false));
+      runMaxima = std::move(combined);
+    }
+    results.push_back(combine(runMaxima, rewriter.getI1Type(), true));
     rewriter.replaceOp(op, results);
     return success();
   }
