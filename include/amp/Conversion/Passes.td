@@ -584,8 +584,16 @@ def AmpCpuSplitBlocksPass
     loop are already in their own block when it is split, so each op moves
     once) and joins the pieces with `cf.br`. scf-to-cf then finds every loop
     at the end of its block. Only CFG regions (function bodies) are split;
-    the single-block regions of scf ops are left alone.
+    the single-block regions of scf ops are left alone. Blocks are also cut
+    every `max-block-ops` ops, so that later code that renumbers a block's
+    op order after each insertion (func-to-llvm, once per block argument it
+    converts) stays linear on the straight-line remainder of a large step.
   }];
+  let options = [
+    Option<"maxBlockOps", "max-block-ops", "unsigned", /*default=*/"256",
+           "Also split a block after this many ops since its last split "
+           "(0: only after ops with regions)">,
+  ];
   let dependentDialects = ["::mlir::cf::ControlFlowDialect"];
 }
 
@@ -600,17 +608,25 @@ def AmpCpuOutlineLoopsPass
     function: on an imported resnet18 step (about 3000 loops) `opt -O2`
     takes 127 s, 91 s of it in IndVarSimplify. Every top-level loop (an op
     with regions directly in the body of a function that has at least
-    `min-loops` of them) becomes a private function `@<fn>__loop<N>` marked
-    `noinline` (the LLVM `passthrough` attribute) and a `func.call`. The
-    values the loop uses from above become arguments, except constants,
-    which are cloned into the new function so that LLVM still sees them;
-    the loop's results become the function's results. Each LLVM function then
-    holds one loop nest, and the step function only allocations and calls.
+    `min-loops` of them) moves, with at most `loops-per-function - 1`
+    neighbours, into a private function `@<fn>__loop<N>` marked `noinline`
+    (the LLVM `passthrough` attribute), called where the loops stood.
+    Neighbouring loops share a function when only allocations and
+    effect-free ops (views, index arithmetic) that read none of the group's
+    results stand between them; those move in front of the call. The values
+    the loops use from above become arguments, except constants, which are
+    cloned into the new function so that LLVM still sees them; the loop
+    results used after the group become the function's results. Each LLVM
+    function then holds a bounded number of loop nests, and the step
+    function only allocations and calls.
   }];
   let options = [
     Option<"minLoops", "min-loops", "unsigned", /*default=*/"32",
            "Outline only in functions with at least this many top-level "
            "loops (smaller functions compile fast as they are)">,
+    Option<"loopsPerFunction", "loops-per-function", "unsigned",
+           /*default=*/"16",
+           "At most this many consecutive loop nests per outlined function">,
   ];
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }

@@ -46,3 +46,27 @@ func.func @last(%m: memref<8xf32>, %v: f32) {
   }
   return
 }
+
+// Straight-line code is also cut every max-block-ops ops (here 2): the
+// remainder of a large step after outlining is one long block of
+// allocations and calls.
+// RUN: amp-opt %s --amp-cpu-split-blocks=max-block-ops=2 | FileCheck %s --check-prefix=CUT
+// CUT-LABEL: func.func @straight
+// CUT-NEXT: %[[A:.*]] = arith.addf %arg0, %arg0
+// CUT-NEXT: %[[B:.*]] = arith.addf %[[A]], %[[A]]
+// CUT-NEXT: cf.br ^[[B1:.*]]
+// CUT-NEXT: ^[[B1]]:
+// CUT-NEXT: %[[C:.*]] = arith.addf %[[B]], %[[B]]
+// CUT-NEXT: %[[D:.*]] = arith.addf %[[C]], %[[C]]
+// CUT-NEXT: cf.br ^[[B2:.*]]
+// CUT-NEXT: ^[[B2]]:
+// CUT-NEXT: %[[E:.*]] = arith.addf %[[D]], %[[D]]
+// CUT-NEXT: return %[[E]]
+func.func @straight(%x: f32) -> f32 {
+  %a = arith.addf %x, %x : f32
+  %b = arith.addf %a, %a : f32
+  %c = arith.addf %b, %b : f32
+  %d = arith.addf %c, %c : f32
+  %e = arith.addf %d, %d : f32
+  return %e : f32
+}

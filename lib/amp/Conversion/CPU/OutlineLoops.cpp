@@ -3,30 +3,45 @@
 // LLVM's loop passes (IndVarSimplify, LoopRotate, ...) cost more than linear
 // time in the number of loops of one function, and a bufferized training
 // step is one function with one loop nest per linalg op: thousands. This
-// pass gives every top-level loop nest of such a function its own function:
+// pass moves the top-level loop nests of such a function, a few at a time,
+// into functions of their own:
 //
-//   1. In each non-external function, collect the ops with regions that sit
+//   1. In each non-external function, count the ops with regions that sit
 //      directly in the body (the loop nests; scf.if too); below `min-loops`
 //      of them, leave the function alone.
-//   2. For each, the values its operands and regions use from above
-//      (mlir::getUsedValuesDefinedAbove) are the captures. Constants
+//   2. Group consecutive loop nests, at most `loops-per-function` to a
+//      group. An op between two loop nests joins the group's prelude when it
+//      only allocates or has no memory effect at all (views, index
+//      arithmetic, constants) and reads nothing the group's loops compute:
+//      it can run before the group's first loop. Any other op (a GEMM call,
+//      a store, a dealloc, a use of a loop's result) ends the group. The
+//      prelude ops move in front of the group, which is then contiguous.
+//      One function per group instead of one per loop nest: upstream's
+//      func-to-llvm re-numbers the module's op order for every function it
+//      converts (quadratic in the function count: 65k functions at 100k
+//      ops), and every buffer a group's loops share is passed once.
+//   3. For each group, the values its loops' operands and regions use from
+//      above (mlir::getUsedValuesDefinedAbove) are the captures; the results
+//      of its loops used after the group are its results. Constants
 //      (ConstantLike ops without operands) are cloned into the new function
 //      instead of passed, so that LLVM still folds them (trip counts, vector
 //      splats).
-//   3. A private `func.func @<fn>__loop<N>(captures) -> (loop results)` with
+//   4. A private `func.func @<fn>__loop<N>(captures) -> (results)` with
 //      `passthrough = ["noinline"]` (func-to-llvm carries it to the LLVM
 //      function; without it the inliner would put every loop back) gets a
-//      clone of the loop and a return of its results; the loop is replaced
-//      by a `func.call`.
+//      clone of the group's loops and a return of its results; the group is
+//      replaced by a `func.call`.
 //
-//   4. The function itself, now allocations, descriptors and calls, gets
+//   5. The function itself, now allocations, descriptors and calls, gets
 //      `noinline` and `optnone`: LLVM would merge its straight-line blocks
 //      into one block of 10^5 instructions, on which SelectionDAG instruction
 //      selection is superlinear; optnone selects it with FastISel.
 //
-// The order of side effects is unchanged (the call stands where the loop
-// stood) and each outlined function reads and writes exactly the memrefs the
-// loop did, so the step computes the same values. Cost: one call per loop.
+// The order of side effects is unchanged (the call stands where the loops
+// stood; only allocations and effect-free ops moved, and only earlier, past
+// loops that do not define their operands) and each outlined function reads
+// and writes exactly the memrefs its loops did, so the step computes the
+// same values. Cost: one call per group.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +50,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -52,62 +68,141 @@ bool isConstant(Value v) {
          def->hasTrait<OpTrait::ConstantLike>();
 }
 
+/// An op that may run earlier than it stands: no memory effect, or only
+/// allocations of its own results.
+bool mayRunEarlier(Operation *op) {
+  if (op->getNumRegions() > 0 || op->hasTrait<OpTrait::IsTerminator>())
+    return false;
+  if (isMemoryEffectFree(op))
+    return true;
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return false;
+  SmallVector<MemoryEffects::EffectInstance> list;
+  effects.getEffects(list);
+  return llvm::all_of(list, [](const MemoryEffects::EffectInstance &e) {
+    return isa<MemoryEffects::Allocate>(e.getEffect());
+  });
+}
+
 struct AmpCpuOutlineLoopsPass
     : public amp::impl::AmpCpuOutlineLoopsPassBase<AmpCpuOutlineLoopsPass> {
   using Base::Base;
 
+  /// Moves `prelude` in front of the group's first loop, then the group's
+  /// loops into a new function and a call.
+  void outlineGroup(func::FuncOp fn, ArrayRef<Operation *> group,
+                    ArrayRef<Operation *> prelude, SymbolTable &symbols,
+                    unsigned &counter) {
+    for (Operation *op : prelude)
+      op->moveBefore(group.front());
+    llvm::SmallPtrSet<Operation *, 16> inGroup(group.begin(), group.end());
+    llvm::SetVector<Value> above;
+    for (Operation *loop : group) {
+      for (Value operand : loop->getOperands())
+        if (!inGroup.contains(operand.getDefiningOp()))
+          above.insert(operand);
+      llvm::SetVector<Value> used;
+      getUsedValuesDefinedAbove(loop->getRegions(), used);
+      for (Value v : used)
+        if (!inGroup.contains(v.getDefiningOp()))
+          above.insert(v);
+    }
+    SmallVector<Value> captures, constants;
+    for (Value v : above)
+      (isConstant(v) ? constants : captures).push_back(v);
+    // Results: the group's loop results used after the group.
+    SmallVector<Value> results;
+    for (Operation *loop : group)
+      for (Value result : loop->getResults())
+        if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+              return !inGroup.contains(
+                  fn.getBody().findAncestorOpInRegion(*user));
+            }))
+          results.push_back(result);
+
+    OpBuilder builder(&getContext());
+    auto type = builder.getFunctionType(ValueRange(captures).getTypes(),
+                                        ValueRange(results).getTypes());
+    Location loc = group.front()->getLoc();
+    auto outlined = func::FuncOp::create(
+        loc, (fn.getSymName() + "__loop" + Twine(counter++)).str(), type);
+    outlined.setPrivate();
+    outlined->setAttr("passthrough", builder.getArrayAttr(
+                                         {builder.getStringAttr("noinline")}));
+    symbols.insert(outlined, fn->getIterator()); // renamed on a clash
+    Block *body = outlined.addEntryBlock();
+    IRMapping map;
+    map.map(captures, body->getArguments());
+    OpBuilder inner = OpBuilder::atBlockBegin(body);
+    for (Value c : constants)
+      map.map(c, inner.clone(*c.getDefiningOp())->getResult(0));
+    for (Operation *loop : group)
+      inner.clone(*loop, map);
+    SmallVector<Value> returned;
+    for (Value r : results)
+      returned.push_back(map.lookup(r));
+    func::ReturnOp::create(inner, loc, returned);
+
+    builder.setInsertionPoint(group.front());
+    auto call = func::CallOp::create(builder, loc, outlined, captures);
+    for (auto [from, to] : llvm::zip_equal(results, call.getResults()))
+      from.replaceAllUsesWith(to);
+    for (Operation *loop : llvm::reverse(group))
+      loop->erase();
+  }
+
   void outline(func::FuncOp fn, SymbolTable &symbols) {
-    SmallVector<Operation *> loops;
+    unsigned loopCount = 0;
     for (Block &block : fn.getBody())
       for (Operation &op : block.without_terminator())
         if (op.getNumRegions() > 0)
-          loops.push_back(&op);
-    if (loops.size() < minLoops)
+          ++loopCount;
+    if (loopCount < minLoops)
       return;
-    MLIRContext *ctx = &getContext();
-    OpBuilder builder(ctx);
-    ArrayAttr noinline =
-        builder.getArrayAttr({builder.getStringAttr("noinline")});
     // What stays is allocations, descriptors and calls: straight-line code
     // that LLVM's SimplifyCFG merges into one basic block of 10^5
     // instructions, on which SelectionDAG instruction selection is
     // superlinear (22 of 30 s of llc on mobilenet_v3_small). optnone compiles
     // it with FastISel, linear, and it has no loop left to optimise.
+    OpBuilder builder(&getContext());
     fn->setAttr("passthrough",
                 builder.getArrayAttr({builder.getStringAttr("noinline"),
                                       builder.getStringAttr("optnone")}));
     unsigned counter = 0;
-    for (Operation *loop : loops) {
-      llvm::SetVector<Value> above;
-      for (Value operand : loop->getOperands())
-        above.insert(operand);
-      getUsedValuesDefinedAbove(loop->getRegions(), above);
-      SmallVector<Value> captures, constants;
-      for (Value v : above)
-        (isConstant(v) ? constants : captures).push_back(v);
-
-      auto type = builder.getFunctionType(ValueRange(captures).getTypes(),
-                                          loop->getResultTypes());
-      auto outlined = func::FuncOp::create(
-          loop->getLoc(),
-          (fn.getSymName() + "__loop" + Twine(counter++)).str(), type);
-      outlined.setPrivate();
-      outlined->setAttr("passthrough", noinline);
-      symbols.insert(outlined, fn->getIterator()); // renamed on a clash
-      Block *body = outlined.addEntryBlock();
-      IRMapping map;
-      map.map(captures, body->getArguments());
-      OpBuilder inner = OpBuilder::atBlockBegin(body);
-      for (Value c : constants)
-        map.map(c, inner.clone(*c.getDefiningOp())->getResult(0));
-      Operation *clone = inner.clone(*loop, map);
-      func::ReturnOp::create(inner, loop->getLoc(), clone->getResults());
-
-      builder.setInsertionPoint(loop);
-      auto call = func::CallOp::create(builder, loop->getLoc(), outlined,
-                                       captures);
-      loop->replaceAllUsesWith(call.getResults());
-      loop->erase();
+    unsigned perFunction = std::max(1u, unsigned(loopsPerFunction));
+    for (Block &block : fn.getBody()) {
+      SmallVector<Operation *> ops;
+      for (Operation &op : block.without_terminator())
+        ops.push_back(&op);
+      SmallVector<Operation *> group, prelude;
+      llvm::SmallPtrSet<Operation *, 16> inGroup;
+      auto flush = [&] {
+        if (!group.empty())
+          outlineGroup(fn, group, prelude, symbols, counter);
+        group.clear();
+        prelude.clear();
+        inGroup.clear();
+      };
+      for (Operation *op : ops) {
+        if (op->getNumRegions() > 0) {
+          if (group.size() == perFunction)
+            flush();
+          group.push_back(op);
+          inGroup.insert(op);
+          continue;
+        }
+        if (group.empty())
+          continue;
+        bool readsGroup = llvm::any_of(op->getOperands(), [&](Value v) {
+          return inGroup.contains(v.getDefiningOp());
+        });
+        if (!readsGroup && mayRunEarlier(op))
+          prelude.push_back(op);
+        else
+          flush();
+      }
+      flush();
     }
   }
 

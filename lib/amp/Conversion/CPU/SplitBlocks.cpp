@@ -11,6 +11,13 @@
 // are chained with cf.br. Dominance is unchanged (a straight chain of
 // blocks), and scf-to-cf then finds each loop last in its block.
 //
+// Blocks are also cut every `max-block-ops` ops: what is left of a large
+// step after amp-cpu-outline-loops is one block of allocations, views and
+// calls (10^4..10^5 ops), and upstream code that asks for the order of two
+// ops of one block after inserting into it (Operation::isBeforeInBlock
+// renumbers the whole block; func-to-llvm does it once per converted block
+// argument) is quadratic in the size of that block.
+//
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
@@ -28,6 +35,7 @@ using namespace mlir;
 namespace {
 struct AmpCpuSplitBlocksPass
     : public amp::impl::AmpCpuSplitBlocksPassBase<AmpCpuSplitBlocksPass> {
+  using Base::Base;
   void runOnOperation() override {
     func::FuncOp fn = getOperation();
     if (fn.isExternal())
@@ -37,11 +45,16 @@ struct AmpCpuSplitBlocksPass
       blocks.push_back(&block);
     OpBuilder builder(&getContext());
     for (Block *block : blocks) {
-      // The ops with regions, last first; the terminator stays put.
+      // The ops with regions, and every max-block-ops-th op since the last
+      // split, last first; the terminator stays put.
       SmallVector<Operation *> splitPoints;
+      unsigned sinceSplit = 0;
       for (Operation &op : block->without_terminator())
-        if (op.getNumRegions() > 0)
+        if (op.getNumRegions() > 0 ||
+            (maxBlockOps > 0 && ++sinceSplit >= maxBlockOps)) {
           splitPoints.push_back(&op);
+          sinceSplit = 0;
+        }
       for (Operation *op : llvm::reverse(splitPoints)) {
         Operation *next = op->getNextNode();
         if (!next || next == block->getTerminator() ||
