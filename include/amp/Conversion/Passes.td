@@ -141,6 +141,28 @@ def AmpCpuCheckInUpdatePass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def AmpCpuHoistScalarReadsPass
+    : Pass<"amp-cpu-hoist-scalar-reads", "::mlir::func::FuncOp"> {
+  let summary = "Read each one-element operand once, where it is defined, "
+                "so that one-shot bufferization stays linear";
+  let description = [{
+    For the CPU, on tensors, right before one-shot bufferization. Every
+    all-tensor `linalg.generic` input whose indexing map is constant (a
+    broadcast scalar: the inverse loss scale of each gradient's unscale, the
+    inf / nan flag of each keep-on-overflow select), on a static tensor, and
+    every `tensor.extract` with constant indices, becomes one shared
+    `tensor.extract` placed where the tensor is defined; the generic's body
+    captures the scalar and the input is dropped. One-shot bufferization's
+    conflict analysis is quadratic in the readers of one tensor, and these
+    tensors had one reader per parameter. Contractions and convolutions are
+    left alone (the GEMM lowering matches their bodies). Same values.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def AmpCpuApproximateTanhPass
     : Pass<"amp-cpu-approximate-tanh", "::mlir::ModuleOp"> {
   let summary = "Replace f32 math.tanh by upstream's polynomial approximation";

@@ -164,6 +164,12 @@ static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering,
   if (gpu)
     pm.addPass(createAmpGpuSplitReductionsPass());
 
+  // CPU: each broadcast scalar (the inverse loss scale, the inf / nan flag)
+  // read once, so that bufferization's conflict analysis does not compare
+  // every parameter's reader with every other (quadratic at 100k ops).
+  if (!gpu)
+    pm.addNestedPass<func::FuncOp>(createAmpCpuHoistScalarReadsPass());
+
   // Buffers.
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
