@@ -19,6 +19,10 @@
 #include <string>
 
 namespace mlir::amp {
+namespace detail {
+class PrecisionGraph;
+class PrecisionPainter;
+} // namespace detail
 
 /// Why an op got its precision. Formatted once, by stringifyDecisionReason.
 enum class DecisionReason {
@@ -83,7 +87,8 @@ public:
   bool isLowPrecisionOperand(Operation *op, unsigned index) const;
 
 private:
-  friend class PrecisionAnalysis;
+  friend class detail::PrecisionGraph;
+  friend class detail::PrecisionPainter;
   SmallVector<Operation *> floatOps;
   llvm::DenseMap<Operation *, OpDecision> decisions;
 };

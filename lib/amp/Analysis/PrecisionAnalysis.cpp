@@ -51,6 +51,12 @@
 // Cost: every traversal marks each node at most once per root, so the whole
 // analysis is O(N + E) per root set in practice (linear on the benchmarks).
 //
+// Code: PrecisionGraph::build makes the graph (nodes, effective categories,
+// edges, each decision's initial reason); PrecisionPainter has one method per
+// numbered step (seedAllow, spreadDeny, joinBetweenAllow, spreadThroughClear,
+// readLowInputs). Another placement (a cost-based min-cut of the same graph)
+// would replace the painter and keep the graph and the result type.
+//
 //===----------------------------------------------------------------------===//
 
 #include "amp/Analysis/PrecisionAnalysis.h"
@@ -189,12 +195,199 @@ void traverse(ArrayRef<Node> nodes, unsigned root, bool inputs, bool outputs,
 }
 } // namespace
 
-FailureOr<PrecisionPlacement>
-PrecisionAnalysis::run(FunctionOpInterface function) const {
+namespace mlir::amp::detail {
+/// The graph of one function's float ops (the file comment's "Graph" and
+/// "Effective category"), with each op's decision initialised from its
+/// category. A placement algorithm reads it and fills in the decisions: the
+/// painter below, or another one (a cost-based min-cut over the same nodes
+/// and edges) behind the same result type.
+class PrecisionGraph {
+public:
+  /// Collects the float ops of `function`, classifies them and adds the
+  /// edges. Fails (with a diagnostic) on an invalid `amp.precision` pin.
+  static FailureOr<PrecisionGraph> build(FunctionOpInterface function,
+                                         const PrecisionPolicy &policy,
+                                         Precision lowPrecision);
+
+  FunctionOpInterface function;
   PrecisionPlacement placement;
-  MLIRContext *ctx = function->getContext();
+  SmallVector<Node> nodes;
+  llvm::DenseMap<Operation *, unsigned> index;
+
+  bool is(unsigned idx, Effective e) const {
+    return nodes[idx].effective == e;
+  }
+  OpDecision &decision(unsigned idx) {
+    return placement.decisions[nodes[idx].op];
+  }
+
+private:
+  /// The effective category of `op` (pins, unranked tensors and
+  /// accumulating reductions first, then the policy), recorded with its
+  /// reason in `decision`.
+  static FailureOr<Effective> classify(Operation *op, OpDecision &decision,
+                                       FunctionOpInterface function,
+                                       const PrecisionPolicy &policy,
+                                       Precision lowPrecision);
+};
+
+/// TensorFlow's painting over a PrecisionGraph: one method per numbered step
+/// of the file comment, run in order by paint().
+class PrecisionPainter {
+public:
+  explicit PrecisionPainter(PrecisionGraph &graph) : graph(graph) {}
+
+  PrecisionPlacement paint() {
+    seedAllow();
+    spreadDeny();
+    joinBetweenAllow();
+    spreadThroughClear();
+    for (unsigned idx : allow)
+      graph.decision(idx).lowPrecision = true;
+    readLowInputs();
+    LLVM_DEBUG(llvm::dbgs() << "[amp] " << graph.function.getName() << ": "
+                            << allow.size() << "/" << graph.nodes.size()
+                            << " float ops in low precision\n");
+    return std::move(graph.placement);
+  }
+
+private:
+  /// 1. Allow nodes (and nodes pinned low) are low precision.
+  void seedAllow();
+  /// 2. Deny spreads forward from deny nodes through clear / infer nodes
+  /// that lie upstream of another deny or infer node.
+  void spreadDeny();
+  /// 3. Clear / infer nodes on a path between two allow nodes join them,
+  /// except an infer node that promotes (fullSizeF32Input).
+  void joinBetweenAllow();
+  /// 4. Allow spreads through clear nodes in both directions (not forward
+  /// out of a node whose results stay f32).
+  void spreadThroughClear();
+  /// 5. f32 accumulating reductions read inputs that exist in low precision
+  /// anyway in the low type.
+  void readLowInputs();
+
+  /// True if an op other than `except` reads `value` in the low type: an
+  /// ALLOW node through one of its low-precision operands, or (step 5) an
+  /// f32 reduction that reads it low. The rewrite casts such a value once,
+  /// right after its definition, so it exists in low precision anyway.
+  bool readInLowPrecision(Value value, Operation *except);
+  /// True if infer node `idx` promotes: one of its data inputs is a
+  /// full-size f32 tensor (a function argument of its result's shape that
+  /// nothing reads low anyway, or a DENY node's result).
+  bool fullSizeF32Input(unsigned idx);
+  /// Records that `idx`'s precision spread from `root`.
+  void setReason(unsigned idx, unsigned root) {
+    OpDecision &decision = graph.decision(idx);
+    decision.reason = DecisionReason::InferredFrom;
+    decision.cause = graph.nodes[root].op;
+  }
+  /// The ALLOW nodes in program order (traversal roots, deterministic).
+  SmallVector<unsigned> sortedAllow() const {
+    SmallVector<unsigned> roots = llvm::to_vector(allow);
+    llvm::sort(roots);
+    return roots;
+  }
+  template <typename Enter, typename Visit>
+  void traverse(unsigned root, bool inputs, bool outputs, Enter enter,
+                Visit visit, bool stopAtF32Results = false) {
+    ::traverse(graph.nodes, root, inputs, outputs, enter, visit,
+               stopAtF32Results);
+  }
+  bool is(unsigned idx, Effective e) const { return graph.is(idx, e); }
+  unsigned size() const { return graph.nodes.size(); }
+
+  PrecisionGraph &graph;
+  llvm::DenseSet<unsigned> allow, deny;
+};
+} // namespace mlir::amp::detail
+
+using mlir::amp::detail::PrecisionGraph;
+using mlir::amp::detail::PrecisionPainter;
+
+FailureOr<Effective> PrecisionGraph::classify(Operation *op,
+                                              OpDecision &decision,
+                                              FunctionOpInterface function,
+                                              const PrecisionPolicy &policy,
+                                              Precision lowPrecision) {
+  MLIRContext *ctx = op->getContext();
   StringAttr pinName =
       StringAttr::get(ctx, AmpDialect::PrecisionAttrHelper::getNameStr());
+  Classification cls = policy.classify(op);
+  decision.category = cls.category;
+  decision.source = cls.source;
+
+  // A pin on the op or on any op enclosing it (up to the function).
+  std::optional<Precision> pin;
+  for (Operation *cur = op; cur; cur = cur->getParentOp()) {
+    if (auto attr = cur->getAttrOfType<PrecisionAttr>(pinName)) {
+      pin = attr.getValue();
+      if (*pin != Precision::f32 && *pin != lowPrecision)
+        return cur->emitOpError()
+               << "pins precision " << attr
+               << ", but amp-autocast runs with precision="
+               << stringifyPrecision(lowPrecision) << " (expected "
+               << PrecisionAttr::get(ctx, Precision::f32) << " or "
+               << PrecisionAttr::get(ctx, lowPrecision) << ")";
+      break;
+    }
+    if (cur == function.getOperation())
+      break;
+  }
+
+  auto iface = dyn_cast<AmpPolicyOpInterface>(op);
+  if (hasUnrankedF32Tensor(op)) {
+    // Stays f32 and spreads nothing, whatever its category or pin.
+    decision.reason = DecisionReason::UnrankedTensor;
+    op->emitRemark() << "stays f32: an unranked tensor operand or result "
+                        "cannot be cast to "
+                     << stringifyPrecision(lowPrecision);
+    return Effective::Unknown;
+  }
+  if (pin && *pin == Precision::f32) {
+    decision.reason = DecisionReason::UserOverride;
+    return Effective::Deny;
+  }
+  if (iface && iface.isAccumulatingReduction()) {
+    if (pin)
+      op->emitWarning() << "accumulating reduction stays f32 despite "
+                           "its amp.precision pin";
+    decision.reason = decision.category == PrecisionCategory::deny
+                          ? DecisionReason::DenyList
+                          : DecisionReason::AccumulatingReduction;
+    return Effective::Deny;
+  }
+  if (pin) {
+    decision.reason = DecisionReason::UserOverride;
+    return Effective::Allow;
+  }
+  if (!cls.category) {
+    decision.reason = DecisionReason::UnknownOp;
+    return Effective::Unknown;
+  }
+  switch (*cls.category) {
+  case PrecisionCategory::allow:
+    decision.reason = DecisionReason::AllowList;
+    return Effective::Allow;
+  case PrecisionCategory::deny:
+    decision.reason = DecisionReason::DenyList;
+    return Effective::Deny;
+  case PrecisionCategory::infer:
+    decision.reason = DecisionReason::InferredFromNeighbours;
+    return Effective::Infer;
+  case PrecisionCategory::clear:
+    decision.reason = DecisionReason::InferredFromNeighbours;
+    return Effective::Clear;
+  }
+  llvm_unreachable("unknown PrecisionCategory");
+}
+
+FailureOr<PrecisionGraph>
+PrecisionGraph::build(FunctionOpInterface function,
+                      const PrecisionPolicy &policy, Precision lowPrecision) {
+  PrecisionGraph graph;
+  graph.function = function;
+  PrecisionPlacement &placement = graph.placement;
 
   // Collect float ops in program order; linalg payloads belong to their op.
   function->walk<WalkOrder::PreOrder>([&](Operation *op) {
@@ -202,43 +395,19 @@ PrecisionAnalysis::run(FunctionOpInterface function) const {
       return WalkResult::advance();
     if (isa<FunctionOpInterface>(op))
       return WalkResult::skip();
-    if (!isBoundary(op) && hasF32Tensor(op))
+    if (!PrecisionAnalysis::isBoundary(op) && hasF32Tensor(op))
       placement.floatOps.push_back(op);
     return isa<AmpPolicyOpInterface>(op) ? WalkResult::skip()
                                          : WalkResult::advance();
   });
 
+  // Nodes: the effective category and the operands that would go low.
   ArrayRef<Operation *> ops = placement.floatOps;
-  llvm::DenseMap<Operation *, unsigned> index;
-  SmallVector<Node> nodes;
-  nodes.reserve(ops.size());
+  graph.nodes.reserve(ops.size());
   for (auto [i, op] : llvm::enumerate(ops)) {
-    index[op] = i;
+    graph.index[op] = i;
     OpDecision &decision = placement.decisions[op];
-    Classification cls = policy.classify(op);
-    decision.category = cls.category;
-    decision.source = cls.source;
-
-    // A pin on the op or on any op enclosing it (up to the function).
-    std::optional<Precision> pin;
-    for (Operation *cur = op; cur; cur = cur->getParentOp()) {
-      if (auto attr = cur->getAttrOfType<PrecisionAttr>(pinName)) {
-        pin = attr.getValue();
-        if (*pin != Precision::f32 && *pin != lowPrecision)
-          return cur->emitOpError()
-                 << "pins precision " << attr
-                 << ", but amp-autocast runs with precision="
-                 << stringifyPrecision(lowPrecision) << " (expected "
-                 << PrecisionAttr::get(ctx, Precision::f32) << " or "
-                 << PrecisionAttr::get(ctx, lowPrecision) << ")";
-        break;
-      }
-      if (cur == function.getOperation())
-        break;
-    }
-
     auto iface = dyn_cast<AmpPolicyOpInterface>(op);
-    bool accumulating = iface && iface.isAccumulatingReduction();
     decision.lowPrecisionOperands.resize(op->getNumOperands());
     for (OpOperand &operand : op->getOpOperands()) {
       unsigned number = operand.getOperandNumber();
@@ -246,53 +415,12 @@ PrecisionAnalysis::run(FunctionOpInterface function) const {
           (!iface || iface.isLowPrecisionOperand(number)))
         decision.lowPrecisionOperands.set(number);
     }
-    Effective effective;
-    if (hasUnrankedF32Tensor(op)) {
-      // Stays f32 and spreads nothing, whatever its category or pin.
-      effective = Effective::Unknown;
-      decision.reason = DecisionReason::UnrankedTensor;
-      op->emitRemark() << "stays f32: an unranked tensor operand or result "
-                          "cannot be cast to "
-                       << stringifyPrecision(lowPrecision);
-    } else if (pin && *pin == Precision::f32) {
-      effective = Effective::Deny;
-      decision.reason = DecisionReason::UserOverride;
-    } else if (accumulating) {
-      if (pin)
-        op->emitWarning() << "accumulating reduction stays f32 despite "
-                             "its amp.precision pin";
-      effective = Effective::Deny;
-      decision.reason = decision.category == PrecisionCategory::deny
-                            ? DecisionReason::DenyList
-                            : DecisionReason::AccumulatingReduction;
-    } else if (pin) {
-      effective = Effective::Allow;
-      decision.reason = DecisionReason::UserOverride;
-    } else if (!cls.category) {
-      effective = Effective::Unknown;
-      decision.reason = DecisionReason::UnknownOp;
-    } else {
-      switch (*cls.category) {
-      case PrecisionCategory::allow:
-        effective = Effective::Allow;
-        decision.reason = DecisionReason::AllowList;
-        break;
-      case PrecisionCategory::deny:
-        effective = Effective::Deny;
-        decision.reason = DecisionReason::DenyList;
-        break;
-      case PrecisionCategory::infer:
-        effective = Effective::Infer;
-        decision.reason = DecisionReason::InferredFromNeighbours;
-        break;
-      case PrecisionCategory::clear:
-        effective = Effective::Clear;
-        decision.reason = DecisionReason::InferredFromNeighbours;
-        break;
-      }
-    }
-    nodes.push_back(Node{op, effective, {}, {},
-                         iface && iface.keepsF32Results()});
+    FailureOr<Effective> effective =
+        classify(op, decision, function, policy, lowPrecision);
+    if (failed(effective))
+      return failure();
+    graph.nodes.push_back(
+        Node{op, *effective, {}, {}, iface && iface.keepsF32Results()});
   }
 
   // Edges: f32 tensors flowing into operands that would go low precision.
@@ -300,52 +428,46 @@ PrecisionAnalysis::run(FunctionOpInterface function) const {
     const llvm::BitVector &lowOperands =
         placement.decisions[op].lowPrecisionOperands;
     for (OpOperand &operand : op->getOpOperands()) {
-      Value value = operand.get();
       if (!lowOperands.test(operand.getOperandNumber()))
         continue;
-      Operation *producer = value.getDefiningOp();
-      auto it = producer ? index.find(producer) : index.end();
-      if (it == index.end())
+      Operation *producer = operand.get().getDefiningOp();
+      auto it = producer ? graph.index.find(producer) : graph.index.end();
+      if (it == graph.index.end())
         continue;
       unsigned producerIdx = it->second;
-      if (!llvm::is_contained(nodes[consumerIdx].fanin, producerIdx)) {
-        nodes[consumerIdx].fanin.push_back(producerIdx);
-        nodes[producerIdx].fanout.push_back(consumerIdx);
+      if (!llvm::is_contained(graph.nodes[consumerIdx].fanin, producerIdx)) {
+        graph.nodes[consumerIdx].fanin.push_back(producerIdx);
+        graph.nodes[producerIdx].fanout.push_back(consumerIdx);
       }
     }
   }
+  return graph;
+}
 
-  auto is = [&](unsigned idx, Effective e) { return nodes[idx].effective == e; };
-  llvm::DenseSet<unsigned> allow, deny;
-  auto setReason = [&](unsigned idx, unsigned root) {
-    OpDecision &decision = placement.decisions[nodes[idx].op];
-    decision.reason = DecisionReason::InferredFrom;
-    decision.cause = nodes[root].op;
-  };
-
-  // 1. allow ops.
-  for (unsigned i = 0, e = nodes.size(); i < e; ++i)
+void PrecisionPainter::seedAllow() {
+  for (unsigned i = 0, e = size(); i < e; ++i)
     if (is(i, Effective::Allow))
       allow.insert(i);
+}
 
-  // 2. deny spreads forward through clear/infer ops upstream of deny/infer.
+void PrecisionPainter::spreadDeny() {
   llvm::DenseSet<unsigned> upstreamOfDenyOrInfer;
-  for (unsigned root = 0, e = nodes.size(); root < e; ++root) {
+  for (unsigned root = 0, e = size(); root < e; ++root) {
     if (!is(root, Effective::Deny) && !is(root, Effective::Infer))
       continue;
     traverse(
-        nodes, root, /*inputs=*/true, /*outputs=*/false,
+        root, /*inputs=*/true, /*outputs=*/false,
         [&](unsigned idx) {
           return !upstreamOfDenyOrInfer.contains(idx) &&
                  is(idx, Effective::Clear);
         },
         [&](unsigned idx) { upstreamOfDenyOrInfer.insert(idx); });
   }
-  for (unsigned root = 0, e = nodes.size(); root < e; ++root) {
+  for (unsigned root = 0, e = size(); root < e; ++root) {
     if (deny.contains(root) || !is(root, Effective::Deny))
       continue;
     traverse(
-        nodes, root, /*inputs=*/false, /*outputs=*/true,
+        root, /*inputs=*/false, /*outputs=*/true,
         [&](unsigned idx) {
           return !deny.contains(idx) && upstreamOfDenyOrInfer.contains(idx) &&
                  !allow.contains(idx);
@@ -356,73 +478,68 @@ PrecisionAnalysis::run(FunctionOpInterface function) const {
             setReason(idx, root);
         });
   }
+}
 
-  // True if an op other than `except` reads `value` in the low type: an
-  // ALLOW node through one of its low-precision operands, or (step 5) an f32
-  // reduction that reads it low. The rewrite casts such a value once, right
-  // after its definition, so it exists in low precision anyway.
-  auto readInLowPrecision = [&](Value value, Operation *except) {
-    return llvm::any_of(value.getUses(), [&](OpOperand &use) {
-      Operation *owner = use.getOwner();
-      auto it = index.find(owner);
-      if (owner == except || it == index.end())
-        return false;
-      const OpDecision &decision = placement.decisions[owner];
-      unsigned number = use.getOperandNumber();
-      return (allow.contains(it->second) &&
-              decision.lowPrecisionOperands.test(number)) ||
-             (decision.readsLowPrecision &&
-              decision.lowPrecisionInputs.test(number));
-    });
-  };
+bool PrecisionPainter::readInLowPrecision(Value value, Operation *except) {
+  return llvm::any_of(value.getUses(), [&](OpOperand &use) {
+    Operation *owner = use.getOwner();
+    auto it = graph.index.find(owner);
+    if (owner == except || it == graph.index.end())
+      return false;
+    const OpDecision &decision = graph.decision(it->second);
+    unsigned number = use.getOperandNumber();
+    return (allow.contains(it->second) &&
+            decision.lowPrecisionOperands.test(number)) ||
+           (decision.readsLowPrecision &&
+            decision.lowPrecisionInputs.test(number));
+  });
+}
 
-  // 3. clear/infer ops between two allow ops join them, except an infer op
-  // that promotes: it combines a full-size f32 input (a function argument of
-  // its result's shape, or a DENY op's result) with the rest.
-  auto fullSizeF32Input = [&](unsigned idx) -> bool {
-    Operation *op = nodes[idx].op;
-    const llvm::BitVector &lowOperands =
-        placement.decisions[op].lowPrecisionOperands;
-    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-    for (OpOperand &operand : op->getOpOperands()) {
-      if (!lowOperands.test(operand.getOperandNumber()))
-        continue;
-      // An init that the payload never reads (elementwise outs) holds no data.
-      if (linalgOp && !linalgOp.payloadUsesValueFromOperand(&operand))
-        continue;
-      Value value = operand.get();
-      if (Operation *producer = value.getDefiningOp()) {
-        auto it = index.find(producer);
-        if (it != index.end() && deny.contains(it->second))
-          return true;
-        continue;
-      }
-      auto arg = cast<BlockArgument>(value);
-      auto type = dyn_cast<RankedTensorType>(value.getType());
-      // An argument that an allow op reads in low precision anyway exists
-      // in low precision: reusing that cast costs nothing.
-      if (!readInLowPrecision(arg, nullptr) && arg.getOwner()->isEntryBlock() &&
-          arg.getOwner()->getParentOp() == function.getOperation() && type &&
-          llvm::any_of(op->getResultTypes(), [&](Type result) {
-            auto shaped = dyn_cast<RankedTensorType>(result);
-            return shaped && shaped.getShape() == type.getShape();
-          }))
+bool PrecisionPainter::fullSizeF32Input(unsigned idx) {
+  Operation *op = graph.nodes[idx].op;
+  const llvm::BitVector &lowOperands = graph.decision(idx).lowPrecisionOperands;
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!lowOperands.test(operand.getOperandNumber()))
+      continue;
+    // An init that the payload never reads (elementwise outs) holds no data.
+    if (linalgOp && !linalgOp.payloadUsesValueFromOperand(&operand))
+      continue;
+    Value value = operand.get();
+    if (Operation *producer = value.getDefiningOp()) {
+      auto it = graph.index.find(producer);
+      if (it != graph.index.end() && deny.contains(it->second))
         return true;
+      continue;
     }
-    return false;
-  };
+    auto arg = cast<BlockArgument>(value);
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    // An argument that an allow op reads in low precision anyway exists in
+    // low precision: reusing that cast costs nothing.
+    if (!readInLowPrecision(arg, nullptr) && arg.getOwner()->isEntryBlock() &&
+        arg.getOwner()->getParentOp() == graph.function.getOperation() &&
+        type && llvm::any_of(op->getResultTypes(), [&](Type result) {
+          auto shaped = dyn_cast<RankedTensorType>(result);
+          return shaped && shaped.getShape() == type.getShape();
+        }))
+      return true;
+  }
+  return false;
+}
+
+void PrecisionPainter::joinBetweenAllow() {
   llvm::DenseSet<unsigned> promotes;
-  for (unsigned idx = 0, e = nodes.size(); idx < e; ++idx)
+  for (unsigned idx = 0, e = size(); idx < e; ++idx)
     if (is(idx, Effective::Infer) && !deny.contains(idx) &&
         fullSizeF32Input(idx)) {
       promotes.insert(idx);
-      placement.decisions[nodes[idx].op].reason =
-          DecisionReason::TypePromotion;
+      graph.decision(idx).reason = DecisionReason::TypePromotion;
     }
+  // D: reachable forward from ALLOW through clear / infer nodes.
   llvm::DenseSet<unsigned> downstreamOfAllow;
   for (unsigned root : llvm::to_vector(allow)) {
     traverse(
-        nodes, root, /*inputs=*/false, /*outputs=*/true,
+        root, /*inputs=*/false, /*outputs=*/true,
         [&](unsigned idx) {
           return !downstreamOfAllow.contains(idx) && !allow.contains(idx) &&
                  !deny.contains(idx) && !promotes.contains(idx) &&
@@ -430,12 +547,11 @@ PrecisionAnalysis::run(FunctionOpInterface function) const {
         },
         [&](unsigned idx) { downstreamOfAllow.insert(idx); });
   }
+  // Backwards from each ALLOW node through D: every node met joins ALLOW.
   llvm::DenseSet<unsigned> upstreamOfAllow;
-  SmallVector<unsigned> allowRoots = llvm::to_vector(allow);
-  llvm::sort(allowRoots);
-  for (unsigned root : allowRoots) {
+  for (unsigned root : sortedAllow()) {
     traverse(
-        nodes, root, /*inputs=*/true, /*outputs=*/false,
+        root, /*inputs=*/true, /*outputs=*/false,
         [&](unsigned idx) {
           return !upstreamOfAllow.contains(idx) &&
                  downstreamOfAllow.contains(idx);
@@ -446,17 +562,16 @@ PrecisionAnalysis::run(FunctionOpInterface function) const {
             setReason(idx, root);
         });
   }
+}
 
-  // 4. allow spreads through clear ops in both directions.
-  allowRoots = llvm::to_vector(allow);
-  llvm::sort(allowRoots);
+void PrecisionPainter::spreadThroughClear() {
   llvm::DenseSet<unsigned> clearProp;
   SmallVector<std::pair<unsigned, unsigned>> joined;
-  for (unsigned root : allowRoots) {
+  for (unsigned root : sortedAllow()) {
     if (clearProp.contains(root))
       continue;
     traverse(
-        nodes, root, /*inputs=*/true, /*outputs=*/true,
+        root, /*inputs=*/true, /*outputs=*/true,
         [&](unsigned idx) {
           return !allow.contains(idx) && !deny.contains(idx) &&
                  !clearProp.contains(idx) && is(idx, Effective::Clear);
@@ -470,26 +585,25 @@ PrecisionAnalysis::run(FunctionOpInterface function) const {
   for (auto [idx, root] : joined)
     if (allow.insert(idx).second)
       setReason(idx, root);
+}
 
-  for (unsigned idx : allow)
-    placement.decisions[nodes[idx].op].lowPrecision = true;
-
-  // 5. f32 accumulating reductions read inputs that exist in low precision
-  // anyway: results of low-precision ops (other than f32-accumulator ops),
-  // and values that a low-precision user takes in the low type (the rewrite
-  // casts those once, right after their definition).
+void PrecisionPainter::readLowInputs() {
+  // Inputs that exist in low precision anyway: results of low-precision ops
+  // (other than f32-accumulator ops), and values that a low-precision user
+  // takes in the low type (the rewrite casts those once, right after their
+  // definition).
   auto availableLow = [&](Value value, Operation *reader) {
     if (Operation *producer = value.getDefiningOp()) {
-      auto it = index.find(producer);
-      if (it != index.end() && allow.contains(it->second) &&
-          !nodes[it->second].keepsF32Results)
+      auto it = graph.index.find(producer);
+      if (it != graph.index.end() && allow.contains(it->second) &&
+          !graph.nodes[it->second].keepsF32Results)
         return true;
     }
     return readInLowPrecision(value, reader);
   };
-  for (unsigned idx = 0, e = nodes.size(); idx < e; ++idx) {
-    Operation *op = nodes[idx].op;
-    OpDecision &decision = placement.decisions[op];
+  for (unsigned idx = 0, e = size(); idx < e; ++idx) {
+    Operation *op = graph.nodes[idx].op;
+    OpDecision &decision = graph.decision(idx);
     auto iface = dyn_cast<AmpPolicyOpInterface>(op);
     if (decision.lowPrecision || !iface || !iface.isAccumulatingReduction() ||
         !iface.canReadLowPrecision() ||
@@ -503,9 +617,13 @@ PrecisionAnalysis::run(FunctionOpInterface function) const {
         decision.lowPrecisionInputs.set(operand.getOperandNumber());
     decision.readsLowPrecision = decision.lowPrecisionInputs.any();
   }
+}
 
-  LLVM_DEBUG(llvm::dbgs() << "[amp] " << function.getName() << ": "
-                          << allow.size() << "/" << nodes.size()
-                          << " float ops in low precision\n");
-  return placement;
+FailureOr<PrecisionPlacement>
+PrecisionAnalysis::run(FunctionOpInterface function) const {
+  FailureOr<PrecisionGraph> graph =
+      PrecisionGraph::build(function, policy, lowPrecision);
+  if (failed(graph))
+    return failure();
+  return PrecisionPainter(*graph).paint();
 }
