@@ -30,20 +30,19 @@ template <typename T> T *ptr(int64_t p) { return reinterpret_cast<T *>(p); }
 
 extern "C" {
 
-AMP_RUNTIME_API void amp_rt_unscale_begin(int64_t found) {
+AMP_RT_DEFINE(amp_rt_unscale_begin) {
   *ptr<uint8_t>(found) = 0;
   pending.clear();
   sources.clear();
 }
 
-AMP_RUNTIME_API void amp_rt_unscale_add(int64_t src, int64_t dst,
-                                        int64_t numel, int32_t dtype) {
+AMP_RT_DEFINE(amp_rt_unscale_add) {
   pending.push_back(
       amp_tensor{ptr<void>(dst), numel, static_cast<amp_dtype>(dtype)});
   sources.push_back(ptr<void>(src));
 }
 
-AMP_RUNTIME_API void amp_rt_unscale_launch(int64_t scale, int64_t found) {
+AMP_RT_DEFINE(amp_rt_unscale_launch) {
   bool bad = cpu::unscaleAndCheck(pending.data(),
                                   static_cast<int>(pending.size()),
                                   *ptr<float>(scale), sources.data());
@@ -53,12 +52,7 @@ AMP_RUNTIME_API void amp_rt_unscale_launch(int64_t scale, int64_t found) {
   sources.clear();
 }
 
-AMP_RUNTIME_API void amp_rt_update_scale(
-    int64_t found, int64_t scale, int64_t growth_tracker,
-    int64_t overflow_tracker, int64_t new_scale, int64_t new_growth_tracker,
-    int64_t new_overflow_tracker, float growth_factor, float backoff_factor,
-    int64_t growth_interval, int64_t backoff_interval, float min_scale,
-    float max_scale) {
+AMP_RT_DEFINE(amp_rt_update_scale) {
   ScaleRules rules =
       makeScaleRules(growth_factor, backoff_factor, growth_interval,
                      backoff_interval, min_scale, max_scale);
@@ -70,9 +64,7 @@ AMP_RUNTIME_API void amp_rt_update_scale(
   *ptr<int32_t>(new_overflow_tracker) = state.overflowTracker;
 }
 
-AMP_RUNTIME_API void amp_rt_gemm(int64_t a, int32_t a_dtype, int64_t b,
-                                 int32_t b_dtype, int64_t c, int64_t batch,
-                                 int64_t m, int64_t n, int64_t k) {
+AMP_RT_DEFINE(amp_rt_gemm) {
   // Row-major C = A B is column-major C^T = B^T A^T.
   cpu::gemm(AMP_OP_N, AMP_OP_N, n, m, k, 1.0f, ptr<void>(b),
             static_cast<amp_dtype>(b_dtype), n, ptr<void>(a), k, 1.0f,
@@ -99,40 +91,20 @@ static void stridedGemm(int64_t a, int32_t trans_a, int64_t lda,
 
 extern "C" {
 
-AMP_RUNTIME_API void amp_rt_gemm_ex(int64_t a, int32_t a_dtype,
-                                    int32_t trans_a, int64_t lda,
-                                    int64_t stride_a, int64_t b,
-                                    int32_t b_dtype, int32_t trans_b,
-                                    int64_t ldb, int64_t stride_b, int64_t c,
-                                    int64_t ldc, int64_t stride_c,
-                                    int64_t batch, int64_t m, int64_t n,
-                                    int64_t k) {
+AMP_RT_DEFINE(amp_rt_gemm_ex) {
   (void)a_dtype;
   stridedGemm(a, trans_a, lda, stride_a, b, b_dtype, trans_b, ldb, stride_b, c,
               AMP_DTYPE_F32, 1.0f, ldc, stride_c, batch, m, n, k);
 }
 
-AMP_RUNTIME_API void amp_rt_gemm_out(int64_t a, int32_t a_dtype,
-                                     int32_t trans_a, int64_t lda,
-                                     int64_t stride_a, int64_t b,
-                                     int32_t b_dtype, int32_t trans_b,
-                                     int64_t ldb, int64_t stride_b, int64_t c,
-                                     int32_t c_dtype, int64_t ldc,
-                                     int64_t stride_c, int64_t batch,
-                                     int64_t m, int64_t n, int64_t k) {
+AMP_RT_DEFINE(amp_rt_gemm_out) {
   // C of dtype c_dtype is overwritten (beta = 0).
   (void)a_dtype;
   stridedGemm(a, trans_a, lda, stride_a, b, b_dtype, trans_b, ldb, stride_b, c,
               c_dtype, 0.0f, ldc, stride_c, batch, m, n, k);
 }
 
-AMP_RUNTIME_API void amp_rt_gemm_nested(
-    int64_t a, int32_t a_dtype, int32_t trans_a, int64_t lda, int64_t stride_a,
-    int64_t outer_stride_a, int64_t b, int32_t b_dtype, int32_t trans_b,
-    int64_t ldb, int64_t stride_b, int64_t outer_stride_b, int64_t c,
-    int32_t c_dtype, int32_t accumulate, int64_t ldc, int64_t stride_c,
-    int64_t outer_stride_c, int64_t outer, int64_t batch, int64_t m,
-    int64_t n, int64_t k) {
+AMP_RT_DEFINE(amp_rt_gemm_nested) {
   // Element offsets in bytes: A and B share a dtype, C has its own.
   const int64_t inBytes = a_dtype == AMP_DTYPE_F32 ? 4 : 2;
   const int64_t outBytes = c_dtype == AMP_DTYPE_F32 ? 4 : 2;

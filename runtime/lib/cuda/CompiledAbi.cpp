@@ -39,14 +39,13 @@ void report(cudaError_t err, const char *what) {
 
 extern "C" {
 
-AMP_RUNTIME_API void amp_rt_unscale_begin(int64_t found) {
+AMP_RT_DEFINE(amp_rt_unscale_begin) {
   ScopedContext scope;
   report(cudaMemsetAsync(ptr<void>(found), 0, 1, stream()), "cudaMemsetAsync");
   pending.clear();
 }
 
-AMP_RUNTIME_API void amp_rt_unscale_add(int64_t src, int64_t dst,
-                                        int64_t numel, int32_t dtype) {
+AMP_RT_DEFINE(amp_rt_unscale_add) {
   ScopedContext scope;
   // dst = 0: check `src` only, nothing to copy or write.
   if (dst == 0) {
@@ -61,7 +60,7 @@ AMP_RUNTIME_API void amp_rt_unscale_add(int64_t src, int64_t dst,
   pending.push_back(AbiEntry{ptr<void>(dst), numel, dtype, 0});
 }
 
-AMP_RUNTIME_API void amp_rt_unscale_launch(int64_t scale, int64_t found) {
+AMP_RT_DEFINE(amp_rt_unscale_launch) {
   ScopedContext scope;
   for (size_t first = 0; first < pending.size(); first += kAbiTableSize) {
     AbiTable table{};
@@ -75,12 +74,7 @@ AMP_RUNTIME_API void amp_rt_unscale_launch(int64_t scale, int64_t found) {
   pending.clear();
 }
 
-AMP_RUNTIME_API void amp_rt_update_scale(
-    int64_t found, int64_t scale, int64_t growth_tracker,
-    int64_t overflow_tracker, int64_t new_scale, int64_t new_growth_tracker,
-    int64_t new_overflow_tracker, float growth_factor, float backoff_factor,
-    int64_t growth_interval, int64_t backoff_interval, float min_scale,
-    float max_scale) {
+AMP_RT_DEFINE(amp_rt_update_scale) {
   ScopedContext scope;
   ScaleRules rules =
       makeScaleRules(growth_factor, backoff_factor, growth_interval,
@@ -93,9 +87,7 @@ AMP_RUNTIME_API void amp_rt_update_scale(
          "amp_rt_update_scale");
 }
 
-AMP_RUNTIME_API void amp_rt_gemm(int64_t a, int32_t a_dtype, int64_t b,
-                                 int32_t b_dtype, int64_t c, int64_t batch,
-                                 int64_t m, int64_t n, int64_t k) {
+AMP_RT_DEFINE(amp_rt_gemm) {
   ScopedContext scope;
   if (!blas && amp_blas_create(&blas) != AMP_OK) {
     std::fprintf(stderr, "amp runtime: cannot create the cuBLAS handle\n");
@@ -138,40 +130,20 @@ static void stridedGemm(const char *name, int64_t a, int32_t a_dtype,
                  amp_status_string(status));
 }
 
-AMP_RUNTIME_API void amp_rt_gemm_ex(int64_t a, int32_t a_dtype,
-                                    int32_t trans_a, int64_t lda,
-                                    int64_t stride_a, int64_t b,
-                                    int32_t b_dtype, int32_t trans_b,
-                                    int64_t ldb, int64_t stride_b, int64_t c,
-                                    int64_t ldc, int64_t stride_c,
-                                    int64_t batch, int64_t m, int64_t n,
-                                    int64_t k) {
+AMP_RT_DEFINE(amp_rt_gemm_ex) {
   stridedGemm("amp_rt_gemm_ex", a, a_dtype, trans_a, lda, stride_a, b, b_dtype,
               trans_b, ldb, stride_b, c, AMP_DTYPE_F32, 1.0f, ldc, stride_c,
               batch, m, n, k);
 }
 
-AMP_RUNTIME_API void amp_rt_gemm_out(int64_t a, int32_t a_dtype,
-                                     int32_t trans_a, int64_t lda,
-                                     int64_t stride_a, int64_t b,
-                                     int32_t b_dtype, int32_t trans_b,
-                                     int64_t ldb, int64_t stride_b, int64_t c,
-                                     int32_t c_dtype, int64_t ldc,
-                                     int64_t stride_c, int64_t batch,
-                                     int64_t m, int64_t n, int64_t k) {
+AMP_RT_DEFINE(amp_rt_gemm_out) {
   // C of dtype c_dtype is overwritten (beta = 0).
   stridedGemm("amp_rt_gemm_out", a, a_dtype, trans_a, lda, stride_a, b,
               b_dtype, trans_b, ldb, stride_b, c, c_dtype, 0.0f, ldc, stride_c,
               batch, m, n, k);
 }
 
-AMP_RUNTIME_API void amp_rt_gemm_nested(
-    int64_t a, int32_t a_dtype, int32_t trans_a, int64_t lda, int64_t stride_a,
-    int64_t outer_stride_a, int64_t b, int32_t b_dtype, int32_t trans_b,
-    int64_t ldb, int64_t stride_b, int64_t outer_stride_b, int64_t c,
-    int32_t c_dtype, int32_t accumulate, int64_t ldc, int64_t stride_c,
-    int64_t outer_stride_c, int64_t outer, int64_t batch, int64_t m,
-    int64_t n, int64_t k) {
+AMP_RT_DEFINE(amp_rt_gemm_nested) {
   // Element offsets in bytes: A and B share a dtype, C has its own.
   const int64_t inBytes = a_dtype == AMP_DTYPE_F32 ? 4 : 2;
   const int64_t outBytes = c_dtype == AMP_DTYPE_F32 ? 4 : 2;

@@ -75,7 +75,7 @@ struct UnscaleToRuntime : public OpRewritePattern<UnscaleAndCheckOp> {
     Value scale = readBuffer(rewriter, loc, op.getScale());
     Value found = allocFor(rewriter, loc, op.getFoundInf().getType());
     Value foundPtr = pointerOf(rewriter, loc, found);
-    call(rewriter, loc, module, "amp_rt_unscale_begin", {foundPtr});
+    call(rewriter, loc, module, Entry::amp_rt_unscale_begin, {foundPtr});
     Value inverse;
     if (fuseUnscale)
       inverse = buildInverseScaleTensor(rewriter, loc, op.getScale());
@@ -89,7 +89,7 @@ struct UnscaleToRuntime : public OpRewritePattern<UnscaleAndCheckOp> {
       auto type = cast<RankedTensorType>(checked.getType());
       Value src = readBuffer(rewriter, loc, checked);
       Value dst = fuseUnscale ? Value() : allocFor(rewriter, loc, type);
-      call(rewriter, loc, module, "amp_rt_unscale_add",
+      call(rewriter, loc, module, Entry::amp_rt_unscale_add,
            {pointerOf(rewriter, loc, src),
             dst ? pointerOf(rewriter, loc, dst) : i64(rewriter, loc, 0),
             i64(rewriter, loc, type.getNumElements()),
@@ -98,7 +98,7 @@ struct UnscaleToRuntime : public OpRewritePattern<UnscaleAndCheckOp> {
           fuseUnscale ? buildUnscaledGradient(rewriter, loc, grad, inverse)
                       : asTensor(rewriter, loc, dst, result.getType()));
     }
-    call(rewriter, loc, module, "amp_rt_unscale_launch",
+    call(rewriter, loc, module, Entry::amp_rt_unscale_launch,
          {pointerOf(rewriter, loc, scale), foundPtr});
     results.push_back(
         asTensor(rewriter, loc, found, op.getFoundInf().getType()));
@@ -129,7 +129,7 @@ struct UpdateScaleToRuntime : public OpRewritePattern<UpdateScaleOp> {
                  i64(rewriter, loc, op.getBackoffIntervalAttr().getInt()),
                  f32(rewriter, loc, lo ? lo->convertToFloat() : 0.0f),
                  f32(rewriter, loc, hi ? hi->convertToFloat() : 0.0f)});
-    call(rewriter, loc, module, "amp_rt_update_scale", args);
+    call(rewriter, loc, module, Entry::amp_rt_update_scale, args);
     SmallVector<Value> results;
     for (auto [buffer, result] : llvm::zip(outs, op->getResults()))
       results.push_back(asTensor(rewriter, loc, buffer, result.getType()));

@@ -429,14 +429,14 @@ static bool lowerContraction(linalg::LinalgOp op, ModuleOp module,
     int64_t oa = ga->offset + offsets[slot[0]];
     int64_t ob = gb->offset + offsets[slot[1]];
     int64_t oc = gc->offset + offsets[slot[2]];
-    auto stridedCall = [&](StringRef name,
+    auto stridedCall = [&](Entry entry,
                            std::optional<int> cDtype) -> func::CallOp {
       SmallVector<Value> args = operandArgs(*ga, oa, aCode, true);
       llvm::append_range(args, operandArgs(*gb, ob, bCode, true));
       llvm::append_range(args, operandArgs(*gc, oc, cDtype, false));
       for (int64_t v : {batch->size, rowsM, colsN, kk})
         args.push_back(i64(builder, loc, v));
-      return call(builder, loc, module, name, args);
+      return call(builder, loc, module, entry, args);
     };
     if (nested) {
       // amp_rt_gemm_nested: per operand pointer, dtype, transpose flag, ld,
@@ -458,10 +458,10 @@ static bool lowerContraction(linalg::LinalgOp op, ModuleOp module,
       }
       for (int64_t v : {nested->size, batch->size, rowsM, colsN, kk})
         args.push_back(i64(builder, loc, v));
-      return call(builder, loc, module, "amp_rt_gemm_nested", args);
+      return call(builder, loc, module, Entry::amp_rt_gemm_nested, args);
     }
     if (cCode >= 0)
-      return stridedCall("amp_rt_gemm_out", cCode);
+      return stridedCall(Entry::amp_rt_gemm_out, cCode);
     bool plain = !ga->transposed && !gb->transposed && oa == 0 && ob == 0 &&
                  oc == 0 && ga->ld == kk && gb->ld == colsN &&
                  gc->ld == colsN &&
@@ -469,8 +469,8 @@ static bool lowerContraction(linalg::LinalgOp op, ModuleOp module,
                                        gb->batchStride == kk * colsN &&
                                        gc->batchStride == rowsM * colsN));
     if (!plain)
-      return stridedCall("amp_rt_gemm_ex", std::nullopt);
-    return call(builder, loc, module, "amp_rt_gemm",
+      return stridedCall(Entry::amp_rt_gemm_ex, std::nullopt);
+    return call(builder, loc, module, Entry::amp_rt_gemm,
          {pointerOf(builder, loc, ga->memref), i32(builder, loc, aCode),
           pointerOf(builder, loc, gb->memref), i32(builder, loc, bCode),
           pointerOf(builder, loc, gc->memref), i64(builder, loc, batch->size),

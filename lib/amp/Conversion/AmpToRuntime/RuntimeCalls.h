@@ -1,8 +1,10 @@
 //===- RuntimeCalls.h - building calls into the amp runtime -----*- C++ -*-===//
 //
 // Private to lib/amp/Conversion/AmpToRuntime: the compiled-code ABI of the
-// amp runtime (runtime/include/amp_runtime_abi.h) is plain C scalars, so a
-// buffer is passed as its aligned pointer (an i64) and its element count.
+// amp runtime (runtime/include/amp_runtime_abi.def, the one list of its entry
+// points) is plain C scalars, so a buffer is passed as its aligned pointer
+// (an i64) and its element count. Each call's MLIR type is derived from the
+// C declaration the backends implement.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,17 +16,68 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "amp_runtime_abi.h"
+#include <type_traits>
 
 namespace mlir::amp::runtime_calls {
 
-/// The runtime's dtype codes (amp_dtype): f32 0, f16 1, bf16 2; -1 otherwise.
+/// The runtime's entry points for compiled code, one per AMP_RT_ENTRY of
+/// runtime/include/amp_runtime_abi.def.
+enum class Entry {
+#define AMP_RT_ENTRY(name) name,
+#include "amp_runtime_abi.def"
+#undef AMP_RT_ENTRY
+};
+
+/// The MLIR type of an ABI parameter: the list allows only these three.
+template <typename T> Type abiType(MLIRContext *context) {
+  static_assert(std::is_same_v<T, int64_t> || std::is_same_v<T, int32_t> ||
+                    std::is_same_v<T, float>,
+                "amp_runtime_abi.def: parameters are int64_t, int32_t, float");
+  if constexpr (std::is_same_v<T, float>)
+    return Float32Type::get(context);
+  else
+    return IntegerType::get(context, 8 * sizeof(T));
+}
+
+/// The MLIR function type of a C declaration `void (Args...)`.
+template <typename... Args>
+FunctionType abiFunctionType(MLIRContext *context, void (*)(Args...)) {
+  return FunctionType::get(context, {abiType<Args>(context)...}, {});
+}
+
+/// The symbol name and MLIR function type of `entry`, both derived from the
+/// header's declaration (so calls cannot drift from the backends).
+inline StringRef nameOf(Entry entry) {
+  switch (entry) {
+#define AMP_RT_ENTRY(name)                                                     \
+  case Entry::name:                                                            \
+    return #name;
+#include "amp_runtime_abi.def"
+#undef AMP_RT_ENTRY
+  }
+  llvm_unreachable("unknown runtime entry");
+}
+inline FunctionType typeOf(MLIRContext *context, Entry entry) {
+  switch (entry) {
+#define AMP_RT_ENTRY(name)                                                     \
+  case Entry::name:                                                            \
+    return abiFunctionType(context, static_cast<decltype(&::name)>(nullptr));
+#include "amp_runtime_abi.def"
+#undef AMP_RT_ENTRY
+  }
+  llvm_unreachable("unknown runtime entry");
+}
+
+/// The runtime's dtype code (amp_dtype) of an element type; -1 for a type
+/// the runtime does not take.
 inline int dtypeCode(Type element) {
   if (element.isF32())
-    return 0;
+    return AMP_DTYPE_F32;
   if (element.isF16())
-    return 1;
+    return AMP_DTYPE_F16;
   if (element.isBF16())
-    return 2;
+    return AMP_DTYPE_BF16;
   return -1;
 }
 
@@ -45,16 +98,19 @@ inline Value f32(OpBuilder &b, Location loc, float v) {
   return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
 }
 
-/// Calls `name` (declared private in `module` on first use) with scalar
-/// arguments and no results.
+/// Calls `entry` (declared private in `module` on first use, with the
+/// header's signature) with scalar arguments of exactly that signature.
 inline func::CallOp call(OpBuilder &b, Location loc, ModuleOp module,
-                         StringRef name, ValueRange args) {
+                         Entry entry, ValueRange args) {
+  StringRef name = nameOf(entry);
+  FunctionType type = typeOf(b.getContext(), entry);
+  assert(TypeRange(args) == type.getInputs() &&
+         "arguments do not match amp_runtime_abi.def");
   auto fn = module.lookupSymbol<func::FuncOp>(name);
   if (!fn) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(module.getBody());
-    fn = func::FuncOp::create(b, loc, name,
-                              b.getFunctionType(args.getTypes(), {}));
+    fn = func::FuncOp::create(b, loc, name, type);
     fn.setPrivate();
   }
   return func::CallOp::create(b, loc, fn, args);
