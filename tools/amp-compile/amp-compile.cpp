@@ -228,14 +228,16 @@ int main(int argc, char **argv) {
   } else if (target == Target::CPU) {
     AmpCpuPipelineOptions cpu;
     cpu.checkInUpdate = loweringMode == "check-in-update";
-    cpu.lowering = cpu.checkInUpdate ? "inline" : loweringMode.str();
+    cpu.lowering = loweringMode == "runtime" ? AmpOpsLowering::Runtime
+                                             : AmpOpsLowering::Inline;
     buildAmpCpuPipeline(pm, cpu);
   } else {
     AmpGpuPipelineOptions gpu;
     gpu.chip = chip;
     gpu.features = features;
     gpu.format = emit == Emit::PTX ? std::string("isa") : format.getValue();
-    gpu.lowering = loweringMode.str();
+    gpu.lowering = loweringMode == "inline" ? AmpOpsLowering::Inline
+                                            : AmpOpsLowering::Runtime;
     gpu.nvvm = emit != Emit::GPU;
     buildAmpGpuPipeline(pm, gpu);
   }

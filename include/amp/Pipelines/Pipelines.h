@@ -18,6 +18,20 @@
 
 namespace mlir::amp {
 
+/// The two lowerings of the amp ops (same semantics, bit for bit): inline
+/// (linalg, amp-lower-to-linalg) or runtime (calls into the amp runtime,
+/// amp-lower-to-runtime).
+enum class AmpOpsLowering { Inline, Runtime };
+
+/// The `lowering` values of the CPU and GPU pipelines' options.
+inline auto getAmpOpsLoweringValues() {
+  return llvm::cl::values(
+      clEnumValN(AmpOpsLowering::Inline, "inline",
+                 "linalg ops (amp-lower-to-linalg)"),
+      clEnumValN(AmpOpsLowering::Runtime, "runtime",
+                 "calls into the amp runtime (amp-lower-to-runtime)"));
+}
+
 /// Options of `amp-pipeline`, the whole AMP rewrite of a training step.
 struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
   PassOptions::Option<Precision> precision{
@@ -52,12 +66,9 @@ struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
 /// loss-scaled) training step to the LLVM dialect for the CPU.
 struct AmpCpuPipelineOptions
     : public PassPipelineOptions<AmpCpuPipelineOptions> {
-  PassOptions::Option<std::string> lowering{
-      *this, "lowering",
-      llvm::cl::desc("How the amp ops lower: inline (linalg, "
-                     "amp-lower-to-linalg) or runtime (calls into the amp "
-                     "runtime, amp-lower-to-runtime)"),
-      llvm::cl::init("inline")};
+  PassOptions::Option<AmpOpsLowering> lowering{
+      *this, "lowering", llvm::cl::desc("How the amp ops lower"),
+      llvm::cl::init(AmpOpsLowering::Inline), getAmpOpsLoweringValues()};
   PassOptions::Option<bool> fuseUnscale{
       *this, "fuse-unscale",
       llvm::cl::desc("With the runtime lowering: the runtime only checks the "
@@ -107,11 +118,11 @@ struct AmpGpuPipelineOptions
       llvm::cl::desc("Kernel binary format: isa (PTX text), bin (cubin, "
                      "needs ptxas) or fatbin"),
       llvm::cl::init("fatbin")};
-  PassOptions::Option<std::string> lowering{
+  PassOptions::Option<AmpOpsLowering> lowering{
       *this, "lowering",
-      llvm::cl::desc("How the amp ops lower: runtime (default: the runtime's "
-                     "fused CUDA kernels) or inline (generated kernels)"),
-      llvm::cl::init("runtime")};
+      llvm::cl::desc("How the amp ops lower (runtime: the runtime's fused "
+                     "CUDA kernels; inline: generated kernels)"),
+      llvm::cl::init(AmpOpsLowering::Runtime), getAmpOpsLoweringValues()};
   PassOptions::Option<bool> fuseUnscale{
       *this, "fuse-unscale",
       llvm::cl::desc("With the runtime lowering: the runtime only checks the "

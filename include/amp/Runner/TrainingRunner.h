@@ -34,10 +34,7 @@ class FuncOp;
 namespace amp {
 class CachedStep;
 
-/// How the runner compiles a training step.
-/// The two lowerings of the amp ops (same semantics, bit for bit).
-enum class AmpOpsLowering { Inline, Runtime };
-
+/// How the runner compiles a training step (AmpOpsLowering: Pipelines.h).
 /// Where the step runs. CUDAEmulated compiles the step with the GPU pipeline
 /// (same passes, kernels and runtime calls as CUDA) and runs its kernels on
 /// the host, every block and thread in turn (amp-gpu-emulate-on-host), with

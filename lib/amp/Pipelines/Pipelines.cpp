@@ -255,7 +255,7 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
                                     const AmpCpuPipelineOptions &options) {
   if (options.emitCInterface)
     pm.addPass(createAmpEmitCInterfacePass());
-  addTensorToBufferPasses(pm, StringRef(options.lowering) == "runtime",
+  addTensorToBufferPasses(pm, options.lowering == AmpOpsLowering::Runtime,
                           options.fuseUnscale, /*gemmCalls=*/options.blas,
                           /*gpu=*/false, options.checkInUpdate);
   // Contractions to the runtime's GEMM (oneDNN / OpenBLAS), the rest to loops.
@@ -278,7 +278,7 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
 void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
                                     const AmpGpuPipelineOptions &options) {
   pm.addPass(createAmpEmitCInterfacePass());
-  addTensorToBufferPasses(pm, StringRef(options.lowering) != "inline",
+  addTensorToBufferPasses(pm, options.lowering == AmpOpsLowering::Runtime,
                           options.fuseUnscale, /*gemmCalls=*/options.cublas,
                           /*gpu=*/true);
   if (options.cublas)

@@ -395,8 +395,7 @@ LogicalResult TrainingRunner::lower(func::FuncOp fn,
                     BoolAttr::get(context, false));
     AmpGpuPipelineOptions gpu;
     gpu.format = "fatbin";
-    gpu.lowering =
-        options.lowering == AmpOpsLowering::Inline ? "inline" : "runtime";
+    gpu.lowering = options.lowering;
     if (device) {
       gpu.chip = options.chip.empty() ? device->chip : options.chip;
     } else {
@@ -409,8 +408,7 @@ LogicalResult TrainingRunner::lower(func::FuncOp fn,
   } else {
     AmpCpuPipelineOptions cpu;
     cpu.emitCInterface = true;
-    if (options.lowering == AmpOpsLowering::Runtime)
-      cpu.lowering = "runtime";
+    cpu.lowering = options.lowering;
     cpu.fuseUnscale = options.fuseUnscale;
     cpu.checkInUpdate = options.checkInUpdate;
     cpu.blas = options.cpuBlas;
