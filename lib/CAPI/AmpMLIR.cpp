@@ -473,17 +473,17 @@ extern "C" void ampTrainerOptionsInit(AmpTrainerOptions *options) {
   if (!options)
     return;
   TrainingRunnerOptions defaults;
-  options->precision = static_cast<AmpPrecision>(defaults.precision);
+  options->precision = static_cast<AmpPrecision>(defaults.amp.precision);
   options->lossScaling = static_cast<AmpLossScaling>(defaults.amp.lossScaling);
 #define AMP_LOSS_SCALING_RULE(field, argument, type, description)             \
   options->field = defaults.amp.rules.field;
 #include "amp/Config/LossScalingRules.def"
   options->policyPath = nullptr;
-  options->seed = defaults.seed;
+  options->seed = defaults.run.seed;
   options->entry = nullptr;
-  options->optLevel = defaults.optLevel;
-  options->lowering = static_cast<AmpLowering>(defaults.lowering);
-  options->device = static_cast<AmpDevice>(defaults.device);
+  options->optLevel = defaults.run.optLevel;
+  options->lowering = static_cast<AmpLowering>(defaults.lowering.ampOps);
+  options->device = static_cast<AmpDevice>(defaults.run.device);
 }
 
 /// The C enum value `value` as `E`, whose values run from 0 to `last`; a C
@@ -514,24 +514,24 @@ convertOptions(const AmpTrainerOptions &in, std::string &why) {
       convertEnum(in.device, RunDevice::CUDAEmulated, "device", why);
   if (!precision || !lossScaling || !lowering || !device)
     return failure();
-  out.device = *device;
+  out.run.device = *device;
   // The GPU pipeline keeps unscaled copies (amp-train's GPU default).
-  out.fuseUnscale = *device == RunDevice::CPU;
-  out.precision = *precision;
+  out.lowering.fuseUnscale = *device == RunDevice::CPU;
+  out.amp.precision = *precision;
   out.amp.lossScaling = *lossScaling;
-  out.lowering = *lowering;
-  out.checkInUpdate = checkInUpdate && *device == RunDevice::CPU;
+  out.lowering.ampOps = *lowering;
+  out.lowering.checkInUpdate = checkInUpdate && *device == RunDevice::CPU;
 #define AMP_LOSS_SCALING_RULE(field, argument, type, description)             \
   out.amp.rules.field = in.field;
 #include "amp/Config/LossScalingRules.def"
   out.amp.policy = in.policyPath ? in.policyPath : "";
-  out.seed = in.seed;
-  out.entry = in.entry ? in.entry : "";
+  out.run.seed = in.seed;
+  out.run.entry = in.entry ? in.entry : "";
   if (in.optLevel > 3) {
     why = "optLevel must be 0 to 3, got " + std::to_string(in.optLevel);
     return failure();
   }
-  out.optLevel = in.optLevel;
+  out.run.optLevel = in.optLevel;
   return out;
 }
 

@@ -226,18 +226,18 @@ int main(int argc, char **argv) {
     }
     buildAmpTensorInputPipeline(pm);
   } else if (target == Target::CPU) {
-    AmpCpuPipelineOptions cpu;
+    LoweringConfig cpu = LoweringConfig::forTarget(LoweringTarget::CPU);
     cpu.checkInUpdate = loweringMode == "check-in-update";
-    cpu.lowering = loweringMode == "runtime" ? AmpOpsLowering::Runtime
-                                             : AmpOpsLowering::Inline;
+    cpu.ampOps = loweringMode == "runtime" ? AmpOpsLowering::Runtime
+                                           : AmpOpsLowering::Inline;
     buildAmpCpuPipeline(pm, cpu);
   } else {
-    AmpGpuPipelineOptions gpu;
+    LoweringConfig gpu = LoweringConfig::forTarget(LoweringTarget::GPU);
     gpu.chip = chip;
     gpu.features = features;
     gpu.format = emit == Emit::PTX ? std::string("isa") : format.getValue();
-    gpu.lowering = loweringMode == "inline" ? AmpOpsLowering::Inline
-                                            : AmpOpsLowering::Runtime;
+    gpu.ampOps = loweringMode == "inline" ? AmpOpsLowering::Inline
+                                          : AmpOpsLowering::Runtime;
     gpu.nvvm = emit != Emit::GPU;
     buildAmpGpuPipeline(pm, gpu);
   }

@@ -256,26 +256,26 @@ int main(int argc, char **argv) {
     return EXIT_FAILURE;
 
   TrainingRunnerOptions options;
-  options.precision = precision;
+  options.amp.precision = precision;
   options.amp.policy = policyFile;
   options.amp.lossScaling = lossScaling;
 #define AMP_LOSS_SCALING_RULE(field, argument, type, description)             \
   options.amp.rules.field = field##Option;
 #include "amp/Config/LossScalingRules.def"
-  options.seed = seed;
-  options.entry = entry;
-  options.optLevel = optLevel;
-  options.device = device;
-  options.lowering = lowering;
-  options.chip = chip;
-  options.allowTF32 = allowTF32;
-  options.cpuBlas = cpuGemm == CpuGemm::Blas;
+  options.run.seed = seed;
+  options.run.entry = entry;
+  options.run.optLevel = optLevel;
+  options.run.device = device;
+  options.lowering.ampOps = lowering;
+  options.lowering.chip = chip;
+  options.run.allowTF32 = allowTF32;
+  options.lowering.blas = cpuGemm == CpuGemm::Blas;
   // The GPU pipeline keeps unscaled copies unless told otherwise (its
   // fused form has not run on a GPU); the CPU fuses by default.
-  options.fuseUnscale = fuseUnscale.getNumOccurrences() > 0
+  options.lowering.fuseUnscale = fuseUnscale.getNumOccurrences() > 0
                             ? fuseUnscale
                             : device == RunDevice::CPU;
-  options.checkBounds = checkBounds;
+  options.lowering.checkBounds = checkBounds;
   // A failed bounds check prints its message with puts() and aborts: line
   // buffering gets it out before the abort.
   if (checkBounds)
@@ -289,14 +289,14 @@ int main(int argc, char **argv) {
                     "itself; drop --lowering or pass --check-in-update=false\n";
     return 1;
   }
-  options.checkInUpdate =
+  options.lowering.checkInUpdate =
       checkInUpdate.getNumOccurrences() > 0 ? checkInUpdate : !loweringGiven;
   if (cpuVectorBits < 0) {
     llvm::errs() << "amp-train: error: --cpu-vector-bits must be >= 0, got "
                  << cpuVectorBits << "\n";
     return 1;
   }
-  options.cpuVectorBits = cpuVectorBits;
+  options.lowering.vectorBits = cpuVectorBits;
   if (optLevel > 3) {
     llvm::errs() << "amp-train: error: --opt-level=" << optLevel
                  << ": expected 0 to 3\n";
@@ -310,10 +310,10 @@ int main(int argc, char **argv) {
                       "1048576\n";
       return EXIT_FAILURE;
     }
-    options.maxMemoryBytes = *bytes;
+    options.run.maxMemoryBytes = *bytes;
   }
-  options.jitCache = !noJitCache;
-  options.jitCacheDir = jitCacheDir;
+  options.run.jitCache = !noJitCache;
+  options.run.jitCacheDir = jitCacheDir;
   auto compileStart = std::chrono::steady_clock::now();
   FailureOr<std::unique_ptr<TrainingRunner>> runner =
       TrainingRunner::create(std::move(module), options);

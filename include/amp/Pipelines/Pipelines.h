@@ -11,26 +11,14 @@
 #define AMP_PIPELINES_PIPELINES_H
 
 #include "amp/Config/AmpConfig.h"
+#include "amp/Config/LoweringConfig.h"
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
 #include "amp/Dialect/Amp/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
+#include <type_traits>
 
 namespace mlir::amp {
-
-/// The two lowerings of the amp ops (same semantics, bit for bit): inline
-/// (linalg, amp-lower-to-linalg) or runtime (calls into the amp runtime,
-/// amp-lower-to-runtime).
-enum class AmpOpsLowering { Inline, Runtime };
-
-/// The `lowering` values of the CPU and GPU pipelines' options.
-inline auto getAmpOpsLoweringValues() {
-  return llvm::cl::values(
-      clEnumValN(AmpOpsLowering::Inline, "inline",
-                 "linalg ops (amp-lower-to-linalg)"),
-      clEnumValN(AmpOpsLowering::Runtime, "runtime",
-                 "calls into the amp runtime (amp-lower-to-runtime)"));
-}
 
 /// Options of `amp-pipeline`, the whole AMP rewrite of a training step.
 struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
@@ -62,104 +50,54 @@ struct AmpPipelineOptions : public PassPipelineOptions<AmpPipelineOptions> {
   AmpConfig toConfig() const;
 };
 
+/// The `values` modifier of a lowering option of type T (enums), or a
+/// no-op modifier.
+template <typename T> auto getLoweringOptionValues() {
+  if constexpr (std::is_same_v<T, AmpOpsLowering>)
+    return getAmpOpsLoweringValues();
+  else
+    return llvm::cl::Optional;
+}
+
+#define AMP_LOWERING_IF_CPU_CPU(...) __VA_ARGS__
+#define AMP_LOWERING_IF_CPU_GPU(...)
+#define AMP_LOWERING_IF_CPU_BOTH(...) __VA_ARGS__
+#define AMP_LOWERING_IF_GPU_CPU(...)
+#define AMP_LOWERING_IF_GPU_GPU(...) __VA_ARGS__
+#define AMP_LOWERING_IF_GPU_BOTH(...) __VA_ARGS__
+
 /// Options of `amp-cpu-pipeline`, the lowering of a (mixed-precision,
-/// loss-scaled) training step to the LLVM dialect for the CPU.
+/// loss-scaled) training step to the LLVM dialect for the CPU: the CPU and
+/// BOTH entries of LoweringOptions.def, with their CPU defaults.
 struct AmpCpuPipelineOptions
     : public PassPipelineOptions<AmpCpuPipelineOptions> {
-  PassOptions::Option<AmpOpsLowering> lowering{
-      *this, "lowering", llvm::cl::desc("How the amp ops lower"),
-      llvm::cl::init(AmpOpsLowering::Inline), getAmpOpsLoweringValues()};
-  PassOptions::Option<bool> fuseUnscale{
-      *this, "fuse-unscale",
-      llvm::cl::desc("With the runtime lowering: the runtime only checks the "
-                     "gradients for inf / nan and the unscaling fuses into "
-                     "the optimizer update (amp-lower-to-runtime{"
-                     "fuse-unscale}); no unscaled copy is stored"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> checkInUpdate{
-      *this, "check-in-update",
-      llvm::cl::desc("The amp ops lower inline with each gradient's inf / nan "
-                     "check merged into its optimizer-update loop and the "
-                     "guards picking whole tensors (amp-lower-to-linalg{"
-                     "check-in-update}, amp-cpu-check-in-update): every "
-                     "gradient read once; `lowering` and `fuse-unscale` "
-                     "then do not apply"),
-      llvm::cl::init(false)};
-  PassOptions::Option<bool> emitCInterface{
-      *this, "emit-c-interface",
-      llvm::cl::desc("Give every public function an _mlir_ciface_ wrapper"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> blas{
-      *this, "blas",
-      llvm::cl::desc("Run contractions through the amp runtime's GEMM "
-                     "(amp_rt_gemm*, oneDNN / OpenBLAS in the CPU backend; the code "
-                     "then links libamp_runtime_cpu) instead of loops"),
-      llvm::cl::init(true)};
-  PassOptions::Option<int64_t> vectorBits{
-      *this, "vector-bits",
-      llvm::cl::desc("Tile and vectorise the loops left after the GEMM calls "
-                     "(amp-cpu-vectorize) for vector registers of this many "
-                     "bits; 0 keeps scalar loops"),
-      llvm::cl::init(256)};
+#define AMP_LOWERING_OPTION(targets, field, argument, type, cpuDefault,        \
+                            gpuDefault, description)                           \
+  AMP_LOWERING_IF_CPU_##targets(PassOptions::Option<type> field{               \
+      *this, argument, llvm::cl::desc(description),                            \
+      llvm::cl::init(cpuDefault), getLoweringOptionValues<type>()};)
+#include "amp/Config/LoweringOptions.def"
+#undef AMP_LOWERING_OPTION
+
+  /// The options as plain data (target CPU).
+  LoweringConfig toConfig() const;
 };
 
 /// Options of `amp-gpu-pipeline`, the lowering of a training step to NVVM
-/// kernels, their binary and host code that launches them on one stream.
+/// kernels, their binary and host code that launches them on one stream: the
+/// GPU and BOTH entries of LoweringOptions.def, with their GPU defaults.
 struct AmpGpuPipelineOptions
     : public PassPipelineOptions<AmpGpuPipelineOptions> {
-  PassOptions::Option<std::string> chip{
-      *this, "chip", llvm::cl::desc("NVIDIA chip (sm_80, sm_90, ...)"),
-      llvm::cl::init(kDefaultCudaChip)};
-  PassOptions::Option<std::string> features{
-      *this, "features", llvm::cl::desc("PTX features (PTX 8.0: +ptx80)"),
-      llvm::cl::init("+ptx80")};
-  PassOptions::Option<std::string> format{
-      *this, "format",
-      llvm::cl::desc("Kernel binary format: isa (PTX text), bin (cubin, "
-                     "needs ptxas) or fatbin"),
-      llvm::cl::init("fatbin")};
-  PassOptions::Option<AmpOpsLowering> lowering{
-      *this, "lowering",
-      llvm::cl::desc("How the amp ops lower (runtime: the runtime's fused "
-                     "CUDA kernels; inline: generated kernels)"),
-      llvm::cl::init(AmpOpsLowering::Runtime), getAmpOpsLoweringValues()};
-  PassOptions::Option<bool> fuseUnscale{
-      *this, "fuse-unscale",
-      llvm::cl::desc("With the runtime lowering: the runtime only checks the "
-                     "gradients and the unscaling fuses into the optimizer "
-                     "update (amp-lower-to-runtime{fuse-unscale}); off by "
-                     "default until it has run on a GPU"),
-      llvm::cl::init(false)};
-  PassOptions::Option<std::string> cudaPath{
-      *this, "cuda-path",
-      llvm::cl::desc("CUDA toolkit whose libdevice and ptxas the NVVM "
-                     "serialisation uses (when CUDA_HOME, CUDA_ROOT and "
-                     "CUDA_PATH are unset)"),
-      llvm::cl::init("/usr/local/cuda")};
-  PassOptions::Option<bool> cublas{
-      *this, "cublas",
-      llvm::cl::desc("Run matmuls through the runtime's cuBLAS GEMM"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> nvvm{
-      *this, "nvvm",
-      llvm::cl::desc("Lower the kernels to NVVM and serialise them (false: "
-                     "stop after the stream chaining, with gpu.launch_func "
-                     "and the kernels as gpu.func, for inspection)"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> emulate{
-      *this, "emulate",
-      llvm::cl::desc("Run the kernels on the host instead of lowering them "
-                     "to NVVM (amp-gpu-emulate-on-host): every launch as "
-                     "loops over its grid and block, device memory as host "
-                     "memory, the amp_rt_* calls into the runtime's CPU "
-                     "backend; the result is LLVM-dialect host code like "
-                     "amp-cpu-pipeline's"),
-      llvm::cl::init(false)};
-  PassOptions::Option<bool> checkBounds{
-      *this, "check-bounds",
-      llvm::cl::desc("With emulate: check every kernel load and store "
-                     "against its buffer's bounds at run time"),
-      llvm::cl::init(false)};
+#define AMP_LOWERING_OPTION(targets, field, argument, type, cpuDefault,        \
+                            gpuDefault, description)                           \
+  AMP_LOWERING_IF_GPU_##targets(PassOptions::Option<type> field{               \
+      *this, argument, llvm::cl::desc(description),                            \
+      llvm::cl::init(gpuDefault), getLoweringOptionValues<type>()};)
+#include "amp/Config/LoweringOptions.def"
+#undef AMP_LOWERING_OPTION
+
+  /// The options as plain data (target GPU).
+  LoweringConfig toConfig() const;
 };
 
 /// Adds the GPU lowering to `pm` (anchored on builtin.module): the same
@@ -171,8 +109,7 @@ struct AmpGpuPipelineOptions
 /// the device), one asynchronous stream per step with a single wait at its
 /// end, and upstream's NVVM lowering and serialisation (unless `nvvm` is
 /// false).
-void buildAmpGpuPipeline(OpPassManager &pm,
-                         const AmpGpuPipelineOptions &options);
+void buildAmpGpuPipeline(OpPassManager &pm, const LoweringConfig &config);
 
 /// Adds the AMP pipeline to `pm` (anchored on builtin.module): amp-autocast,
 /// then amp-loss-scaling (unless the options turn it off).
@@ -185,8 +122,7 @@ void buildAmpPipeline(OpPassManager &pm, const AmpPipelineOptions &options);
 /// one-shot bufferization with identity-layout function boundaries and
 /// memref results turned into out-parameters, buffer deallocation, loops,
 /// f16/bf16 arithmetic emulated in f32, and everything to the LLVM dialect.
-void buildAmpCpuPipeline(OpPassManager &pm,
-                         const AmpCpuPipelineOptions &options);
+void buildAmpCpuPipeline(OpPassManager &pm, const LoweringConfig &config);
 
 /// Adds the lowering to the input of another MLIR compiler such as IREE
 /// (anchored on builtin.module): the amp ops inline (amp-lower-to-linalg),

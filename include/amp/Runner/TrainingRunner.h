@@ -34,7 +34,6 @@ class FuncOp;
 namespace amp {
 class CachedStep;
 
-/// How the runner compiles a training step (AmpOpsLowering: Pipelines.h).
 /// Where the step runs. CUDAEmulated compiles the step with the GPU pipeline
 /// (same passes, kernels and runtime calls as CUDA) and runs its kernels on
 /// the host, every block and thread in turn (amp-gpu-emulate-on-host), with
@@ -42,13 +41,9 @@ class CachedStep;
 /// checked on a machine without a GPU.
 enum class RunDevice { CPU, CUDA, CUDAEmulated };
 
-struct TrainingRunnerOptions {
-  /// f32: the step as written (no AMP rewrite, no loss scaling); f16 or
-  /// bf16: amp-pipeline with that precision.
-  Precision precision = Precision::f16;
-  /// The AMP rewrite (ignored for FP32): the policy file, the loss-scaling
-  /// choice and rules. Its `precision` is set from `precision` above.
-  AmpConfig amp;
+/// How the runner runs a compiled step: what is neither the AMP rewrite
+/// (AmpConfig) nor the lowering (LoweringConfig).
+struct RunConfig {
   /// Seed of the generator that draws the `amp.init` hints.
   uint64_t seed = 0;
   /// The training step to run; empty: the only function of the module that
@@ -56,43 +51,18 @@ struct TrainingRunnerOptions {
   std::string entry;
   /// LLVM optimization level of the JIT (0-3).
   unsigned optLevel = 2;
-  /// How the amp ops lower: inline (amp-lower-to-linalg) or runtime (calls
-  /// into the amp runtime's CPU backend, which the JIT then links).
-  AmpOpsLowering lowering = AmpOpsLowering::Inline;
   /// CPU: the JIT-compiled CPU pipeline. CUDA: amp-gpu-pipeline (kernels as a
-  /// fatbin for `chip`, the runtime's CUDA backend for amp ops and cuBLAS),
-  /// arguments resident in device memory across steps (only the loss, scale
-  /// and skipped flag are copied back per step).
+  /// fatbin for the lowering's `chip`, the runtime's CUDA backend for amp ops
+  /// and cuBLAS), arguments resident in device memory across steps (only the
+  /// loss, scale and skipped flag are copied back per step). CUDAEmulated:
+  /// amp-gpu-pipeline with `emulate`.
   RunDevice device = RunDevice::CPU;
-  /// The chip kernels are compiled for (sm_90, ...); empty: the device's own
-  /// compute capability.
-  std::string chip;
   /// RunDevice::CUDA: f32 matmuls may use TF32 tensor cores (opt-in, like
   /// torch.backends.cuda.matmul.allow_tf32).
   bool allowTF32 = false;
   /// Shared libraries the JIT links; empty: MLIR's C runner utilities (for
   /// memrefCopy), when installed.
   std::vector<std::string> sharedLibPaths;
-  /// CPU: contractions call the runtime's GEMM (oneDNN / OpenBLAS) instead of
-  /// running as loops.
-  bool cpuBlas = true;
-  /// CPU, runtime lowering: the runtime only checks the gradients and the
-  /// unscaling fuses into the optimizer update (amp-cpu-pipeline's
-  /// fuse-unscale; CUDAEmulated: amp-gpu-pipeline's). The CUDA step keeps
-  /// the runtime's unscaled copies (the fused form has not run on a GPU yet).
-  bool fuseUnscale = true;
-  /// CUDAEmulated: every kernel load and store is checked against its
-  /// buffer's bounds at run time (amp-gpu-pipeline's check-bounds); an
-  /// out-of-bounds access aborts with its location.
-  bool checkBounds = false;
-  /// CPU: each gradient's inf / nan check runs inside its optimizer-update
-  /// loop (amp-cpu-pipeline's check-in-update; the amp ops lower inline
-  /// then, whatever `lowering` says). amp-train turns it on by default; the
-  /// C API and Python keep `lowering`. The CUDA step ignores it.
-  bool checkInUpdate = false;
-  /// CPU: the loops left after the GEMM calls are tiled and vectorised for
-  /// registers of this many bits (amp-cpu-vectorize); 0: scalar loops.
-  int64_t cpuVectorBits = 256;
   /// The most memory the step's buffers may take (its arguments, results and
   /// largest intermediate, estimated before any is allocated; over it,
   /// compile() fails with an error at the tensor that does not fit); 0: 80%
@@ -103,6 +73,36 @@ struct TrainingRunnerOptions {
   bool jitCache = true;
   std::string jitCacheDir;
 };
+
+/// The runner's defaults for the lowering: the CPU pipeline's, with no chip
+/// (a CUDA step is compiled for the device's own compute capability unless
+/// `chip` is set).
+inline LoweringConfig getRunnerLoweringDefaults() {
+  LoweringConfig config = LoweringConfig::forTarget(LoweringTarget::CPU);
+  config.chip.clear();
+  return config;
+}
+
+/// How the runner compiles and runs a training step: the AMP rewrite, the
+/// lowering and the run. `amp.precision` f32 runs the step as written (no AMP
+/// rewrite, no loss scaling); f16 or bf16 through amp-pipeline. The lowering's
+/// target follows `run.device` (the GPU pipeline for CUDA and CUDAEmulated);
+/// its CPU fields (check-in-update, blas, vector-bits) apply to CPU steps,
+/// `fuseUnscale` to CPU and emulated steps (the CUDA step keeps the runtime's
+/// unscaled copies: the fused form has not run on a GPU yet), `checkBounds`
+/// to emulated ones.
+struct TrainingRunnerOptions {
+  AmpConfig amp;
+  LoweringConfig lowering = getRunnerLoweringDefaults();
+  RunConfig run;
+};
+
+/// The lowering a step is compiled with: `options.lowering` with its target
+/// and device-specific fields set from `options.run.device` (the GPU pipeline
+/// for CUDA and CUDAEmulated, a fatbin for `deviceChip` when no chip is set).
+/// The runner's JIT cache key is its print().
+LoweringConfig getEffectiveLoweringConfig(const TrainingRunnerOptions &options,
+                                          llvm::StringRef deviceChip);
 
 /// What one step reports.
 struct StepResult {

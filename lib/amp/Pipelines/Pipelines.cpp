@@ -120,18 +120,21 @@ void mlir::amp::buildAmpTensorInputPipeline(OpPassManager &pm) {
 /// amp ops to linalg, elementwise fusion, then one-shot bufferization with
 /// identity-layout function boundaries, results turned into out-parameters
 /// and buffer deallocation.
-static void addTensorToBufferPasses(OpPassManager &pm, bool runtimeLowering,
-                                    bool fuseUnscale, bool gemmCalls,
-                                    bool gpu, bool checkInUpdate = false) {
+static void addTensorToBufferPasses(OpPassManager &pm,
+                                    const LoweringConfig &config) {
+  bool gpu = config.target == LoweringTarget::GPU;
+  bool gemmCalls = config.gemmCalls();
+  // check-in-update is a CPU lowering (the GPU keeps its fused kernels).
+  bool checkInUpdate = !gpu && config.checkInUpdate;
   // Tensors: TOSA and the amp ops to linalg.
   addTosaToLinalgPasses(pm, /*toBuffers=*/true);
   if (checkInUpdate) {
     AmpLowerToLinalgPassOptions inlineOptions;
     inlineOptions.checkInUpdate = true;
     pm.addPass(createAmpLowerToLinalgPass(inlineOptions));
-  } else if (runtimeLowering) {
+  } else if (config.ampOps == AmpOpsLowering::Runtime) {
     AmpLowerToRuntimePassOptions runtime;
-    runtime.fuseUnscale = fuseUnscale;
+    runtime.fuseUnscale = config.fuseUnscale;
     pm.addPass(createAmpLowerToRuntimePass(runtime));
   } else
     pm.addPass(createAmpLowerToLinalgPass());
@@ -251,20 +254,39 @@ static void addLoopsToLLVMPasses(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+#define AMP_LOWERING_OPTION(targets, field, argument, type, cpuDefault,        \
+                            gpuDefault, description)                           \
+  AMP_LOWERING_IF_CPU_##targets(config.field = field;)
+LoweringConfig AmpCpuPipelineOptions::toConfig() const {
+  LoweringConfig config = LoweringConfig::forTarget(LoweringTarget::CPU);
+#include "amp/Config/LoweringOptions.def"
+  return config;
+}
+#undef AMP_LOWERING_OPTION
+
+#define AMP_LOWERING_OPTION(targets, field, argument, type, cpuDefault,        \
+                            gpuDefault, description)                           \
+  AMP_LOWERING_IF_GPU_##targets(config.field = field;)
+LoweringConfig AmpGpuPipelineOptions::toConfig() const {
+  LoweringConfig config = LoweringConfig::forTarget(LoweringTarget::GPU);
+#include "amp/Config/LoweringOptions.def"
+  return config;
+}
+#undef AMP_LOWERING_OPTION
+
 void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
-                                    const AmpCpuPipelineOptions &options) {
-  if (options.emitCInterface)
+                                    const LoweringConfig &config) {
+  assert(config.target == LoweringTarget::CPU && "a CPU lowering config");
+  if (config.emitCInterface)
     pm.addPass(createAmpEmitCInterfacePass());
-  addTensorToBufferPasses(pm, options.lowering == AmpOpsLowering::Runtime,
-                          options.fuseUnscale, /*gemmCalls=*/options.blas,
-                          /*gpu=*/false, options.checkInUpdate);
+  addTensorToBufferPasses(pm, config);
   // Contractions to the runtime's GEMM (oneDNN / OpenBLAS), the rest to loops.
-  if (options.blas)
+  if (config.blas)
     pm.addPass(createAmpLowerContractionsToRuntimePass());
   // What is left: vector tiles where the innermost loop is parallel.
-  if (options.vectorBits > 0) {
+  if (config.vectorBits > 0) {
     AmpCpuVectorizePassOptions vectorize;
-    vectorize.vectorBits = options.vectorBits;
+    vectorize.vectorBits = config.vectorBits;
     pm.addNestedPass<func::FuncOp>(createAmpCpuVectorizePass(vectorize));
     pm.addPass(createCanonicalizerPass());
   }
@@ -276,12 +298,11 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
 }
 
 void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
-                                    const AmpGpuPipelineOptions &options) {
+                                    const LoweringConfig &config) {
+  assert(config.target == LoweringTarget::GPU && "a GPU lowering config");
   pm.addPass(createAmpEmitCInterfacePass());
-  addTensorToBufferPasses(pm, options.lowering == AmpOpsLowering::Runtime,
-                          options.fuseUnscale, /*gemmCalls=*/options.cublas,
-                          /*gpu=*/true);
-  if (options.cublas)
+  addTensorToBufferPasses(pm, config);
+  if (config.cublas)
     pm.addPass(createAmpLowerContractionsToRuntimePass());
   // Parallel loops on the device; everything else moved there too. The
   // parallel loops of every reduction go outermost first, so that they
@@ -309,11 +330,11 @@ void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
   pm.addPass(createAmpGpuAsyncChainPass());
   // Kernels too: math.isinf / isnormal / fpowi have no NVVM lowering.
   pm.addPass(createAmpCpuExpandMathPass());
-  if (options.emulate) {
+  if (config.emulate) {
     // The kernels on the host: launches as loops over grid and block, device
     // memory as host memory, the rest as in the CPU pipeline.
     AmpGpuEmulateOnHostPassOptions emulate;
-    emulate.checkBounds = options.checkBounds;
+    emulate.checkBounds = config.checkBounds;
     pm.addPass(createAmpGpuEmulateOnHostPass(emulate));
     pm.addPass(createCanonicalizerPass());
     addLoopsToLLVMPasses(pm);
@@ -322,19 +343,19 @@ void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
     pm.addPass(createAmpCheckLoweredPass(check));
     return;
   }
-  if (!options.nvvm)
+  if (!config.nvvm)
     return;
   // Upstream NVVM lowering and serialisation. MLIR finds libdevice (for
   // math functions such as __nv_expf) and ptxas through these variables;
   // Debian's build has no default toolkit path of its own.
   if (!std::getenv("CUDA_HOME") && !std::getenv("CUDA_ROOT") &&
-      !std::getenv("CUDA_PATH") && !options.cudaPath.empty() &&
-      llvm::sys::fs::exists(options.cudaPath.getValue()))
-    ::setenv("CUDA_HOME", options.cudaPath.getValue().c_str(), /*overwrite=*/0);
+      !std::getenv("CUDA_PATH") && !config.cudaPath.empty() &&
+      llvm::sys::fs::exists(config.cudaPath))
+    ::setenv("CUDA_HOME", config.cudaPath.c_str(), /*overwrite=*/0);
   gpu::GPUToNVVMPipelineOptions nvvm;
-  nvvm.cubinChip = options.chip;
-  nvvm.cubinFeatures = options.features;
-  nvvm.cubinFormat = options.format;
+  nvvm.cubinChip = config.chip;
+  nvvm.cubinFeatures = config.features;
+  nvvm.cubinFormat = config.format;
   gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
   // The host code: LLVM, the kernels' binary and its launches.
   AmpCheckLoweredPassOptions check;
@@ -380,7 +401,9 @@ void mlir::amp::registerAmpPipelines() {
       "amp-cpu-pipeline",
       "Lower a training step (TOSA / linalg / amp ops on tensors) to the LLVM "
       "dialect for the CPU",
-      buildAmpCpuPipeline);
+      [](OpPassManager &pm, const AmpCpuPipelineOptions &options) {
+        buildAmpCpuPipeline(pm, options.toConfig());
+      });
   PassPipelineRegistration<>(
       "amp-tensor-input-pipeline",
       "Lower a training step to linalg/arith/tensor on tensors (amp ops "
@@ -390,5 +413,7 @@ void mlir::amp::registerAmpPipelines() {
       "amp-gpu-pipeline",
       "Lower a training step to NVVM kernels and host code on one CUDA "
       "stream",
-      buildAmpGpuPipeline);
+      [](OpPassManager &pm, const AmpGpuPipelineOptions &options) {
+        buildAmpGpuPipeline(pm, options.toConfig());
+      });
 }

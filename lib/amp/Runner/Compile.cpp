@@ -60,7 +60,7 @@ TrainingRunner::create(OwningOpRef<ModuleOp> module,
   registerLLVMDialectTranslation(*context);
 
   // A step run as written has no loss scaling to configure.
-  if (options.precision == Precision::f32 &&
+  if (options.amp.precision == Precision::f32 &&
       (options.amp.lossScaling == LossScalingChoice::Dynamic ||
        options.amp.lossScaling == LossScalingChoice::Static))
     return emitError(module->getLoc())
@@ -69,7 +69,7 @@ TrainingRunner::create(OwningOpRef<ModuleOp> module,
 
   std::unique_ptr<TrainingRunner> runner(new TrainingRunner());
   runner->module = std::move(module);
-  runner->seed = options.seed;
+  runner->seed = options.run.seed;
   if (failed(runner->compile(options)))
     return failure();
   return runner;
@@ -209,7 +209,7 @@ static FailureOr<RankedTensorType> checkBufferType(func::FuncOp fn, Type type,
 LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
   MLIRContext *context = module->getContext();
   ModuleOp moduleOp = *module;
-  FailureOr<func::FuncOp> entry = findEntry(moduleOp, options.entry);
+  FailureOr<func::FuncOp> entry = findEntry(moduleOp, options.run.entry);
   if (failed(entry))
     return failure();
   entryName = entry->getName().str();
@@ -224,11 +224,9 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
     return failure();
 
   // The AMP rewrite.
-  if (options.precision != Precision::f32) {
+  if (options.amp.precision != Precision::f32) {
     PassManager pm(context);
-    AmpConfig amp = options.amp;
-    amp.precision = options.precision;
-    buildAmpPipeline(pm, amp);
+    buildAmpPipeline(pm, options.amp);
     if (failed(pm.run(moduleOp)))
       return failure();
   }
@@ -239,7 +237,7 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
   if (!fn)
     return emitError(moduleOp.getLoc())
            << "the AMP pipeline removed training step '" << entryName << "'";
-  if (failed(readContract(fn, options.maxMemoryBytes)) ||
+  if (failed(readContract(fn, options.run.maxMemoryBytes)) ||
       failed(load(fn, options)))
     return failure();
   return buildDescriptors();
@@ -383,37 +381,46 @@ LogicalResult TrainingRunner::readContract(func::FuncOp fn,
   return success();
 }
 
+LoweringConfig mlir::amp::getEffectiveLoweringConfig(
+    const TrainingRunnerOptions &options, StringRef deviceChip) {
+  LoweringConfig config = options.lowering;
+  if (options.run.device == RunDevice::CPU) {
+    config.target = LoweringTarget::CPU;
+    config.emitCInterface = true;
+    return config;
+  }
+  config.target = LoweringTarget::GPU;
+  config.format = "fatbin";
+  if (options.run.device == RunDevice::CUDA) {
+    if (config.chip.empty())
+      config.chip = deviceChip.str();
+    // The CUDA step keeps the runtime's unscaled copies.
+    config.fuseUnscale = false;
+    config.emulate = false;
+    config.checkBounds = false;
+  } else {
+    // The same passes up to the kernels, which then run on the host.
+    config.emulate = true;
+  }
+  return config;
+}
+
 LogicalResult TrainingRunner::lower(func::FuncOp fn,
                                     const TrainingRunnerOptions &options) {
   MLIRContext *context = module->getContext();
   // The lowering: CPU, or kernels + host code on one stream.
   PassManager pm(context);
-  if (device || options.device == RunDevice::CUDAEmulated) {
+  if (device || options.run.device == RunDevice::CUDAEmulated) {
     // Resident inputs: the step must not write into its arguments.
     for (unsigned i = 0; i < fn.getNumArguments(); ++i)
       fn.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
                     BoolAttr::get(context, false));
-    AmpGpuPipelineOptions gpu;
-    gpu.format = "fatbin";
-    gpu.lowering = options.lowering;
-    if (device) {
-      gpu.chip = options.chip.empty() ? device->chip : options.chip;
-    } else {
-      // The same passes up to the kernels, which then run on the host.
-      gpu.emulate = true;
-      gpu.checkBounds = options.checkBounds;
-      gpu.fuseUnscale = options.fuseUnscale;
-    }
-    buildAmpGpuPipeline(pm, gpu);
-  } else {
-    AmpCpuPipelineOptions cpu;
-    cpu.emitCInterface = true;
-    cpu.lowering = options.lowering;
-    cpu.fuseUnscale = options.fuseUnscale;
-    cpu.checkInUpdate = options.checkInUpdate;
-    cpu.blas = options.cpuBlas;
-    cpu.vectorBits = options.cpuVectorBits;
-    buildAmpCpuPipeline(pm, cpu);
   }
+  LoweringConfig config = getEffectiveLoweringConfig(
+      options, device ? StringRef(device->chip) : StringRef());
+  if (config.target == LoweringTarget::GPU)
+    buildAmpGpuPipeline(pm, config);
+  else
+    buildAmpCpuPipeline(pm, config);
   return pm.run(*module);
 }

@@ -175,24 +175,25 @@ TrainingRunner::DeviceApi::load(Location loc, bool allowTF32) {
 LogicalResult TrainingRunner::load(func::FuncOp fn,
                                    const TrainingRunnerOptions &options) {
   // The device: a CUDA run needs the runtime's CUDA backend and a GPU.
-  if (options.device == RunDevice::CUDA) {
+  if (options.run.device == RunDevice::CUDA) {
     FailureOr<std::unique_ptr<DeviceApi>> api =
-        DeviceApi::load(entryLoc, options.allowTF32);
+        DeviceApi::load(entryLoc, options.run.allowTF32);
     if (failed(api))
       return failure();
     device = std::move(*api);
   }
 
   // The libraries the JIT links.
-  std::vector<std::string> libs = options.sharedLibPaths;
+  std::vector<std::string> libs = options.run.sharedLibPaths;
   if (libs.empty() && StringRef(AMP_C_RUNNER_UTILS).size() &&
       llvm::sys::fs::exists(AMP_C_RUNNER_UTILS))
     libs.push_back(AMP_C_RUNNER_UTILS);
   if (device) {
     libs.push_back(device->path);
-  } else if ((options.lowering == AmpOpsLowering::Runtime &&
-              !options.checkInUpdate) ||
-             options.cpuBlas || options.device == RunDevice::CUDAEmulated) {
+  } else if ((options.lowering.ampOps == AmpOpsLowering::Runtime &&
+              !options.lowering.checkInUpdate) ||
+             options.lowering.blas ||
+             options.run.device == RunDevice::CUDAEmulated) {
     // The runtime's CPU backend provides the amp_rt_* entry points.
     FailureOr<std::string> cpu =
         findRuntimeLibrary("libamp_runtime_cpu.so", entryLoc);
@@ -202,7 +203,7 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
   }
   ModuleOp moduleOp = *module;
   size_t numArgs = arguments.size(), numResults = results.size();
-  unsigned optLevel = std::min(options.optLevel, 3u);
+  unsigned optLevel = std::min(options.run.optLevel, 3u);
   std::string packedName = "_mlir__mlir_ciface_" + entryName;
 
   // LLVM's optimizer sees this machine's vector units (its loop and SLP
@@ -213,22 +214,13 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
   // A CPU step compiled before (JitCache.h): load its object code.
   std::string cachePath;
   if (!device) {
-    std::string cacheDir = getJitCacheDir(options.jitCacheDir);
-    if (!cacheDir.empty() && options.jitCache) {
-      std::string config = (options.device == RunDevice::CUDAEmulated
-                                ? "cuda-emulated check-bounds=" +
-                                      std::to_string(options.checkBounds) + " "
-                                : std::string("cpu ")) +
-                           "lowering=" +
-                           std::to_string(static_cast<int>(options.lowering)) +
-                           " fuse-unscale=" +
-                           std::to_string(options.fuseUnscale) +
-                           " check-in-update=" +
-                           std::to_string(options.checkInUpdate) +
-                           " blas=" + std::to_string(options.cpuBlas) +
-                           " vector-bits=" +
-                           std::to_string(options.cpuVectorBits) + " O" +
-                           std::to_string(optLevel) + " " +
+    std::string cacheDir = getJitCacheDir(options.run.jitCacheDir);
+    if (!cacheDir.empty() && options.run.jitCache) {
+      // Everything that shapes the object code: the lowering (all its
+      // fields, LoweringConfig::print), the optimisation level, the host
+      // and the libraries linked.
+      std::string config = getEffectiveLoweringConfig(options, "").print() +
+                           " O" + std::to_string(optLevel) + " " +
                            describeMachine(hostMachine.get());
       for (const std::string &lib : libs)
         config += " lib=" + lib;
