@@ -94,10 +94,21 @@ struct IsNormalToCompare : public OpRewritePattern<math::IsNormalOp> {
 struct AmpCpuExpandMathPass
     : public amp::impl::AmpCpuExpandMathPassBase<AmpCpuExpandMathPass> {
   void runOnOperation() override {
+    // Only the ops to expand (a step lowered to loops has 10^6 others: a
+    // greedy rewrite of the whole module would visit and fold each).
+    SmallVector<Operation *> ops;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<math::FPowIOp, math::IsInfOp, math::IsNormalOp>(op))
+        ops.push_back(op);
+    });
+    if (ops.empty())
+      return;
     RewritePatternSet patterns(&getContext());
     patterns.add<FPowIToPowF, IsInfToCompare, IsNormalToCompare>(
         &getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+    if (failed(applyOpPatternsGreedily(ops, std::move(patterns), config)))
       return signalPassFailure();
   }
 };
