@@ -16,13 +16,14 @@ func.func @fpowi(%x: vector<8xf32>, %n: vector<8xi32>) -> vector<8xf32> {
 
 // The f16 thresholds are f16's: smallest normal 2^-14 (6.1035e-05).
 // CHECK-LABEL: func.func @classify_f16
-// CHECK-DAG: %[[MIN:.*]] = arith.constant 6.103520e-05 : f16
-// CHECK-DAG: %[[INF:.*]] = arith.constant 0x7C00 : f16
 // CHECK: %[[A:.*]] = math.absf %{{.*}} : f16
+// CHECK: %[[INF:.*]] = arith.constant 0x7C00 : f16
 // CHECK: arith.cmpf oeq, %[[A]], %[[INF]] : f16
 // CHECK: %[[B:.*]] = math.absf %{{.*}} : f16
+// CHECK: %[[MIN:.*]] = arith.constant 6.103520e-05 : f16
+// CHECK: %[[INF2:.*]] = arith.constant 0x7C00 : f16
 // CHECK: %[[GE:.*]] = arith.cmpf oge, %[[B]], %[[MIN]] : f16
-// CHECK: %[[LT:.*]] = arith.cmpf olt, %[[B]], %[[INF]] : f16
+// CHECK: %[[LT:.*]] = arith.cmpf olt, %[[B]], %[[INF2]] : f16
 // CHECK: arith.andi %[[GE]], %[[LT]] : i1
 func.func @classify_f16(%x: f16) -> (i1, i1) {
   %0 = math.isinf %x : f16
