@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "amp/Config/ScaleRules.h"
 #include "Common.h"
 
 #include <cmath>
@@ -55,12 +56,11 @@ amp_status makeRules(const amp_scale_options *opts, ScaleRules &rules,
   amp_scale_options defaults;
   amp_scale_options_default(&defaults);
   const amp_scale_options &o = opts ? *opts : defaults;
-  if (!positiveFinite(o.init_scale) || !positiveFinite(o.growth_factor) ||
-      !positiveFinite(o.backoff_factor) || o.growth_interval < 0 ||
-      o.backoff_interval < 1 || !std::isfinite(o.min_scale) ||
-      o.min_scale < 0.0f || !std::isfinite(o.max_scale) || o.max_scale < 0.0f)
-    return AMP_ERROR_INVALID_ARGUMENT;
-  if (o.min_scale > 0.0f && o.max_scale > 0.0f && o.min_scale > o.max_scale)
+  // The compiler's check of the same rules (amp/Config/ScaleRules.h).
+  if (mlir::amp::checkInitScale(o.init_scale) ||
+      mlir::amp::checkScaleRules(o.growth_factor, o.backoff_factor,
+                             o.growth_interval, o.backoff_interval,
+                             o.min_scale, o.max_scale))
     return AMP_ERROR_INVALID_ARGUMENT;
   rules.growthFactor = o.growth_factor;
   rules.backoffFactor = o.backoff_factor;

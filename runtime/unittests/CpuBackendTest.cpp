@@ -134,6 +134,12 @@ TEST(CpuRuntime, InvalidOptionsAreRejected) {
   rejects([](amp_scale_options &o) { o.init_scale = NAN; });
   rejects([](amp_scale_options &o) { o.growth_factor = -2; });
   rejects([](amp_scale_options &o) { o.backoff_factor = 0; });
+  // GradScaler's own constraints, as the compiler checks them
+  // (amp/Config/ScaleRules.h): growth > 1, backoff < 1.
+  rejects([](amp_scale_options &o) { o.growth_factor = 1; });
+  rejects([](amp_scale_options &o) { o.growth_factor = 0.5f; });
+  rejects([](amp_scale_options &o) { o.backoff_factor = 1; });
+  rejects([](amp_scale_options &o) { o.backoff_factor = 2; });
   rejects([](amp_scale_options &o) { o.growth_interval = -1; });
   rejects([](amp_scale_options &o) { o.backoff_interval = 0; });
   rejects([](amp_scale_options &o) { o.min_scale = -1; });

@@ -1,5 +1,6 @@
 //===- AmpOps.cpp - amp dialect ops ---------------------------------------===//
 
+#include "amp/Config/ScaleRules.h"
 #include "amp/Dialect/Amp/IR/AmpOps.h"
 #include "amp/Dialect/Amp/IR/AmpInterfaces.h"
 #include "mlir/IR/Builders.h"
@@ -46,23 +47,17 @@ LogicalResult UnscaleAndCheckOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult UpdateScaleOp::verify() {
-  float growth = getGrowthFactor().convertToFloat();
-  float backoff = getBackoffFactor().convertToFloat();
-  if (!(growth > 1.0f) || !std::isfinite(growth))
-    return emitOpError("growth_factor must be a finite number > 1, got ")
-           << growth;
-  if (!(backoff > 0.0f && backoff < 1.0f))
-    return emitOpError("backoff_factor must be in (0, 1), got ") << backoff;
-  if (getGrowthIntervalAttr().getInt() < 0)
-    return emitOpError("growth_interval must be >= 0 (0 disables updates)");
-  if (getBackoffIntervalAttr().getInt() < 1)
-    return emitOpError("backoff_interval must be >= 1");
+  // The one check of the rules (amp/Config/ScaleRules.h); an absent bound is
+  // 0 there.
   std::optional<APFloat> lo = getMinScale(), hi = getMaxScale();
-  if (lo && !(lo->convertToFloat() > 0.0f))
-    return emitOpError("min_scale must be > 0");
-  if (lo && hi && lo->convertToFloat() > hi->convertToFloat())
-    return emitOpError("min_scale must not exceed max_scale");
-  return success();
+  ScaleRuleViolation bad = checkScaleRules(
+      getGrowthFactor().convertToFloat(), getBackoffFactor().convertToFloat(),
+      getGrowthIntervalAttr().getInt(), getBackoffIntervalAttr().getInt(),
+      lo ? lo->convertToFloat() : 0.0, hi ? hi->convertToFloat() : 0.0);
+  if (!bad)
+    return success();
+  return emitOpError() << bad.field << " " << bad.requirement << ", got "
+                       << bad.value;
 }
 
 #define GET_OP_CLASSES

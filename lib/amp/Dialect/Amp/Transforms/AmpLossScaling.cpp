@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Analysis/GradientFlowAnalysis.h"
+#include "amp/Config/ScaleRules.h"
 #include "amp/Dialect/Amp/IR/AmpOps.h"
 #include "amp/Dialect/Amp/IR/TrainingStep.h"
 #include "amp/Dialect/Amp/Transforms/Passes.h"
@@ -24,7 +25,9 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SetVector.h"
+#include <algorithm>
 #include <cmath>
 
 namespace mlir::amp {
@@ -50,30 +53,34 @@ struct AmpLossScalingPass
 
 private:
   LogicalResult checkOptions(Location loc);
+  /// Steps 1 to 4 of the file comment on one training step.
   LogicalResult rewrite(FunctionOpInterface function);
+  /// 4. Each amp.update_of result guarded by amp.keep_on_overflow, the scale
+  /// updated by amp.update_scale, the new state and the skipped flag
+  /// appended as results.
+  LogicalResult guardAndUpdate(RewriterBase &rewriter,
+                               FunctionOpInterface function,
+                               const TrainingStep &step,
+                               UnscaleAndCheckOp check, Value scale,
+                               Value growth, Value overflow);
   uint64_t exitCount = 0, guardCount = 0;
 };
 } // namespace
 
 LogicalResult AmpLossScalingPass::checkOptions(Location loc) {
-  auto fail = [&](const Twine &message) {
-    return emitError(loc) << "amp-loss-scaling: " << message;
-  };
-  if (!(initScale > 0) || !std::isfinite(static_cast<float>(initScale)))
-    return fail("init-scale must be a positive finite f32");
-  if (!(growthFactor > 1.0) || !std::isfinite(growthFactor))
-    return fail("growth-factor must be a finite number > 1");
-  if (!(backoffFactor > 0.0 && backoffFactor < 1.0))
-    return fail("backoff-factor must be in (0, 1)");
-  if (growthInterval < 0)
-    return fail("growth-interval must be >= 0 (0 disables every update)");
-  if (backoffInterval < 1)
-    return fail("backoff-interval must be >= 1");
-  if (minScale < 0 || maxScale < 0)
-    return fail("min-scale and max-scale must be >= 0 (0: none)");
-  if (minScale > 0 && maxScale > 0 && minScale > maxScale)
-    return fail("min-scale must not exceed max-scale");
-  return success();
+  // The one check of the rules (amp/Config/ScaleRules.h), with the options'
+  // spelling of the field.
+  ScaleRuleViolation bad = checkInitScale(initScale);
+  if (!bad)
+    bad = checkScaleRules(growthFactor, backoffFactor, growthInterval,
+                               backoffInterval, minScale, maxScale);
+  if (!bad)
+    return success();
+  std::string field = bad.field, requirement = bad.requirement;
+  std::replace(field.begin(), field.end(), '_', '-');
+  std::replace(requirement.begin(), requirement.end(), '_', '-');
+  return emitError(loc) << "amp-loss-scaling: " << field << " "
+                        << requirement << ", got " << bad.value;
 }
 
 void AmpLossScalingPass::runOnOperation() {
@@ -100,14 +107,14 @@ void AmpLossScalingPass::runOnOperation() {
   numGuarded = guardCount;
 }
 
-LogicalResult AmpLossScalingPass::rewrite(FunctionOpInterface function) {
-  FailureOr<TrainingStep> step = TrainingStep::get(function, /*requireSeed=*/true);
-  if (failed(step))
-    return failure();
-  if (step->isLossScaled())
+/// 1. The contract and the gradient flow, read on the unchanged IR, and
+/// every reason the step cannot be loss-scaled (located errors).
+static FailureOr<GradientFlow> analyzeStep(FunctionOpInterface function,
+                                           const TrainingStep &step) {
+  if (step.isLossScaled())
     return function.emitOpError()
            << "is already loss-scaled (it has amp.scale_state arguments)";
-  Value seed = step->seed;
+  Value seed = step.seed;
   auto seedType = cast<RankedTensorType>(seed.getType());
   if (seedType.getElementType().isF16())
     return emitError(seed.getLoc())
@@ -116,7 +123,6 @@ LogicalResult AmpLossScalingPass::rewrite(FunctionOpInterface function) {
   if (!seedType.hasStaticShape())
     return emitError(seed.getLoc()) << "the amp.grad_seed needs a static shape";
 
-  // 1. Analysis, on the unchanged IR.
   FailureOr<GradientFlow> flow = analyzeGradientFlow(function, seed);
   if (failed(flow))
     return failure();
@@ -156,11 +162,12 @@ LogicalResult AmpLossScalingPass::rewrite(FunctionOpInterface function) {
   // A gradient formed inside the op where it leaves (a fused linalg body
   // computing w - lr * (x * seed)) escapes the check: only the scaled
   // operand is checked, not its product with the op's other operands.
-  for (auto &[value, uses] : flow->exitUses)
-    for (OpOperand *use : uses)
+  // (In the order of the exits: the diagnostics come out deterministically.)
+  for (Value exit : flow->exits)
+    for (OpOperand *use : flow->exitUses[exit])
       if (auto linalgOp = dyn_cast<linalg::LinalgOp>(use->getOwner()))
-        if (Block *body = linalgOp.getBlock();
-            body && linalgOp.getMatchingBlockArgument(use) &&
+        if (Block *payload = linalgOp.getBlock();
+            payload && linalgOp.getMatchingBlockArgument(use) &&
             llvm::any_of(linalgOp.getMatchingBlockArgument(use).getUsers(),
                          [](Operation *user) {
                            return isa<arith::MulFOp, arith::DivFOp>(user);
@@ -171,17 +178,28 @@ LogicalResult AmpLossScalingPass::rewrite(FunctionOpInterface function) {
                  "scaled operand, not its product with the op's other "
                  "operands, so a non-finite value coming from them is not "
                  "detected; compute the gradient in an op of its own";
+  return flow;
+}
 
+namespace {
+/// The loss-scale state arguments of a step.
+struct ScaleStateArgs {
+  Value scale, growthTracker, overflowTracker;
+};
+} // namespace
+
+static RankedTensorType scalarTensor(Type element) {
+  return RankedTensorType::get({}, element);
+}
+
+/// 2a. Appends the scale-state arguments (scale, growth and overflow
+/// trackers) with their `amp.scale_state` roles and `amp.init` hints.
+static FailureOr<ScaleStateArgs> appendScaleState(FunctionOpInterface function,
+                                                  double initScale) {
   MLIRContext *ctx = function.getContext();
+  Builder b(ctx);
   Block &block = function.getFunctionBody().front();
-  Operation *terminator = block.getTerminator();
   Location loc = function.getLoc();
-  OpBuilder b(ctx);
-
-  // 2. Scale-state arguments.
-  auto f32Scalar = RankedTensorType::get({}, b.getF32Type());
-  auto i32Scalar = RankedTensorType::get({}, b.getI32Type());
-  auto i1Scalar = RankedTensorType::get({}, b.getI1Type());
   StringRef stateName = AmpDialect::ScaleStateAttrHelper::getNameStr();
   StringRef initName = AmpDialect::InitAttrHelper::getNameStr();
   auto stateAttrs = [&](ScaleState kind, InitAttr init) {
@@ -189,38 +207,43 @@ LogicalResult AmpLossScalingPass::rewrite(FunctionOpInterface function) {
         {b.getNamedAttr(stateName, ScaleStateAttr::get(ctx, kind)),
          b.getNamedAttr(initName, init)});
   };
-  unsigned firstState = function.getNumArguments();
+  unsigned first = function.getNumArguments();
   // The scale starts at the f32 value of init-scale.
   auto initScaleHint = InitAttr::get(
       ctx, InitKind::fill, static_cast<double>(static_cast<float>(initScale)));
   auto zeros = InitAttr::get(ctx, InitKind::zeros);
+  Type f32 = scalarTensor(b.getF32Type()), i32 = scalarTensor(b.getI32Type());
   if (failed(function.insertArguments(
-          {firstState, firstState, firstState}, {f32Scalar, i32Scalar, i32Scalar},
+          {first, first, first}, {f32, i32, i32},
           {stateAttrs(ScaleState::scale, initScaleHint),
            stateAttrs(ScaleState::growth_tracker, zeros),
            stateAttrs(ScaleState::overflow_tracker, zeros)},
           {loc, loc, loc})))
     return function.emitOpError("cannot append the loss-scale state arguments");
-  Value scale = block.getArgument(firstState);
-  Value growth = block.getArgument(firstState + 1);
-  Value overflow = block.getArgument(firstState + 2);
+  return ScaleStateArgs{block.getArgument(first), block.getArgument(first + 1),
+                        block.getArgument(first + 2)};
+}
 
-  // Multiply the seed by the scale, right where the seed is defined.
+/// 2b. seed * scale, elementwise with the rank-0 scale broadcast (no scalar
+/// leaves the tensors: the step stays on the device on a GPU), right where
+/// the seed is defined; every other use of the seed reads the product.
+static Value scaleSeed(RewriterBase &rewriter, Block &block, Value seed,
+                       Value scale) {
   if (Operation *def = seed.getDefiningOp())
-    b.setInsertionPointAfter(def);
+    rewriter.setInsertionPointAfter(def);
   else
-    b.setInsertionPointToStart(&block);
-  // seed * scale, elementwise, with the rank-0 scale broadcast: no scalar
-  // leaves the tensors (the step stays on the device on a GPU).
+    rewriter.setInsertionPointToStart(&block);
+  auto seedType = cast<RankedTensorType>(seed.getType());
   unsigned rank = seedType.getRank();
-  AffineMap identity = b.getMultiDimIdentityMap(rank);
-  AffineMap toScalar = AffineMap::get(rank, 0, ctx);
-  Value init = tensor::EmptyOp::create(b, seed.getLoc(), seedType.getShape(),
-                                       seedType.getElementType(), ValueRange{});
+  AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+  AffineMap toScalar = AffineMap::get(rank, 0, rewriter.getContext());
+  Value init =
+      tensor::EmptyOp::create(rewriter, seed.getLoc(), seedType.getShape(),
+                              seedType.getElementType(), ValueRange{});
   Type seedElement = seedType.getElementType();
   Value scaledSeed =
       linalg::GenericOp::create(
-          b, seed.getLoc(), TypeRange{seedType}, ValueRange{seed, scale},
+          rewriter, seed.getLoc(), TypeRange{seedType}, ValueRange{seed, scale},
           ValueRange{init}, ArrayRef<AffineMap>{identity, toScalar, identity},
           SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
           [&](OpBuilder &nb, Location l, ValueRange args) {
@@ -231,30 +254,37 @@ LogicalResult AmpLossScalingPass::rewrite(FunctionOpInterface function) {
                 nb, l, ValueRange{arith::MulFOp::create(nb, l, args[0], s)});
           })
           .getResult(0);
-  seed.replaceAllUsesExcept(scaledSeed, scaledSeed.getDefiningOp());
+  rewriter.replaceAllUsesExcept(seed, scaledSeed, scaledSeed.getDefiningOp());
+  return scaledSeed;
+}
 
-  // 3. One fused unscale-and-check after the last exit value.
+/// 3. One fused amp.unscale_and_check right after the last exit value (and
+/// after the scaled seed); every exit use reads its unscaled value, and the
+/// ops that now depend on the check (and their users) sink below it, in
+/// order.
+static FailureOr<UnscaleAndCheckOp>
+placeUnscaleAndCheck(RewriterBase &rewriter, Block &block, GradientFlow &flow,
+                     Value seed, Value scaledSeed, Value scale, Location loc) {
   SmallVector<Value> exits;
-  for (Value exit : flow->exits)
+  for (Value exit : flow.exits)
     exits.push_back(exit == seed ? scaledSeed : exit);
   Operation *last = nullptr;
   for (Value exit : exits)
     if (Operation *def = exit.getDefiningOp();
         def && (!last || last->isBeforeInBlock(def)))
       last = def;
-  if (last)
-    b.setInsertionPointAfter(last);
-  else
-    b.setInsertionPointAfter(scaledSeed.getDefiningOp());
-  if (last && last->isBeforeInBlock(scaledSeed.getDefiningOp()))
-    b.setInsertionPointAfter(scaledSeed.getDefiningOp());
-  auto check = UnscaleAndCheckOp::create(b, loc, scale, exits);
-  Value foundInf = check.getFoundInf();
-  for (auto [index, exit] : llvm::enumerate(flow->exits))
-    for (OpOperand *use : flow->exitUses[exit])
-      use->set(check.getUnscaled()[index]);
+  Operation *scaledSeedOp = scaledSeed.getDefiningOp();
+  if (!last || last->isBeforeInBlock(scaledSeedOp))
+    last = scaledSeedOp;
+  rewriter.setInsertionPointAfter(last);
+  auto check = UnscaleAndCheckOp::create(rewriter, loc, scale, exits);
+  for (auto [index, exit] : llvm::enumerate(flow.exits))
+    for (OpOperand *use : flow.exitUses[exit])
+      rewriter.modifyOpInPlace(use->getOwner(), [&, index = index] {
+        use->set(check.getUnscaled()[index]);
+      });
 
-  // Sink what now depends on the check below it, in order.
+  // What now depends on the check, in block order.
   llvm::DenseSet<Value> dependent(check->getResults().begin(),
                                   check->getResults().end());
   SmallVector<Operation *> toSink;
@@ -273,58 +303,108 @@ LogicalResult AmpLossScalingPass::rewrite(FunctionOpInterface function) {
       dependent.insert(r);
   }
   for (Value operand : check->getOperands())
-    if (Operation *def = operand.getDefiningOp(); def && llvm::is_contained(toSink, def))
+    if (Operation *def = operand.getDefiningOp();
+        def && llvm::is_contained(toSink, def))
       return emitError(operand.getLoc())
              << "amp-loss-scaling: this scaled value depends on an unscaled "
                 "one; cannot place a single unscale-and-check";
   Operation *insertAfter = check;
   for (Operation *op : toSink) {
-    op->moveAfter(insertAfter);
+    rewriter.moveOpAfter(op, insertAfter);
     insertAfter = op;
   }
+  return check;
+}
+
+LogicalResult AmpLossScalingPass::rewrite(FunctionOpInterface function) {
+  FailureOr<TrainingStep> step =
+      TrainingStep::get(function, /*requireSeed=*/true);
+  if (failed(step))
+    return failure();
+  // 1. Analysis, on the unchanged IR.
+  FailureOr<GradientFlow> flow = analyzeStep(function, *step);
+  if (failed(flow))
+    return failure();
+
+  // 2. Scale-state arguments; the seed times the scale.
+  FailureOr<ScaleStateArgs> state = appendScaleState(function, initScale);
+  if (failed(state))
+    return failure();
+  Block &block = function.getFunctionBody().front();
+  IRRewriter rewriter(function.getContext());
+  Value scaledSeed = scaleSeed(rewriter, block, step->seed, state->scale);
+
+  // 3. One fused unscale-and-check after the last exit value.
+  FailureOr<UnscaleAndCheckOp> check =
+      placeUnscaleAndCheck(rewriter, block, *flow, step->seed, scaledSeed,
+                           state->scale, function.getLoc());
+  if (failed(check))
+    return failure();
+  exitCount += flow->exits.size();
 
   // 4. Guard the updates, update the scale, append the new results.
-  b.setInsertionPoint(terminator);
-  for (auto [result, arg] : llvm::enumerate(step->updateOf)) {
+  return guardAndUpdate(rewriter, function, *step, *check, state->scale,
+                        state->growthTracker, state->overflowTracker);
+}
+
+LogicalResult AmpLossScalingPass::guardAndUpdate(
+    RewriterBase &rewriter, FunctionOpInterface function,
+    const TrainingStep &step, UnscaleAndCheckOp check, Value scale,
+    Value growth, Value overflow) {
+  MLIRContext *ctx = function.getContext();
+  Block &block = function.getFunctionBody().front();
+  Operation *terminator = block.getTerminator();
+  Location loc = function.getLoc();
+  Value foundInf = check.getFoundInf();
+  rewriter.setInsertionPoint(terminator);
+  for (auto [result, arg] : llvm::enumerate(step.updateOf)) {
     if (arg < 0)
       continue;
     Value updated = terminator->getOperand(result);
     Value previous = block.getArgument(arg);
     if (updated == previous)
       continue;
-    Value guarded = KeepOnOverflowOp::create(b, updated.getLoc(), foundInf,
-                                             updated, previous);
-    terminator->setOperand(result, guarded);
+    Value guarded = KeepOnOverflowOp::create(rewriter, updated.getLoc(),
+                                             foundInf, updated, previous);
+    rewriter.modifyOpInPlace(terminator, [&, result = result] {
+      terminator->setOperand(result, guarded);
+    });
     ++guardCount;
   }
+  Type f32 = scalarTensor(rewriter.getF32Type());
+  Type i32 = scalarTensor(rewriter.getI32Type());
+  Type i1 = scalarTensor(rewriter.getI1Type());
   bool frozen = mode == LossScalingMode::static_;
   auto update = UpdateScaleOp::create(
-      b, loc, f32Scalar, i32Scalar, i32Scalar, foundInf, scale, growth,
-      overflow, b.getF32FloatAttr(growthFactor),
-      b.getF32FloatAttr(backoffFactor),
-      b.getI64IntegerAttr(frozen ? 0 : growthInterval),
-      b.getI64IntegerAttr(backoffInterval),
-      minScale > 0 ? b.getF32FloatAttr(minScale) : FloatAttr(),
-      maxScale > 0 ? b.getF32FloatAttr(maxScale) : FloatAttr());
+      rewriter, loc, f32, i32, i32, foundInf, scale, growth, overflow,
+      rewriter.getF32FloatAttr(growthFactor),
+      rewriter.getF32FloatAttr(backoffFactor),
+      rewriter.getI64IntegerAttr(frozen ? 0 : growthInterval),
+      rewriter.getI64IntegerAttr(backoffInterval),
+      minScale > 0 ? rewriter.getF32FloatAttr(minScale) : FloatAttr(),
+      maxScale > 0 ? rewriter.getF32FloatAttr(maxScale) : FloatAttr());
 
-  unsigned firstResult = function.getNumResults();
+  unsigned first = function.getNumResults();
+  StringRef stateName = AmpDialect::ScaleStateAttrHelper::getNameStr();
   auto resultAttrs = [&](ScaleState kind) {
-    return b.getDictionaryAttr(
-        {b.getNamedAttr(stateName, ScaleStateAttr::get(ctx, kind))});
+    return rewriter.getDictionaryAttr(
+        {rewriter.getNamedAttr(stateName, ScaleStateAttr::get(ctx, kind))});
   };
-  DictionaryAttr skippedAttrs = b.getDictionaryAttr({b.getNamedAttr(
-      AmpDialect::SkippedAttrHelper::getNameStr(), b.getUnitAttr())});
+  DictionaryAttr skippedAttrs = rewriter.getDictionaryAttr(
+      {rewriter.getNamedAttr(AmpDialect::SkippedAttrHelper::getNameStr(),
+                             rewriter.getUnitAttr())});
   if (failed(function.insertResults(
-          {firstResult, firstResult, firstResult, firstResult},
-          {f32Scalar, i32Scalar, i32Scalar, i1Scalar},
+          {first, first, first, first}, {f32, i32, i32, i1},
           {resultAttrs(ScaleState::scale),
            resultAttrs(ScaleState::growth_tracker),
            resultAttrs(ScaleState::overflow_tracker), skippedAttrs})))
     return function.emitOpError("cannot append the loss-scale state results");
-  terminator->insertOperands(terminator->getNumOperands(),
-                             {update.getNewScale(), update.getNewGrowthTracker(),
-                              update.getNewOverflowTracker(), foundInf});
-  exitCount += exits.size();
+  rewriter.modifyOpInPlace(terminator, [&] {
+    terminator->insertOperands(
+        terminator->getNumOperands(),
+        {update.getNewScale(), update.getNewGrowthTracker(),
+         update.getNewOverflowTracker(), foundInf});
+  });
   return success();
 }
 
