@@ -35,9 +35,14 @@ namespace mlir::amp {
 /// Returns the MLIR float type of a precision (f32, f16 or bf16).
 FloatType getFloatType(MLIRContext *ctx, Precision precision);
 
-/// A location for people: "file:line:col" when it has one (looking through
-/// fused and name locations), else the name of a name location (e.g. the
-/// PyTorch exporter's "aten.addmm.default[addmm]"), else the printed form.
+/// Prints a location for people, the way compilers print positions (the one
+/// formatter of the project: reports, decisions, the C API's diagnostics):
+/// "file:line:col" for a file location; the position inside a name,
+/// call-site (the callee) or fused location (its first known part); the name
+/// itself when a name location has no position (the PyTorch exporter's
+/// "aten.addmm.default[addmm]"); "<unknown>" otherwise.
+void printLocation(llvm::raw_ostream &os, Location loc);
+/// printLocation as a string.
 std::string formatLocation(Location loc);
 
 } // namespace mlir::amp

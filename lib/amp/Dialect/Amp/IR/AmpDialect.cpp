@@ -40,23 +40,33 @@ FloatType mlir::amp::getFloatType(MLIRContext *ctx, Precision precision) {
   llvm_unreachable("unknown precision");
 }
 
-std::string mlir::amp::formatLocation(Location loc) {
-  if (auto fused = dyn_cast<FusedLoc>(loc); fused && !fused.getLocations().empty())
-    loc = fused.getLocations().front();
-  std::string name;
-  if (auto named = dyn_cast<NameLoc>(loc)) {
-    name = named.getName().str();
-    loc = named.getChildLoc();
-  }
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
+void mlir::amp::printLocation(llvm::raw_ostream &os, Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc)) {
     os << file.getFilename().getValue() << ":" << file.getLine() << ":"
        << file.getColumn();
-  else if (!name.empty())
-    os << name;
-  else
-    loc.print(os);
+    return;
+  }
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    if (isa<UnknownLoc>(name.getChildLoc()))
+      os << name.getName().getValue();
+    else
+      printLocation(os, name.getChildLoc());
+    return;
+  }
+  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
+    return printLocation(os, callSite.getCallee());
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    for (Location inner : fused.getLocations())
+      if (!isa<UnknownLoc>(inner))
+        return printLocation(os, inner);
+  }
+  os << "<unknown>";
+}
+
+std::string mlir::amp::formatLocation(Location loc) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printLocation(os, loc);
   return text;
 }
 
