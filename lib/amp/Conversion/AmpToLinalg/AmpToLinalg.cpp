@@ -37,6 +37,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "amp/Support/Elementwise.h"
 #include "amp/Conversion/AmpToLinalg/AmpToLinalg.h"
 #include "amp/Conversion/Passes.h"
 #include "amp/Dialect/Amp/IR/AmpOps.h"
@@ -102,52 +103,33 @@ Value mlir::amp::buildInverseScaleTensor(OpBuilder &b, Location loc,
                                          Value scale) {
   // inv = f32(1 / f64(scale)) once, as a rank-0 tensor: no scalar leaves
   // the tensors (GPU friendly) and no division per element.
-  auto scalarF32 = RankedTensorType::get({}, b.getF32Type());
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{scalarF32}, ValueRange{scale},
-             ValueRange{tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{},
-                                                b.getF32Type())},
-             ArrayRef<AffineMap>{AffineMap::get(b.getContext()),
-                                 AffineMap::get(b.getContext())},
-             ArrayRef<utils::IteratorType>{},
-             [&](OpBuilder &nb, Location l, ValueRange args) {
-               linalg::YieldOp::create(nb, l, inverseScale(nb, l, args[0]));
-             })
-      .getResult(0);
+  return buildElementwise(
+      b, loc, RankedTensorType::get({}, b.getF32Type()), ValueRange{scale},
+      [](OpBuilder &nb, Location l, ValueRange args) {
+        return inverseScale(nb, l, args[0]);
+      });
 }
 
 Value mlir::amp::buildUnscaledGradient(OpBuilder &b, Location loc, Value grad,
                                        Value inverseScale) {
   auto type = cast<RankedTensorType>(grad.getType());
   Type element = type.getElementType();
-  unsigned rank = type.getRank();
-  AffineMap identity = b.getMultiDimIdentityMap(rank);
-  SmallVector<utils::IteratorType> parallel(rank,
-                                            utils::IteratorType::parallel);
-  // Unscale: v * inv in f32 (v itself when inv == 1).
-  Value init =
-      tensor::EmptyOp::create(b, loc, type.getShape(), element, ValueRange{});
-  // inv enters as a broadcast rank-0 operand.
-  AffineMap toScalarMap = AffineMap::get(rank, 0, b.getContext());
-  return linalg::GenericOp::create(
-             b, loc, TypeRange{type}, ValueRange{grad, inverseScale},
-             ValueRange{init},
-             ArrayRef<AffineMap>{identity, toScalarMap, identity}, parallel,
-             [&](OpBuilder &nb, Location l, ValueRange args) {
-               Value inv = args[1];
-               Value one32 =
-                   arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(1.0));
-               Value invIsOne = arith::CmpFOp::create(
-                   nb, l, arith::CmpFPredicate::OEQ, inv, one32);
-               Value v = toF32(nb, l, args[0]);
-               Value product = arith::MulFOp::create(nb, l, v, inv);
-               Value chosen =
-                   arith::SelectOp::create(nb, l, invIsOne, v, product);
-               if (!element.isF32())
-                 chosen = arith::TruncFOp::create(nb, l, element, chosen);
-               linalg::YieldOp::create(nb, l, chosen);
-             })
-      .getResult(0);
+  // Unscale: v * inv in f32 (v itself when inv == 1); inv enters as a
+  // broadcast rank-0 operand.
+  return buildElementwise(
+      b, loc, type, ValueRange{grad, inverseScale},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value inv = args[1];
+        Value one32 = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(1.0));
+        Value invIsOne =
+            arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, inv, one32);
+        Value v = toF32(nb, l, args[0]);
+        Value product = arith::MulFOp::create(nb, l, v, inv);
+        Value chosen = arith::SelectOp::create(nb, l, invIsOne, v, product);
+        if (!element.isF32())
+          chosen = arith::TruncFOp::create(nb, l, element, chosen);
+        return chosen;
+      });
 }
 
 /// True for a finite float constant c with |c| <= 1 (a scalar or a splat):
@@ -443,23 +425,14 @@ struct LowerUnscaleAndCheck : public OpRewritePattern<UnscaleAndCheckOp> {
     // each on the GPU), then found = !(max |v| <= FLT_MAX): inf or nan
     // somewhere.
     auto combine = [&](ArrayRef<Value> maxima, Type resultType, bool toFlag) {
-      SmallVector<AffineMap> maps(maxima.size() + 1,
-                                  AffineMap::get(rewriter.getContext()));
-      return linalg::GenericOp::create(
-                 rewriter, loc, TypeRange{RankedTensorType::get({}, resultType)},
-                 ValueRange(maxima),
-                 ValueRange{tensor::EmptyOp::create(
-                                rewriter, loc, ArrayRef<int64_t>{}, resultType)
-                                .getResult()},
-                 maps, ArrayRef<utils::IteratorType>{},
-                 [&](OpBuilder &b, Location l, ValueRange args) {
-                   Value max = args[0];
-                   for (Value next : args.drop_front().drop_back())
-                     max = arith::MaximumFOp::create(b, l, max, next);
-                   linalg::YieldOp::create(
-                       b, l, toFlag ? isNonFinite(b, l, max) : max);
-                 })
-          .getResult(0);
+      return buildElementwise(
+          rewriter, loc, RankedTensorType::get({}, resultType),
+          ValueRange(maxima), [&](OpBuilder &b, Location l, ValueRange args) {
+            Value max = args[0];
+            for (Value next : args.drop_front())
+              max = arith::MaximumFOp::create(b, l, max, next);
+            return toFlag ? isNonFinite(b, l, max) : max;
+          });
     };
     while (runMaxima.size() > kCheckChain) {
       SmallVector<Value> combined;
@@ -550,26 +523,14 @@ struct LowerKeepOnOverflow : public OpRewritePattern<KeepOnOverflowOp> {
     // An elementwise select that reads the flag as a broadcast rank-0
     // operand: no scalar leaves the tensor world, so the guard runs where
     // the data lives (a GPU kernel, or a CPU loop).
-    Location loc = op.getLoc();
-    auto type = cast<RankedTensorType>(op.getType());
-    unsigned rank = type.getRank();
-    AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
-    AffineMap scalar = AffineMap::get(rank, 0, rewriter.getContext());
-    Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
-                                         type.getElementType(), ValueRange{});
-    SmallVector<utils::IteratorType> parallel(rank,
-                                              utils::IteratorType::parallel);
-    auto select = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{type},
+    Value select = buildElementwise(
+        rewriter, op.getLoc(), cast<RankedTensorType>(op.getType()),
         ValueRange{op.getFoundInf(), op.getPrevious(), op.getUpdated()},
-        ValueRange{init},
-        ArrayRef<AffineMap>{scalar, identity, identity, identity}, parallel,
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          linalg::YieldOp::create(
-              b, l, ValueRange{arith::SelectOp::create(b, l, args[0], args[1],
-                                                       args[2])});
+        [](OpBuilder &b, Location l, ValueRange args) {
+          return arith::SelectOp::create(b, l, args[0], args[1], args[2])
+              .getResult();
         });
-    rewriter.replaceOp(op, select.getResults());
+    rewriter.replaceOp(op, select);
     return success();
   }
 };

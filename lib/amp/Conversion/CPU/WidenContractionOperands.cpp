@@ -38,6 +38,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "amp/Support/Elementwise.h"
 #include "amp/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -120,17 +121,12 @@ struct AmpCpuWidenContractionOperandsPass
     else
       rewriter.setInsertionPointAfter(value.getDefiningOp());
     Location loc = value.getLoc();
-    Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(), f32);
-    AffineMap identity = rewriter.getMultiDimIdentityMap(type.getRank());
-    SmallVector<utils::IteratorType> iterators(type.getRank(),
-                                               utils::IteratorType::parallel);
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{empty.getType()}, ValueRange{value},
-        ValueRange{empty}, ArrayRef<AffineMap>{identity, identity}, iterators,
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value extended = arith::ExtFOp::create(b, l, f32, args[0]);
-          linalg::YieldOp::create(b, l, extended);
+    Value extended = amp::buildElementwise(
+        rewriter, loc, RankedTensorType::get(type.getShape(), f32),
+        ValueRange{value}, [&](OpBuilder &b, Location l, ValueRange args) {
+          return arith::ExtFOp::create(b, l, f32, args[0]).getResult();
         });
+    auto generic = extended.getDefiningOp<linalg::GenericOp>();
     widenings.push_back(generic);
     return widened[value] = generic.getResult(0);
   }

@@ -18,6 +18,7 @@
 
 #include "amp/Analysis/GradientFlowAnalysis.h"
 #include "amp/Config/ScaleRules.h"
+#include "amp/Support/Elementwise.h"
 #include "amp/Dialect/Amp/IR/AmpOps.h"
 #include "amp/Dialect/Amp/IR/TrainingStep.h"
 #include "amp/Dialect/Amp/Transforms/Passes.h"
@@ -234,26 +235,15 @@ static Value scaleSeed(RewriterBase &rewriter, Block &block, Value seed,
   else
     rewriter.setInsertionPointToStart(&block);
   auto seedType = cast<RankedTensorType>(seed.getType());
-  unsigned rank = seedType.getRank();
-  AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
-  AffineMap toScalar = AffineMap::get(rank, 0, rewriter.getContext());
-  Value init =
-      tensor::EmptyOp::create(rewriter, seed.getLoc(), seedType.getShape(),
-                              seedType.getElementType(), ValueRange{});
   Type seedElement = seedType.getElementType();
-  Value scaledSeed =
-      linalg::GenericOp::create(
-          rewriter, seed.getLoc(), TypeRange{seedType}, ValueRange{seed, scale},
-          ValueRange{init}, ArrayRef<AffineMap>{identity, toScalar, identity},
-          SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-          [&](OpBuilder &nb, Location l, ValueRange args) {
-            Value s = args[1];
-            if (!seedElement.isF32())
-              s = arith::TruncFOp::create(nb, l, seedElement, s);
-            linalg::YieldOp::create(
-                nb, l, ValueRange{arith::MulFOp::create(nb, l, args[0], s)});
-          })
-          .getResult(0);
+  Value scaledSeed = buildElementwise(
+      rewriter, seed.getLoc(), seedType, ValueRange{seed, scale},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value s = args[1];
+        if (!seedElement.isF32())
+          s = arith::TruncFOp::create(nb, l, seedElement, s);
+        return arith::MulFOp::create(nb, l, args[0], s).getResult();
+      });
   rewriter.replaceAllUsesExcept(seed, scaledSeed, scaledSeed.getDefiningOp());
   return scaledSeed;
 }

@@ -1,0 +1,34 @@
+//===- Elementwise.h - elementwise linalg.generic ops ------------*- C++ -*-===//
+//
+// The one builder of the elementwise `linalg.generic` ops the amp rewrites
+// and lowerings create (the seed times the loss scale, the inverse scale,
+// the unscaled gradient, the keep-on-overflow select, the f32 widening of a
+// GEMM operand, the combination of the check's partial maxima): every loop
+// parallel, each input either of the result's shape (read element by
+// element) or rank 0 (broadcast), a fresh `tensor.empty` as the output.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_SUPPORT_ELEMENTWISE_H
+#define AMP_SUPPORT_ELEMENTWISE_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace mlir::amp {
+
+/// The scalar computation of one element: the inputs' elements in, the
+/// result element out.
+using ElementwiseBody =
+    llvm::function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+/// A `linalg.generic` computing `body` for every element of a tensor of
+/// `resultType` from `inputs`, each of `resultType`'s shape or rank 0.
+/// Returns its result.
+Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
+                       ValueRange inputs, ElementwiseBody body);
+
+} // namespace mlir::amp
+
+#endif // AMP_SUPPORT_ELEMENTWISE_H

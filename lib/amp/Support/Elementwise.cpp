@@ -1,0 +1,41 @@
+//===- Elementwise.cpp - elementwise linalg.generic ops -------------------===//
+//
+// buildElementwise: identity indexing maps for inputs of the result's shape,
+// the empty map for rank-0 inputs (broadcast), all loops parallel, the body
+// over the inputs' block arguments (the output's is not read).
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Support/Elementwise.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+Value mlir::amp::buildElementwise(OpBuilder &b, Location loc,
+                                  RankedTensorType resultType,
+                                  ValueRange inputs, ElementwiseBody body) {
+  unsigned rank = resultType.getRank();
+  AffineMap identity = b.getMultiDimIdentityMap(rank);
+  AffineMap broadcast = AffineMap::get(rank, 0, b.getContext());
+  SmallVector<AffineMap> maps;
+  for (Value input : inputs) {
+    auto type = cast<RankedTensorType>(input.getType());
+    assert((type.getRank() == 0 || type.getShape() == resultType.getShape()) &&
+           "an elementwise input is of the result's shape or rank 0");
+    maps.push_back(type.getRank() == 0 ? broadcast : identity);
+  }
+  maps.push_back(identity);
+  Value init = tensor::EmptyOp::create(b, loc, resultType.getShape(),
+                                       resultType.getElementType());
+  unsigned numInputs = inputs.size();
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, inputs, ValueRange{init}, maps,
+             SmallVector<utils::IteratorType>(rank,
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(nb, l,
+                                       body(nb, l, args.take_front(numInputs)));
+             })
+      .getResult(0);
+}
