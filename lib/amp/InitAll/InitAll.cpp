@@ -2,6 +2,7 @@
 
 #include "amp/InitAll.h"
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
+#include "amp/Codegen/Passes.h"
 #include "amp/Conversion/Passes.h"
 #include "amp/Dialect/Amp/Transforms/Passes.h"
 #include "amp/Interfaces/ExternalModels.h"
@@ -76,6 +77,7 @@ void mlir::amp::registerAllDialects(DialectRegistry &registry) {
 void mlir::amp::registerAllPasses() {
   registerAmpPasses();
   registerAmpConversionPasses();
+  registerAmpCodegenPasses();
   registerAmpPipelines();
   // The upstream passes, so that every step of the amp pipelines (and the
   // usual cleanups after them) can be run and inspected one by one.

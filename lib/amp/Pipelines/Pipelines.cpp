@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Pipelines/Pipelines.h"
+#include "amp/Codegen/Passes.h"
 #include "amp/Conversion/Passes.h"
 #include "amp/Dialect/Amp/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"

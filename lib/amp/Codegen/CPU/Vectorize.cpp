@@ -31,7 +31,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "amp/Conversion/Passes.h"
+#include "amp/Codegen/Passes.h"
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -48,7 +48,7 @@
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPCPUVECTORIZEPASS
-#include "amp/Conversion/Passes.h.inc"
+#include "amp/Codegen/Passes.h.inc"
 } // namespace mlir::amp
 
 using namespace mlir;

@@ -39,7 +39,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Support/Elementwise.h"
-#include "amp/Conversion/Passes.h"
+#include "amp/Codegen/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -50,7 +50,7 @@
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPCPUWIDENCONTRACTIONOPERANDSPASS
-#include "amp/Conversion/Passes.h.inc"
+#include "amp/Codegen/Passes.h.inc"
 } // namespace mlir::amp
 
 using namespace mlir;

@@ -1,6 +1,6 @@
 //===- GenericUtils.h - linalg helpers of the GPU passes --------*- C++ -*-===//
 //
-// Private to lib/amp/Conversion/GPU: what amp-gpu-fold-transposes and
+// Private to lib/amp/Codegen/GPU: what amp-gpu-fold-transposes and
 // amp-gpu-split-reductions both do before they rewrite indexing maps.
 //
 //===----------------------------------------------------------------------===//

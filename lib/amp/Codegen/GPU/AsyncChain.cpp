@@ -19,7 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "amp/Conversion/Passes.h"
+#include "amp/Codegen/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -28,7 +28,7 @@
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPGPUASYNCCHAINPASS
-#include "amp/Conversion/Passes.h.inc"
+#include "amp/Codegen/Passes.h.inc"
 } // namespace mlir::amp
 
 using namespace mlir;

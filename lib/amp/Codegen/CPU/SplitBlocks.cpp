@@ -20,14 +20,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "amp/Conversion/Passes.h"
+#include "amp/Codegen/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPCPUSPLITBLOCKSPASS
-#include "amp/Conversion/Passes.h.inc"
+#include "amp/Codegen/Passes.h.inc"
 } // namespace mlir::amp
 
 using namespace mlir;

@@ -14,7 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GenericUtils.h"
-#include "amp/Conversion/Passes.h"
+#include "amp/Codegen/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -23,7 +23,7 @@
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPGPUSPLITREDUCTIONSPASS
 #define GEN_PASS_DEF_AMPGPUPARALLELLOOPSFIRSTPASS
-#include "amp/Conversion/Passes.h.inc"
+#include "amp/Codegen/Passes.h.inc"
 } // namespace mlir::amp
 
 using namespace mlir;

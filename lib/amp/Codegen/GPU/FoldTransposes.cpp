@@ -14,14 +14,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "GenericUtils.h"
-#include "amp/Conversion/Passes.h"
+#include "amp/Codegen/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPGPUFOLDTRANSPOSESPASS
-#include "amp/Conversion/Passes.h.inc"
+#include "amp/Codegen/Passes.h.inc"
 } // namespace mlir::amp
 
 using namespace mlir;

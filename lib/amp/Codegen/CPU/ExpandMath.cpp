@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "amp/Conversion/Passes.h"
+#include "amp/Codegen/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -23,7 +23,7 @@
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPCPUEXPANDMATHPASS
-#include "amp/Conversion/Passes.h.inc"
+#include "amp/Codegen/Passes.h.inc"
 } // namespace mlir::amp
 
 using namespace mlir;

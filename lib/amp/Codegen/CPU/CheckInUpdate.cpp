@@ -41,7 +41,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/AmpToLinalg/AmpToLinalg.h"
-#include "amp/Conversion/Passes.h"
+#include "amp/Codegen/Passes.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
@@ -52,7 +52,7 @@
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPCPUCHECKINUPDATEPASS
-#include "amp/Conversion/Passes.h.inc"
+#include "amp/Codegen/Passes.h.inc"
 } // namespace mlir::amp
 
 using namespace mlir;

@@ -1,0 +1,401 @@
+//===- Passes.td - amp codegen passes (CPU, GPU) ------------*- tablegen -*-===//
+//
+// The target passes of the CPU and GPU lowerings (lib/amp/Codegen/{CPU,GPU}):
+// what makes the lowered step fast or runnable on one target. The lowering
+// of the amp ops and the checks are in amp/Conversion/Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef AMP_CODEGEN_PASSES_TD
+#define AMP_CODEGEN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def AmpGpuHostToDevicePass : Pass<"amp-gpu-host-to-device", "::mlir::ModuleOp"> {
+  let summary = "Keep every data access of a bufferized step on the GPU";
+  let description = [{
+    Runs on bufferized code after `convert-linalg-to-parallel-loops`, before
+    the GPU mapping. In every host function's body:
+
+    - each maximal run of host compute (an `scf.for` nest from a reduction
+      without parallel dimensions, scalar `memref.load`/`memref.store` and the
+      arithmetic between them) is wrapped in a one-iteration `scf.parallel`,
+      so the mapping turns it into a single-thread kernel instead of host
+      code reading device memory;
+    - `memref.alloc`/`memref.dealloc` become `gpu.alloc`/`gpu.dealloc`,
+      `memref.copy` becomes `gpu.memcpy`;
+    - a `memref.get_global` (a constant) is copied to a device buffer before
+      use.
+
+    A scalar computed on the host from device memory that host code needs
+    (for control flow) cannot be kept on the device: that is an error.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
+def AmpGpuFoldTransposesPass
+    : Pass<"amp-gpu-fold-transposes", "::mlir::ModuleOp"> {
+  let summary = "Read transposed contraction operands in place";
+  let description = [{
+    On tensors, before bufferization. A contraction (recognised by
+    structure) whose input is the only use of a `linalg.transpose` reads the
+    transpose's input instead, through the permuted indexing map (named ops
+    are generalized first); the transpose disappears. After bufferization
+    `amp-lower-contractions-to-runtime` sees an operand with a unit stride
+    along the other matrix dimension and passes a transpose flag to cuBLAS
+    (`amp_rt_gemm_ex`) instead of running a transpose kernel and allocating
+    its result.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def AmpCpuWidenContractionOperandsPass
+    : Pass<"amp-cpu-widen-contraction-operands", "::mlir::func::FuncOp"> {
+  let summary = "Widen the f16 operands of CPU GEMMs once, where they are made";
+  let description = [{
+    On tensors, before elementwise fusion, for a CPU runtime that has no GEMM
+    for the operands' type (f16 always; bf16 with `bf16=true`, for CPUs
+    without bf16 dot products). Each contraction (recognised by structure,
+    f32 output) whose body reads such an input only through `arith.extf` to
+    f32 takes an f32 input instead: one `linalg.generic` extf per value,
+    shared by every contraction that reads it and placed where the value is
+    defined. Elementwise fusion then folds the widening into its producer
+    where the contractions were the value's only readers (an autocast cast
+    of an f32 weight becomes one loop computing extf(truncf(w))). The GEMM
+    sums the same f32 products; the runtime no longer widens both operands
+    on every call.
+  }];
+  let options = [
+    Option<"bf16", "bf16", "bool", /*default=*/"false",
+           "Widen bf16 operands as well (the CPU has no bf16 dot products)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def AmpCpuCheckInUpdatePass
+    : Pass<"amp-cpu-check-in-update", "::mlir::func::FuncOp"> {
+  let summary = "Merge each gradient's inf / nan check into its update loop";
+  let description = [{
+    On tensors, after `amp-lower-to-linalg{check-in-update}` and elementwise
+    fusion. Each gradient's flag (a `linalg.generic` or-reducing
+    `!isfinite` over a tensor into a `tensor<i1>`, every loop a reduction)
+    is merged into the all-parallel `linalg.generic` after it that reads the
+    same elements (the tensor, or a reshape or transpose of it): the merged
+    op has the update's inputs and outputs plus the flag, every loop a
+    reduction, and computes both in one pass, so the optimizer reads each
+    gradient once per step instead of twice. The scalar ops that combine
+    the flags and the guards (`scf.if`) that use them move below it; when
+    one of them has memory effects, or no such update exists, the flag
+    stays a loop of its own. Same flags, same results.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def AmpCpuHoistScalarReadsPass
+    : Pass<"amp-cpu-hoist-scalar-reads", "::mlir::func::FuncOp"> {
+  let summary = "Read each one-element operand once, where it is defined, "
+                "so that one-shot bufferization stays linear";
+  let description = [{
+    For the CPU, on tensors, right before one-shot bufferization. Every
+    all-tensor `linalg.generic` input whose indexing map is constant (a
+    broadcast scalar: the inverse loss scale of each gradient's unscale, the
+    inf / nan flag of each keep-on-overflow select), on a static tensor, and
+    every `tensor.extract` with constant indices, becomes one shared
+    `tensor.extract` placed where the tensor is defined; the generic's body
+    captures the scalar and the input is dropped. One-shot bufferization's
+    conflict analysis is quadratic in the readers of one tensor, and these
+    tensors had one reader per parameter. Contractions and convolutions are
+    left alone (the GEMM lowering matches their bodies). Same values.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def AmpCpuApproximateTanhPass
+    : Pass<"amp-cpu-approximate-tanh", "::mlir::ModuleOp"> {
+  let summary = "Replace f32 math.tanh by upstream's polynomial approximation";
+  let description = [{
+    For the CPU, after the math ops are extended to f32: every f32
+    `math.tanh` (scalar or vector) becomes the straight-line polynomial of
+    `populatePolynomialApproximateTanhPattern` (clamped input, a
+    rational polynomial evaluated with `math.fma`), which vectorises, instead
+    of a scalar libm `tanhf` call per element. Within a few ulp of libm; each
+    element's result is independent of the vector width.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
+def AmpCpuVectorizePass : Pass<"amp-cpu-vectorize", "::mlir::func::FuncOp"> {
+  let summary = "Tile and vectorise the CPU step's remaining linalg ops";
+  let description = [{
+    On buffers, after `amp-lower-contractions-to-runtime`. Every static
+    linalg op whose innermost loop is parallel is tiled (scf.for) by 1 along
+    its outer dimensions and by the largest divisor of its innermost size that
+    fits one `vector-bits` register, and each tile is vectorised
+    (`linalg::vectorize`); unit dimensions, transposed transfers and the
+    multi-reductions of outer reduction dimensions are then lowered with the
+    upstream vector patterns. Ops with an innermost reduction keep their
+    loops (a vector reduction would reassociate the f32 sum).
+  }];
+  let options = [
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
+           "Width of one vector register in bits (256: AVX2; 512: AVX-512)">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::ub::UBDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
+def AmpGpuSplitReductionsPass
+    : Pass<"amp-gpu-split-reductions", "::mlir::ModuleOp"> {
+  let summary = "Split long reductions into parallel stages for the GPU";
+  let description = [{
+    On tensors, before bufferization. After `convert-linalg-to-parallel-loops`
+    one GPU thread computes one output element of a reduction, walking the
+    whole reduction alone, and a full reduction becomes one single-thread
+    kernel. This pass splits every linalg op with a single reduction
+    dimension longer than `max-thread-work` (`max-single-thread-work` for a
+    full reduction, which one thread would walk alone) (upstream
+    `linalg::splitReduction`, the new parallel dimension innermost so that
+    neighbouring threads read neighbouring elements) into a partial
+    reduction with one thread per (output, chunk of about `chunk` elements)
+    and a combining reduction, again until no reduction is longer than
+    these limits. The result is the same reduction reassociated.
+  }];
+  let options = [
+    Option<"maxThreadWork", "max-thread-work", "int64_t", /*default=*/"4096",
+           "Longest reduction left to one thread per output">,
+    Option<"maxSingleThreadWork", "max-single-thread-work", "int64_t",
+           /*default=*/"1024",
+           "Longest full reduction (one output: one thread in all) left whole">,
+    Option<"chunk", "chunk", "int64_t", /*default=*/"256",
+           "Elements one thread reduces in a partial stage (about)">,
+  ];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def AmpGpuParallelLoopsFirstPass
+    : Pass<"amp-gpu-parallel-loops-first", "::mlir::ModuleOp"> {
+  let summary = "Put the parallel loops of every reduction outermost";
+  let description = [{
+    On bufferized code, before `convert-linalg-to-parallel-loops`, which
+    makes an `scf.parallel` only of the *outermost* parallel loops: a
+    reduction whose first loop reduces (a column sum `[reduction, parallel]`,
+    a bias gradient `[reduction, reduction, parallel]`) would become an
+    `scf.for` on the host around one kernel launch per iteration, or, once
+    `amp-gpu-host-to-device` wraps it, a single-block kernel. Every linalg op
+    with both kinds of loops whose iterators are not already
+    `parallel..., reduction...` is generalized and its loops interchanged
+    (order kept within each kind), so each thread owns an output element
+    and loops over its reduction.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def AmpGpuCollapseParallelLoopsPass
+    : Pass<"amp-gpu-collapse-parallel-loops", "::mlir::ModuleOp"> {
+  let summary = "One dimension per outermost scf.parallel, the last fastest";
+  let description = [{
+    Before the GPU tiling and mapping, which tile the first dimension of a
+    parallel loop into blocks of threads (`x`) and give every other
+    dimension its own grid dimension: a row-major `[rows, cols]` loop then
+    puts neighbouring rows in neighbouring threads (uncoalesced, stride
+    `cols`), leaves most threads of a block idle when `rows` is small, and a
+    second dimension over 65535 cannot be launched. Every outermost
+    `scf.parallel` of more than one dimension in a function body is
+    collapsed into one dimension (`collapseParallelLoops`), its last
+    dimension varying fastest, so consecutive threads walk consecutive
+    elements of row-major buffers and the grid is one-dimensional.
+  }];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
+def AmpGpuAsyncChainPass : Pass<"amp-gpu-async-chain", "::mlir::ModuleOp"> {
+  let summary = "One stream per step: asynchronous launches, one wait at the end";
+  let description = [{
+    Makes every `gpu.launch_func`, `gpu.alloc`, `gpu.dealloc`, `gpu.memcpy` and
+    `gpu.memset` in a host function's body asynchronous on one chain of
+    tokens that starts with `gpu.wait async` (one stream) and ends with a
+    single blocking `gpu.wait` right before the return: the step has no host
+    synchronisation before its end. Calls into the amp runtime between them
+    run on the same stream (the runtime's `mgpuStreamCreate` makes it the
+    thread's current stream), so program order is kept without waiting.
+    Unlike upstream `gpu-async-region`, a call does not force a wait.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def AmpGpuEmulateOnHostPass
+    : Pass<"amp-gpu-emulate-on-host", "::mlir::ModuleOp"> {
+  let summary = "Run the GPU pipeline's kernels on the host: every launch as "
+                "loops over its grid and block";
+  let description = [{
+    Takes a step as `amp-gpu-pipeline{nvvm=false}` leaves it (host functions
+    with `gpu.launch_func`, `gpu.alloc` / `memcpy` / `memset` / `dealloc` /
+    `wait` on one async chain, kernels as `gpu.func` in a `gpu.module`, the
+    amp runtime's `amp_rt_*` calls) and makes it host code that computes
+    exactly what the GPU computes:
+
+    1. Every kernel is checked: a barrier, shared (workgroup) or private
+       memory attributions, shuffles, subgroup or any other GPU op than the
+       thread / block ids and dimensions is a located error. Such kernels
+       depend on threads running together; run one after another they would
+       compute something else.
+    2. Every kernel `@k` becomes a private `func.func @<module>__<k>` whose
+       first six arguments are the grid and block sizes (x, y, z) and whose
+       body is six `scf.for` loops (block z, y, x, then thread z, y, x,
+       innermost) around the kernel body, unchanged: `gpu.block_id` /
+       `gpu.thread_id` are the loop indices, `gpu.grid_dim` / `gpu.block_dim`
+       the arguments; the kernels' own guards stay. Kernels that contain no
+       barrier are order-independent, so this order is one legal schedule.
+       The function is `noinline` (LLVM then compiles each kernel as its own
+       function, like the CPU pipeline's outlined loops).
+    3. Host side: `gpu.launch_func` becomes a call of that function,
+       `gpu.alloc` / `gpu.dealloc` `memref.alloc` / `memref.dealloc`,
+       `gpu.memcpy` `memref.copy`, `gpu.memset` `linalg.fill`, `gpu.wait`
+       disappears (program order is stream order); the `amp_rt_*` calls stay
+       and link to the runtime's CPU backend, which implements the same ABI
+       (transposes, leading dimensions and batch strides included).
+    4. With `check-bounds`, every load and store of a kernel is checked
+       against its buffer's bounds at run time (upstream
+       `generate-runtime-verification` on the emulated kernels): an
+       out-of-bounds access aborts with the access's location instead of
+       reading a neighbour's memory.
+
+    The `gpu.module`s are erased. The result is ordinary host code for the
+    rest of the CPU lowering.
+  }];
+  let options = [
+    Option<"checkBounds", "check-bounds", "bool", /*default=*/"false",
+           "Check every kernel load and store against its buffer's bounds at "
+           "run time">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::cf::ControlFlowDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def AmpGpuMergeKernelModulesPass
+    : Pass<"amp-gpu-merge-kernel-modules", "::mlir::ModuleOp"> {
+  let summary = "Put every outlined kernel of a module into one gpu.module";
+  let description = [{
+    `gpu-kernel-outlining` makes one `gpu.module` per kernel. This pass moves
+    every kernel into the first one and updates the launches, so a step
+    compiles to a single PTX module / cubin that is loaded once and that
+    `ptxas` validates in one go.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def AmpCpuExpandMathPass : Pass<"amp-cpu-expand-math", "::mlir::ModuleOp"> {
+  let summary = "Math ops with no LLVM or libm lowering, as ops that have one";
+  let description = [{
+    For the CPU, before the f16 / bf16 math is extended to f32 (so that the
+    thresholds are those of the op's own type):
+
+    - `math.fpowi %x, %n` becomes `math.powf %x, sitofp(%n)`: libm's `pow`
+      is exact for an integral exponent, negative bases included (upstream
+      `math-expand-ops` writes `exp(n * log(x))`, NaN for x < 0), and
+      MathToLLVM's `llvm.intr.powi` takes no vector exponent;
+    - `math.isinf %x` becomes `|x| == +inf`;
+    - `math.isnormal %x` becomes `|x| >= smallest normal && |x| < +inf`
+      (false for NaN: both comparisons are ordered).
+
+    Scalars and vectors alike.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+  ];
+}
+
+def AmpCpuSplitBlocksPass
+    : Pass<"amp-cpu-split-blocks", "::mlir::func::FuncOp"> {
+  let summary = "Split a function body after each loop, last loop first, "
+                "so that scf-to-cf's block splits stay linear";
+  let description = [{
+    For the CPU, right before scf-to-cf. A training step is one function
+    whose body is one block holding thousands of loops. scf-to-cf lowers
+    each loop by splitting its block after it, which moves every later op
+    into a new block (each move updates the op's parent): quadratic in the
+    number of ops, 28% of the compile time of a 10k-op step. This pass
+    makes those splits itself, walking the body backwards (the ops after a
+    loop are already in their own block when it is split, so each op moves
+    once) and joins the pieces with `cf.br`. scf-to-cf then finds every loop
+    at the end of its block. Only CFG regions (function bodies) are split;
+    the single-block regions of scf ops are left alone. Blocks are also cut
+    every `max-block-ops` ops, so that later code that renumbers a block's
+    op order after each insertion (func-to-llvm, once per block argument it
+    converts) stays linear on the straight-line remainder of a large step.
+  }];
+  let options = [
+    Option<"maxBlockOps", "max-block-ops", "unsigned", /*default=*/"256",
+           "Also split a block after this many ops since its last split "
+           "(0: only after ops with regions)">,
+  ];
+  let dependentDialects = ["::mlir::cf::ControlFlowDialect"];
+}
+
+def AmpCpuOutlineLoopsPass
+    : Pass<"amp-cpu-outline-loops", "::mlir::ModuleOp"> {
+  let summary = "Move each top-level loop of a large step into its own "
+                "function, so that LLVM's loop passes stay linear";
+  let description = [{
+    For the CPU, after the step is bufferized and lowered to scf loops. A
+    training step is one function with thousands of loops in a row, and
+    LLVM's function passes are superlinear in the number of loops of one
+    function: on an imported resnet18 step (about 3000 loops) `opt -O2`
+    takes 127 s, 91 s of it in IndVarSimplify. Every top-level loop (an op
+    with regions directly in the body of a function that has at least
+    `min-loops` of them) moves, with at most `loops-per-function - 1`
+    neighbours, into a private function `@<fn>__loop<N>` marked `noinline`
+    (the LLVM `passthrough` attribute), called where the loops stood.
+    Neighbouring loops share a function when only allocations and
+    effect-free ops (views, index arithmetic) that read none of the group's
+    results stand between them; those move in front of the call. The values
+    the loops use from above become arguments, except constants, which are
+    cloned into the new function so that LLVM still sees them; the loop
+    results used after the group become the function's results. Each LLVM
+    function then holds a bounded number of loop nests, and the step
+    function only allocations and calls.
+  }];
+  let options = [
+    Option<"minLoops", "min-loops", "unsigned", /*default=*/"32",
+           "Outline only in functions with at least this many top-level "
+           "loops (smaller functions compile fast as they are)">,
+    Option<"loopsPerFunction", "loops-per-function", "unsigned",
+           /*default=*/"16",
+           "At most this many consecutive loop nests per outlined function">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+#endif // AMP_CODEGEN_PASSES_TD
