@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Codegen/Passes.h"
+#include "amp/Codegen/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -33,18 +34,22 @@ struct AmpCpuApproximateTanhPass
     : public amp::impl::AmpCpuApproximateTanhPassBase<
           AmpCpuApproximateTanhPass> {
   void runOnOperation() override {
-    // Only the tanh ops (a step lowered to loops has 10^6 others: a greedy
-    // rewrite of the whole module would visit and fold each).
-    SmallVector<Operation *> ops;
-    getOperation()->walk([&](math::TanhOp op) { ops.push_back(op); });
-    if (ops.empty())
-      return;
-    RewritePatternSet patterns(&getContext());
-    populatePolynomialApproximateTanhPattern(patterns);
-    GreedyRewriteConfig config;
-    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
-    if (failed(applyOpPatternsGreedily(ops, std::move(patterns), config)))
+    if (failed(amp::approximateTanhOps(getOperation())))
       return signalPassFailure();
   }
 };
 } // namespace
+
+LogicalResult mlir::amp::approximateTanhOps(Operation *root) {
+  // Only the tanh ops (a step lowered to loops has 10^6 others: a greedy
+  // rewrite of the whole module would visit and fold each).
+  SmallVector<Operation *> ops;
+  root->walk([&](math::TanhOp op) { ops.push_back(op); });
+  if (ops.empty())
+    return success();
+  RewritePatternSet patterns(root->getContext());
+  populatePolynomialApproximateTanhPattern(patterns);
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+  return applyOpPatternsGreedily(ops, std::move(patterns), config);
+}

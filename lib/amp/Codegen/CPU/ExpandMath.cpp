@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Codegen/Passes.h"
+#include "amp/Codegen/Transforms.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -94,22 +95,30 @@ struct IsNormalToCompare : public OpRewritePattern<math::IsNormalOp> {
 struct AmpCpuExpandMathPass
     : public amp::impl::AmpCpuExpandMathPassBase<AmpCpuExpandMathPass> {
   void runOnOperation() override {
-    // Only the ops to expand (a step lowered to loops has 10^6 others: a
-    // greedy rewrite of the whole module would visit and fold each).
-    SmallVector<Operation *> ops;
-    getOperation()->walk([&](Operation *op) {
-      if (isa<math::FPowIOp, math::IsInfOp, math::IsNormalOp>(op))
-        ops.push_back(op);
-    });
-    if (ops.empty())
-      return;
-    RewritePatternSet patterns(&getContext());
-    patterns.add<FPowIToPowF, IsInfToCompare, IsNormalToCompare>(
-        &getContext());
-    GreedyRewriteConfig config;
-    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
-    if (failed(applyOpPatternsGreedily(ops, std::move(patterns), config)))
+    if (failed(amp::expandMathOps(getOperation())))
       return signalPassFailure();
   }
 };
 } // namespace
+
+void mlir::amp::populateAmpExpandMathPatterns(RewritePatternSet &patterns) {
+  patterns.add<FPowIToPowF, IsInfToCompare, IsNormalToCompare>(
+      patterns.getContext());
+}
+
+LogicalResult mlir::amp::expandMathOps(Operation *root) {
+  // Only the ops to expand (a step lowered to loops has 10^6 others: a
+  // greedy rewrite of the whole module would visit and fold each).
+  SmallVector<Operation *> ops;
+  root->walk([&](Operation *op) {
+    if (isa<math::FPowIOp, math::IsInfOp, math::IsNormalOp>(op))
+      ops.push_back(op);
+  });
+  if (ops.empty())
+    return success();
+  RewritePatternSet patterns(root->getContext());
+  populateAmpExpandMathPatterns(patterns);
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+  return applyOpPatternsGreedily(ops, std::move(patterns), config);
+}

@@ -34,6 +34,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Codegen/Passes.h"
+#include "amp/Codegen/Transforms.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -154,50 +155,52 @@ static void dropInputs(RewriterBase &rewriter, linalg::GenericOp op,
   rewriter.replaceOp(op, rebuilt->getResults());
 }
 
+void mlir::amp::hoistScalarReads(Operation *root) {
+  SmallVector<Operation *> readers;
+  root->walk([&](Operation *op) {
+    if (isa<linalg::GenericOp, tensor::ExtractOp>(op))
+      readers.push_back(op);
+  });
+
+  ScalarReads scalars(root->getContext());
+  IRRewriter rewriter(root->getContext());
+  for (Operation *reader : readers) {
+    if (auto extract = dyn_cast<tensor::ExtractOp>(reader)) {
+      if (scalars.isShared(extract))
+        continue;
+      FailureOr<SmallVector<int64_t>> position = constantPosition(extract);
+      if (failed(position))
+        continue;
+      rewriter.replaceOp(extract,
+                         scalars.get(extract.getTensor(), *position));
+      continue;
+    }
+    auto generic = cast<linalg::GenericOp>(reader);
+    if (!generic.hasPureTensorSemantics() ||
+        linalg::isaContractionOpInterface(generic) ||
+        linalg::isaConvolutionOpInterface(generic))
+      continue;
+    llvm::BitVector dropped(generic->getNumOperands());
+    for (OpOperand *input : generic.getDpsInputOperands()) {
+      FailureOr<SmallVector<int64_t>> position = constantPosition(
+          input->get(), generic.getMatchingIndexingMap(input));
+      if (failed(position))
+        continue;
+      BlockArgument arg = generic.getMatchingBlockArgument(input);
+      if (!arg.use_empty())
+        rewriter.replaceAllUsesWith(arg,
+                                    scalars.get(input->get(), *position));
+      dropped.set(input->getOperandNumber());
+    }
+    if (dropped.any())
+      dropInputs(rewriter, generic, dropped);
+  }
+}
+
 namespace {
 struct AmpCpuHoistScalarReadsPass
     : public amp::impl::AmpCpuHoistScalarReadsPassBase<
           AmpCpuHoistScalarReadsPass> {
-  void runOnOperation() override {
-    SmallVector<Operation *> readers;
-    getOperation()->walk([&](Operation *op) {
-      if (isa<linalg::GenericOp, tensor::ExtractOp>(op))
-        readers.push_back(op);
-    });
-
-    ScalarReads scalars(&getContext());
-    IRRewriter rewriter(&getContext());
-    for (Operation *reader : readers) {
-      if (auto extract = dyn_cast<tensor::ExtractOp>(reader)) {
-        if (scalars.isShared(extract))
-          continue;
-        FailureOr<SmallVector<int64_t>> position = constantPosition(extract);
-        if (failed(position))
-          continue;
-        rewriter.replaceOp(extract,
-                           scalars.get(extract.getTensor(), *position));
-        continue;
-      }
-      auto generic = cast<linalg::GenericOp>(reader);
-      if (!generic.hasPureTensorSemantics() ||
-          linalg::isaContractionOpInterface(generic) ||
-          linalg::isaConvolutionOpInterface(generic))
-        continue;
-      llvm::BitVector dropped(generic->getNumOperands());
-      for (OpOperand *input : generic.getDpsInputOperands()) {
-        FailureOr<SmallVector<int64_t>> position = constantPosition(
-            input->get(), generic.getMatchingIndexingMap(input));
-        if (failed(position))
-          continue;
-        BlockArgument arg = generic.getMatchingBlockArgument(input);
-        if (!arg.use_empty())
-          rewriter.replaceAllUsesWith(arg,
-                                      scalars.get(input->get(), *position));
-        dropped.set(input->getOperandNumber());
-      }
-      if (dropped.any())
-        dropInputs(rewriter, generic, dropped);
-    }
-  }
+  void runOnOperation() override { amp::hoistScalarReads(getOperation()); }
 };
 } // namespace

@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Codegen/Passes.h"
+#include "amp/Codegen/Transforms.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -37,34 +38,38 @@ struct AmpCpuSplitBlocksPass
     : public amp::impl::AmpCpuSplitBlocksPassBase<AmpCpuSplitBlocksPass> {
   using Base::Base;
   void runOnOperation() override {
-    func::FuncOp fn = getOperation();
-    if (fn.isExternal())
-      return;
-    SmallVector<Block *> blocks;
-    for (Block &block : fn.getBody())
-      blocks.push_back(&block);
-    OpBuilder builder(&getContext());
-    for (Block *block : blocks) {
-      // The ops with regions, and every max-block-ops-th op since the last
-      // split, last first; the terminator stays put.
-      SmallVector<Operation *> splitPoints;
-      unsigned sinceSplit = 0;
-      for (Operation &op : block->without_terminator())
-        if (op.getNumRegions() > 0 ||
-            (maxBlockOps > 0 && ++sinceSplit >= maxBlockOps)) {
-          splitPoints.push_back(&op);
-          sinceSplit = 0;
-        }
-      for (Operation *op : llvm::reverse(splitPoints)) {
-        Operation *next = op->getNextNode();
-        if (!next || next == block->getTerminator() ||
-            next->hasTrait<OpTrait::IsTerminator>())
-          continue;
-        Block *tail = block->splitBlock(next);
-        builder.setInsertionPointToEnd(block);
-        cf::BranchOp::create(builder, op->getLoc(), tail);
-      }
-    }
+    amp::splitBlocksAfterLoops(getOperation(), maxBlockOps);
   }
 };
 } // namespace
+
+void mlir::amp::splitBlocksAfterLoops(FunctionOpInterface fn,
+                                      unsigned maxBlockOps) {
+  if (fn.isExternal())
+    return;
+  SmallVector<Block *> blocks;
+  for (Block &block : fn.getFunctionBody())
+    blocks.push_back(&block);
+  OpBuilder builder(fn->getContext());
+  for (Block *block : blocks) {
+    // The ops with regions, and every max-block-ops-th op since the last
+    // split, last first; the terminator stays put.
+    SmallVector<Operation *> splitPoints;
+    unsigned sinceSplit = 0;
+    for (Operation &op : block->without_terminator())
+      if (op.getNumRegions() > 0 ||
+          (maxBlockOps > 0 && ++sinceSplit >= maxBlockOps)) {
+        splitPoints.push_back(&op);
+        sinceSplit = 0;
+      }
+    for (Operation *op : llvm::reverse(splitPoints)) {
+      Operation *next = op->getNextNode();
+      if (!next || next == block->getTerminator() ||
+          next->hasTrait<OpTrait::IsTerminator>())
+        continue;
+      Block *tail = block->splitBlock(next);
+      builder.setInsertionPointToEnd(block);
+      cf::BranchOp::create(builder, op->getLoc(), tail);
+    }
+  }
+}

@@ -32,6 +32,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Codegen/Passes.h"
+#include "amp/Codegen/Transforms.h"
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -220,42 +221,49 @@ struct AmpCpuVectorizePass
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<std::pair<linalg::LinalgOp, int64_t>> candidates;
-    getOperation()->walk([&](linalg::LinalgOp op) {
-      if (int64_t t = innerTileSize(op, vectorBits))
-        candidates.push_back({op, t});
-    });
-    IRRewriter rewriter(&getContext());
-    for (auto [op, t] : candidates)
-      vectorizeOne(rewriter, op, t);
-
-    // Step 3: unit dimensions away, transfers and multi-reductions lowered.
-    RewritePatternSet patterns(&getContext());
-    patterns.add<FullIntegerMultiReductionToReduction>(&getContext());
-    vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
-    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-    vector::populateVectorMultiReductionLoweringPatterns(
-        patterns, vector::VectorMultiReductionLowering::InnerParallel);
-    vector::populateVectorBroadcastLoweringPatterns(patterns);
-    vector::populateVectorShapeCastLoweringPatterns(patterns);
-    vector::TransferReadOp::getCanonicalizationPatterns(patterns,
-                                                        &getContext());
-    vector::TransferWriteOp::getCanonicalizationPatterns(patterns,
-                                                         &getContext());
-    // A bound on the rewrites, so that patterns that keep rewriting each
-    // other's results fail the pass at the function instead of hanging it.
-    int64_t numOps = 0;
-    getOperation()->walk([&](Operation *) { ++numOps; });
-    GreedyRewriteConfig config;
-    config.setMaxNumRewrites(1000 + 100 * numOps);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config))) {
-      getOperation()->emitError()
-          << "amp-cpu-vectorize: the vector cleanup patterns did not "
-             "converge (rerun with --cpu-vector-bits=0 / vector-bits=0 to "
-             "keep scalar loops)";
+    if (failed(amp::vectorizeLinalgForCpu(getOperation(), vectorBits)))
       return signalPassFailure();
-    }
   }
 };
 } // namespace
+
+LogicalResult mlir::amp::vectorizeLinalgForCpu(Operation *root,
+                                               int64_t vectorBits) {
+  SmallVector<std::pair<linalg::LinalgOp, int64_t>> candidates;
+  root->walk([&](linalg::LinalgOp op) {
+    if (int64_t t = innerTileSize(op, vectorBits))
+      candidates.push_back({op, t});
+  });
+  IRRewriter rewriter(root->getContext());
+  for (auto [op, t] : candidates)
+    vectorizeOne(rewriter, op, t);
+
+  // Step 3: unit dimensions away, transfers and multi-reductions lowered.
+  RewritePatternSet patterns(root->getContext());
+  patterns.add<FullIntegerMultiReductionToReduction>(root->getContext());
+  vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+  vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+  vector::populateVectorMultiReductionLoweringPatterns(
+      patterns, vector::VectorMultiReductionLowering::InnerParallel);
+  vector::populateVectorBroadcastLoweringPatterns(patterns);
+  vector::populateVectorShapeCastLoweringPatterns(patterns);
+  vector::TransferReadOp::getCanonicalizationPatterns(patterns,
+                                                      root->getContext());
+  vector::TransferWriteOp::getCanonicalizationPatterns(patterns,
+                                                       root->getContext());
+  // A bound on the rewrites, so that patterns that keep rewriting each
+  // other's results fail the pass at the function instead of hanging it.
+  int64_t numOps = 0;
+  root->walk([&](Operation *) { ++numOps; });
+  GreedyRewriteConfig config;
+  config.setMaxNumRewrites(1000 + 100 * numOps);
+  if (failed(applyPatternsGreedily(root, std::move(patterns),
+                                   config))) {
+    root->emitError()
+        << "amp-cpu-vectorize: the vector cleanup patterns did not "
+           "converge (rerun with --cpu-vector-bits=0 / vector-bits=0 to "
+           "keep scalar loops)";
+    return failure();
+  }
+  return success();
+}
