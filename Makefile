@@ -157,12 +157,12 @@ fuzz: build
 # has no CUDA backend: CMake links CUDA code with the host g++, which does not
 # take clang's -shared-libsan (and the backend cannot run here anyway).
 ASAN_BUILD   ?= build-asan
-ASAN_TESTS   ?= Policy Transforms Pipelines Conversion/AmpToLinalg Conversion/Checks Codegen/CPU/vectorize.mlir \
-                Codegen/CPU/widen-contraction-operands.mlir Codegen/CPU/approximate-tanh-run.mlir \
-                Codegen/CPU/check-in-update.mlir \
-                Conversion/AmpToRuntime/unscale.mlir Conversion/AmpToRuntime/check-source.mlir \
+ASAN_TESTS   ?= Policy Transforms Pipelines Conversion/AmpToLinalg Conversion/Checks Codegen/CPU/amp-cpu-vectorize.mlir \
+                Codegen/CPU/amp-cpu-widen-contraction-operands.mlir Codegen/CPU/amp-cpu-approximate-tanh-run.mlir \
+                Codegen/CPU/amp-cpu-check-in-update.mlir \
+                Conversion/AmpToRuntime/amp-lower-to-runtime.mlir Conversion/AmpToRuntime/check-source.mlir \
                 Dialect Tools/amp-opt fuzz \
-                Codegen/GPU/emulate-on-host.mlir Integration/amp-train-cuda-emulated.test
+                Codegen/GPU/amp-gpu-emulate-on-host.mlir Integration/amp-train-cuda-emulated.test
 # UndefinedBehaviorSanitizer too, every report fatal (-fno-sanitize-recover).
 # vptr needs RTTI (LLVM builds without it); function would check calls into
 # the uninstrumented libMLIR/libLLVM, whose functions carry no type hash.

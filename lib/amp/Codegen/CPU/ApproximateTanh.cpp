@@ -8,7 +8,7 @@
 // non-GEMM cost of a transformer step's GELU on the CPU).
 //
 // Accuracy: within a few ulp of libm over the whole f32 range
-// (test/Codegen/CPU/approximate-tanh-run.mlir measures the worst case
+// (test/Codegen/CPU/amp-cpu-approximate-tanh-run.mlir measures the worst case
 // against libm's tanhf). The result of one element does not depend on the
 // vector width or on which loop (vector body or scalar remainder) computes
 // it: the same ops with the same fma, so steps stay bit-identical across
