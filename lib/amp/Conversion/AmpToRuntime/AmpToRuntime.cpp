@@ -146,7 +146,8 @@ struct AmpLowerToRuntimePass
     patterns.add<UnscaleToRuntime>(&getContext(), fuseUnscale);
     patterns.add<UpdateScaleToRuntime>(&getContext());
     populateAmpKeepOnOverflowToLinalgPatterns(patterns);
-    if (failed(applyAmpOpsConversion(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))) ||
+        failed(checkNoAmpOpsLeft(getOperation(), getArgument())))
       return signalPassFailure();
     stripTrainingStepAttributes(getOperation());
   }
