@@ -197,8 +197,9 @@ struct AmpCpuCheckInUpdatePass
       // R's body moves to U: what it reads from outside must be there.
       llvm::SetVector<Value> captured;
       getUsedValuesDefinedAbove(r.getRegion(), captured);
+      Operation *update = u;
       if (llvm::any_of(captured, [&](Value v) {
-            return !dominance.properlyDominates(v, u);
+            return !dominance.properlyDominates(v, update);
           }))
         continue;
       FailureOr<SmallVector<Operation *>> users = usersToMove(r, u);

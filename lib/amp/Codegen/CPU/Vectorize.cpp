@@ -88,18 +88,24 @@ static int64_t innerTileSize(linalg::LinalgOp op, int64_t vectorBits) {
   if (llvm::any_of(sizes, ShapedType::isDynamic))
     return 0;
   unsigned widest = 0;
+  bool halfFloats = false;
   for (Value operand : op->getOperands()) {
     auto type = dyn_cast<MemRefType>(operand.getType());
     if (!type || !type.getElementType().isIntOrFloat())
       return 0;
     widest = std::max(widest, type.getElementTypeBitWidth());
+    halfFloats |= type.getElementType().isF16() || type.getElementType().isBF16();
   }
   if (widest == 0)
     return 0;
   int64_t lanes = std::max<int64_t>(1, vectorBits / widest);
   int64_t inner = sizes.back();
+  // f16 / bf16 vectors only with a power-of-two lane count: LLVM's x86
+  // backend cannot legalise a <9 x bfloat> load (it aborts in instruction
+  // selection: "Do not know how to soft promote this operator's operand";
+  // a 3x3 depthwise kernel in bf16 made one).
   for (int64_t t = std::min(lanes, inner); t > 1; --t)
-    if (inner % t == 0)
+    if (inner % t == 0 && (!halfFloats || llvm::isPowerOf2_64(t)))
       return t;
   return 0;
 }
