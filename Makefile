@@ -71,7 +71,10 @@ py-models: py-torch
 
 # IREE (compiler and runtime from PyPI, about 400 MB installed) for the tests of the IREE path
 # (docs/IREE.md); skipped with a reason where it cannot be installed.
-IREE_PACKAGES := iree-base-compiler iree-base-runtime
+# Pinned: the op-coverage matrix (docs/OpCoverage.md) records what this IREE does
+# (3.13.0 compiles f16 maxnumf / minnumf / softmax, which an earlier unpinned
+# install could not).
+IREE_PACKAGES := iree-base-compiler==3.13.0 iree-base-runtime==3.13.0
 py-iree: py-deps
 	@$(PY) -c "import iree.compiler, iree.runtime" 2>/dev/null || \
 	  $(PY) -m pip install -q $(IREE_PACKAGES) || \

@@ -54,9 +54,6 @@ _IREE_LIBM = ("IREE's llvm-cpu backend links no libm: {} (from arith / math ops 
 KNOWN_FAILURES: dict = {
     ("arith.remf", "*", "gpu"): "the NVVM lowering rejects llvm.frem (\"failed to legalize operation "
                                  "'llvm.frem'\"); needs arith.remf to libdevice's __nv_fmodf before arith-to-llvm",
-    ("arith.maxnumf", "f16", "iree"): _IREE_LIBM.format("fmaxf", "f16"),
-    ("arith.minnumf", "f16", "iree"): _IREE_LIBM.format("fminf", "f16"),
-    ("linalg.softmax", "f16", "iree"): _IREE_LIBM.format("fmaxf", "f16 (IREE's softmax decomposition)"),
     ("math.log10", "*", "iree"): _IREE_LIBM.format("log10f", "every type"),
     ("math.erfc", "*", "iree"): "IREE has no lowering of math.erfc (\"failed to legalize operation 'math.erfc'\")",
     ("math.atan", "f32", "iree"): "IREE's polynomial atan is off by up to 4e-6 relative, beyond the f32 tolerance "
