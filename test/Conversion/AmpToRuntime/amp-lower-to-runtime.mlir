@@ -12,10 +12,10 @@
 // COPY: %[[DST0:.*]] = memref.alloc() : memref<2x3xf32>
 // COPY: %[[DSTP0:.*]] = memref.extract_aligned_pointer_as_index %[[DST0]]
 // COPY: %[[DSTI0:.*]] = arith.index_cast %[[DSTP0]]
-// COPY: call @amp_rt_unscale_add(%{{.*}}, %[[DSTI0]], %c6_i64, %c0_i32)
+// COPY: call @amp_rt_unscale_add(%{{.*}}, %[[DSTI0]], %c6_i64{{(_[0-9]+)?}}, %c0_i32{{(_[0-9]+)?}})
 // COPY: bufferization.to_tensor %[[DST0]] restrict writable
 // COPY: memref.alloc() : memref<5xbf16>
-// COPY: call @amp_rt_unscale_add(%{{.*}}, %{{.*}}, %c5_i64, %c2_i32)
+// COPY: call @amp_rt_unscale_add(%{{.*}}, %{{.*}}, %c5_i64{{(_[0-9]+)?}}, %c2_i32{{(_[0-9]+)?}})
 // COPY: call @amp_rt_unscale_launch(
 
 // fuse-unscale: dst = 0 (check only, nothing allocated for the gradients),
@@ -26,12 +26,12 @@
 // FUSE: call @amp_rt_unscale_begin(
 // FUSE: %[[INV:.*]] = linalg.generic {{.*}}iterator_types = []} ins(%arg3 : tensor<f32>)
 // FUSE: arith.divf %{{.*}} : f64
-// FUSE: call @amp_rt_unscale_add(%{{.*}}, %c0_i64, %c6_i64, %c0_i32)
+// FUSE: call @amp_rt_unscale_add(%{{.*}}, %c0_i64{{(_[0-9]+)?}}, %c6_i64{{(_[0-9]+)?}}, %c0_i32{{(_[0-9]+)?}})
 // FUSE: %[[U0:.*]] = linalg.generic {{.*}} ins(%arg0, %[[INV]] : tensor<2x3xf32>, tensor<f32>)
 // FUSE: arith.cmpf oeq
 // FUSE: arith.mulf
 // FUSE: arith.select
-// FUSE: call @amp_rt_unscale_add(%{{.*}}, %c0_i64, %c5_i64, %c2_i32)
+// FUSE: call @amp_rt_unscale_add(%{{.*}}, %c0_i64{{(_[0-9]+)?}}, %c5_i64{{(_[0-9]+)?}}, %c2_i32{{(_[0-9]+)?}})
 // FUSE: %[[U1:.*]] = linalg.generic {{.*}} ins(%arg1, %[[INV]] : tensor<5xbf16>, tensor<f32>)
 // FUSE: arith.truncf %{{.*}} : f32 to bf16
 // FUSE: call @amp_rt_unscale_launch(

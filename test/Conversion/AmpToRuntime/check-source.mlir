@@ -20,11 +20,11 @@
 // RT: %[[XB:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<3x2xf32>
 // RT: %[[XP:.*]] = memref.extract_aligned_pointer_as_index %[[XB]]
 // RT: %[[XI:.*]] = arith.index_cast %[[XP]]
-// RT: call @amp_rt_unscale_add(%[[XI]], %c0_i64, %c6_i64, %c0_i32)
+// RT: call @amp_rt_unscale_add(%[[XI]], %c0_i64{{(_[0-9]+)?}}, %c6_i64{{(_[0-9]+)?}}, %c0_i32{{(_[0-9]+)?}})
 // RT: %[[HB:.*]] = bufferization.to_buffer %[[H]] read_only : tensor<6xf16>
 // RT: %[[HP:.*]] = memref.extract_aligned_pointer_as_index %[[HB]]
 // RT: %[[HI:.*]] = arith.index_cast %[[HP]]
-// RT: call @amp_rt_unscale_add(%[[HI]], %c0_i64, %c6_i64, %c1_i32)
+// RT: call @amp_rt_unscale_add(%[[HI]], %c0_i64{{(_[0-9]+)?}}, %c6_i64{{(_[0-9]+)?}}, %c1_i32{{(_[0-9]+)?}})
 // RT: call @amp_rt_unscale_launch(
 // INLINE-LABEL: func.func @walked(
 // INLINE-SAME: %[[X:[^:]*]]: tensor<3x2xf32>, %[[H:[^:]*]]: tensor<6xf16>

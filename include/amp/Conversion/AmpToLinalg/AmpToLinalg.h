@@ -42,8 +42,11 @@ Value findCheckSource(Value grad);
 /// training-step contract ends with the lowering of the amp ops.
 void stripTrainingStepAttributes(ModuleOp module);
 
-/// Fails (with a diagnostic) if an amp op is left in `module`.
-LogicalResult checkNoAmpOpsLeft(ModuleOp module, StringRef passName);
+/// Applies `patterns` to `module` as a partial dialect conversion with the
+/// amp dialect illegal (applyPartialConversion): fails, with an error at
+/// the op, when an amp op is left.
+LogicalResult applyAmpOpsConversion(ModuleOp module,
+                                    RewritePatternSet &&patterns);
 
 } // namespace mlir::amp
 

@@ -146,8 +146,7 @@ struct AmpLowerToRuntimePass
     patterns.add<UnscaleToRuntime>(&getContext(), fuseUnscale);
     patterns.add<UpdateScaleToRuntime>(&getContext());
     populateAmpKeepOnOverflowToLinalgPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))) ||
-        failed(checkNoAmpOpsLeft(getOperation(), getArgument())))
+    if (failed(applyAmpOpsConversion(getOperation(), std::move(patterns))))
       return signalPassFailure();
     stripTrainingStepAttributes(getOperation());
   }
