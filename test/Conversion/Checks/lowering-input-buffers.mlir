@@ -32,3 +32,16 @@ func.func @big_vector(%a: vector<32x32x32xbf16>) -> vector<32x32x32xbf16> {
   // expected-error @-1 {{result #0 has type 'vector<32x32x32xbf16>' (32768 elements): the CPU / GPU lowering takes vectors of at most 1024 elements}}
   return %0 : vector<32x32x32xbf16>
 }
+
+// -----
+
+// A bf16 vector of 9 lanes: LLVM's x86 backend aborts on its load ("Do not
+// know how to soft promote this operator's operand"); rejected up front.
+func.func @nine_bf16(%a: memref<9xbf16>) -> vector<9xbf16> {
+  %c0 = arith.constant 0 : index
+  %p = arith.constant 0.0 : bf16
+  // CPU: lowering-input-buffers.mlir:[[@LINE+2]]:8: error: 'vector.transfer_read' op result #0 has type 'vector<9xbf16>': the CPU / GPU lowering takes bf16 vectors whose innermost size is a power of two
+  // expected-error @+1 {{'vector.transfer_read' op result #0 has type 'vector<9xbf16>': the CPU / GPU lowering takes bf16 vectors whose innermost size is a power of two}}
+  %v = vector.transfer_read %a[%c0], %p : memref<9xbf16>, vector<9xbf16>
+  return %v : vector<9xbf16>
+}

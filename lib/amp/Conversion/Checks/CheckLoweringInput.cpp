@@ -78,6 +78,18 @@ struct AmpCheckLoweringInputPass
     bool failedAny = false;
     auto checkVector = [&](Operation *op, Type type, StringRef what) {
       auto vector = dyn_cast<VectorType>(type);
+      if (vector && !vector.isScalable() && vector.getRank() > 0 &&
+          vector.getElementType().isBF16() &&
+          !llvm::isPowerOf2_64(vector.getShape().back())) {
+        // LLVM's x86 backend aborts on some of these (a <9 x bfloat> load:
+        // "Do not know how to soft promote this operator's operand");
+        // amp-cpu-vectorize makes only power-of-two bf16 vectors.
+        op->emitOpError() << what << " has type " << type
+                          << ": the CPU / GPU lowering takes bf16 vectors "
+                             "whose innermost size is a power of two";
+        failedAny = true;
+        return false;
+      }
       if (!vector || vector.isScalable() ||
           vector.getNumElements() <= static_cast<int64_t>(maxVectorElements))
         return true;
