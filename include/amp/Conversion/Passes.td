@@ -169,7 +169,9 @@ def AmpCheckLoweringInputPass
     - a vector type of more than `max-vector-elements` elements (default
       1024: LLVM's code generation is superlinear in a vector's size, 0.6 s
       for one bf16 add on 1024 elements, 20 s on 4096, minutes on 32768;
-      the pipeline's own vectorisation makes one register per tile).
+      the pipeline's own vectorisation makes one register per tile);
+    - a bf16 vector whose innermost size is not a power of two (LLVM's x86
+      backend aborts on a `<9 x bfloat>` load).
   }];
   let options = [
     Option<"toBuffers", "to-buffers", "bool", "true",
