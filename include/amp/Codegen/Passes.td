@@ -53,7 +53,7 @@ def AmpGpuFoldTransposesPass
 }
 
 def AmpCpuWidenContractionOperandsPass
-    : Pass<"amp-cpu-widen-contraction-operands", "::mlir::func::FuncOp"> {
+    : InterfacePass<"amp-cpu-widen-contraction-operands", "::mlir::FunctionOpInterface"> {
   let summary = "Widen the f16 operands of CPU GEMMs once, where they are made";
   let description = [{
     On tensors, before elementwise fusion, for a CPU runtime that has no GEMM
@@ -80,7 +80,7 @@ def AmpCpuWidenContractionOperandsPass
 }
 
 def AmpCpuCheckInUpdatePass
-    : Pass<"amp-cpu-check-in-update", "::mlir::func::FuncOp"> {
+    : InterfacePass<"amp-cpu-check-in-update", "::mlir::FunctionOpInterface"> {
   let summary = "Merge each gradient's inf / nan check into its update loop";
   let description = [{
     On tensors, after `amp-lower-to-linalg{check-in-update}` and elementwise
@@ -99,7 +99,7 @@ def AmpCpuCheckInUpdatePass
 }
 
 def AmpCpuHoistScalarReadsPass
-    : Pass<"amp-cpu-hoist-scalar-reads", "::mlir::func::FuncOp"> {
+    : InterfacePass<"amp-cpu-hoist-scalar-reads", "::mlir::FunctionOpInterface"> {
   let summary = "Read each one-element operand once, where it is defined, "
                 "so that one-shot bufferization stays linear";
   let description = [{
@@ -138,7 +138,7 @@ def AmpCpuApproximateTanhPass
   ];
 }
 
-def AmpCpuVectorizePass : Pass<"amp-cpu-vectorize", "::mlir::func::FuncOp"> {
+def AmpCpuVectorizePass : InterfacePass<"amp-cpu-vectorize", "::mlir::FunctionOpInterface"> {
   let summary = "Tile and vectorise the CPU step's remaining linalg ops";
   let description = [{
     On buffers, after `amp-lower-contractions-to-runtime`. Every static
@@ -338,7 +338,7 @@ def AmpCpuExpandMathPass : Pass<"amp-cpu-expand-math", "::mlir::ModuleOp"> {
 }
 
 def AmpCpuSplitBlocksPass
-    : Pass<"amp-cpu-split-blocks", "::mlir::func::FuncOp"> {
+    : InterfacePass<"amp-cpu-split-blocks", "::mlir::FunctionOpInterface"> {
   let summary = "Split a function body after each loop, last loop first, "
                 "so that scf-to-cf's block splits stay linear";
   let description = [{

@@ -182,7 +182,7 @@ def AmpCheckLoweringInputPass
 }
 
 def AmpDecomposeAggregatedOpsPass
-    : Pass<"amp-decompose-aggregated-ops", "::mlir::func::FuncOp"> {
+    : InterfacePass<"amp-decompose-aggregated-ops", "::mlir::FunctionOpInterface"> {
   let summary = "linalg ops that are several ops in one (linalg.softmax) "
                 "as those ops";
   let description = [{
@@ -204,7 +204,7 @@ def AmpDecomposeAggregatedOpsPass
 }
 
 def AmpConvolutionsToGemmPass
-    : Pass<"amp-convolutions-to-gemm", "::mlir::func::FuncOp"> {
+    : InterfacePass<"amp-convolutions-to-gemm", "::mlir::FunctionOpInterface"> {
   let summary = "2-D convolutions as im2col and a matmul-shaped contraction "
                 "(one GEMM call each)";
   let description = [{
@@ -225,7 +225,7 @@ def AmpConvolutionsToGemmPass
 }
 
 def AmpFuseElementwisePass
-    : Pass<"amp-fuse-elementwise", "::mlir::func::FuncOp"> {
+    : InterfacePass<"amp-fuse-elementwise", "::mlir::FunctionOpInterface"> {
   let summary = "Elementwise fusion on tensors that keeps contractions pure "
                 "(their operands stay buffers a GEMM call can read)";
   let description = [{
@@ -251,7 +251,7 @@ def AmpFuseElementwisePass
 }
 
 def AmpGeneralizeElementwiseOpsPass
-    : Pass<"amp-generalize-elementwise-ops", "::mlir::func::FuncOp"> {
+    : InterfacePass<"amp-generalize-elementwise-ops", "::mlir::FunctionOpInterface"> {
   let summary = "Named elementwise linalg ops (linalg.exp, linalg.add, ...) "
                 "as linalg.generic";
   let description = [{

@@ -2,10 +2,10 @@
 // flag reduction per gradient, merged into the loop that reads the same
 // elements; guards that pick whole tensors.
 // RUN: amp-opt %s --amp-lower-to-linalg=check-in-update=true | FileCheck %s --check-prefix=LOWER
-// RUN: amp-opt %s --amp-lower-to-linalg=check-in-update=true --linalg-fuse-elementwise-ops --canonicalize --amp-cpu-check-in-update | FileCheck %s --check-prefix=MERGE
+// RUN: amp-opt %s --pass-pipeline='builtin.module(amp-lower-to-linalg{check-in-update=true},linalg-fuse-elementwise-ops,canonicalize,func.func(amp-cpu-check-in-update))' | FileCheck %s --check-prefix=MERGE
 // The merged loop is tiled and vectorised; its flag is a horizontal or.
-// RUN: amp-opt %s --amp-lower-to-linalg=check-in-update=true --linalg-fuse-elementwise-ops --canonicalize --amp-cpu-check-in-update \
-// RUN:   --one-shot-bufferize=bufferize-function-boundaries --amp-cpu-vectorize | FileCheck %s --check-prefix=VEC
+// RUN: amp-opt %s --pass-pipeline='builtin.module(amp-lower-to-linalg{check-in-update=true},linalg-fuse-elementwise-ops,canonicalize,func.func(amp-cpu-check-in-update), \
+// RUN:   one-shot-bufferize{bufferize-function-boundaries},func.func(amp-cpu-vectorize))' | FileCheck %s --check-prefix=VEC
 // Numbers: the same steps, flags and kept parameters as the default lowering.
 // RUN: amp-opt %s --amp-cpu-pipeline | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils | FileCheck %s --check-prefix=NUM
 // RUN: amp-opt %s --amp-cpu-pipeline=check-in-update=true | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils | FileCheck %s --check-prefix=NUM

@@ -2,8 +2,8 @@
 // generic input with a constant indexing map, a tensor.extract at constant
 // indices) becomes one tensor.extract placed where the tensor is defined,
 // shared by all readers; the generics capture the scalar and lose the input.
-// RUN: amp-opt %s --split-input-file --amp-cpu-hoist-scalar-reads | FileCheck %s
-// RUN: amp-opt %s --split-input-file --amp-cpu-hoist-scalar-reads --one-shot-bufferize=bufferize-function-boundaries -o /dev/null
+// RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(amp-cpu-hoist-scalar-reads))' | FileCheck %s
+// RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(amp-cpu-hoist-scalar-reads),one-shot-bufferize{bufferize-function-boundaries})' -o /dev/null
 
 #id = affine_map<(d0) -> (d0)>
 #scalar = affine_map<(d0) -> ()>

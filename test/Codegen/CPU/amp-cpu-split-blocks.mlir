@@ -2,8 +2,8 @@
 // last first, the pieces chained with cf.br (so that scf-to-cf, which
 // splits a block after each loop it lowers, moves each op once); the
 // single-block region of an scf.for is left alone.
-// RUN: amp-opt %s --amp-cpu-split-blocks | FileCheck %s
-// RUN: amp-opt %s --amp-cpu-split-blocks --convert-scf-to-cf -o /dev/null
+// RUN: amp-opt %s --pass-pipeline='builtin.module(func.func(amp-cpu-split-blocks))' | FileCheck %s
+// RUN: amp-opt %s --pass-pipeline='builtin.module(func.func(amp-cpu-split-blocks),convert-scf-to-cf)' -o /dev/null
 
 // CHECK-LABEL: func.func @loops
 // CHECK: scf.for
@@ -50,7 +50,7 @@ func.func @last(%m: memref<8xf32>, %v: f32) {
 // Straight-line code is also cut every max-block-ops ops (here 2): the
 // remainder of a large step after outlining is one long block of
 // allocations and calls.
-// RUN: amp-opt %s --amp-cpu-split-blocks=max-block-ops=2 | FileCheck %s --check-prefix=CUT
+// RUN: amp-opt %s --pass-pipeline='builtin.module(func.func(amp-cpu-split-blocks{max-block-ops=2}))' | FileCheck %s --check-prefix=CUT
 // CUT-LABEL: func.func @straight
 // CUT-NEXT: %[[A:.*]] = arith.addf %arg0, %arg0
 // CUT-NEXT: %[[B:.*]] = arith.addf %[[A]], %[[A]]

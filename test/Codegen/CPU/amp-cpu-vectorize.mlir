@@ -1,9 +1,9 @@
 // amp-cpu-vectorize: static linalg ops whose innermost loop is parallel are
 // tiled by 1 outside and by one vector register inside, and each tile is
 // vectorised; ops with an innermost reduction keep their loops.
-// RUN: amp-opt %s --amp-cpu-vectorize --canonicalize --split-input-file | FileCheck %s
-// RUN: amp-opt %s --amp-cpu-vectorize=vector-bits=512 --canonicalize --split-input-file | FileCheck %s --check-prefix=AVX512
-// RUN: amp-opt %s --amp-cpu-vectorize=vector-bits=0 --split-input-file | FileCheck %s --check-prefix=OFF
+// RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(amp-cpu-vectorize),canonicalize)' | FileCheck %s
+// RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(amp-cpu-vectorize{vector-bits=512}),canonicalize)' | FileCheck %s --check-prefix=AVX512
+// RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(amp-cpu-vectorize{vector-bits=0}))' | FileCheck %s --check-prefix=OFF
 
 // Elementwise over 4 x 64 f32: 8 lanes at 256 bits, 16 at 512.
 // CHECK-LABEL: func.func @elementwise

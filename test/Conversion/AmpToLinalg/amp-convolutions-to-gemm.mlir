@@ -2,7 +2,7 @@
 // matmul-shaped linalg.generic (which amp-lower-contractions-to-runtime makes
 // one GEMM call); the convolutions upstream's im2col does not take keep
 // their form.
-// RUN: amp-opt %s --split-input-file --amp-convolutions-to-gemm | FileCheck %s
+// RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(amp-convolutions-to-gemm))' | FileCheck %s
 // RUN: amp-opt %s --split-input-file --amp-cpu-pipeline | FileCheck %s --check-prefix=CPU
 
 // CHECK-LABEL: func.func @nhwc_fhwc

@@ -2,7 +2,7 @@
 // (max, exp(x - max), sum, divide), which the CPU and GPU pipelines lower;
 // whole, it once reached the CPU pipeline's output as an
 // unrealized_conversion_cast.
-// RUN: amp-opt %s --amp-decompose-aggregated-ops | FileCheck %s
+// RUN: amp-opt %s --pass-pipeline='builtin.module(func.func(amp-decompose-aggregated-ops))' | FileCheck %s
 // RUN: amp-opt %s --amp-cpu-pipeline -o /dev/null
 
 // CHECK-LABEL: func.func @softmax

@@ -4,8 +4,8 @@
 // operand must stay an f16 buffer for a GEMM call), while two elementwise
 // ops still fuse into one. With keep-contractions=false the truncf moves
 // into the matmul's body, as upstream fuses it.
-// RUN: amp-opt %s --amp-fuse-elementwise | FileCheck %s
-// RUN: amp-opt %s --amp-fuse-elementwise=keep-contractions=false | FileCheck %s --check-prefix=UPSTREAM
+// RUN: amp-opt %s --pass-pipeline='builtin.module(func.func(amp-fuse-elementwise))' | FileCheck %s
+// RUN: amp-opt %s --pass-pipeline='builtin.module(func.func(amp-fuse-elementwise{keep-contractions=false}))' | FileCheck %s --check-prefix=UPSTREAM
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 

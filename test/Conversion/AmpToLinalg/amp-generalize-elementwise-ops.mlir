@@ -1,4 +1,4 @@
-// RUN: amp-opt %s --amp-generalize-elementwise-ops | FileCheck %s
+// RUN: amp-opt %s --pass-pipeline='builtin.module(func.func(amp-generalize-elementwise-ops))' | FileCheck %s
 
 // amp-generalize-elementwise-ops (the IREE input): named elementwise linalg
 // ops become linalg.generic (IREE's compiler could not parse their generic
