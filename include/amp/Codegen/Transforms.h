@@ -1,20 +1,26 @@
 //===- Transforms.h - the codegen passes as functions -----------*- C++ -*-===//
 //
-// The transforms behind the CPU codegen passes (include/amp/Codegen/
+// The transforms behind the CPU and GPU codegen passes (include/amp/Codegen/
 // Passes.td), callable from a downstream compiler's own passes or transform
 // code without the pass wrappers: each pass's runOnOperation is a call to
-// the function here (or applies the patterns here).
+// the function here (or applies the patterns here), and signals failure
+// when it fails.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef AMP_CODEGEN_TRANSFORMS_H
 #define AMP_CODEGEN_TRANSFORMS_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 namespace mlir::amp {
+
+//===----------------------------------------------------------------------===//
+// CPU (library AmpCodegenCPU)
+//===----------------------------------------------------------------------===//
 
 /// amp-cpu-expand-math: math.fpowi as math.powf of the converted exponent,
 /// math.isinf / math.isnormal as comparisons of math.absf, in the op's own
@@ -43,6 +49,74 @@ void splitBlocksAfterLoops(FunctionOpInterface fn, unsigned maxBlockOps);
 /// vector cleanup; fails (with an error at `root`) when the cleanup does not
 /// converge.
 LogicalResult vectorizeLinalgForCpu(Operation *root, int64_t vectorBits);
+
+/// amp-cpu-widen-contraction-operands: the f16 inputs (bf16 too with `bf16`)
+/// of the f32 contractions under `root` that the body only extends to f32
+/// widened once, where the value is defined, and fused into its producer
+/// when the contractions were its only readers.
+void widenContractionOperands(Operation *root, bool bf16);
+
+/// amp-cpu-check-in-update: each gradient's inf / nan flag reduction under
+/// `root` merged into the all-parallel update that reads the same elements,
+/// the flag's users moved below the merged op.
+void mergeChecksIntoUpdates(Operation *root);
+
+/// amp-cpu-outline-loops: in each func.func of `module` with at least
+/// `minLoops` top-level loop nests, groups of at most `loopsPerFunction`
+/// consecutive nests moved into private noinline functions called in their
+/// place; the function itself becomes noinline and optnone.
+void outlineLoopNests(ModuleOp module, unsigned minLoops,
+                      unsigned loopsPerFunction);
+
+//===----------------------------------------------------------------------===//
+// GPU (library AmpCodegenGPU)
+//===----------------------------------------------------------------------===//
+
+/// amp-gpu-fold-transposes: each contraction under `root` whose input is the
+/// only use of a linalg.transpose reads the transpose's input through the
+/// permuted indexing map instead; the transpose is erased.
+void foldTransposesIntoContractions(Operation *root);
+
+/// amp-gpu-split-reductions: every linalg op on tensors under `root` with one
+/// reduction dimension longer than `maxThreadWork` (`maxSingleThreadWork` for
+/// a full reduction) split into partial reductions of about `chunk` elements
+/// and a combining reduction, until no reduction is longer than the limits.
+void splitLongReductions(Operation *root, int64_t maxThreadWork,
+                         int64_t maxSingleThreadWork, int64_t chunk);
+
+/// amp-gpu-parallel-loops-first: every bufferized linalg op under `root` with
+/// both kinds of loops generalized and interchanged, its parallel loops
+/// first; fails (with an error at each op that cannot be) after the others.
+LogicalResult interchangeParallelLoopsFirst(Operation *root);
+
+/// amp-gpu-collapse-parallel-loops: every outermost multi-dimensional
+/// scf.parallel under `root` collapsed into one dimension, its last
+/// dimension varying fastest.
+void collapseOutermostParallelLoops(Operation *root);
+
+/// amp-gpu-host-to-device: in each func.func of `module`, runs of host
+/// compute wrapped in one-iteration scf.parallel ops, allocations and copies
+/// made GPU ones, constants copied to device buffers; fails (with an error at
+/// the op) when host code needs a value computed from device memory.
+LogicalResult moveHostComputeToDevice(ModuleOp module);
+
+/// amp-gpu-merge-kernel-modules: the kernels of every gpu.module of `module`
+/// moved into the first one (clashing symbols renamed), the launches updated.
+void mergeGpuKernelModules(ModuleOp module);
+
+/// amp-gpu-async-chain: the GPU ops of each func.func of `module` made
+/// asynchronous on one chain of tokens, with a single blocking gpu.wait
+/// before the return; fails (with an error at the op) on a host memory
+/// access or on GPU work nested in host control flow.
+LogicalResult chainGpuOpsAsync(ModuleOp module);
+
+/// amp-gpu-emulate-on-host: every kernel of `module` as a host function that
+/// loops over its grid and block, launches as calls, GPU memory ops as host
+/// ones, the gpu.modules erased; fails (with an error at the op) on what the
+/// host cannot emulate. `checkBounds` adds upstream's runtime verification to
+/// the kernels' accesses (register memref's RuntimeVerifiableOpInterface
+/// models, as the pass does, or none is added).
+LogicalResult emulateGpuOnHost(ModuleOp module, bool checkBounds);
 
 } // namespace mlir::amp
 

@@ -42,6 +42,7 @@
 
 #include "amp/Conversion/AmpToLinalg/AmpToLinalg.h"
 #include "amp/Codegen/Passes.h"
+#include "amp/Codegen/Transforms.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
@@ -86,137 +87,139 @@ static bool isFlagReduction(linalg::GenericOp op) {
          });
 }
 
+/// Step 1: U and the input of U holding x's elements.
+static std::pair<linalg::GenericOp, OpOperand *>
+findUpdate(linalg::GenericOp r) {
+  Value elements = sourceOfElements(r.getDpsInputs()[0]);
+  for (Operation &op : *r->getBlock()) {
+    auto u = dyn_cast<linalg::GenericOp>(&op);
+    if (!u || !u.hasPureTensorSemantics() || u.getNumReductionLoops() != 0 ||
+        u.getNumLoops() == 0)
+      continue;
+    for (OpOperand *input : u.getDpsInputOperands())
+      if (u.getMatchingIndexingMap(input).isPermutation() &&
+          sourceOfElements(input->get()) == elements &&
+          getElementTypeOrSelf(input->get().getType()) ==
+              getElementTypeOrSelf(elements.getType()))
+        return {u, input};
+  }
+  return {nullptr, nullptr};
+}
+
+/// Step 2: the users of R's flag above U (none when U comes first), in
+/// block order; failure when one has memory effects or is U.
+static FailureOr<SmallVector<Operation *>> usersToMove(linalg::GenericOp r,
+                                                       linalg::GenericOp u) {
+  Block *block = r->getBlock();
+  llvm::SetVector<Operation *> slice;
+  SmallVector<Value> worklist{r->getResult(0)};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      Operation *op = block->findAncestorOpInBlock(*user);
+      if (!op || !op->isBeforeInBlock(u) || !slice.insert(op))
+        continue;
+      llvm::append_range(worklist, op->getResults());
+    }
+  }
+  if (slice.contains(u.getOperation()) ||
+      llvm::any_of(slice,
+                   [](Operation *op) { return !isMemoryEffectFree(op); }))
+    return failure();
+  SmallVector<Operation *> ordered(slice.begin(), slice.end());
+  llvm::sort(ordered, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+  return ordered;
+}
+
+/// Step 3: M, replacing U's results and R's.
+static linalg::GenericOp merge(linalg::GenericOp r, linalg::GenericOp u,
+                               OpOperand *shared) {
+  OpBuilder b(u);
+  unsigned loops = u.getNumLoops();
+  SmallVector<Value> inits(u.getDpsInits());
+  Location loc = r.getLoc();
+  inits.push_back(
+      linalg::FillOp::create(
+          b, loc,
+          arith::ConstantOp::create(b, loc, b.getBoolAttr(false)).getResult(),
+          tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, b.getI1Type())
+              .getResult())
+          .getResult(0));
+  SmallVector<AffineMap> maps = u.getIndexingMapsArray();
+  maps.push_back(AffineMap::get(loops, 0, b.getContext()));
+  SmallVector<utils::IteratorType> reductions(loops,
+                                              utils::IteratorType::reduction);
+  SmallVector<Type> resultTypes(u->getResultTypes());
+  resultTypes.push_back(r->getResult(0).getType());
+  auto m = linalg::GenericOp::create(
+      b, u.getLoc(), resultTypes, u.getDpsInputs(), inits, maps, reductions,
+      [&](OpBuilder &nb, Location, ValueRange args) {
+        IRMapping mapping;
+        unsigned numUpdateArgs = u.getBody()->getNumArguments();
+        mapping.map(u.getBody()->getArguments(),
+                    args.take_front(numUpdateArgs));
+        for (Operation &op : u.getBody()->without_terminator())
+          nb.clone(op, mapping);
+        mapping.map(r.getBody()->getArgument(0),
+                    args[shared->getOperandNumber()]);
+        mapping.map(r.getRegionOutputArgs()[0], args.back());
+        for (Operation &op : r.getBody()->without_terminator())
+          nb.clone(op, mapping);
+        SmallVector<Value> yielded;
+        for (Value v : u.getBody()->getTerminator()->getOperands())
+          yielded.push_back(mapping.lookupOrDefault(v));
+        yielded.push_back(mapping.lookupOrDefault(
+            r.getBody()->getTerminator()->getOperand(0)));
+        linalg::YieldOp::create(nb, u.getLoc(), yielded);
+      });
+  return m;
+}
+
+void mlir::amp::mergeChecksIntoUpdates(Operation *root) {
+  SmallVector<linalg::GenericOp> flags;
+  root->walk([&](linalg::GenericOp op) {
+    if (isFlagReduction(op))
+      flags.push_back(op);
+  });
+  DominanceInfo dominance(root);
+  for (linalg::GenericOp r : flags) {
+    auto [u, shared] = findUpdate(r);
+    if (!u)
+      continue;
+    // R's body moves to U: what it reads from outside must be there.
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(r.getRegion(), captured);
+    Operation *update = u;
+    if (llvm::any_of(captured, [&](Value v) {
+          return !dominance.properlyDominates(v, update);
+        }))
+      continue;
+    FailureOr<SmallVector<Operation *>> users = usersToMove(r, u);
+    if (failed(users))
+      continue;
+    linalg::GenericOp m = merge(r, u, shared);
+    // Step 4.
+    Operation *after = m;
+    for (Operation *op : *users) {
+      op->moveAfter(after);
+      after = op;
+    }
+    u->replaceAllUsesWith(m->getResults().drop_back());
+    r->getResult(0).replaceAllUsesWith(m->getResults().back());
+    u->erase();
+    r->erase();
+  }
+}
+
 namespace {
 struct AmpCpuCheckInUpdatePass
     : public amp::impl::AmpCpuCheckInUpdatePassBase<AmpCpuCheckInUpdatePass> {
   using Base::Base;
 
-  /// Step 1: U and the input of U holding x's elements.
-  std::pair<linalg::GenericOp, OpOperand *> findUpdate(linalg::GenericOp r) {
-    Value elements = sourceOfElements(r.getDpsInputs()[0]);
-    for (Operation &op : *r->getBlock()) {
-      auto u = dyn_cast<linalg::GenericOp>(&op);
-      if (!u || !u.hasPureTensorSemantics() ||
-          u.getNumReductionLoops() != 0 || u.getNumLoops() == 0)
-        continue;
-      for (OpOperand *input : u.getDpsInputOperands())
-        if (u.getMatchingIndexingMap(input).isPermutation() &&
-            sourceOfElements(input->get()) == elements &&
-            getElementTypeOrSelf(input->get().getType()) ==
-                getElementTypeOrSelf(elements.getType()))
-          return {u, input};
-    }
-    return {nullptr, nullptr};
-  }
-
-  /// Step 2: the users of R's flag above U (none when U comes first), in
-  /// block order; failure when one has memory effects or is U.
-  FailureOr<SmallVector<Operation *>> usersToMove(linalg::GenericOp r,
-                                                  linalg::GenericOp u) {
-    Block *block = r->getBlock();
-    llvm::SetVector<Operation *> slice;
-    SmallVector<Value> worklist{r->getResult(0)};
-    while (!worklist.empty()) {
-      Value value = worklist.pop_back_val();
-      for (Operation *user : value.getUsers()) {
-        Operation *op = block->findAncestorOpInBlock(*user);
-        if (!op || !op->isBeforeInBlock(u) || !slice.insert(op))
-          continue;
-        llvm::append_range(worklist, op->getResults());
-      }
-    }
-    if (slice.contains(u.getOperation()) ||
-        llvm::any_of(slice, [](Operation *op) {
-          return !isMemoryEffectFree(op);
-        }))
-      return failure();
-    SmallVector<Operation *> ordered(slice.begin(), slice.end());
-    llvm::sort(ordered, [](Operation *a, Operation *b) {
-      return a->isBeforeInBlock(b);
-    });
-    return ordered;
-  }
-
-  /// Step 3: M, replacing U's results and R's.
-  linalg::GenericOp merge(linalg::GenericOp r, linalg::GenericOp u,
-                          OpOperand *shared) {
-    OpBuilder b(u);
-    unsigned loops = u.getNumLoops();
-    SmallVector<Value> inits(u.getDpsInits());
-    Location loc = r.getLoc();
-    inits.push_back(
-        linalg::FillOp::create(
-            b, loc,
-            arith::ConstantOp::create(b, loc, b.getBoolAttr(false))
-                .getResult(),
-            tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{},
-                                    b.getI1Type())
-                .getResult())
-            .getResult(0));
-    SmallVector<AffineMap> maps = u.getIndexingMapsArray();
-    maps.push_back(AffineMap::get(loops, 0, b.getContext()));
-    SmallVector<utils::IteratorType> reductions(
-        loops, utils::IteratorType::reduction);
-    SmallVector<Type> resultTypes(u->getResultTypes());
-    resultTypes.push_back(r->getResult(0).getType());
-    auto m = linalg::GenericOp::create(
-        b, u.getLoc(), resultTypes, u.getDpsInputs(), inits, maps, reductions,
-        [&](OpBuilder &nb, Location, ValueRange args) {
-          IRMapping mapping;
-          unsigned numUpdateArgs = u.getBody()->getNumArguments();
-          mapping.map(u.getBody()->getArguments(),
-                      args.take_front(numUpdateArgs));
-          for (Operation &op : u.getBody()->without_terminator())
-            nb.clone(op, mapping);
-          mapping.map(r.getBody()->getArgument(0),
-                      args[shared->getOperandNumber()]);
-          mapping.map(r.getRegionOutputArgs()[0], args.back());
-          for (Operation &op : r.getBody()->without_terminator())
-            nb.clone(op, mapping);
-          SmallVector<Value> yielded;
-          for (Value v : u.getBody()->getTerminator()->getOperands())
-            yielded.push_back(mapping.lookupOrDefault(v));
-          yielded.push_back(mapping.lookupOrDefault(
-              r.getBody()->getTerminator()->getOperand(0)));
-          linalg::YieldOp::create(nb, u.getLoc(), yielded);
-        });
-    return m;
-  }
-
   void runOnOperation() override {
-    SmallVector<linalg::GenericOp> flags;
-    getOperation()->walk([&](linalg::GenericOp op) {
-      if (isFlagReduction(op))
-        flags.push_back(op);
-    });
-    DominanceInfo dominance(getOperation());
-    for (linalg::GenericOp r : flags) {
-      auto [u, shared] = findUpdate(r);
-      if (!u)
-        continue;
-      // R's body moves to U: what it reads from outside must be there.
-      llvm::SetVector<Value> captured;
-      getUsedValuesDefinedAbove(r.getRegion(), captured);
-      Operation *update = u;
-      if (llvm::any_of(captured, [&](Value v) {
-            return !dominance.properlyDominates(v, update);
-          }))
-        continue;
-      FailureOr<SmallVector<Operation *>> users = usersToMove(r, u);
-      if (failed(users))
-        continue;
-      linalg::GenericOp m = merge(r, u, shared);
-      // Step 4.
-      Operation *after = m;
-      for (Operation *op : *users) {
-        op->moveAfter(after);
-        after = op;
-      }
-      u->replaceAllUsesWith(m->getResults().drop_back());
-      r->getResult(0).replaceAllUsesWith(m->getResults().back());
-      u->erase();
-      r->erase();
-    }
+    amp::mergeChecksIntoUpdates(getOperation());
   }
 };
 } // namespace

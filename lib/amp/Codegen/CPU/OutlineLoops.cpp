@@ -46,6 +46,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Codegen/Passes.h"
+#include "amp/Codegen/Transforms.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -84,137 +85,145 @@ bool mayRunEarlier(Operation *op) {
     return isa<MemoryEffects::Allocate>(e.getEffect());
   });
 }
+} // namespace
 
+/// Moves `prelude` in front of the group's first loop, then the group's
+/// loops into a new function and a call.
+static void outlineGroup(func::FuncOp fn, ArrayRef<Operation *> group,
+                         ArrayRef<Operation *> prelude, SymbolTable &symbols,
+                         unsigned &counter) {
+  for (Operation *op : prelude)
+    op->moveBefore(group.front());
+  llvm::SmallPtrSet<Operation *, 16> inGroup(group.begin(), group.end());
+  llvm::SetVector<Value> above;
+  for (Operation *loop : group) {
+    for (Value operand : loop->getOperands())
+      if (!inGroup.contains(operand.getDefiningOp()))
+        above.insert(operand);
+    llvm::SetVector<Value> used;
+    getUsedValuesDefinedAbove(loop->getRegions(), used);
+    for (Value v : used)
+      if (!inGroup.contains(v.getDefiningOp()))
+        above.insert(v);
+  }
+  SmallVector<Value> captures, constants;
+  for (Value v : above)
+    (isConstant(v) ? constants : captures).push_back(v);
+  // Results: the group's loop results used after the group.
+  SmallVector<Value> results;
+  for (Operation *loop : group)
+    for (Value result : loop->getResults())
+      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+            return !inGroup.contains(
+                fn.getBody().findAncestorOpInRegion(*user));
+          }))
+        results.push_back(result);
+
+  OpBuilder builder(fn->getContext());
+  auto type = builder.getFunctionType(ValueRange(captures).getTypes(),
+                                      ValueRange(results).getTypes());
+  Location loc = group.front()->getLoc();
+  auto outlined = func::FuncOp::create(
+      loc, (fn.getSymName() + "__loop" + Twine(counter++)).str(), type);
+  outlined.setPrivate();
+  outlined->setAttr("passthrough", builder.getArrayAttr(
+                                       {builder.getStringAttr("noinline")}));
+  symbols.insert(outlined, fn->getIterator()); // renamed on a clash
+  Block *body = outlined.addEntryBlock();
+  IRMapping map;
+  map.map(captures, body->getArguments());
+  OpBuilder inner = OpBuilder::atBlockBegin(body);
+  for (Value c : constants)
+    map.map(c, inner.clone(*c.getDefiningOp())->getResult(0));
+  for (Operation *loop : group)
+    inner.clone(*loop, map);
+  SmallVector<Value> returned;
+  for (Value r : results)
+    returned.push_back(map.lookup(r));
+  func::ReturnOp::create(inner, loc, returned);
+
+  builder.setInsertionPoint(group.front());
+  auto call = func::CallOp::create(builder, loc, outlined, captures);
+  for (auto [from, to] : llvm::zip_equal(results, call.getResults()))
+    from.replaceAllUsesWith(to);
+  for (Operation *loop : llvm::reverse(group))
+    loop->erase();
+}
+
+/// Steps 1, 2 and 5 of the file comment for one function.
+static void outline(func::FuncOp fn, SymbolTable &symbols, unsigned minLoops,
+                    unsigned loopsPerFunction) {
+  unsigned loopCount = 0;
+  for (Block &block : fn.getBody())
+    for (Operation &op : block.without_terminator())
+      if (op.getNumRegions() > 0)
+        ++loopCount;
+  if (loopCount < minLoops)
+    return;
+  // What stays is allocations, descriptors and calls: straight-line code
+  // that LLVM's SimplifyCFG merges into one basic block of 10^5
+  // instructions, on which SelectionDAG instruction selection is
+  // superlinear (22 of 30 s of llc on mobilenet_v3_small). optnone compiles
+  // it with FastISel, linear, and it has no loop left to optimise.
+  OpBuilder builder(fn->getContext());
+  fn->setAttr("passthrough",
+              builder.getArrayAttr({builder.getStringAttr("noinline"),
+                                    builder.getStringAttr("optnone")}));
+  unsigned counter = 0;
+  unsigned perFunction = std::max(1u, loopsPerFunction);
+  for (Block &block : fn.getBody()) {
+    SmallVector<Operation *> ops;
+    for (Operation &op : block.without_terminator())
+      ops.push_back(&op);
+    SmallVector<Operation *> group, prelude;
+    llvm::SmallPtrSet<Operation *, 16> inGroup;
+    auto flush = [&] {
+      if (!group.empty())
+        outlineGroup(fn, group, prelude, symbols, counter);
+      group.clear();
+      prelude.clear();
+      inGroup.clear();
+    };
+    for (Operation *op : ops) {
+      if (op->getNumRegions() > 0) {
+        if (group.size() == perFunction)
+          flush();
+        group.push_back(op);
+        inGroup.insert(op);
+        continue;
+      }
+      if (group.empty())
+        continue;
+      bool readsGroup = llvm::any_of(op->getOperands(), [&](Value v) {
+        return inGroup.contains(v.getDefiningOp());
+      });
+      if (!readsGroup && mayRunEarlier(op))
+        prelude.push_back(op);
+      else
+        flush();
+    }
+    flush();
+  }
+}
+
+void mlir::amp::outlineLoopNests(ModuleOp module, unsigned minLoops,
+                                 unsigned loopsPerFunction) {
+  SymbolTable symbols(module);
+  SmallVector<func::FuncOp> fns;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (!fn.isExternal())
+      fns.push_back(fn);
+  for (func::FuncOp fn : fns)
+    outline(fn, symbols, minLoops, loopsPerFunction);
+}
+
+namespace {
 struct AmpCpuOutlineLoopsPass
     : public amp::impl::AmpCpuOutlineLoopsPassBase<AmpCpuOutlineLoopsPass> {
   using Base::Base;
 
-  /// Moves `prelude` in front of the group's first loop, then the group's
-  /// loops into a new function and a call.
-  void outlineGroup(func::FuncOp fn, ArrayRef<Operation *> group,
-                    ArrayRef<Operation *> prelude, SymbolTable &symbols,
-                    unsigned &counter) {
-    for (Operation *op : prelude)
-      op->moveBefore(group.front());
-    llvm::SmallPtrSet<Operation *, 16> inGroup(group.begin(), group.end());
-    llvm::SetVector<Value> above;
-    for (Operation *loop : group) {
-      for (Value operand : loop->getOperands())
-        if (!inGroup.contains(operand.getDefiningOp()))
-          above.insert(operand);
-      llvm::SetVector<Value> used;
-      getUsedValuesDefinedAbove(loop->getRegions(), used);
-      for (Value v : used)
-        if (!inGroup.contains(v.getDefiningOp()))
-          above.insert(v);
-    }
-    SmallVector<Value> captures, constants;
-    for (Value v : above)
-      (isConstant(v) ? constants : captures).push_back(v);
-    // Results: the group's loop results used after the group.
-    SmallVector<Value> results;
-    for (Operation *loop : group)
-      for (Value result : loop->getResults())
-        if (llvm::any_of(result.getUsers(), [&](Operation *user) {
-              return !inGroup.contains(
-                  fn.getBody().findAncestorOpInRegion(*user));
-            }))
-          results.push_back(result);
-
-    OpBuilder builder(&getContext());
-    auto type = builder.getFunctionType(ValueRange(captures).getTypes(),
-                                        ValueRange(results).getTypes());
-    Location loc = group.front()->getLoc();
-    auto outlined = func::FuncOp::create(
-        loc, (fn.getSymName() + "__loop" + Twine(counter++)).str(), type);
-    outlined.setPrivate();
-    outlined->setAttr("passthrough", builder.getArrayAttr(
-                                         {builder.getStringAttr("noinline")}));
-    symbols.insert(outlined, fn->getIterator()); // renamed on a clash
-    Block *body = outlined.addEntryBlock();
-    IRMapping map;
-    map.map(captures, body->getArguments());
-    OpBuilder inner = OpBuilder::atBlockBegin(body);
-    for (Value c : constants)
-      map.map(c, inner.clone(*c.getDefiningOp())->getResult(0));
-    for (Operation *loop : group)
-      inner.clone(*loop, map);
-    SmallVector<Value> returned;
-    for (Value r : results)
-      returned.push_back(map.lookup(r));
-    func::ReturnOp::create(inner, loc, returned);
-
-    builder.setInsertionPoint(group.front());
-    auto call = func::CallOp::create(builder, loc, outlined, captures);
-    for (auto [from, to] : llvm::zip_equal(results, call.getResults()))
-      from.replaceAllUsesWith(to);
-    for (Operation *loop : llvm::reverse(group))
-      loop->erase();
-  }
-
-  void outline(func::FuncOp fn, SymbolTable &symbols) {
-    unsigned loopCount = 0;
-    for (Block &block : fn.getBody())
-      for (Operation &op : block.without_terminator())
-        if (op.getNumRegions() > 0)
-          ++loopCount;
-    if (loopCount < minLoops)
-      return;
-    // What stays is allocations, descriptors and calls: straight-line code
-    // that LLVM's SimplifyCFG merges into one basic block of 10^5
-    // instructions, on which SelectionDAG instruction selection is
-    // superlinear (22 of 30 s of llc on mobilenet_v3_small). optnone compiles
-    // it with FastISel, linear, and it has no loop left to optimise.
-    OpBuilder builder(&getContext());
-    fn->setAttr("passthrough",
-                builder.getArrayAttr({builder.getStringAttr("noinline"),
-                                      builder.getStringAttr("optnone")}));
-    unsigned counter = 0;
-    unsigned perFunction = std::max(1u, unsigned(loopsPerFunction));
-    for (Block &block : fn.getBody()) {
-      SmallVector<Operation *> ops;
-      for (Operation &op : block.without_terminator())
-        ops.push_back(&op);
-      SmallVector<Operation *> group, prelude;
-      llvm::SmallPtrSet<Operation *, 16> inGroup;
-      auto flush = [&] {
-        if (!group.empty())
-          outlineGroup(fn, group, prelude, symbols, counter);
-        group.clear();
-        prelude.clear();
-        inGroup.clear();
-      };
-      for (Operation *op : ops) {
-        if (op->getNumRegions() > 0) {
-          if (group.size() == perFunction)
-            flush();
-          group.push_back(op);
-          inGroup.insert(op);
-          continue;
-        }
-        if (group.empty())
-          continue;
-        bool readsGroup = llvm::any_of(op->getOperands(), [&](Value v) {
-          return inGroup.contains(v.getDefiningOp());
-        });
-        if (!readsGroup && mayRunEarlier(op))
-          prelude.push_back(op);
-        else
-          flush();
-      }
-      flush();
-    }
-  }
-
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    SymbolTable symbols(module);
-    SmallVector<func::FuncOp> fns;
-    for (auto fn : module.getOps<func::FuncOp>())
-      if (!fn.isExternal())
-        fns.push_back(fn);
-    for (func::FuncOp fn : fns)
-      outline(fn, symbols);
+    amp::outlineLoopNests(getOperation(), minLoops, loopsPerFunction);
   }
 };
 } // namespace

@@ -40,6 +40,7 @@
 
 #include "amp/Support/Elementwise.h"
 #include "amp/Codegen/Passes.h"
+#include "amp/Codegen/Transforms.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -55,146 +56,149 @@ namespace mlir::amp {
 
 using namespace mlir;
 
+/// True for a static tensor input of a widened type (f16; bf16 with `bf16`)
+/// that the body reads only through arith.extf to f32.
+static bool isWidenable(linalg::LinalgOp op, OpOperand &input, bool bf16) {
+  auto type = dyn_cast<RankedTensorType>(input.get().getType());
+  if (!type || !type.hasStaticShape() ||
+      !(type.getElementType().isF16() ||
+        (bf16 && type.getElementType().isBF16())))
+    return false;
+  BlockArgument arg = op.getMatchingBlockArgument(&input);
+  return !arg.use_empty() && llvm::all_of(arg.getUsers(), [](Operation *u) {
+    auto extf = dyn_cast<arith::ExtFOp>(u);
+    return extf && extf.getType().isF32();
+  });
+}
+
+static bool isCandidate(linalg::LinalgOp op, bool bf16) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+      !getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32() ||
+      !linalg::isaContractionOpInterface(op))
+    return false;
+  return llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *input) {
+    return isWidenable(op, *input, bf16);
+  });
+}
+
+/// The f32 copy of `value`, created on first use (file comment, step 2).
+/// A tensor.expand_shape / collapse_shape of a static source is widened
+/// through: its source is widened and the reshape repeated on f32, so the
+/// widening stays next to the value's producer.
+static Value widen(RewriterBase &rewriter, Value value,
+                   DenseMap<Value, Value> &widened,
+                   SmallVectorImpl<linalg::GenericOp> &widenings,
+                   SmallVectorImpl<Operation *> &reshapes) {
+  Value &wide = widened[value];
+  if (wide)
+    return wide;
+  OpBuilder::InsertionGuard guard(rewriter);
+  auto type = cast<RankedTensorType>(value.getType());
+  Type f32 = rewriter.getF32Type();
+  Operation *reshape = value.getDefiningOp();
+  if (reshape && isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(reshape) &&
+      cast<RankedTensorType>(reshape->getOperand(0).getType())
+          .hasStaticShape()) {
+    Value source =
+        widen(rewriter, reshape->getOperand(0), widened, widenings, reshapes);
+    rewriter.setInsertionPointAfter(reshape);
+    IRMapping mapping;
+    mapping.map(reshape->getOperand(0), source);
+    Operation *copy = rewriter.clone(*reshape, mapping);
+    reshapes.push_back(reshape);
+    copy->getResult(0).setType(type.clone(f32));
+    // (`wide` may dangle after the recursive calls grew the map.)
+    return widened[value] = copy->getResult(0);
+  }
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    rewriter.setInsertionPointToStart(arg.getOwner());
+  else
+    rewriter.setInsertionPointAfter(value.getDefiningOp());
+  Location loc = value.getLoc();
+  Value extended = amp::buildElementwise(
+      rewriter, loc, RankedTensorType::get(type.getShape(), f32),
+      ValueRange{value}, [&](OpBuilder &b, Location l, ValueRange args) {
+        return arith::ExtFOp::create(b, l, f32, args[0]).getResult();
+      });
+  auto generic = extended.getDefiningOp<linalg::GenericOp>();
+  widenings.push_back(generic);
+  return widened[value] = generic.getResult(0);
+}
+
+/// Step 3 of the file comment: `widening` fused into its producer when
+/// that is an elementwise linalg.generic the widening alone reads (upstream
+/// linalg-elementwise-op-fusion would also fuse it back into the
+/// contractions, so it is not run again).
+static void fuseIntoProducer(RewriterBase &rewriter,
+                             linalg::GenericOp widening) {
+  OpOperand *input = widening.getDpsInputOperand(0);
+  auto producer = input->get().getDefiningOp<linalg::GenericOp>();
+  if (!producer || !input->get().hasOneUse() ||
+      !linalg::areElementwiseOpsFusable(input))
+    return;
+  // (The fused op is created at the rewriter's insertion point.)
+  rewriter.setInsertionPoint(widening);
+  FailureOr<linalg::ElementwiseOpFusionResult> fused =
+      linalg::fuseElementwiseOps(rewriter, input);
+  if (failed(fused))
+    return;
+  for (auto [original, replacement] : fused->replacements)
+    rewriter.replaceAllUsesExcept(original, replacement, fused->fusedOp);
+  for (Operation *op : {widening.getOperation(), producer.getOperation()})
+    if (op->use_empty())
+      rewriter.eraseOp(op);
+}
+
+void mlir::amp::widenContractionOperands(Operation *root, bool bf16) {
+  SmallVector<linalg::LinalgOp> candidates;
+  root->walk([&](linalg::LinalgOp op) {
+    if (isCandidate(op, bf16))
+      candidates.push_back(op);
+  });
+  IRRewriter rewriter(root->getContext());
+  DenseMap<Value, Value> widened;
+  SmallVector<linalg::GenericOp> widenings;
+  SmallVector<Operation *> reshapes;
+  for (linalg::LinalgOp op : candidates) {
+    rewriter.setInsertionPoint(op);
+    linalg::GenericOp generic = dyn_cast<linalg::GenericOp>(*op);
+    if (!generic) {
+      FailureOr<linalg::GenericOp> general =
+          linalg::generalizeNamedOp(rewriter, op);
+      if (failed(general))
+        continue;
+      generic = *general;
+    }
+    for (OpOperand *input : generic.getDpsInputOperands()) {
+      if (!isWidenable(generic, *input, bf16))
+        continue;
+      Value wide = widen(rewriter, input->get(), widened, widenings, reshapes);
+      BlockArgument arg = generic.getMatchingBlockArgument(input);
+      rewriter.modifyOpInPlace(generic, [&] {
+        input->set(wide);
+        arg.setType(rewriter.getF32Type());
+      });
+      for (Operation *extf : llvm::make_early_inc_range(arg.getUsers()))
+        rewriter.replaceOp(extf, arg);
+    }
+  }
+  // The T reshapes that only the contractions read are dead now (and would
+  // count as readers of the T value below); inner ones last.
+  for (Operation *reshape : llvm::reverse(reshapes))
+    if (reshape->use_empty())
+      rewriter.eraseOp(reshape);
+  for (linalg::GenericOp widening : widenings)
+    fuseIntoProducer(rewriter, widening);
+}
+
 namespace {
 struct AmpCpuWidenContractionOperandsPass
     : public amp::impl::AmpCpuWidenContractionOperandsPassBase<
           AmpCpuWidenContractionOperandsPass> {
   using Base::Base;
 
-  /// True for a static tensor input of a widened type that the body reads
-  /// only through arith.extf to f32.
-  bool isWidenable(linalg::LinalgOp op, OpOperand &input) const {
-    auto type = dyn_cast<RankedTensorType>(input.get().getType());
-    if (!type || !type.hasStaticShape() ||
-        !(type.getElementType().isF16() ||
-          (bf16 && type.getElementType().isBF16())))
-      return false;
-    BlockArgument arg = op.getMatchingBlockArgument(&input);
-    return !arg.use_empty() && llvm::all_of(arg.getUsers(), [](Operation *u) {
-      auto extf = dyn_cast<arith::ExtFOp>(u);
-      return extf && extf.getType().isF32();
-    });
-  }
-
-  bool isCandidate(linalg::LinalgOp op) const {
-    if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
-        !getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32() ||
-        !linalg::isaContractionOpInterface(op))
-      return false;
-    return llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *input) {
-      return isWidenable(op, *input);
-    });
-  }
-
-  /// The f32 copy of `value`, created on first use (file comment, step 2).
-  /// A tensor.expand_shape / collapse_shape of a static source is widened
-  /// through: its source is widened and the reshape repeated on f32, so the
-  /// widening stays next to the value's producer.
-  Value widen(RewriterBase &rewriter, Value value,
-              DenseMap<Value, Value> &widened,
-              SmallVectorImpl<linalg::GenericOp> &widenings,
-              SmallVectorImpl<Operation *> &reshapes) {
-    Value &wide = widened[value];
-    if (wide)
-      return wide;
-    OpBuilder::InsertionGuard guard(rewriter);
-    auto type = cast<RankedTensorType>(value.getType());
-    Type f32 = rewriter.getF32Type();
-    Operation *reshape = value.getDefiningOp();
-    if (reshape &&
-        isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(reshape) &&
-        cast<RankedTensorType>(reshape->getOperand(0).getType())
-            .hasStaticShape()) {
-      Value source = widen(rewriter, reshape->getOperand(0), widened,
-                           widenings, reshapes);
-      rewriter.setInsertionPointAfter(reshape);
-      IRMapping mapping;
-      mapping.map(reshape->getOperand(0), source);
-      Operation *copy = rewriter.clone(*reshape, mapping);
-      reshapes.push_back(reshape);
-      copy->getResult(0).setType(type.clone(f32));
-      // (`wide` may dangle after the recursive calls grew the map.)
-      return widened[value] = copy->getResult(0);
-    }
-    if (auto arg = dyn_cast<BlockArgument>(value))
-      rewriter.setInsertionPointToStart(arg.getOwner());
-    else
-      rewriter.setInsertionPointAfter(value.getDefiningOp());
-    Location loc = value.getLoc();
-    Value extended = amp::buildElementwise(
-        rewriter, loc, RankedTensorType::get(type.getShape(), f32),
-        ValueRange{value}, [&](OpBuilder &b, Location l, ValueRange args) {
-          return arith::ExtFOp::create(b, l, f32, args[0]).getResult();
-        });
-    auto generic = extended.getDefiningOp<linalg::GenericOp>();
-    widenings.push_back(generic);
-    return widened[value] = generic.getResult(0);
-  }
-
-  /// Step 3 of the file comment: `widening` fused into its producer when
-  /// that is an elementwise linalg.generic the widening alone reads (upstream
-  /// linalg-elementwise-op-fusion would also fuse it back into the
-  /// contractions, so it is not run again).
-  void fuseIntoProducer(RewriterBase &rewriter, linalg::GenericOp widening) {
-    OpOperand *input = widening.getDpsInputOperand(0);
-    auto producer = input->get().getDefiningOp<linalg::GenericOp>();
-    if (!producer || !input->get().hasOneUse() ||
-        !linalg::areElementwiseOpsFusable(input))
-      return;
-    // (The fused op is created at the rewriter's insertion point.)
-    rewriter.setInsertionPoint(widening);
-    FailureOr<linalg::ElementwiseOpFusionResult> fused =
-        linalg::fuseElementwiseOps(rewriter, input);
-    if (failed(fused))
-      return;
-    for (auto [original, replacement] : fused->replacements)
-      rewriter.replaceAllUsesExcept(original, replacement, fused->fusedOp);
-    for (Operation *op : {widening.getOperation(), producer.getOperation()})
-      if (op->use_empty())
-        rewriter.eraseOp(op);
-  }
-
   void runOnOperation() override {
-    SmallVector<linalg::LinalgOp> candidates;
-    getOperation().walk([&](linalg::LinalgOp op) {
-      if (isCandidate(op))
-        candidates.push_back(op);
-    });
-    IRRewriter rewriter(&getContext());
-    DenseMap<Value, Value> widened;
-    SmallVector<linalg::GenericOp> widenings;
-    SmallVector<Operation *> reshapes;
-    for (linalg::LinalgOp op : candidates) {
-      rewriter.setInsertionPoint(op);
-      linalg::GenericOp generic = dyn_cast<linalg::GenericOp>(*op);
-      if (!generic) {
-        FailureOr<linalg::GenericOp> general =
-            linalg::generalizeNamedOp(rewriter, op);
-        if (failed(general))
-          continue;
-        generic = *general;
-      }
-      for (OpOperand *input : generic.getDpsInputOperands()) {
-        if (!isWidenable(generic, *input))
-          continue;
-        Value wide =
-            widen(rewriter, input->get(), widened, widenings, reshapes);
-        BlockArgument arg = generic.getMatchingBlockArgument(input);
-        rewriter.modifyOpInPlace(generic, [&] {
-          input->set(wide);
-          arg.setType(rewriter.getF32Type());
-        });
-        for (Operation *extf : llvm::make_early_inc_range(arg.getUsers()))
-          rewriter.replaceOp(extf, arg);
-      }
-    }
-    // The T reshapes that only the contractions read are dead now (and would
-    // count as readers of the T value below); inner ones last.
-    for (Operation *reshape : llvm::reverse(reshapes))
-      if (reshape->use_empty())
-        rewriter.eraseOp(reshape);
-    for (linalg::GenericOp widening : widenings)
-      fuseIntoProducer(rewriter, widening);
+    amp::widenContractionOperands(getOperation(), bf16);
   }
 };
 } // namespace

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Codegen/Passes.h"
+#include "amp/Codegen/Transforms.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -91,69 +92,75 @@ static Value makeAsync(Operation *op, Value token) {
   return nullptr;
 }
 
-namespace {
-struct AmpGpuAsyncChainPass
-    : public amp::impl::AmpGpuAsyncChainPassBase<AmpGpuAsyncChainPass> {
-  void runOnOperation() override {
-    for (func::FuncOp fn : getOperation().getOps<func::FuncOp>()) {
-      if (fn.isExternal() || !hasGpuWork(fn))
+/// True when `fn` launches kernels, allocates or copies GPU memory.
+static bool hasGpuWork(func::FuncOp fn) {
+  return fn
+      .walk([](Operation *op) {
+        return isa<gpu::LaunchFuncOp, gpu::AllocOp, gpu::MemcpyOp>(op)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+LogicalResult mlir::amp::chainGpuOpsAsync(ModuleOp module) {
+  for (func::FuncOp fn : module.getOps<func::FuncOp>()) {
+    if (fn.isExternal() || !hasGpuWork(fn))
+      continue;
+    // Host code must not touch device memory: every load, store and loop
+    // should have become a kernel by now.
+    WalkResult hostAccess = fn.walk([&](Operation *op) {
+      if (op->getParentOfType<gpu::LaunchOp>())
+        return WalkResult::advance();
+      if (isa<memref::LoadOp, memref::StoreOp, scf::ParallelOp, scf::ForOp>(
+              op)) {
+        op->emitOpError("was not mapped to the GPU: host code would access "
+                        "device memory");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (hostAccess.wasInterrupted())
+      return failure();
+    Block &body = fn.getBody().front();
+    OpBuilder b(&body, body.begin());
+    Type tokenType = gpu::AsyncTokenType::get(module.getContext());
+    Value token = gpu::WaitOp::create(b, fn.getLoc(), tokenType, ValueRange{})
+                      .getAsyncToken();
+    SmallVector<Operation *> ops;
+    for (Operation &op : body)
+      ops.push_back(&op);
+    for (Operation *op : ops) {
+      if (Value next = makeAsync(op, token)) {
+        token = next;
         continue;
-      // Host code must not touch device memory: every load, store and loop
-      // should have become a kernel by now.
-      WalkResult hostAccess = fn.walk([&](Operation *op) {
-        if (op->getParentOfType<gpu::LaunchOp>())
-          return WalkResult::advance();
-        if (isa<memref::LoadOp, memref::StoreOp, scf::ParallelOp, scf::ForOp>(
-                op)) {
-          op->emitOpError("was not mapped to the GPU: host code would access "
-                          "device memory");
+      }
+      // GPU work nested in host control flow cannot join the chain.
+      WalkResult nested = op->walk([&](Operation *inner) {
+        if (inner != op && isa<gpu::AsyncOpInterface>(inner) &&
+            !isa<gpu::WaitOp>(inner)) {
+          inner->emitOpError("is nested in host control flow; "
+                             "amp-gpu-async-chain needs straight-line "
+                             "GPU work in the function body");
           return WalkResult::interrupt();
         }
         return WalkResult::advance();
       });
-      if (hostAccess.wasInterrupted())
-        return signalPassFailure();
-      Block &body = fn.getBody().front();
-      OpBuilder b(&body, body.begin());
-      Type tokenType = gpu::AsyncTokenType::get(&getContext());
-      Value token =
-          gpu::WaitOp::create(b, fn.getLoc(), tokenType, ValueRange{})
-              .getAsyncToken();
-      SmallVector<Operation *> ops;
-      for (Operation &op : body)
-        ops.push_back(&op);
-      for (Operation *op : ops) {
-        if (Value next = makeAsync(op, token)) {
-          token = next;
-          continue;
-        }
-        // GPU work nested in host control flow cannot join the chain.
-        WalkResult nested = op->walk([&](Operation *inner) {
-          if (inner != op && isa<gpu::AsyncOpInterface>(inner) &&
-              !isa<gpu::WaitOp>(inner)) {
-            inner->emitOpError("is nested in host control flow; "
-                               "amp-gpu-async-chain needs straight-line "
-                               "GPU work in the function body");
-            return WalkResult::interrupt();
-          }
-          return WalkResult::advance();
-        });
-        if (nested.wasInterrupted())
-          return signalPassFailure();
-      }
-      OpBuilder end(body.getTerminator());
-      gpu::WaitOp::create(end, fn.getLoc(), Type(), ValueRange{token});
+      if (nested.wasInterrupted())
+        return failure();
     }
+    OpBuilder end(body.getTerminator());
+    gpu::WaitOp::create(end, fn.getLoc(), Type(), ValueRange{token});
   }
+  return success();
+}
 
-  static bool hasGpuWork(func::FuncOp fn) {
-    return fn
-        .walk([](Operation *op) {
-          return isa<gpu::LaunchFuncOp, gpu::AllocOp, gpu::MemcpyOp>(op)
-                     ? WalkResult::interrupt()
-                     : WalkResult::advance();
-        })
-        .wasInterrupted();
+namespace {
+struct AmpGpuAsyncChainPass
+    : public amp::impl::AmpGpuAsyncChainPassBase<AmpGpuAsyncChainPass> {
+  void runOnOperation() override {
+    if (failed(amp::chainGpuOpsAsync(getOperation())))
+      signalPassFailure();
   }
 };
 } // namespace

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Codegen/Passes.h"
+#include "amp/Codegen/Transforms.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
@@ -25,27 +26,31 @@ namespace mlir::amp {
 
 using namespace mlir;
 
+void mlir::amp::collapseOutermostParallelLoops(Operation *root) {
+  IRRewriter rewriter(root->getContext());
+  SmallVector<scf::ParallelOp> loops;
+  root->walk([&](scf::ParallelOp loop) {
+    if (loop.getNumLoops() > 1 && loop.getNumResults() == 0 &&
+        !loop->getParentOfType<scf::ParallelOp>())
+      loops.push_back(loop);
+  });
+  for (scf::ParallelOp loop : loops) {
+    // collapseParallelLoops makes the last listed dimension the fastest
+    // varying one: list them in order.
+    std::vector<unsigned> order;
+    for (unsigned i = 0, e = loop.getNumLoops(); i < e; ++i)
+      order.push_back(i);
+    rewriter.setInsertionPoint(loop);
+    collapseParallelLoops(rewriter, loop, {order});
+  }
+}
+
 namespace {
 struct AmpGpuCollapseParallelLoopsPass
     : public amp::impl::AmpGpuCollapseParallelLoopsPassBase<
           AmpGpuCollapseParallelLoopsPass> {
   void runOnOperation() override {
-    IRRewriter rewriter(&getContext());
-    SmallVector<scf::ParallelOp> loops;
-    getOperation().walk([&](scf::ParallelOp loop) {
-      if (loop.getNumLoops() > 1 && loop.getNumResults() == 0 &&
-          !loop->getParentOfType<scf::ParallelOp>())
-        loops.push_back(loop);
-    });
-    for (scf::ParallelOp loop : loops) {
-      // collapseParallelLoops makes the last listed dimension the fastest
-      // varying one: list them in order.
-      std::vector<unsigned> order;
-      for (unsigned i = 0, e = loop.getNumLoops(); i < e; ++i)
-        order.push_back(i);
-      rewriter.setInsertionPoint(loop);
-      collapseParallelLoops(rewriter, loop, {order});
-    }
+    amp::collapseOutermostParallelLoops(getOperation());
   }
 };
 } // namespace

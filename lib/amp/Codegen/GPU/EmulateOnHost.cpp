@@ -35,6 +35,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Codegen/Passes.h"
+#include "amp/Codegen/Transforms.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -197,6 +198,66 @@ emulateHostCode(func::FuncOp fn,
   return success();
 }
 
+/// Step 4: upstream's runtime verification on the memory accesses of an
+/// emulated kernel (generate-runtime-verification's messages).
+static void addBoundsChecks(func::FuncOp fn) {
+  SmallVector<RuntimeVerifiableOpInterface> ops;
+  fn.walk([&](RuntimeVerifiableOpInterface op) { ops.push_back(op); });
+  for (RuntimeVerifiableOpInterface op : ops) {
+    OpBuilder b(op);
+    op.generateRuntimeVerification(
+        b, op->getLoc(), [](Operation *failed, StringRef message) {
+          std::string text;
+          llvm::raw_string_ostream os(text);
+          os << "ERROR: runtime op verification failed in emulated "
+                "kernel\n"
+             << failed->getName() << " at " << failed->getLoc() << "\n^ "
+             << message;
+          return text;
+        });
+  }
+}
+
+LogicalResult mlir::amp::emulateGpuOnHost(ModuleOp module, bool checkBounds) {
+  SymbolTable symbols(module);
+  OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
+
+  // Steps 1 and 2: every kernel as a host function.
+  DenseMap<Attribute, func::FuncOp> kernels;
+  SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
+  for (gpu::GPUModuleOp gpuModule : gpuModules) {
+    for (auto kernel : gpuModule.getOps<gpu::GPUFuncOp>()) {
+      if (failed(checkEmulatable(kernel)))
+        return failure();
+      std::string name = (gpuModule.getName() + "__" + kernel.getName()).str();
+      func::FuncOp fn = emulateKernel(kernel, name, moduleBuilder);
+      symbols.insert(fn); // renames on a clash
+      kernels[SymbolRefAttr::get(
+          gpuModule.getNameAttr(),
+          {FlatSymbolRefAttr::get(kernel.getNameAttr())})] = fn;
+      if (checkBounds)
+        addBoundsChecks(fn);
+    }
+  }
+
+  // Step 3: the host code.
+  for (func::FuncOp fn : module.getOps<func::FuncOp>())
+    if (!fn.isExternal() && failed(emulateHostCode(fn, kernels)))
+      return failure();
+  // A launch outside a func.func would still reference the kernels.
+  WalkResult left = module.walk([](gpu::LaunchFuncOp launch) {
+    launch.emitOpError("is not in a func.func: amp-gpu-emulate-on-host "
+                       "emulates launches in host functions only");
+    return WalkResult::interrupt();
+  });
+  if (left.wasInterrupted())
+    return failure();
+  for (gpu::GPUModuleOp gpuModule : gpuModules)
+    gpuModule.erase();
+  module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
+  return success();
+}
+
 namespace {
 struct AmpGpuEmulateOnHostPass
     : public amp::impl::AmpGpuEmulateOnHostPassBase<AmpGpuEmulateOnHostPass> {
@@ -208,64 +269,8 @@ struct AmpGpuEmulateOnHostPass
   }
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    SymbolTable symbols(module);
-    OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
-
-    // Steps 1 and 2: every kernel as a host function.
-    DenseMap<Attribute, func::FuncOp> kernels;
-    SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
-    for (gpu::GPUModuleOp gpuModule : gpuModules) {
-      for (auto kernel : gpuModule.getOps<gpu::GPUFuncOp>()) {
-        if (failed(checkEmulatable(kernel)))
-          return signalPassFailure();
-        std::string name =
-            (gpuModule.getName() + "__" + kernel.getName()).str();
-        func::FuncOp fn = emulateKernel(kernel, name, moduleBuilder);
-        symbols.insert(fn); // renames on a clash
-        kernels[SymbolRefAttr::get(
-            gpuModule.getNameAttr(),
-            {FlatSymbolRefAttr::get(kernel.getNameAttr())})] = fn;
-        if (checkBounds)
-          addBoundsChecks(fn);
-      }
-    }
-
-    // Step 3: the host code.
-    for (func::FuncOp fn : module.getOps<func::FuncOp>())
-      if (!fn.isExternal() && failed(emulateHostCode(fn, kernels)))
-        return signalPassFailure();
-    // A launch outside a func.func would still reference the kernels.
-    WalkResult left = module.walk([](gpu::LaunchFuncOp launch) {
-      launch.emitOpError("is not in a func.func: amp-gpu-emulate-on-host "
-                         "emulates launches in host functions only");
-      return WalkResult::interrupt();
-    });
-    if (left.wasInterrupted())
-      return signalPassFailure();
-    for (gpu::GPUModuleOp gpuModule : gpuModules)
-      gpuModule.erase();
-    module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
-  }
-
-  /// Step 4: upstream's runtime verification on the memory accesses of an
-  /// emulated kernel (generate-runtime-verification's messages).
-  static void addBoundsChecks(func::FuncOp fn) {
-    SmallVector<RuntimeVerifiableOpInterface> ops;
-    fn.walk([&](RuntimeVerifiableOpInterface op) { ops.push_back(op); });
-    for (RuntimeVerifiableOpInterface op : ops) {
-      OpBuilder b(op);
-      op.generateRuntimeVerification(
-          b, op->getLoc(), [](Operation *failed, StringRef message) {
-            std::string text;
-            llvm::raw_string_ostream os(text);
-            os << "ERROR: runtime op verification failed in emulated "
-                  "kernel\n"
-               << failed->getName() << " at " << failed->getLoc() << "\n^ "
-               << message;
-            return text;
-          });
-    }
+    if (failed(amp::emulateGpuOnHost(getOperation(), checkBounds)))
+      signalPassFailure();
   }
 };
 } // namespace

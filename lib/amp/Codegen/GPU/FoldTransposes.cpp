@@ -15,6 +15,7 @@
 
 #include "GenericUtils.h"
 #include "amp/Codegen/Passes.h"
+#include "amp/Codegen/Transforms.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
@@ -37,43 +38,47 @@ static linalg::TransposeOp foldableTranspose(linalg::LinalgOp op,
   return transpose;
 }
 
+void mlir::amp::foldTransposesIntoContractions(Operation *root) {
+  IRRewriter rewriter(root->getContext());
+  SmallVector<linalg::LinalgOp> candidates;
+  root->walk([&](linalg::LinalgOp op) {
+    if (op.hasPureTensorSemantics() && op.getNumDpsInputs() == 2 &&
+        op.getNumDpsInits() == 1 && linalg::isaContractionOpInterface(op) &&
+        (foldableTranspose(op, 0) || foldableTranspose(op, 1)))
+      candidates.push_back(op);
+  });
+  auto rewrite = [&](linalg::GenericOp generic) {
+    SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+    for (unsigned index = 0; index < 2; ++index) {
+      linalg::TransposeOp transpose =
+          foldableTranspose(cast<linalg::LinalgOp>(*generic), index);
+      if (!transpose)
+        continue;
+      ArrayRef<int64_t> permutation = transpose.getPermutation();
+      AffineMap map = maps[index];
+      SmallVector<AffineExpr> results(map.getNumResults());
+      for (unsigned i = 0, e = permutation.size(); i < e; ++i)
+        results[permutation[i]] = map.getResult(i);
+      maps[index] = AffineMap::get(map.getNumDims(), map.getNumSymbols(),
+                                   results, map.getContext());
+      rewriter.modifyOpInPlace(generic, [&] {
+        generic.getInputsMutable()[index].assign(transpose.getInput());
+      });
+      rewriter.eraseOp(transpose);
+    }
+    rewriter.modifyOpInPlace(generic, [&] {
+      generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+    });
+  };
+  amp::gpu_utils::forEachAsGeneric(rewriter, candidates, rewrite);
+}
+
 namespace {
 struct AmpGpuFoldTransposesPass
     : public amp::impl::AmpGpuFoldTransposesPassBase<
           AmpGpuFoldTransposesPass> {
   void runOnOperation() override {
-    IRRewriter rewriter(&getContext());
-    SmallVector<linalg::LinalgOp> candidates;
-    getOperation().walk([&](linalg::LinalgOp op) {
-      if (op.hasPureTensorSemantics() && op.getNumDpsInputs() == 2 &&
-          op.getNumDpsInits() == 1 && linalg::isaContractionOpInterface(op) &&
-          (foldableTranspose(op, 0) || foldableTranspose(op, 1)))
-        candidates.push_back(op);
-    });
-    auto rewrite = [&](linalg::GenericOp generic) {
-      SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
-      for (unsigned index = 0; index < 2; ++index) {
-        linalg::TransposeOp transpose =
-            foldableTranspose(cast<linalg::LinalgOp>(*generic), index);
-        if (!transpose)
-          continue;
-        ArrayRef<int64_t> permutation = transpose.getPermutation();
-        AffineMap map = maps[index];
-        SmallVector<AffineExpr> results(map.getNumResults());
-        for (unsigned i = 0, e = permutation.size(); i < e; ++i)
-          results[permutation[i]] = map.getResult(i);
-        maps[index] = AffineMap::get(map.getNumDims(), map.getNumSymbols(),
-                                     results, map.getContext());
-        rewriter.modifyOpInPlace(generic, [&] {
-          generic.getInputsMutable()[index].assign(transpose.getInput());
-        });
-        rewriter.eraseOp(transpose);
-      }
-      rewriter.modifyOpInPlace(generic, [&] {
-        generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
-      });
-    };
-    amp::gpu_utils::forEachAsGeneric(rewriter, candidates, rewrite);
+    amp::foldTransposesIntoContractions(getOperation());
   }
 };
 } // namespace

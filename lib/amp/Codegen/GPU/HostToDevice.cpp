@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Codegen/Passes.h"
+#include "amp/Codegen/Transforms.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -81,124 +82,132 @@ static LogicalResult wrapInSingleThread(ArrayRef<Operation *> ops) {
   return success();
 }
 
+/// Step 1 of the file comment in one function.
+static LogicalResult wrapHostCompute(func::FuncOp fn) {
+  // Buffers of static shape are allocated up front, so that allocations
+  // do not split a run of compute that fills them.
+  Block &entry = fn.getBody().front();
+  SmallVector<memref::AllocOp> staticAllocs;
+  for (auto alloc : entry.getOps<memref::AllocOp>())
+    if (alloc->getNumOperands() == 0)
+      staticAllocs.push_back(alloc);
+  for (memref::AllocOp alloc : llvm::reverse(staticAllocs))
+    alloc->moveBefore(&entry, entry.begin());
+  SmallVector<SmallVector<Operation *>> runs(1);
+  for (Operation &op : fn.getBody().front()) {
+    if (touchesMemory(op) ||
+        (!runs.back().empty() && isScalarArithmetic(op))) {
+      runs.back().push_back(&op);
+      continue;
+    }
+    // Constants neither end a run nor join it.
+    if (op.hasTrait<OpTrait::ConstantLike>() &&
+        !isa<memref::GetGlobalOp>(op))
+      continue;
+    if (!runs.back().empty())
+      runs.emplace_back();
+  }
+  for (ArrayRef<Operation *> run : runs)
+    if (!run.empty() && failed(wrapInSingleThread(run)))
+      return failure();
+  return success();
+}
+
+/// Step 2 of the file comment in one function.
+static LogicalResult moveMemoryToDevice(func::FuncOp fn) {
+  SmallVector<Operation *> ops;
+  fn.walk([&](Operation *op) {
+    if (isa<memref::AllocOp, memref::DeallocOp, memref::CopyOp,
+            memref::GetGlobalOp>(op))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+      auto gpuAlloc = gpu::AllocOp::create(
+          b, loc, alloc.getType(), /*asyncToken=*/Type(), ValueRange{},
+          alloc.getDynamicSizes(), alloc.getSymbolOperands(),
+          /*hostShared=*/false);
+      alloc.replaceAllUsesWith(gpuAlloc.getMemref());
+      alloc.erase();
+    } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+      gpu::DeallocOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{},
+                             dealloc.getMemref());
+      dealloc.erase();
+    } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+      auto sourceType = cast<MemRefType>(copy.getSource().getType());
+      auto targetType = cast<MemRefType>(copy.getTarget().getType());
+      // Inside a run wrapped in a one-thread kernel: that thread copies.
+      bool inKernel = op->getParentOfType<scf::ParallelOp>() != nullptr;
+      if (!inKernel &&
+          memref::isStaticShapeAndContiguousRowMajor(sourceType) &&
+          memref::isStaticShapeAndContiguousRowMajor(targetType)) {
+        gpu::MemcpyOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{},
+                              copy.getTarget(), copy.getSource());
+      } else {
+        // A strided view (a slice of an argument, a scatter's row): one
+        // thread per element (gpu.memcpy copies contiguous bytes only).
+        SmallVector<Value> lower, upper, steps;
+        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+        Value one = arith::ConstantIndexOp::create(b, loc, 1);
+        for (int64_t d = 0; d < sourceType.getRank(); ++d) {
+          lower.push_back(zero);
+          steps.push_back(one);
+          upper.push_back(memref::DimOp::create(b, loc, copy.getSource(), d));
+        }
+        if (sourceType.getRank() == 0) {
+          lower.push_back(zero);
+          steps.push_back(one);
+          upper.push_back(one);
+        }
+        bool scalar = sourceType.getRank() == 0;
+        auto body = [&](OpBuilder &nested, Location l, ValueRange ivs) {
+          ValueRange indices = scalar ? ValueRange{} : ivs;
+          Value v =
+              memref::LoadOp::create(nested, l, copy.getSource(), indices);
+          memref::StoreOp::create(nested, l, v, copy.getTarget(), indices);
+        };
+        if (inKernel)
+          scf::buildLoopNest(b, loc, lower, upper, steps, body);
+        else
+          scf::ParallelOp::create(b, loc, lower, upper, steps, body);
+      }
+      copy.erase();
+    } else if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
+      b.setInsertionPointAfter(global);
+      auto type = cast<MemRefType>(global.getType());
+      auto device = gpu::AllocOp::create(b, loc, type, Type(), ValueRange{},
+                                         ValueRange{}, ValueRange{}, false);
+      global.getResult().replaceAllUsesWith(device.getMemref());
+      gpu::MemcpyOp::create(b, loc, Type(), ValueRange{}, device.getMemref(),
+                            global.getResult());
+      // Freed where the function returns.
+      Operation *terminator = fn.getBody().back().getTerminator();
+      OpBuilder end(terminator);
+      gpu::DeallocOp::create(end, loc, Type(), ValueRange{},
+                             device.getMemref());
+    }
+  }
+  return success();
+}
+
+LogicalResult mlir::amp::moveHostComputeToDevice(ModuleOp module) {
+  for (func::FuncOp fn : module.getOps<func::FuncOp>()) {
+    if (fn.isExternal())
+      continue;
+    if (failed(wrapHostCompute(fn)) || failed(moveMemoryToDevice(fn)))
+      return failure();
+  }
+  return success();
+}
+
 namespace {
 struct AmpGpuHostToDevicePass
     : public amp::impl::AmpGpuHostToDevicePassBase<AmpGpuHostToDevicePass> {
   void runOnOperation() override {
-    for (func::FuncOp fn : getOperation().getOps<func::FuncOp>()) {
-      if (fn.isExternal())
-        continue;
-      if (failed(wrapHostCompute(fn)) || failed(moveMemoryToDevice(fn)))
-        return signalPassFailure();
-    }
-  }
-
-  LogicalResult wrapHostCompute(func::FuncOp fn) {
-    // Buffers of static shape are allocated up front, so that allocations
-    // do not split a run of compute that fills them.
-    Block &entry = fn.getBody().front();
-    SmallVector<memref::AllocOp> staticAllocs;
-    for (auto alloc : entry.getOps<memref::AllocOp>())
-      if (alloc->getNumOperands() == 0)
-        staticAllocs.push_back(alloc);
-    for (memref::AllocOp alloc : llvm::reverse(staticAllocs))
-      alloc->moveBefore(&entry, entry.begin());
-    SmallVector<SmallVector<Operation *>> runs(1);
-    for (Operation &op : fn.getBody().front()) {
-      if (touchesMemory(op) ||
-          (!runs.back().empty() && isScalarArithmetic(op))) {
-        runs.back().push_back(&op);
-        continue;
-      }
-      // Constants neither end a run nor join it.
-      if (op.hasTrait<OpTrait::ConstantLike>() &&
-          !isa<memref::GetGlobalOp>(op))
-        continue;
-      if (!runs.back().empty())
-        runs.emplace_back();
-    }
-    for (ArrayRef<Operation *> run : runs)
-      if (!run.empty() && failed(wrapInSingleThread(run)))
-        return failure();
-    return success();
-  }
-
-  LogicalResult moveMemoryToDevice(func::FuncOp fn) {
-    SmallVector<Operation *> ops;
-    fn.walk([&](Operation *op) {
-      if (isa<memref::AllocOp, memref::DeallocOp, memref::CopyOp,
-              memref::GetGlobalOp>(op))
-        ops.push_back(op);
-    });
-    for (Operation *op : ops) {
-      OpBuilder b(op);
-      Location loc = op->getLoc();
-      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
-        auto gpuAlloc = gpu::AllocOp::create(
-            b, loc, alloc.getType(), /*asyncToken=*/Type(), ValueRange{},
-            alloc.getDynamicSizes(), alloc.getSymbolOperands(),
-            /*hostShared=*/false);
-        alloc.replaceAllUsesWith(gpuAlloc.getMemref());
-        alloc.erase();
-      } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
-        gpu::DeallocOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{},
-                               dealloc.getMemref());
-        dealloc.erase();
-      } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
-        auto sourceType = cast<MemRefType>(copy.getSource().getType());
-        auto targetType = cast<MemRefType>(copy.getTarget().getType());
-        // Inside a run wrapped in a one-thread kernel: that thread copies.
-        bool inKernel = op->getParentOfType<scf::ParallelOp>() != nullptr;
-        if (!inKernel &&
-            memref::isStaticShapeAndContiguousRowMajor(sourceType) &&
-            memref::isStaticShapeAndContiguousRowMajor(targetType)) {
-          gpu::MemcpyOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{},
-                                copy.getTarget(), copy.getSource());
-        } else {
-          // A strided view (a slice of an argument, a scatter's row): one
-          // thread per element (gpu.memcpy copies contiguous bytes only).
-          SmallVector<Value> lower, upper, steps;
-          Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-          Value one = arith::ConstantIndexOp::create(b, loc, 1);
-          for (int64_t d = 0; d < sourceType.getRank(); ++d) {
-            lower.push_back(zero);
-            steps.push_back(one);
-            upper.push_back(memref::DimOp::create(b, loc, copy.getSource(), d));
-          }
-          if (sourceType.getRank() == 0) {
-            lower.push_back(zero);
-            steps.push_back(one);
-            upper.push_back(one);
-          }
-          bool scalar = sourceType.getRank() == 0;
-          auto body = [&](OpBuilder &nested, Location l, ValueRange ivs) {
-            ValueRange indices = scalar ? ValueRange{} : ivs;
-            Value v =
-                memref::LoadOp::create(nested, l, copy.getSource(), indices);
-            memref::StoreOp::create(nested, l, v, copy.getTarget(), indices);
-          };
-          if (inKernel)
-            scf::buildLoopNest(b, loc, lower, upper, steps, body);
-          else
-            scf::ParallelOp::create(b, loc, lower, upper, steps, body);
-        }
-        copy.erase();
-      } else if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
-        b.setInsertionPointAfter(global);
-        auto type = cast<MemRefType>(global.getType());
-        auto device = gpu::AllocOp::create(b, loc, type, Type(), ValueRange{},
-                                           ValueRange{}, ValueRange{}, false);
-        global.getResult().replaceAllUsesWith(device.getMemref());
-        gpu::MemcpyOp::create(b, loc, Type(), ValueRange{}, device.getMemref(),
-                              global.getResult());
-        // Freed where the function returns.
-        Operation *terminator = fn.getBody().back().getTerminator();
-        OpBuilder end(terminator);
-        gpu::DeallocOp::create(end, loc, Type(), ValueRange{},
-                               device.getMemref());
-      }
-    }
-    return success();
+    if (failed(amp::moveHostComputeToDevice(getOperation())))
+      signalPassFailure();
   }
 };
 } // namespace
