@@ -112,8 +112,10 @@ struct AmpGpuPipelineOptions
 void buildAmpGpuPipeline(OpPassManager &pm, const LoweringConfig &config);
 
 /// Adds the AMP pipeline to `pm` (anchored on builtin.module): amp-autocast,
-/// then amp-loss-scaling (unless the options turn it off).
-void buildAmpPipeline(OpPassManager &pm, const AmpConfig &config);
+/// then amp-loss-scaling (unless the options turn it off). With `report`,
+/// amp-autocast leaves its report there (AutocastReport.h) when it has run.
+void buildAmpPipeline(OpPassManager &pm, const AmpConfig &config,
+                      std::shared_ptr<AutocastReport> report = nullptr);
 /// The same, from amp-pipeline's options.
 void buildAmpPipeline(OpPassManager &pm, const AmpPipelineOptions &options);
 

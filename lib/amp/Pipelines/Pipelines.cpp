@@ -38,13 +38,15 @@
 using namespace mlir;
 using namespace mlir::amp;
 
-void mlir::amp::buildAmpPipeline(OpPassManager &pm, const AmpConfig &config) {
+void mlir::amp::buildAmpPipeline(OpPassManager &pm, const AmpConfig &config,
+                                 std::shared_ptr<AutocastReport> report) {
   AmpAutocastPassOptions autocast;
   autocast.precision = config.precision;
   autocast.policyFile = config.policy;
   autocast.reportFile = config.report;
   autocast.strict = config.strict;
-  pm.addPass(createAmpAutocastPass(autocast));
+  pm.addPass(report ? createAmpAutocastPass(autocast, std::move(report))
+                    : createAmpAutocastPass(autocast));
 
   AmpLossScalingPassOptions scaling = config.rules;
   switch (config.lossScaling) {

@@ -11,6 +11,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassInstrumentation.h"
+#include <memory>
 
 namespace mlir::amp {
 
@@ -19,6 +20,15 @@ namespace mlir::amp {
 
 #define GEN_PASS_REGISTRATION
 #include "amp/Dialect/Amp/Transforms/Passes.h.inc"
+
+struct AutocastReport;
+
+/// amp-autocast with `options` that also leaves its report in `*report`
+/// (AutocastReport.h) once it has run: the report= file's content, in
+/// memory.
+std::unique_ptr<Pass>
+createAmpAutocastPass(const AmpAutocastPassOptions &options,
+                      std::shared_ptr<AutocastReport> report);
 
 /// One pass statistic. Debian's MLIR is a release build in which
 /// Pass::Statistic counters are compiled out (LLVM_ENABLE_STATS=0), so the

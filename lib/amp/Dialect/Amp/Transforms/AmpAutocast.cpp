@@ -5,7 +5,7 @@
 //
 //   1. PrecisionAnalysis decides, per float op, low precision or f32 (see
 //      PrecisionAnalysis.cpp for the painting algorithm). Nothing changes yet;
-//      the report is taken from this decision.
+//      the report (AutocastReport.h) is taken from this decision.
 //   2. AutocastRewriter walks the function's ops in program order, so every
 //      producer is rewritten before its users. A low-precision op gets its
 //      low-precision operands converted to the low type (the others to their
@@ -34,6 +34,7 @@
 
 #include "amp/Analysis/PrecisionAnalysis.h"
 #include "amp/Dialect/Amp/IR/AmpInterfaces.h"
+#include "amp/Dialect/Amp/Transforms/AutocastReport.h"
 #include "amp/Dialect/Amp/Transforms/PassOutputs.h"
 #include "amp/Dialect/Amp/Transforms/Passes.h"
 #include "amp/Policy/Policy.h"
@@ -330,21 +331,12 @@ LogicalResult AutocastRewriter::run(FunctionOpInterface function) {
   return success();
 }
 
-static StringRef sourceName(CategorySource source) {
-  switch (source) {
-  case CategorySource::Default:
-    return "default";
-  case CategorySource::PolicyFile:
-    return "policy file";
-  case CategorySource::Unknown:
-    return "none";
-  }
-  llvm_unreachable("unknown source");
-}
-
 struct AmpAutocastPass
     : public amp::impl::AmpAutocastPassBase<AmpAutocastPass> {
   using Base::Base;
+  AmpAutocastPass(const AmpAutocastPassOptions &options,
+                  std::shared_ptr<AutocastReport> reportSink)
+      : Base(options), reportSink(std::move(reportSink)) {}
 
   LogicalResult initialize(MLIRContext *ctx) override {
     if (policyFile.empty()) {
@@ -380,6 +372,8 @@ struct AmpAutocastPass
 
 private:
   std::shared_ptr<PrecisionPolicy> policy;
+  /// Where the report goes in memory (createAmpAutocastPass's `report`).
+  std::shared_ptr<AutocastReport> reportSink;
   struct {
     uint64_t floatOps = 0, lowOps = 0, casts = 0, constants = 0, bytes = 0,
              unknownOps = 0;
@@ -392,9 +386,12 @@ void AmpAutocastPass::runOnOperation() {
   FloatType lowType = getFloatType(ctx, precision);
   PrecisionAnalysis analysis(*policy, precision);
 
-  llvm::json::Array entries;
+  AutocastReport report;
+  report.precision = precision;
+  report.policy = policyFile;
+  // The entries are most of the pass's cost: only built when asked for.
+  bool wantEntries = !reportFile.empty() || reportSink;
   RewriteStats stats;
-  uint64_t floatOps = 0, lowOps = 0, unknownOps = 0, lowInputOps = 0;
   SmallVector<FunctionOpInterface> functions;
   module.walk([&](FunctionOpInterface fn) {
     if (!fn.isExternal())
@@ -406,44 +403,18 @@ void AmpAutocastPass::runOnOperation() {
     if (failed(placement))
       return signalPassFailure();
 
-    // The report is taken from the decision, before any op is rewritten
-    // (and only built when asked for: it is most of the pass's cost).
+    // The report is taken from the decision, before any op is rewritten.
     bool strictFailure = false;
-    bool wantReport = !reportFile.empty();
     for (Operation *op : placement->getFloatOps()) {
       const OpDecision &decision = placement->getDecision(op);
-      ++floatOps;
-      lowOps += decision.lowPrecision;
-      lowInputOps += decision.readsLowPrecision;
-      if (!decision.category && decision.reason == DecisionReason::UnknownOp) {
-        ++unknownOps;
-        if (strict) {
-          op->emitError() << "'" << op->getName()
-                          << "' is not in the precision policy (strict=true); "
-                             "name it in a policy file to decide its category";
-          strictFailure = true;
-        }
+      report.addDecision(function, op, decision, wantEntries);
+      if (strict && !decision.category &&
+          decision.reason == DecisionReason::UnknownOp) {
+        op->emitError() << "'" << op->getName()
+                        << "' is not in the precision policy (strict=true); "
+                           "name it in a policy file to decide its category";
+        strictFailure = true;
       }
-      if (!wantReport)
-        continue;
-      entries.push_back(llvm::json::Object{
-          {"function", function.getName().str()},
-          {"op", op->getName().getStringRef().str()},
-          {"location", formatLocation(op->getLoc())},
-          {"category", decision.category
-                           ? llvm::json::Value(
-                                 stringifyPrecisionCategory(*decision.category))
-                           : llvm::json::Value(nullptr)},
-          {"source", sourceName(decision.source)},
-          {"precision", decision.lowPrecision
-                            ? stringifyPrecision(precision).str()
-                            : std::string("f32")},
-          {"reason", decision.describeReason()},
-      });
-      // An f32 reduction that reads low-precision inputs says so.
-      if (decision.readsLowPrecision)
-        entries.back().getAsObject()->insert(
-            {"inputs", stringifyPrecision(precision).str()});
     }
     if (strictFailure)
       return signalPassFailure();
@@ -453,55 +424,41 @@ void AmpAutocastPass::runOnOperation() {
     if (failed(rewriter.run(function)))
       return signalPassFailure();
   }
+  report.castsInserted = stats.casts;
+  report.constantsConverted = stats.constants;
+  report.bytesConverted = stats.bytes;
+  report.dynamicCasts = stats.dynamicCasts;
 
-  numFloatOps += floatOps;
-  numLowPrecisionOps += lowOps;
+  numFloatOps += report.floatOps;
+  numLowPrecisionOps += report.lowPrecisionOps;
   numCastsInserted += stats.casts;
   numConstantsConverted += stats.constants;
   numBytesConverted += stats.bytes;
-  numUnknownOps += unknownOps;
-  counts.floatOps += floatOps;
-  counts.lowOps += lowOps;
+  numUnknownOps += report.unknownOps;
+  counts.floatOps += report.floatOps;
+  counts.lowOps += report.lowPrecisionOps;
   counts.casts += stats.casts;
   counts.constants += stats.constants;
   counts.bytes += stats.bytes;
-  counts.unknownOps += unknownOps;
+  counts.unknownOps += report.unknownOps;
 
-  if (reportFile.empty())
-    return;
-  llvm::json::Object summary{
-      {"float_ops", floatOps},
-      {"low_precision_ops", lowOps},
-      {"low_precision_ratio",
-       llvm::formatv("{0}/{1}", lowOps, floatOps).str()},
-      {"f32_reductions_reading_low_precision", lowInputOps},
-      {"casts_inserted", stats.casts},
-      {"constants_converted", stats.constants},
-      {"bytes_converted", stats.bytes},
-      {"casts_with_dynamic_shape", stats.dynamicCasts},
-      {"unknown_ops", unknownOps},
-  };
-  llvm::json::Object report{
-      {"pass", "amp-autocast"},
-      {"precision", stringifyPrecision(precision).str()},
-      {"policy", policyFile.empty() ? llvm::json::Value(nullptr)
-                                    : llvm::json::Value(policyFile.getValue())},
-      {"ops", std::move(entries)},
-      {"summary", std::move(summary)},
-  };
-  // Written to a temporary file and renamed, never a half-written report;
-  // under a driver's PassOutputTransaction (amp-opt) the rename waits until
-  // the whole run has succeeded.
-  if (llvm::Error err = writePassOutput(reportFile, [&](llvm::raw_ostream &os) {
-        os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report)))
-           << "\n";
-      })) {
-    // The error names the file: "'PATH': reason".
-    emitError(module.getLoc())
-        << "amp-autocast: cannot write report="
-        << llvm::toString(std::move(err));
-    return signalPassFailure();
+  if (!reportFile.empty()) {
+    // Written to a temporary file and renamed, never a half-written report;
+    // under a driver's PassOutputTransaction (amp-opt) the rename waits
+    // until the whole run has succeeded.
+    if (llvm::Error err =
+            writePassOutput(reportFile, [&](llvm::raw_ostream &os) {
+              os << llvm::formatv("{0:2}", report.toJSON()) << "\n";
+            })) {
+      // The error names the file: "'PATH': reason".
+      emitError(module.getLoc())
+          << "amp-autocast: cannot write report="
+          << llvm::toString(std::move(err));
+      return signalPassFailure();
+    }
   }
+  if (reportSink)
+    *reportSink = std::move(report);
 }
 
 } // namespace
@@ -510,4 +467,10 @@ SmallVector<AmpStatistic> mlir::amp::getAmpAutocastStatistics(Pass *pass) {
   if (pass->getTypeID() == TypeID::get<AmpAutocastPass>())
     return static_cast<AmpAutocastPass *>(pass)->getCounts();
   return {};
+}
+
+std::unique_ptr<Pass>
+mlir::amp::createAmpAutocastPass(const AmpAutocastPassOptions &options,
+                                 std::shared_ptr<AutocastReport> report) {
+  return std::make_unique<AmpAutocastPass>(options, std::move(report));
 }
