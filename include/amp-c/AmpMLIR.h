@@ -99,7 +99,7 @@ typedef enum AmpLossScaling {
   AMP_LOSS_SCALING_NONE = 3,
 } AmpLossScaling;
 
-/// How the amp ops lower (amp::AmpOpsLowering; same numbers either way).
+/// How the amp ops lower (amp::StepLowering, same values).
 typedef enum AmpLowering {
   /// Inline linalg (amp-lower-to-linalg).
   AMP_LOWERING_INLINE = 0,
@@ -122,6 +122,23 @@ typedef enum AmpDevice {
   /// thread in turn, and the runtime's CPU backend (no GPU needed).
   AMP_DEVICE_CUDA_EMULATED = 2,
 } AmpDevice;
+
+/// The C enums above that have command-line names.
+typedef enum AmpEnum {
+  AMP_ENUM_PRECISION = 0,    /* AmpPrecision: "fp32", "f16", "bf16" */
+  AMP_ENUM_LOSS_SCALING = 1, /* AmpLossScaling: "auto", "dynamic", ... */
+  AMP_ENUM_LOWERING = 2,     /* AmpLowering: "inline", "runtime", ... */
+  AMP_ENUM_DEVICE = 3,       /* AmpDevice: "cpu", "cuda", "cuda-emulated" */
+} AmpEnum;
+
+/// The name of value `value` of the C enum `which`, as amp-train spells it,
+/// read from the library's own option tables (a static string); NULL when
+/// `value` is not one of its values. Values run from 0 without gaps: a
+/// caller lists them by counting up to the first NULL.
+const char *ampEnumGetValueName(AmpEnum which, int value);
+
+/// The value of `which` named `name`, or -1 if no value has that name.
+int ampEnumLookupValue(AmpEnum which, const char *name);
 
 /// How a trainer compiles its step (amp::TrainingRunnerOptions). Initialise
 /// with ampTrainerOptionsInit, which sets amp-train's defaults.
@@ -215,6 +232,10 @@ AmpStatus ampTrainerStep(AmpTrainer *trainer, int poison,
 
 /// The name of the function that runs (owned by the trainer).
 const char *ampTrainerGetEntryName(AmpTrainer *trainer);
+/// What amp-autocast decided for the step, as the JSON of its `report=`
+/// option (docs/UserGuide.md: an entry per float op and a summary), built in
+/// memory; owned by the trainer. NULL for an fp32 step (no AMP rewrite).
+const char *ampTrainerGetAutocastReport(AmpTrainer *trainer);
 /// 1 when amp-loss-scaling threaded a loss scale through the step.
 int ampTrainerIsLossScaled(AmpTrainer *trainer);
 /// The number of arguments of the compiled step (original ones, then the

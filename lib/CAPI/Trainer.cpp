@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CAPI.h"
+#include "amp/Dialect/Amp/Transforms/AutocastReport.h"
 #include "amp/Runner/TrainingRunner.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -41,6 +42,8 @@ struct AmpTrainer {
   std::unique_ptr<TrainingRunner> runner;
   std::string entryName;
   std::vector<ArgumentStrings> strings;
+  /// The autocast report's JSON, made on the first request.
+  std::optional<std::string> autocastReport;
 
   /// Fails with the diagnostics collected since the last reset (or
   /// `fallback` when there are none).
@@ -64,15 +67,53 @@ static_assert(
         AMP_LOSS_SCALING_STATIC == static_cast<int>(LossScalingChoice::Static) &&
         AMP_LOSS_SCALING_NONE == static_cast<int>(LossScalingChoice::None),
     "AmpLossScaling and LossScalingChoice disagree");
-static_assert(AMP_LOWERING_INLINE == static_cast<int>(AmpOpsLowering::Inline) &&
+static_assert(AMP_LOWERING_INLINE == static_cast<int>(StepLowering::Inline) &&
                   AMP_LOWERING_RUNTIME ==
-                      static_cast<int>(AmpOpsLowering::Runtime),
-              "AmpLowering and AmpOpsLowering disagree");
+                      static_cast<int>(StepLowering::Runtime) &&
+                  AMP_LOWERING_CHECK_IN_UPDATE ==
+                      static_cast<int>(StepLowering::CheckInUpdate),
+              "AmpLowering and StepLowering disagree");
 static_assert(AMP_DEVICE_CPU == static_cast<int>(RunDevice::CPU) &&
                   AMP_DEVICE_CUDA == static_cast<int>(RunDevice::CUDA) &&
                   AMP_DEVICE_CUDA_EMULATED ==
                       static_cast<int>(RunDevice::CUDAEmulated),
               "AmpDevice and RunDevice disagree");
+
+/// The option table whose values are those of the C enum `which`.
+static std::optional<llvm::SmallVector<llvm::cl::OptionEnumValue>>
+getChoices(AmpEnum which) {
+  switch (which) {
+  case AMP_ENUM_PRECISION:
+    return listChoices(getStepPrecisionValues());
+  case AMP_ENUM_LOSS_SCALING:
+    return listChoices(getLossScalingChoiceValues());
+  case AMP_ENUM_LOWERING:
+    return listChoices(getStepLoweringValues());
+  case AMP_ENUM_DEVICE:
+    return listChoices(getRunDeviceValues());
+  }
+  return std::nullopt;
+}
+
+extern "C" const char *ampEnumGetValueName(AmpEnum which, int value) {
+  auto choices = getChoices(which);
+  if (!choices)
+    return nullptr;
+  for (const llvm::cl::OptionEnumValue &choice : *choices)
+    if (choice.Value == value)
+      return choice.Name.data(); // a string literal
+  return nullptr;
+}
+
+extern "C" int ampEnumLookupValue(AmpEnum which, const char *name) {
+  auto choices = getChoices(which);
+  if (!choices || !name)
+    return -1;
+  for (const llvm::cl::OptionEnumValue &choice : *choices)
+    if (choice.Name == name)
+      return choice.Value;
+  return -1;
+}
 
 extern "C" void ampTrainerOptionsInit(AmpTrainerOptions *options) {
   if (!options)
@@ -87,7 +128,10 @@ extern "C" void ampTrainerOptionsInit(AmpTrainerOptions *options) {
   options->seed = defaults.run.seed;
   options->entry = nullptr;
   options->optLevel = defaults.run.optLevel;
-  options->lowering = static_cast<AmpLowering>(defaults.lowering.ampOps);
+  options->lowering = static_cast<AmpLowering>(
+      defaults.lowering.checkInUpdate
+          ? StepLowering::CheckInUpdate
+          : static_cast<StepLowering>(defaults.lowering.ampOps));
   options->device = static_cast<AmpDevice>(defaults.run.device);
 }
 
@@ -109,12 +153,8 @@ convertOptions(const AmpTrainerOptions &in, std::string &why) {
       convertEnum(in.precision, Precision::bf16, "precision", why);
   std::optional<LossScalingChoice> lossScaling = convertEnum(
       in.lossScaling, LossScalingChoice::None, "loss-scaling choice", why);
-  // AMP_LOWERING_CHECK_IN_UPDATE: the inline lowering, check in update.
-  bool checkInUpdate = in.lowering == AMP_LOWERING_CHECK_IN_UPDATE;
-  std::optional<AmpOpsLowering> lowering =
-      checkInUpdate
-          ? AmpOpsLowering::Inline
-          : convertEnum(in.lowering, AmpOpsLowering::Runtime, "lowering", why);
+  std::optional<StepLowering> lowering = convertEnum(
+      in.lowering, StepLowering::CheckInUpdate, "lowering", why);
   std::optional<RunDevice> device =
       convertEnum(in.device, RunDevice::CUDAEmulated, "device", why);
   if (!precision || !lossScaling || !lowering || !device)
@@ -124,8 +164,7 @@ convertOptions(const AmpTrainerOptions &in, std::string &why) {
   out.lowering.fuseUnscale = *device == RunDevice::CPU;
   out.amp.precision = *precision;
   out.amp.lossScaling = *lossScaling;
-  out.lowering.ampOps = *lowering;
-  out.lowering.checkInUpdate = checkInUpdate && *device == RunDevice::CPU;
+  out.lowering.setStepLowering(*lowering);
 #define AMP_LOSS_SCALING_RULE(field, argument, type, description)             \
   out.amp.rules.field = in.field;
 #include "amp/Config/LossScalingRules.def"
@@ -287,6 +326,22 @@ extern "C" AmpStatus ampTrainerStep(AmpTrainer *trainer, int poison,
 
 extern "C" const char *ampTrainerGetEntryName(AmpTrainer *trainer) {
   return trainer ? trainer->entryName.c_str() : "";
+}
+
+extern "C" const char *ampTrainerGetAutocastReport(AmpTrainer *trainer) {
+  if (!trainer)
+    return nullptr;
+  std::lock_guard<std::mutex> lock(trainer->mutex);
+  const AutocastReport *report = trainer->runner->getAutocastReport();
+  if (!report)
+    return nullptr;
+  if (!trainer->autocastReport) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << report->toJSON();
+    trainer->autocastReport = std::move(text);
+  }
+  return trainer->autocastReport->c_str();
 }
 
 extern "C" int ampTrainerIsLossScaled(AmpTrainer *trainer) {

@@ -52,6 +52,18 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  // The option names, from the library's tables.
+  static const char *const enums[] = {"precision", "loss-scaling", "lowering",
+                                      "device"};
+  for (int which = 0; which < 4; ++which) {
+    fprintf(stderr, "%s:", enums[which]);
+    for (int value = 0; ampEnumGetValueName((AmpEnum)which, value); ++value)
+      fprintf(stderr, " %s=%d", ampEnumGetValueName((AmpEnum)which, value),
+              ampEnumLookupValue((AmpEnum)which,
+                                 ampEnumGetValueName((AmpEnum)which, value)));
+    fprintf(stderr, "\n");
+  }
+
   char *output = NULL, *error = NULL;
   if (ampRunPipeline(ir, "builtin.module(amp-pipeline{precision=f16})", argv[1],
                      0, &output, &error) != AMP_SUCCESS) {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from dataclasses import dataclass
@@ -9,10 +10,17 @@ from pathlib import Path
 
 import numpy as np
 
-_PRECISIONS = {"fp32": 0, "f32": 0, "f16": 1, "bf16": 2}
-_LOSS_SCALING = {"auto": 0, "dynamic": 1, "static": 2, "none": 3}
-_LOWERINGS = {"inline": 0, "runtime": 1, "check-in-update": 2}
-_DEVICES = {"cpu": 0, "cuda": 1, "cuda-emulated": 2}
+# The names of precision, loss_scaling, lowering and device come from the library's own option tables
+# (native.enum_values(), the C API's ampEnumGetValueName); "f32" is also accepted for "fp32".
+_ALIASES = {"precision": {"f32": "fp32"}}
+
+
+def _choice(native, option: str, value: str) -> int:
+    table = native.enum_values()[option]
+    name = _ALIASES.get(option, {}).get(value, value)
+    if name not in table:
+        raise ValueError(f"{option} must be one of {sorted(table)}, got {value!r}")
+    return table[name]
 
 
 @dataclass(frozen=True)
@@ -83,21 +91,17 @@ class Trainer:
             raise TypeError(f"Trainer() got unexpected keyword argument(s) {', '.join(unknown)} "
                             f"(the loss-scaling rules are {', '.join(sorted(defaults))})")
         rules = {name: type(default)(rules.get(name, default)) for name, default in defaults.items()}
-        if precision not in _PRECISIONS:
-            raise ValueError(f"precision must be one of {sorted(_PRECISIONS)}, got {precision!r}")
-        if loss_scaling not in _LOSS_SCALING:
-            raise ValueError(f"loss_scaling must be one of {sorted(_LOSS_SCALING)}, got {loss_scaling!r}")
+        precision_value = _choice(native, "precision", precision)
+        loss_scaling_value = _choice(native, "loss_scaling", loss_scaling)
         if not 0 <= int(opt_level) <= 3:
             raise ValueError(f"opt_level must be 0 to 3, got {opt_level!r}")
-        if lowering not in _LOWERINGS:
-            raise ValueError(f"lowering must be one of {sorted(_LOWERINGS)}, got {lowering!r}")
-        if device not in _DEVICES:
-            raise ValueError(f"device must be one of {sorted(_DEVICES)}, got {device!r}")
-        self.precision = "fp32" if precision == "f32" else precision
+        lowering_value = _choice(native, "lowering", lowering)
+        device_value = _choice(native, "device", device)
+        self.precision = _ALIASES["precision"].get(precision, precision)
         self._native = native.Trainer(
-            ir_text, source_name, _PRECISIONS[precision], _LOSS_SCALING[loss_scaling], rules,
-            os.fspath(policy) if policy else "", int(seed), entry or "", int(opt_level), _LOWERINGS[lowering],
-            _DEVICES[device])
+            ir_text, source_name, precision_value, loss_scaling_value, rules,
+            os.fspath(policy) if policy else "", int(seed), entry or "", int(opt_level), lowering_value,
+            device_value)
         self._arguments = [Argument(**self._native.argument_info(i)) for i in range(self._native.num_arguments)]
         self._step = 0
         if initialize:
@@ -124,6 +128,14 @@ class Trainer:
     @property
     def is_loss_scaled(self) -> bool:
         return self._native.is_loss_scaled
+
+    @property
+    def autocast_report(self) -> dict | None:
+        """What amp-autocast decided for this step, as amp-pipeline's ``report=`` file would hold it
+        (``{"pass", "precision", "policy", "ops": [one entry per float op], "summary"}``), made in memory;
+        ``None`` for an fp32 step."""
+        text = self._native.autocast_report
+        return None if text is None else json.loads(text)
 
     @property
     def num_original_arguments(self) -> int:

@@ -16,6 +16,7 @@
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -127,6 +128,23 @@ std::map<std::string, nb::object> getLossScalingRules() {
   return rules;
 }
 
+/// The names of every C enum with command-line names (AmpEnum), from the
+/// library's own tables: {"precision": {"fp32": 0, ...}, "loss_scaling": ...,
+/// "lowering": ..., "device": ...}.
+std::map<std::string, std::map<std::string, int>> getEnumValues() {
+  std::map<std::string, std::map<std::string, int>> tables;
+  for (auto [which, key] : {std::pair{AMP_ENUM_PRECISION, "precision"},
+                            std::pair{AMP_ENUM_LOSS_SCALING, "loss_scaling"},
+                            std::pair{AMP_ENUM_LOWERING, "lowering"},
+                            std::pair{AMP_ENUM_DEVICE, "device"}}) {
+    std::map<std::string, int> &table = tables[key];
+    for (int value = 0; const char *name = ampEnumGetValueName(which, value);
+         ++value)
+      table[name] = value;
+  }
+  return tables;
+}
+
 /// Sets the rules named in `rules` (a dict by Python name); an unknown name
 /// is a TypeError.
 void setLossScalingRules(AmpTrainerOptions &options, const nb::dict &rules) {
@@ -203,6 +221,10 @@ public:
 
   std::string entryName() const { return ampTrainerGetEntryName(handle); }
   bool isLossScaled() const { return ampTrainerIsLossScaled(handle) != 0; }
+  std::optional<std::string> autocastReport() const {
+    const char *json = ampTrainerGetAutocastReport(handle);
+    return json ? std::optional<std::string>(json) : std::nullopt;
+  }
   size_t numArguments() const { return ampTrainerGetNumArguments(handle); }
   size_t numOriginalArguments() const {
     return ampTrainerGetNumOriginalArguments(handle);
@@ -298,6 +320,10 @@ NB_MODULE(_amp_mlir_native, m) {
         "The loss-scaling rules (keyword arguments of amp_mlir.Trainer) and "
         "their defaults, those of amp-loss-scaling.");
 
+  m.def("enum_values", &getEnumValues,
+        "The names of the trainer's enum options (precision, loss_scaling, "
+        "lowering, device) and their values, amp-train's spellings.");
+
   nb::class_<Trainer>(m, "Trainer")
       .def(nb::init<const std::string &, const std::string &, int, int,
                     const nb::dict &, const std::string &, uint64_t,
@@ -310,6 +336,7 @@ NB_MODULE(_amp_mlir_native, m) {
       .def("step", &Trainer::step, nb::arg("poison") = false)
       .def_prop_ro("entry_name", &Trainer::entryName)
       .def_prop_ro("is_loss_scaled", &Trainer::isLossScaled)
+      .def_prop_ro("autocast_report", &Trainer::autocastReport)
       .def_prop_ro("num_arguments", &Trainer::numArguments)
       .def_prop_ro("num_original_arguments", &Trainer::numOriginalArguments)
       .def("argument_info", &Trainer::argumentInfo, nb::arg("index"))

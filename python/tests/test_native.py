@@ -206,6 +206,24 @@ def test_trainer_device_errors(amp_mlir_native, mlp_sgd):
         amp_mlir_native.Trainer.from_file(path, "f16", device="tpu")
 
 
+def test_trainer_option_names_come_from_the_library(amp_mlir_native, mlp_sgd):
+    """The Trainer's enum options take the names of the C++ option tables (amp-train's spellings)."""
+    from amp_mlir import _require_native
+
+    tables = _require_native().enum_values()
+    assert tables["lowering"] == {"inline": 0, "runtime": 1, "check-in-update": 2}
+    assert tables["precision"] == {"fp32": 0, "f16": 1, "bf16": 2}
+    assert tables["device"] == {"cpu": 0, "cuda": 1, "cuda-emulated": 2}
+    assert tables["loss_scaling"] == {"auto": 0, "dynamic": 1, "static": 2, "none": 3}
+    path, _ = mlp_sgd
+    for option, value in [("lowering", "fused"), ("loss_scaling", "adaptive")]:
+        with pytest.raises(ValueError, match=f"{option} must be one of"):
+            amp_mlir_native.Trainer.from_file(path, "f16", **{option: value})
+    with pytest.raises(ValueError, match="precision must be one of"):
+        amp_mlir_native.Trainer.from_file(path, "fp8")
+    assert amp_mlir_native.Trainer.from_file(path, "f32").precision == "fp32"
+
+
 def test_trainer_inputs_dir_matches_amp_train(amp_mlir_native, amp_tools, mlp_sgd, tmp_path):
     path, _ = mlp_sgd
     rng = np.random.default_rng(1)
@@ -317,4 +335,23 @@ def test_c_api_from_c(amp_tools, mlp_sgd):
     r = subprocess.run([smoke, str(path), str(STEPS)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "argument 6: scale tensor<f32>" in r.stderr
+    # The C enums' names and values, read from the library's option tables.
+    assert "precision: fp32=0 f16=1 bf16=2\n" in r.stderr
+    assert "loss-scaling: auto=0 dynamic=1 static=2 none=3\n" in r.stderr
+    assert "lowering: inline=0 runtime=1 check-in-update=2\n" in r.stderr
+    assert "device: cpu=0 cuda=1 cuda-emulated=2\n" in r.stderr
     _assert_rows_identical(_amp_train(amp_tools, path, "f16"), [json.loads(l) for l in r.stdout.splitlines()])
+
+
+def test_trainer_autocast_report_in_memory(amp_mlir_native, mlp_sgd, tmp_path):
+    """Trainer.autocast_report (the C API's ampTrainerGetAutocastReport) is the report= file, made in memory."""
+    path, _ = mlp_sgd
+    report = amp_mlir_native.Trainer.from_file(path, "f16").autocast_report
+    out = tmp_path / "report.json"
+    amp_mlir_native.run_pipeline(open(path).read(), f"builtin.module(amp-pipeline{{precision=f16 report={out}}})",
+                                 source_name=str(path))
+    assert report == json.loads(out.read_text())
+    assert report["precision"] == "f16" and report["summary"]["float_ops"] == len(report["ops"]) > 0
+    assert {"function", "op", "location", "category", "precision", "reason"} <= set(report["ops"][0])
+    assert amp_mlir_native.Trainer.from_file(path, "bf16").autocast_report["precision"] == "bf16"
+    assert amp_mlir_native.Trainer.from_file(path, "fp32").autocast_report is None

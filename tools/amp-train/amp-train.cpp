@@ -97,15 +97,7 @@ static cl::opt<unsigned> optLevel("opt-level",
 
 static cl::opt<RunDevice> device(
     "device", cl::desc("Where the step runs"), cl::init(RunDevice::CPU),
-    cl::values(clEnumValN(RunDevice::CPU, "cpu", "the host, through the JIT"),
-               clEnumValN(RunDevice::CUDA, "cuda",
-                          "an NVIDIA GPU (amp-gpu-pipeline, the runtime's "
-                          "CUDA backend)"),
-               clEnumValN(RunDevice::CUDAEmulated, "cuda-emulated",
-                          "the GPU pipeline's kernels and runtime calls run "
-                          "on the host, every block and thread in turn "
-                          "(amp-gpu-pipeline{emulate}, the runtime's CPU "
-                          "backend): no GPU needed")),
+    getRunDeviceValues(),
     cl::cat(category));
 static cl::opt<std::string>
     chip("chip",
@@ -122,11 +114,7 @@ static cl::opt<AmpOpsLowering> lowering(
     cl::desc("How the amp ops lower (default: runtime on a GPU, the "
              "runtime's fused unscale-and-check and scale update; on the "
              "CPU --check-in-update unless --lowering is given)"),
-    cl::values(clEnumValN(AmpOpsLowering::Inline, "inline",
-                          "linalg (amp-lower-to-linalg)"),
-               clEnumValN(AmpOpsLowering::Runtime, "runtime",
-                          "calls into the amp runtime "
-                          "(amp-lower-to-runtime)")),
+    getAmpOpsLoweringValues(),
     cl::init(AmpOpsLowering::Runtime), cl::cat(category));
 static cl::opt<bool> fuseUnscale(
     "fuse-unscale",

@@ -28,6 +28,25 @@
 
 namespace mlir::amp {
 
+/// The choices of one of the enum options above and below (name, value,
+/// description), read back from the `llvm::cl::values` table that the
+/// command-line options use: the C API (ampEnumGetValueName) and Python take
+/// their names from here instead of restating them.
+inline llvm::SmallVector<llvm::cl::OptionEnumValue>
+listChoices(const llvm::cl::ValuesClass &values) {
+  // ValuesClass hands its values only to an option's parser.
+  struct Collector {
+    llvm::SmallVector<llvm::cl::OptionEnumValue> list;
+    Collector &getParser() { return *this; }
+    void addLiteralOption(llvm::StringRef name, int value,
+                          llvm::StringRef description) {
+      list.push_back({name, value, description});
+    }
+  } collector;
+  values.apply(collector);
+  return std::move(collector.list);
+}
+
 /// The chip the CUDA lowering compiles kernels for unless told otherwise
 /// (amp-gpu-pipeline's `chip`, amp-compile's --chip). The runner uses the
 /// device's own chip instead.

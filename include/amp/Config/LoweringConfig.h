@@ -44,6 +44,23 @@ inline llvm::StringRef stringifyAmpOpsLowering(AmpOpsLowering lowering) {
   return lowering == AmpOpsLowering::Inline ? "inline" : "runtime";
 }
 
+/// How a training step's amp ops lower, as one choice: the pipelines'
+/// `lowering` (inline, runtime) or inline with check-in-update (the CPU
+/// runner's default). The C API's AmpLowering and Python's `lowering=`
+/// (amp-train spells it --lowering / --check-in-update).
+enum class StepLowering { Inline, Runtime, CheckInUpdate };
+
+inline auto getStepLoweringValues() {
+  return llvm::cl::values(
+      clEnumValN(StepLowering::Inline, "inline",
+                 "linalg ops (amp-lower-to-linalg)"),
+      clEnumValN(StepLowering::Runtime, "runtime",
+                 "calls into the amp runtime (amp-lower-to-runtime)"),
+      clEnumValN(StepLowering::CheckInUpdate, "check-in-update",
+                 "inline, each gradient's inf / nan check inside the loop "
+                 "that already reads it (CPU; inline on the GPU)"));
+}
+
 /// Which lowering a LoweringConfig is for.
 enum class LoweringTarget { CPU, GPU };
 
@@ -68,6 +85,14 @@ struct LoweringConfig {
 #undef AMP_LOWERING_OPTION
     }
     return config;
+  }
+
+  /// Sets the amp-op lowering to `lowering`. check-in-update is a CPU
+  /// option: the GPU pipeline has none and lowers the amp ops inline.
+  void setStepLowering(StepLowering lowering) {
+    ampOps = lowering == StepLowering::Runtime ? AmpOpsLowering::Runtime
+                                               : AmpOpsLowering::Inline;
+    checkInUpdate = lowering == StepLowering::CheckInUpdate;
   }
 
   /// Contractions become GEMM calls (the runtime's CPU GEMM or cuBLAS).

@@ -41,6 +41,21 @@ class CachedStep;
 /// checked on a machine without a GPU.
 enum class RunDevice { CPU, CUDA, CUDAEmulated };
 
+/// The command-line values of RunDevice (amp-train's --device, the C API's
+/// AmpDevice names, Python's `device=`).
+inline auto getRunDeviceValues() {
+  return llvm::cl::values(
+      clEnumValN(RunDevice::CPU, "cpu", "the host, through the JIT"),
+      clEnumValN(RunDevice::CUDA, "cuda",
+                 "an NVIDIA GPU (amp-gpu-pipeline, the runtime's CUDA "
+                 "backend)"),
+      clEnumValN(RunDevice::CUDAEmulated, "cuda-emulated",
+                 "the GPU pipeline's kernels and runtime calls run on the "
+                 "host, every block and thread in turn "
+                 "(amp-gpu-pipeline{emulate}, the runtime's CPU backend): no "
+                 "GPU needed"));
+}
+
 /// How the runner runs a compiled step: what is neither the AMP rewrite
 /// (AmpConfig) nor the lowering (LoweringConfig).
 struct RunConfig {
@@ -226,6 +241,10 @@ public:
   ArrayRef<RunnerArgument> getArguments() const { return arguments; }
   /// The number of arguments of the function as written.
   unsigned getNumOriginalArguments() const { return numOriginalArgs; }
+  /// What amp-autocast decided for the step (null for an fp32 step).
+  const AutocastReport *getAutocastReport() const {
+    return autocastReport.get();
+  }
   /// True when the compiled step came from the JIT cache.
   bool isLoadedFromCache() const { return loadedFromCache; }
 
@@ -246,9 +265,6 @@ private:
   LogicalResult buildDescriptors();
   // Arguments.cpp
   LogicalResult loadArgument(RunnerArgument &arg, StringRef path);
-  FailureOr<StepResult> stepOnDevice(bool poison);
-  /// Points descriptor `i` (and deviceBuffers[i]) at `buffer`.
-  void setDescriptorBuffer(size_t i, void *buffer);
 
   OwningOpRef<ModuleOp> module;
   /// The compiled step: JIT-compiled now (engine) or loaded from the cache
@@ -257,6 +273,7 @@ private:
   std::unique_ptr<CachedStep> cachedStep;
   void (*packedStep)(void **) = nullptr;
   bool loadedFromCache = false;
+  std::shared_ptr<AutocastReport> autocastReport;
   std::string entryName;
   LocationAttr entryLoc;
   uint64_t seed = 0;
@@ -279,15 +296,19 @@ private:
   int64_t scaleArg = -1, scaleResult = -1;
   /// The argument `step(/*poison=*/true)` poisons, or -1.
   int64_t poisonArg = -1;
-  /// RunDevice::CUDA: the runtime's memory entry points and the device
-  /// buffer of every input and result (same order as the descriptors; an
-  /// updated argument and its result swap buffers after each step).
+  /// RunDevice::CUDA: the runtime's CUDA backend (RunnerInternal.h).
   struct DeviceApi;
-  std::unique_ptr<DeviceApi> device;
-  std::vector<void *> deviceBuffers;
-  /// Per argument: the host buffer holds a value the device has not seen
-  /// yet, or the device one the host has not.
-  std::vector<bool> hostIsNewer, deviceIsNewer;
+  /// How a call reads and writes the step's buffers (Run.cpp): host copies
+  /// per call (HostExecutor) or buffers resident on a CUDA device
+  /// (CudaExecutor). Declared last: released before the JIT.
+  class Executor;
+  class HostExecutor;
+  class CudaExecutor;
+  /// The executor of `device` (Run.cpp): for RunDevice::CUDA it loads the
+  /// runtime's CUDA backend and checks for a GPU (errors at `loc`).
+  static FailureOr<std::unique_ptr<Executor>>
+  createExecutor(RunDevice device, bool allowTF32, Location loc);
+  std::unique_ptr<Executor> executor;
 };
 
 } // namespace amp

@@ -244,11 +244,8 @@ LogicalResult TrainingRunner::initializeArguments(StringRef inputsDir) {
       return diag;
     }
   }
-  if (device) {
-    // Every argument is set anew on the host.
-    hostIsNewer.assign(arguments.size(), true);
-    deviceIsNewer.assign(arguments.size(), false);
-  }
+  // Every argument is set anew on the host.
+  executor->allHostChanged(arguments.size());
   HintGenerator gen(seed);
   for (RunnerArgument &arg : arguments)
     if (arg.init)

@@ -16,6 +16,7 @@
 #include "RunnerInternal.h"
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
 #include "amp/Dialect/Amp/IR/TrainingStep.h"
+#include "amp/Dialect/Amp/Transforms/AutocastReport.h"
 #include "amp/InitAll.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -226,7 +227,8 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
   // The AMP rewrite.
   if (options.amp.precision != Precision::f32) {
     PassManager pm(context);
-    buildAmpPipeline(pm, options.amp);
+    autocastReport = std::make_shared<AutocastReport>();
+    buildAmpPipeline(pm, options.amp, autocastReport);
     if (failed(pm.run(moduleOp)))
       return failure();
   }
@@ -391,6 +393,8 @@ LoweringConfig mlir::amp::getEffectiveLoweringConfig(
   }
   config.target = LoweringTarget::GPU;
   config.format = "fatbin";
+  // A CPU option: the GPU pipeline lowers the amp ops inline.
+  config.checkInUpdate = false;
   if (options.run.device == RunDevice::CUDA) {
     if (config.chip.empty())
       config.chip = deviceChip.str();
@@ -410,14 +414,14 @@ LogicalResult TrainingRunner::lower(func::FuncOp fn,
   MLIRContext *context = module->getContext();
   // The lowering: CPU, or kernels + host code on one stream.
   PassManager pm(context);
-  if (device || options.run.device == RunDevice::CUDAEmulated) {
+  if (options.run.device != RunDevice::CPU) {
     // Resident inputs: the step must not write into its arguments.
     for (unsigned i = 0; i < fn.getNumArguments(); ++i)
       fn.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
                     BoolAttr::get(context, false));
   }
   LoweringConfig config = getEffectiveLoweringConfig(
-      options, device ? StringRef(device->chip) : StringRef());
+      options, executor->getChip());
   if (config.target == LoweringTarget::GPU)
     buildAmpGpuPipeline(pm, config);
   else

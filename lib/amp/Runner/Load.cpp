@@ -175,21 +175,19 @@ TrainingRunner::DeviceApi::load(Location loc, bool allowTF32) {
 LogicalResult TrainingRunner::load(func::FuncOp fn,
                                    const TrainingRunnerOptions &options) {
   // The device: a CUDA run needs the runtime's CUDA backend and a GPU.
-  if (options.run.device == RunDevice::CUDA) {
-    FailureOr<std::unique_ptr<DeviceApi>> api =
-        DeviceApi::load(entryLoc, options.run.allowTF32);
-    if (failed(api))
-      return failure();
-    device = std::move(*api);
-  }
+  FailureOr<std::unique_ptr<Executor>> created =
+      createExecutor(options.run.device, options.run.allowTF32, entryLoc);
+  if (failed(created))
+    return failure();
+  executor = std::move(*created);
 
   // The libraries the JIT links.
   std::vector<std::string> libs = options.run.sharedLibPaths;
   if (libs.empty() && StringRef(AMP_C_RUNNER_UTILS).size() &&
       llvm::sys::fs::exists(AMP_C_RUNNER_UTILS))
     libs.push_back(AMP_C_RUNNER_UTILS);
-  if (device) {
-    libs.push_back(device->path);
+  if (StringRef runtime = executor->getRuntimeLibrary(); !runtime.empty()) {
+    libs.push_back(runtime.str());
   } else if ((options.lowering.ampOps == AmpOpsLowering::Runtime &&
               !options.lowering.checkInUpdate) ||
              options.lowering.blas ||
@@ -213,7 +211,7 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
 
   // A CPU step compiled before (JitCache.h): load its object code.
   std::string cachePath;
-  if (!device) {
+  if (executor->runsOnHost()) {
     std::string cacheDir = getJitCacheDir(options.run.jitCacheDir);
     if (!cacheDir.empty() && options.run.jitCache) {
       // Everything that shapes the object code: the lowering (all its
@@ -276,7 +274,7 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
              << "' failed: " << llvm::toString(engineOrError.takeError());
     engine = std::move(*engineOrError);
     // Global constructors load the kernel module of a GPU step.
-    if (device)
+    if (!executor->runsOnHost())
       engine->initialize();
     // Compiles the step now (the JIT is lazy), not in the first step.
     auto packed = engine->lookupPacked(wrapper);

@@ -9,12 +9,14 @@
 // After each call the `amp.update_of` and scale-state results are copied back
 // into their arguments.
 //
-// On a CUDA device (RunDevice::CUDA) every argument and result has one device
-// buffer and stays resident across steps: an argument is uploaded when its
-// host value changed (initialisation, setArgument), an updated argument and
-// its result swap buffers after each call instead of being copied, and per
-// step only the loss, the skipped flag and the scale come back to the host
-// (plus 4 bytes each way for a poisoned element). Host copies of the updated
+// What a call moves is the executor's (RunnerInternal.h): HostExecutor copies
+// the arguments per call as above; on a CUDA device (RunDevice::CUDA)
+// CudaExecutor keeps every argument and result in one device buffer,
+// resident across steps: an argument is uploaded when its host value
+// changed (initialisation, setArgument), an updated argument and its result
+// swap buffers after each call instead of being copied, and per step only
+// the loss, the skipped flag and the scale come back to the host (plus 4
+// bytes each way for a poisoned element). Host copies of the updated
 // arguments are refreshed on demand (syncArgumentsToHost: dump, readers).
 //
 //===----------------------------------------------------------------------===//
@@ -52,7 +54,211 @@ static float loadFloat(const char *data, Type type) {
 }
 
 //===----------------------------------------------------------------------===//
-// Call buffers
+// The host executor
+//===----------------------------------------------------------------------===//
+
+/// The descriptors point at host copies of the arguments, refreshed on every
+/// call (so that a step that writes into its arguments cannot change the
+/// host state, and a poisoned element never outlives its call), and at the
+/// host result buffers; updated results are copied into their arguments.
+class TrainingRunner::HostExecutor final : public TrainingRunner::Executor {
+public:
+  LogicalResult bind(TrainingRunner &runner) override { return success(); }
+
+  FailureOr<StepResult> step(TrainingRunner &r, bool poison) override {
+    for (auto [buffer, arg] : llvm::zip_equal(r.callInputs, r.arguments))
+      if (arg.getNumBytes())
+        std::memcpy(buffer.data(), arg.data(), arg.getNumBytes());
+    if (poison) {
+      float v;
+      char *data = reinterpret_cast<char *>(r.callInputs[r.poisonArg].data());
+      std::memcpy(&v, data, 4);
+      v += std::numeric_limits<float>::infinity();
+      std::memcpy(data, &v, 4);
+    }
+
+    r.packedStep(r.packedArgs.data());
+
+    for (RunnerArgument &arg : r.arguments)
+      if (arg.updatedBy >= 0 && arg.getNumBytes())
+        std::memcpy(arg.data(), r.results[arg.updatedBy].data(),
+                    arg.getNumBytes());
+
+    StepResult result;
+    result.loss = loadFloat(
+        reinterpret_cast<const char *>(r.results[r.lossResult].data()),
+        r.resultTypes[r.lossResult].getElementType());
+    if (r.scaleArg >= 0)
+      std::memcpy(&result.scale, r.arguments[r.scaleArg].data(), 4);
+    if (r.skippedResult >= 0)
+      result.skipped =
+          reinterpret_cast<const char *>(r.results[r.skippedResult].data())[0] &
+          1;
+    return result;
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// The CUDA executor
+//===----------------------------------------------------------------------===//
+
+/// Every argument and result has one device buffer, resident across steps:
+/// an argument is uploaded when its host value changed, an updated argument
+/// and its result swap buffers after each call, and per step only the loss,
+/// the skipped flag and the scale come back (plus 4 bytes each way for a
+/// poisoned element). Host copies of the updated arguments are refreshed on
+/// demand (syncArgumentsToHost).
+class TrainingRunner::CudaExecutor final : public TrainingRunner::Executor {
+public:
+  explicit CudaExecutor(std::unique_ptr<DeviceApi> device)
+      : device(std::move(device)) {}
+  ~CudaExecutor() override {
+    for (void *buffer : buffers)
+      device->memFree(buffer, nullptr);
+  }
+
+  bool runsOnHost() const override { return false; }
+  StringRef getChip() const override { return device->chip; }
+  StringRef getRuntimeLibrary() const override { return device->path; }
+
+  LogicalResult bind(TrainingRunner &r) override {
+    // The step reads and writes device memory: one device buffer per
+    // descriptor, which the descriptor points at instead.
+    buffers.clear();
+    auto sizeOf = [&](size_t i) {
+      return i < r.arguments.size()
+                 ? r.arguments[i].getNumBytes()
+                 : getBufferBytes(r.resultTypes[i - r.arguments.size()]);
+    };
+    for (size_t i = 0; i < r.descriptors.size(); ++i) {
+      void *buffer = device->memAlloc(std::max<uint64_t>(sizeOf(i), 1),
+                                      nullptr, false);
+      if (!buffer)
+        return emitError(r.entryLoc) << "cannot allocate " << sizeOf(i)
+                                     << " bytes of device memory";
+      buffers.push_back(buffer);
+      r.descriptors[i][0] = r.descriptors[i][1] =
+          reinterpret_cast<intptr_t>(buffer);
+    }
+    allHostChanged(r.arguments.size());
+    return success();
+  }
+
+  FailureOr<StepResult> step(TrainingRunner &r, bool poison) override {
+    // Upload what changed on the host; the rest is resident.
+    for (auto [i, arg] : llvm::enumerate(r.arguments)) {
+      if (!hostIsNewer[i])
+        continue;
+      if (arg.getNumBytes())
+        device->memcpy(buffers[i], arg.data(), arg.getNumBytes(), nullptr);
+      hostIsNewer[i] = false;
+    }
+    // The poisoned element, for this call only (nothing updates that
+    // argument, so its host copy is current).
+    float original = 0.0f;
+    char *poisoned = nullptr;
+    if (poison) {
+      poisoned = static_cast<char *>(buffers[r.poisonArg]);
+      std::memcpy(&original, r.arguments[r.poisonArg].data(), 4);
+      float v = original + std::numeric_limits<float>::infinity();
+      device->memcpy(poisoned, &v, 4, nullptr);
+    }
+
+    r.packedStep(r.packedArgs.data());
+
+    // New values become the arguments by swapping buffers with their
+    // results; the old argument buffers receive the next step's results.
+    for (auto [i, arg] : llvm::enumerate(r.arguments)) {
+      if (arg.updatedBy < 0)
+        continue;
+      size_t res = r.arguments.size() + arg.updatedBy;
+      void *argBuffer = buffers[i];
+      setBuffer(r, i, buffers[res]);
+      setBuffer(r, res, argBuffer);
+      deviceIsNewer[i] = true;
+    }
+
+    // The few bytes a step reports. The step synchronised its own stream
+    // before returning; these copies are ordered after it.
+    auto fetch = [&](std::vector<int64_t> &host, void *buffer, size_t bytes) {
+      if (bytes)
+        device->memcpy(host.data(), buffer, bytes, nullptr);
+    };
+    size_t numArgs = r.arguments.size();
+    fetch(r.results[r.lossResult], buffers[numArgs + r.lossResult],
+          getBufferBytes(r.resultTypes[r.lossResult]));
+    if (r.skippedResult >= 0)
+      fetch(r.results[r.skippedResult], buffers[numArgs + r.skippedResult],
+            getBufferBytes(r.resultTypes[r.skippedResult]));
+    StepResult result;
+    if (r.scaleArg >= 0)
+      device->memcpy(&result.scale, buffers[r.scaleArg], 4, nullptr);
+    if (poison)
+      device->memcpy(poisoned, &original, 4, nullptr);
+    device->streamSynchronize(nullptr);
+
+    result.loss = loadFloat(
+        reinterpret_cast<const char *>(r.results[r.lossResult].data()),
+        r.resultTypes[r.lossResult].getElementType());
+    if (r.skippedResult >= 0)
+      result.skipped =
+          reinterpret_cast<const char *>(r.results[r.skippedResult].data())[0] &
+          1;
+    return result;
+  }
+
+  void syncArgumentsToHost(TrainingRunner &r) override {
+    bool copied = false;
+    for (auto [i, arg] : llvm::enumerate(r.arguments)) {
+      if (!deviceIsNewer[i])
+        continue;
+      if (arg.getNumBytes())
+        device->memcpy(arg.data(), buffers[i], arg.getNumBytes(), nullptr);
+      deviceIsNewer[i] = false;
+      copied = true;
+    }
+    if (copied)
+      device->streamSynchronize(nullptr);
+  }
+
+  void hostChanged(unsigned index) override { hostIsNewer[index] = true; }
+
+  void allHostChanged(size_t numArguments) override {
+    hostIsNewer.assign(numArguments, true);
+    deviceIsNewer.assign(numArguments, false);
+  }
+
+private:
+  /// Points descriptor `i` (and buffers[i]) at `buffer`.
+  void setBuffer(TrainingRunner &r, size_t i, void *buffer) {
+    buffers[i] = buffer;
+    r.descriptors[i][0] = r.descriptors[i][1] =
+        reinterpret_cast<intptr_t>(buffer);
+  }
+
+  std::unique_ptr<DeviceApi> device;
+  /// The device buffer of every input and result (same order as the
+  /// descriptors).
+  std::vector<void *> buffers;
+  /// Per argument: the host buffer holds a value the device has not seen
+  /// yet, or the device one the host has not.
+  std::vector<bool> hostIsNewer, deviceIsNewer;
+};
+
+FailureOr<std::unique_ptr<TrainingRunner::Executor>>
+TrainingRunner::createExecutor(RunDevice device, bool allowTF32,
+                               Location loc) {
+  if (device != RunDevice::CUDA)
+    return std::unique_ptr<Executor>(std::make_unique<HostExecutor>());
+  FailureOr<std::unique_ptr<DeviceApi>> api = DeviceApi::load(loc, allowTF32);
+  if (failed(api))
+    return failure();
+  return std::unique_ptr<Executor>(
+      std::make_unique<CudaExecutor>(std::move(*api)));
+}
+
+//===----------------------------------------------------------------------===//
+// Call buffers and steps
 //===----------------------------------------------------------------------===//
 
 LogicalResult TrainingRunner::buildDescriptors() {
@@ -80,28 +286,8 @@ LogicalResult TrainingRunner::buildDescriptors() {
     descriptors.push_back(describe(buffer, arg.type));
   for (auto [buffer, type] : llvm::zip_equal(results, resultTypes))
     descriptors.push_back(describe(buffer, type));
-  if (device) {
-    // The step reads and writes device memory: one device buffer per
-    // descriptor, which the descriptor points at instead.
-    deviceBuffers.clear();
-    auto sizeOf = [&](size_t i) {
-      return i < arguments.size()
-                 ? arguments[i].getNumBytes()
-                 : getBufferBytes(resultTypes[i - arguments.size()]);
-    };
-    for (size_t i = 0; i < descriptors.size(); ++i) {
-      void *buffer = device->memAlloc(std::max<uint64_t>(sizeOf(i), 1),
-                                      nullptr, false);
-      if (!buffer)
-        return emitError(entryLoc) << "cannot allocate " << sizeOf(i)
-                                   << " bytes of device memory";
-      deviceBuffers.push_back(buffer);
-      descriptors[i][0] = descriptors[i][1] =
-          reinterpret_cast<intptr_t>(buffer);
-    }
-    hostIsNewer.assign(arguments.size(), true);
-    deviceIsNewer.assign(arguments.size(), false);
-  }
+  if (failed(executor->bind(*this)))
+    return failure();
   descriptorPtrs.clear();
   for (std::vector<int64_t> &desc : descriptors)
     descriptorPtrs.push_back(desc.data());
@@ -111,140 +297,23 @@ LogicalResult TrainingRunner::buildDescriptors() {
   return success();
 }
 
-//===----------------------------------------------------------------------===//
-// Running
-//===----------------------------------------------------------------------===//
-
-TrainingRunner::~TrainingRunner() {
-  if (device)
-    for (void *buffer : deviceBuffers)
-      device->memFree(buffer, nullptr);
-}
+// The executor (device buffers) goes before the JIT that loaded its code.
+TrainingRunner::~TrainingRunner() { executor.reset(); }
 
 FailureOr<StepResult> TrainingRunner::step(bool poison) {
   if (poison && poisonArg < 0)
     return emitError(Location(entryLoc))
            << "cannot poison a step of '" << entryName
            << "': no f32 argument is left un-updated (an input batch)";
-  if (device)
-    return stepOnDevice(poison);
-
-  for (auto [buffer, arg] : llvm::zip_equal(callInputs, arguments))
-    if (arg.getNumBytes())
-      std::memcpy(buffer.data(), arg.data(), arg.getNumBytes());
-  if (poison) {
-    float v;
-    char *data = reinterpret_cast<char *>(callInputs[poisonArg].data());
-    std::memcpy(&v, data, 4);
-    v += std::numeric_limits<float>::infinity();
-    std::memcpy(data, &v, 4);
-  }
-
-  packedStep(packedArgs.data());
-
-  for (RunnerArgument &arg : arguments)
-    if (arg.updatedBy >= 0 && arg.getNumBytes())
-      std::memcpy(arg.data(), results[arg.updatedBy].data(), arg.getNumBytes());
-
-  StepResult result;
-  result.loss =
-      loadFloat(reinterpret_cast<const char *>(results[lossResult].data()),
-                resultTypes[lossResult].getElementType());
-  if (scaleArg >= 0)
-    std::memcpy(&result.scale, arguments[scaleArg].data(), 4);
-  if (skippedResult >= 0)
-    result.skipped =
-        reinterpret_cast<const char *>(results[skippedResult].data())[0] & 1;
-  return result;
-}
-
-void TrainingRunner::setDescriptorBuffer(size_t i, void *buffer) {
-  deviceBuffers[i] = buffer;
-  descriptors[i][0] = descriptors[i][1] = reinterpret_cast<intptr_t>(buffer);
-}
-
-FailureOr<StepResult> TrainingRunner::stepOnDevice(bool poison) {
-  // Upload what changed on the host; the rest is resident.
-  for (auto [i, arg] : llvm::enumerate(arguments)) {
-    if (!hostIsNewer[i])
-      continue;
-    if (arg.getNumBytes())
-      device->memcpy(deviceBuffers[i], arg.data(), arg.getNumBytes(), nullptr);
-    hostIsNewer[i] = false;
-  }
-  // The poisoned element, for this call only (nothing updates that argument,
-  // so its host copy is current).
-  float original = 0.0f;
-  char *poisoned = nullptr;
-  if (poison) {
-    poisoned = static_cast<char *>(deviceBuffers[poisonArg]);
-    std::memcpy(&original, arguments[poisonArg].data(), 4);
-    float v = original + std::numeric_limits<float>::infinity();
-    device->memcpy(poisoned, &v, 4, nullptr);
-  }
-
-  packedStep(packedArgs.data());
-
-  // New values become the arguments by swapping buffers with their results;
-  // the old argument buffers receive the next step's results.
-  for (auto [i, arg] : llvm::enumerate(arguments)) {
-    if (arg.updatedBy < 0)
-      continue;
-    size_t r = arguments.size() + arg.updatedBy;
-    void *argBuffer = deviceBuffers[i];
-    setDescriptorBuffer(i, deviceBuffers[r]);
-    setDescriptorBuffer(r, argBuffer);
-    deviceIsNewer[i] = true;
-  }
-
-  // The few bytes a step reports. The step synchronised its own stream
-  // before returning; these copies are ordered after it.
-  auto fetch = [&](std::vector<int64_t> &host, void *buffer, size_t bytes) {
-    if (bytes)
-      device->memcpy(host.data(), buffer, bytes, nullptr);
-  };
-  size_t numArgs = arguments.size();
-  fetch(results[lossResult], deviceBuffers[numArgs + lossResult],
-        getBufferBytes(resultTypes[lossResult]));
-  if (skippedResult >= 0)
-    fetch(results[skippedResult], deviceBuffers[numArgs + skippedResult],
-          getBufferBytes(resultTypes[skippedResult]));
-  StepResult result;
-  if (scaleArg >= 0)
-    device->memcpy(&result.scale, deviceBuffers[scaleArg], 4, nullptr);
-  if (poison)
-    device->memcpy(poisoned, &original, 4, nullptr);
-  device->streamSynchronize(nullptr);
-
-  result.loss =
-      loadFloat(reinterpret_cast<const char *>(results[lossResult].data()),
-                resultTypes[lossResult].getElementType());
-  if (skippedResult >= 0)
-    result.skipped =
-        reinterpret_cast<const char *>(results[skippedResult].data())[0] & 1;
-  return result;
+  return executor->step(*this, poison);
 }
 
 void TrainingRunner::syncArgumentsToHost() {
-  if (!device)
-    return;
-  bool copied = false;
-  for (auto [i, arg] : llvm::enumerate(arguments)) {
-    if (!deviceIsNewer[i])
-      continue;
-    if (arg.getNumBytes())
-      device->memcpy(arg.data(), deviceBuffers[i], arg.getNumBytes(), nullptr);
-    deviceIsNewer[i] = false;
-    copied = true;
-  }
-  if (copied)
-    device->streamSynchronize(nullptr);
+  executor->syncArgumentsToHost(*this);
 }
 
 char *TrainingRunner::getMutableArgumentData(unsigned index) {
   syncArgumentsToHost();
-  if (device)
-    hostIsNewer[index] = true;
+  executor->hostChanged(index);
   return arguments[index].data();
 }
-

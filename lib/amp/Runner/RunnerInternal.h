@@ -6,7 +6,8 @@
 //                  pipeline (CPU or GPU), the argument and result buffers;
 //   Load.cpp       the runtime libraries (discovery, the CUDA backend's entry
 //                  points), the JIT cache and the JIT itself;
-//   Run.cpp        the memref descriptors and the steps (host or device);
+//   Run.cpp        the memref descriptors and the executors that run the
+//                  steps (on the host, or resident on a CUDA device);
 //   Arguments.cpp  argument I/O: amp.init hints, .npy inputs, dumps.
 //
 // This header holds the few helpers more than one of them needs.
@@ -56,6 +57,36 @@ struct TrainingRunner::DeviceApi {
   /// Loads the backend and checks that a device is usable; errors at `loc`.
   static FailureOr<std::unique_ptr<DeviceApi>> load(Location loc,
                                                     bool allowTF32);
+};
+
+/// Where a compiled step's buffers live and what a call copies (Run.cpp).
+/// The runner owns the host buffers (arguments, results) and the memref
+/// descriptors of the call; the executor points the descriptors at the
+/// buffers the step reads and writes and moves values between them and the
+/// host. One per device kind: HostExecutor (RunDevice::CPU and
+/// CUDAEmulated), CudaExecutor (RunDevice::CUDA).
+class TrainingRunner::Executor {
+public:
+  virtual ~Executor() = default;
+  /// Whether the step's code and memory are the host's: its object code can
+  /// be cached and it needs no module loading.
+  virtual bool runsOnHost() const { return true; }
+  /// The chip of the device (the GPU lowering compiles for it); empty: none.
+  virtual StringRef getChip() const { return {}; }
+  /// The runtime library the JIT must link for this executor; empty: none.
+  virtual StringRef getRuntimeLibrary() const { return {}; }
+  /// Points the runner's descriptors at the buffers a call uses (once, after
+  /// the host buffers and descriptors exist).
+  virtual LogicalResult bind(TrainingRunner &runner) = 0;
+  /// One call; the updated arguments become the arguments.
+  virtual FailureOr<StepResult> step(TrainingRunner &runner, bool poison) = 0;
+  /// Makes the host buffers of the arguments current.
+  virtual void syncArgumentsToHost(TrainingRunner &runner) {}
+  /// The host buffer of argument `index` was changed (the next call must
+  /// see it).
+  virtual void hostChanged(unsigned index) {}
+  /// Every argument was set anew on the host.
+  virtual void allHostChanged(size_t numArguments) {}
 };
 
 } // namespace mlir::amp
