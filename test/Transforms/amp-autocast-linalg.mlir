@@ -333,3 +333,42 @@ func.func @tensor_ops_alone(%a: tensor<2x4x8xf32>) -> tensor<10x8xf32> {
   } : tensor<8x8xf32> to tensor<10x8xf32>
   return %p : tensor<10x8xf32>
 }
+
+// A linalg payload that reads a low-precision value it captures (torch-mlir's
+// max_pool2d_with_indices: the argmax generic extracts from the padded input,
+// which the rewrite turned f16): the captured use gets the value back in its
+// original type, the payload is left as written.
+// CHECK-LABEL: func.func @captured_by_payload(
+// CHECK: %[[P:.*]] = tensor.pad %{{.*}} low[1, 0] high[1, 0]
+// CHECK: } : tensor<8x8xf16> to tensor<10x8xf16>
+// CHECK: %[[P32:.*]] = arith.extf %[[P]] : tensor<10x8xf16> to tensor<10x8xf32>
+// CHECK: linalg.matmul ins(%[[P]], %{{.*}} : tensor<10x8xf16>, tensor<8x8xf16>)
+// CHECK: linalg.generic
+// CHECK: tensor.extract %[[P32]][%{{.*}}, %{{.*}}] : tensor<10x8xf32>
+// CHECK: linalg.yield %{{.*}} : i64
+func.func @captured_by_payload(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %big: tensor<10x8xf32>) -> (tensor<10x8xf32>, tensor<10x8xi64>) {
+  %init = tensor.empty() : tensor<8x8xf32>
+  %z = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%z : f32) outs(%init : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<8x8xf32>, tensor<8x8xf32>) outs(%f : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %pv = arith.constant 0.0 : f32
+  %p = tensor.pad %0 low[1, 0] high[1, 0] {
+  ^bb0(%i: index, %j: index):
+    tensor.yield %pv : f32
+  } : tensor<8x8xf32> to tensor<10x8xf32>
+  %m = linalg.matmul ins(%p, %b : tensor<10x8xf32>, tensor<8x8xf32>) outs(%big : tensor<10x8xf32>) -> tensor<10x8xf32>
+  %e = tensor.empty() : tensor<10x8xi64>
+  %neg = arith.constant -1 : i64
+  %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m : tensor<10x8xf32>) outs(%e : tensor<10x8xi64>) {
+  ^bb0(%in: f32, %out: i64):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %x = tensor.extract %p[%i, %j] : tensor<10x8xf32>
+    %eq = arith.cmpf oeq, %x, %in : f32
+    %ii = arith.index_cast %i : index to i64
+    %s = arith.select %eq, %ii, %neg : i64
+    linalg.yield %s : i64
+  } -> tensor<10x8xi64>
+  return %m, %g : tensor<10x8xf32>, tensor<10x8xi64>
+}

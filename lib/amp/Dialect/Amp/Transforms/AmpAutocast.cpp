@@ -270,15 +270,32 @@ LogicalResult AutocastRewriter::run(FunctionOpInterface function) {
                                          : WalkResult::advance();
   });
 
+  llvm::SmallPtrSet<Operation *, 32> visited(ops.begin(), ops.end());
   SmallVector<Operation *> replaced;
   auto replace = [&](Operation *op, Operation *converted) {
-    if (converted == op)
-      return;
-    for (auto [from, to] :
-         llvm::zip_equal(op->getResults(), converted->getResults()))
-      originalTypes[to] = originalTypes.lookup(from);
-    rewriter.replaceAllOpUsesWith(op, converted->getResults());
-    replaced.push_back(op);
+    if (converted != op) {
+      for (auto [from, to] :
+           llvm::zip_equal(op->getResults(), converted->getResults()))
+        originalTypes[to] = originalTypes.lookup(from);
+      rewriter.replaceAllOpUsesWith(op, converted->getResults());
+      replaced.push_back(op);
+    }
+    // A use the walk does not visit, in a linalg payload that captures the
+    // value (torch-mlir's max_pool2d_with_indices: a tensor.extract of the
+    // padded input), gets the value back in the type it had.
+    for (Value result : converted->getResults()) {
+      Type original = originalType(result);
+      if (result.getType() == original)
+        continue;
+      SmallVector<OpOperand *> captured;
+      for (OpOperand &use : result.getUses())
+        if (!visited.contains(use.getOwner()))
+          captured.push_back(&use);
+      for (OpOperand *use : captured)
+        rewriter.modifyOpInPlace(use->getOwner(), [&] {
+          use->set(castTo(result, original, use->getOwner()));
+        });
+    }
   };
   for (Operation *op : ops) {
     // An f32 reduction that reads some inputs in the low type.
