@@ -67,3 +67,27 @@ def test_max_pool2d_with_indices_backward():
     g = torch.randn_like(out)
     args = (g, x, [2, 2], [2, 2], [0, 0], [1, 1], False, idx)
     _close(_decomp().max_pool2d_with_indices_backward(*args), aten.max_pool2d_with_indices_backward.default(*args))
+
+
+@pytest.mark.parametrize("size, stride, offset, dense", [
+    ((2, 320, 1, 1), (320, 1, 320, 320), 0, True),   # adaptive_avg_pool2d to 1x1, channels-last strides
+    ((2, 320), (320, 1), 0, True),
+    ((2, 3, 4), (12, 4, 1), 0, True),
+    ((2, 3), (1, 2), 0, False),                       # a transpose: not a restated layout
+    ((2, 3), (3, 1), 1, False),                       # an offset
+    ((2, 2), (3, 1), 0, False),                       # skips elements
+])
+def test_as_strided_and_scatter(size, stride, offset, dense):
+    """as_strided / as_strided_scatter of a view that walks the whole contiguous storage in order are
+    reshapes (timm's convnext: the pooled features' backward); any other view is left to the op."""
+    d = _decomp()
+    numel = 2 * 320 if size[1] == 320 else 6 if size == (2, 3) else 24 if size == (2, 3, 4) else 9
+    x = torch.arange(numel, dtype=torch.float64)
+    src = torch.randn(*size, dtype=torch.float64)
+    got = d.as_strided(x, size, stride, offset)
+    scattered = d.as_strided_scatter(x, src, size, stride, offset)
+    if not dense:
+        assert got is NotImplemented and scattered is NotImplemented
+        return
+    _close(got, aten.as_strided.default(x, size, stride, offset))
+    _close(scattered, aten.as_strided_scatter.default(x, src, size, stride, offset))

@@ -177,6 +177,37 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     return out, mean, rstd
 
 
+def _dense_row_major(size, stride, storage_offset, numel) -> bool:
+    """Whether a view of ``size``/``stride`` at ``storage_offset`` walks a contiguous storage of ``numel``
+    elements in row-major order, every element once (the strides of size-1 dimensions do not matter)."""
+    if (storage_offset or 0) != 0:
+        return False
+    expected = 1
+    for s, st in reversed(list(zip(size, stride))):
+        if s != 1 and st != expected:
+            return False
+        expected *= s
+    return expected == numel
+
+
+def as_strided(x, size, stride, storage_offset=None):
+    """``as_strided`` that only restates a contiguous tensor's layout (adaptive_avg_pool2d to 1x1 gives
+    its result strides ``[C, 1, C, C]``; its backward views a fresh storage the same way) is a reshape;
+    any other falls back to the op, which torch-mlir rejects by name."""
+    if x.is_contiguous() and _dense_row_major(size, stride, storage_offset, x.numel()):
+        return x.reshape(size)
+    return NotImplemented
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """``as_strided_scatter`` of a view that covers all of a contiguous ``input`` in row-major order (the
+    functionalized backward of such an ``as_strided``) is ``src`` in ``input``'s shape."""
+    if (input.is_contiguous() and src.numel() == input.numel()
+            and _dense_row_major(size, stride, storage_offset, input.numel())):
+        return src.reshape(input.shape).to(input.dtype)
+    return NotImplemented
+
+
 def mutation_table():
     """Batch norm in training mode updates its running statistics in place, and native_batch_norm's
     schema does not say so: functionalization would keep the op and lose the update. PyTorch's own
@@ -198,4 +229,6 @@ def table():
     t[aten.embedding_dense_backward.default] = embedding_dense_backward
     t[aten.convolution_backward.default] = convolution_backward
     t[aten.native_layer_norm.default] = native_layer_norm
+    t[aten.as_strided.default] = as_strided
+    t[aten.as_strided_scatter.default] = as_strided_scatter
     return t
