@@ -102,11 +102,11 @@ def _losses(stdout):
 def run_model(name, build: Path, work: Path, gpu=False, log=print) -> dict:
     import torch
     from amp_mlir.torch import export_train_step
-    from amp_mlir.torch.zoo import ZOO
+    from amp_mlir.torch.zoo import UNSEEN, ZOO
 
     res = {"model": name}
     try:
-        case = ZOO[name]()
+        case = {**ZOO, **UNSEEN}[name]()
     except ModuleNotFoundError as e:
         res["skipped"] = f"package {e.name} is not installed"
         return res

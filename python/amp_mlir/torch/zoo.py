@@ -142,6 +142,75 @@ def regression():
                    {"lr": 0.05})
 
 
+# Models tried as a new user would (issue 27's check: other architectures of the same families), not run
+# by make check (minutes each): ``python test/model-zoo/model_zoo.py --models shufflenet_v2_x0_5,...``.
+# docs/ModelZoo.md says how each fared.
+
+
+def shufflenet_v2_x0_5():
+    import torchvision
+    torch.manual_seed(0)
+    m = torchvision.models.shufflenet_v2_x0_5(num_classes=10)
+    g = _gen(1)
+    return ZooCase(m, torch.nn.functional.cross_entropy,
+                   (torch.randn(4, 3, 64, 64, generator=g), torch.randint(0, 10, (4,), generator=g)),
+                   "sgd", {"lr": 0.002, "momentum": 0.9}, "torchvision")
+
+
+def efficientnet_b0():
+    import torchvision
+    torch.manual_seed(0)
+    m = torchvision.models.efficientnet_b0(num_classes=10, dropout=0.0, stochastic_depth_prob=0.0)
+    g = _gen(1)
+    return ZooCase(m, torch.nn.functional.cross_entropy,
+                   (torch.randn(4, 3, 64, 64, generator=g), torch.randint(0, 10, (4,), generator=g)),
+                   "sgd", {"lr": 0.002, "momentum": 0.9}, "torchvision")
+
+
+def distilbert():
+    import transformers
+    torch.manual_seed(0)
+    cfg = transformers.DistilBertConfig(n_layers=2, dim=64, n_heads=2, hidden_dim=128, vocab_size=128,
+                                        max_position_embeddings=32, num_labels=3, dropout=0.0,
+                                        attention_dropout=0.0, seq_classif_dropout=0.0,
+                                        attn_implementation="eager")
+    m = _Logits(transformers.DistilBertForSequenceClassification(cfg))
+    g = _gen(1)
+    return ZooCase(m, torch.nn.functional.cross_entropy,
+                   (torch.randint(0, 128, (2, 16), generator=g), torch.randint(0, 3, (2,), generator=g)),
+                   "adamw", {"lr": 1e-3, "weight_decay": 0.01}, "transformers")
+
+
+def convnext_atto():
+    import timm
+    torch.manual_seed(0)
+    m = timm.create_model("convnext_atto", num_classes=10, pretrained=False)
+    g = _gen(1)
+    return ZooCase(m, torch.nn.functional.cross_entropy,
+                   (torch.randn(2, 3, 64, 64, generator=g), torch.randint(0, 10, (2,), generator=g)),
+                   "adamw", {"lr": 1e-3, "weight_decay": 0.05}, "timm")
+
+
+class GRUClassifier(torch.nn.Module):
+    """Two-layer GRU over a sequence, a linear classifier on its last output."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = torch.nn.GRU(12, 24, num_layers=2, batch_first=True)
+        self.fc = torch.nn.Linear(24, 5)
+
+    def forward(self, x):
+        out, _ = self.gru(x)
+        return self.fc(out[:, -1])
+
+
+def gru2():
+    torch.manual_seed(0)
+    g = _gen(1)
+    return ZooCase(GRUClassifier(), torch.nn.functional.cross_entropy,
+                   (torch.randn(3, 7, 12, generator=g), torch.randint(0, 5, (3,), generator=g)), "adam", {"lr": 1e-2})
+
+
 ZOO = {
     "resnet18": resnet18,
     "mobilenet_v3_small": mobilenet_v3_small,
@@ -151,4 +220,12 @@ ZOO = {
     "lstm": lstm,
     "mnist_mlp": mnist_mlp,
     "regression": regression,
+}
+
+UNSEEN = {
+    "shufflenet_v2_x0_5": shufflenet_v2_x0_5,
+    "efficientnet_b0": efficientnet_b0,
+    "distilbert": distilbert,
+    "convnext_atto": convnext_atto,
+    "gru2": gru2,
 }
