@@ -191,6 +191,40 @@ def convnext_atto():
                    "adamw", {"lr": 1e-3, "weight_decay": 0.05}, "timm")
 
 
+def squeezenet1_1():
+    import torchvision
+    torch.manual_seed(0)
+    m = torchvision.models.squeezenet1_1(num_classes=10, dropout=0.0)
+    g = _gen(1)
+    return ZooCase(m, torch.nn.functional.cross_entropy,
+                   (torch.randn(4, 3, 64, 64, generator=g), torch.randint(0, 10, (4,), generator=g)),
+                   "sgd", {"lr": 0.002, "momentum": 0.9}, "torchvision")
+
+
+def mobilenet_v2():
+    import torchvision
+    torch.manual_seed(0)
+    m = torchvision.models.mobilenet_v2(num_classes=10, dropout=0.0, width_mult=0.35)
+    g = _gen(1)
+    return ZooCase(m, torch.nn.functional.cross_entropy,
+                   (torch.randn(4, 3, 64, 64, generator=g), torch.randint(0, 10, (4,), generator=g)),
+                   "sgd", {"lr": 0.002, "momentum": 0.9}, "torchvision")
+
+
+def opt():
+    import transformers
+    torch.manual_seed(0)
+    cfg = transformers.OPTConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=2, ffn_dim=128,
+                                 vocab_size=128, max_position_embeddings=32, word_embed_proj_dim=64,
+                                 dropout=0.0, attention_dropout=0.0, activation_dropout=0.0, layerdrop=0.0,
+                                 attn_implementation="eager")
+    m = _Logits(transformers.OPTForCausalLM(cfg))
+    g = _gen(1)
+    ids = torch.randint(0, 128, (2, 16), generator=g)
+    return ZooCase(m, _lm_loss, (ids, torch.roll(ids, -1, 1)), "adamw", {"lr": 1e-3, "weight_decay": 0.01},
+                   "transformers")
+
+
 class GRUClassifier(torch.nn.Module):
     """Two-layer GRU over a sequence, a linear classifier on its last output."""
 
@@ -228,4 +262,7 @@ UNSEEN = {
     "distilbert": distilbert,
     "convnext_atto": convnext_atto,
     "gru2": gru2,
+    "squeezenet1_1": squeezenet1_1,
+    "mobilenet_v2": mobilenet_v2,
+    "opt": opt,
 }
