@@ -57,65 +57,76 @@ def _gen(seed):
     return torch.Generator().manual_seed(seed)
 
 
-def resnet18():
-    import torchvision
+def _image_classifier(make, optimizer, options, package, batch=4, size=64):
+    """A 10-class classifier ``make()`` builds (weights drawn from seed 0) on a random batch of
+    ``batch`` RGB images of ``size`` x ``size`` and labels (seed 1), with cross entropy."""
     torch.manual_seed(0)
-    m = torchvision.models.resnet18(num_classes=10)
-    g = _gen(1)
-    # 64x64 and a batch of 4: the last stage's batch norm then sees 4 x 2 x 2 values per channel (at
-    # 32x32 with a batch of 2 it normalises 2 values, and fp32 runs of PyTorch itself part from float64
-    # by 1e-3 in the first forward pass and diverge within 3 steps).
-    return ZooCase(m, torch.nn.functional.cross_entropy,
-                   (torch.randn(4, 3, 64, 64, generator=g), torch.randint(0, 10, (4,), generator=g)),
-                   "sgd", {"lr": 0.001, "momentum": 0.9, "weight_decay": 1e-4}, "torchvision")
-
-
-def mobilenet_v3_small():
-    import torchvision
-    torch.manual_seed(0)
-    m = torchvision.models.mobilenet_v3_small(num_classes=10, dropout=0.0)
+    m = make()
     g = _gen(1)
     return ZooCase(m, torch.nn.functional.cross_entropy,
-                   (torch.randn(4, 3, 64, 64, generator=g), torch.randint(0, 10, (4,), generator=g)),
-                   "sgd", {"lr": 0.002, "momentum": 0.9}, "torchvision")
+                   (torch.randn(batch, 3, size, size, generator=g), torch.randint(0, 10, (batch,), generator=g)),
+                   optimizer, options, package)
 
 
-def gpt2():
-    import transformers
+def _causal_lm(make):
+    """A Hugging Face causal language model ``make()`` builds (seed 0, vocabulary 128) on 2 random
+    sequences of 16 tokens (seed 1), next-token cross entropy, AdamW."""
     torch.manual_seed(0)
-    cfg = transformers.GPT2Config(n_layer=2, n_embd=64, n_head=2, vocab_size=128, n_positions=32,
-                                  resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
-                                  bos_token_id=0, eos_token_id=0, attn_implementation="eager")
-    m = _Logits(transformers.GPT2LMHeadModel(cfg))
+    m = _Logits(make())
     g = _gen(1)
     ids = torch.randint(0, 128, (2, 16), generator=g)
     return ZooCase(m, _lm_loss, (ids, torch.roll(ids, -1, 1)), "adamw", {"lr": 1e-3, "weight_decay": 0.01},
                    "transformers")
 
 
+def _sequence_classifier(make, num_labels):
+    """A Hugging Face sequence classifier ``make()`` builds (seed 0, vocabulary 128) on 2 random
+    sequences of 16 tokens and labels (seed 1), cross entropy, AdamW."""
+    torch.manual_seed(0)
+    m = _Logits(make())
+    g = _gen(1)
+    return ZooCase(m, torch.nn.functional.cross_entropy,
+                   (torch.randint(0, 128, (2, 16), generator=g), torch.randint(0, num_labels, (2,), generator=g)),
+                   "adamw", {"lr": 1e-3, "weight_decay": 0.01}, "transformers")
+
+
+def resnet18():
+    import torchvision
+    # 64x64 and a batch of 4: the last stage's batch norm then sees 4 x 2 x 2 values per channel (at
+    # 32x32 with a batch of 2 it normalises 2 values, and fp32 runs of PyTorch itself part from float64
+    # by 1e-3 in the first forward pass and diverge within 3 steps).
+    return _image_classifier(lambda: torchvision.models.resnet18(num_classes=10),
+                             "sgd", {"lr": 0.001, "momentum": 0.9, "weight_decay": 1e-4}, "torchvision")
+
+
+def mobilenet_v3_small():
+    import torchvision
+    return _image_classifier(lambda: torchvision.models.mobilenet_v3_small(num_classes=10, dropout=0.0),
+                             "sgd", {"lr": 0.002, "momentum": 0.9}, "torchvision")
+
+
+def gpt2():
+    import transformers
+    cfg = transformers.GPT2Config(n_layer=2, n_embd=64, n_head=2, vocab_size=128, n_positions=32,
+                                  resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+                                  bos_token_id=0, eos_token_id=0, attn_implementation="eager")
+    return _causal_lm(lambda: transformers.GPT2LMHeadModel(cfg))
+
+
 def bert():
     import transformers
-    torch.manual_seed(0)
     cfg = transformers.BertConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=2, intermediate_size=128,
                                   vocab_size=128, max_position_embeddings=32, num_labels=4,
                                   hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
                                   attn_implementation="eager")
-    m = _Logits(transformers.BertForSequenceClassification(cfg))
-    g = _gen(1)
-    return ZooCase(m, torch.nn.functional.cross_entropy,
-                   (torch.randint(0, 128, (2, 16), generator=g), torch.randint(0, 4, (2,), generator=g)),
-                   "adamw", {"lr": 1e-3, "weight_decay": 0.01}, "transformers")
+    return _sequence_classifier(lambda: transformers.BertForSequenceClassification(cfg), 4)
 
 
 def vit_tiny():
     import timm
-    torch.manual_seed(0)
-    m = timm.create_model("vit_tiny_patch16_224", pretrained=False, img_size=32, patch_size=8, depth=2,
-                          num_classes=10)
-    g = _gen(1)
-    return ZooCase(m, torch.nn.functional.cross_entropy,
-                   (torch.randn(2, 3, 32, 32, generator=g), torch.randint(0, 10, (2,), generator=g)),
-                   "adamw", {"lr": 1e-3, "weight_decay": 0.05}, "timm")
+    return _image_classifier(lambda: timm.create_model("vit_tiny_patch16_224", pretrained=False, img_size=32,
+                                                       patch_size=8, depth=2, num_classes=10),
+                             "adamw", {"lr": 1e-3, "weight_decay": 0.05}, "timm", batch=2, size=32)
 
 
 def lstm():
@@ -149,80 +160,51 @@ def regression():
 
 def shufflenet_v2_x0_5():
     import torchvision
-    torch.manual_seed(0)
-    m = torchvision.models.shufflenet_v2_x0_5(num_classes=10)
-    g = _gen(1)
-    return ZooCase(m, torch.nn.functional.cross_entropy,
-                   (torch.randn(4, 3, 64, 64, generator=g), torch.randint(0, 10, (4,), generator=g)),
-                   "sgd", {"lr": 0.002, "momentum": 0.9}, "torchvision")
+    return _image_classifier(lambda: torchvision.models.shufflenet_v2_x0_5(num_classes=10),
+                             "sgd", {"lr": 0.002, "momentum": 0.9}, "torchvision")
 
 
 def efficientnet_b0():
     import torchvision
-    torch.manual_seed(0)
-    m = torchvision.models.efficientnet_b0(num_classes=10, dropout=0.0, stochastic_depth_prob=0.0)
-    g = _gen(1)
-    return ZooCase(m, torch.nn.functional.cross_entropy,
-                   (torch.randn(4, 3, 64, 64, generator=g), torch.randint(0, 10, (4,), generator=g)),
-                   "sgd", {"lr": 0.002, "momentum": 0.9}, "torchvision")
+    return _image_classifier(lambda: torchvision.models.efficientnet_b0(num_classes=10, dropout=0.0,
+                                                                        stochastic_depth_prob=0.0),
+                             "sgd", {"lr": 0.002, "momentum": 0.9}, "torchvision")
 
 
 def distilbert():
     import transformers
-    torch.manual_seed(0)
     cfg = transformers.DistilBertConfig(n_layers=2, dim=64, n_heads=2, hidden_dim=128, vocab_size=128,
                                         max_position_embeddings=32, num_labels=3, dropout=0.0,
                                         attention_dropout=0.0, seq_classif_dropout=0.0,
                                         attn_implementation="eager")
-    m = _Logits(transformers.DistilBertForSequenceClassification(cfg))
-    g = _gen(1)
-    return ZooCase(m, torch.nn.functional.cross_entropy,
-                   (torch.randint(0, 128, (2, 16), generator=g), torch.randint(0, 3, (2,), generator=g)),
-                   "adamw", {"lr": 1e-3, "weight_decay": 0.01}, "transformers")
+    return _sequence_classifier(lambda: transformers.DistilBertForSequenceClassification(cfg), 3)
 
 
 def convnext_atto():
     import timm
-    torch.manual_seed(0)
-    m = timm.create_model("convnext_atto", num_classes=10, pretrained=False)
-    g = _gen(1)
-    return ZooCase(m, torch.nn.functional.cross_entropy,
-                   (torch.randn(2, 3, 64, 64, generator=g), torch.randint(0, 10, (2,), generator=g)),
-                   "adamw", {"lr": 1e-3, "weight_decay": 0.05}, "timm")
+    return _image_classifier(lambda: timm.create_model("convnext_atto", num_classes=10, pretrained=False),
+                             "adamw", {"lr": 1e-3, "weight_decay": 0.05}, "timm", batch=2)
 
 
 def squeezenet1_1():
     import torchvision
-    torch.manual_seed(0)
-    m = torchvision.models.squeezenet1_1(num_classes=10, dropout=0.0)
-    g = _gen(1)
-    return ZooCase(m, torch.nn.functional.cross_entropy,
-                   (torch.randn(4, 3, 64, 64, generator=g), torch.randint(0, 10, (4,), generator=g)),
-                   "sgd", {"lr": 0.002, "momentum": 0.9}, "torchvision")
+    return _image_classifier(lambda: torchvision.models.squeezenet1_1(num_classes=10, dropout=0.0),
+                             "sgd", {"lr": 0.002, "momentum": 0.9}, "torchvision")
 
 
 def mobilenet_v2():
     import torchvision
-    torch.manual_seed(0)
-    m = torchvision.models.mobilenet_v2(num_classes=10, dropout=0.0, width_mult=0.35)
-    g = _gen(1)
-    return ZooCase(m, torch.nn.functional.cross_entropy,
-                   (torch.randn(4, 3, 64, 64, generator=g), torch.randint(0, 10, (4,), generator=g)),
-                   "sgd", {"lr": 0.002, "momentum": 0.9}, "torchvision")
+    return _image_classifier(lambda: torchvision.models.mobilenet_v2(num_classes=10, dropout=0.0, width_mult=0.35),
+                             "sgd", {"lr": 0.002, "momentum": 0.9}, "torchvision")
 
 
 def opt():
     import transformers
-    torch.manual_seed(0)
     cfg = transformers.OPTConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=2, ffn_dim=128,
                                  vocab_size=128, max_position_embeddings=32, word_embed_proj_dim=64,
                                  dropout=0.0, attention_dropout=0.0, activation_dropout=0.0, layerdrop=0.0,
                                  attn_implementation="eager")
-    m = _Logits(transformers.OPTForCausalLM(cfg))
-    g = _gen(1)
-    ids = torch.randint(0, 128, (2, 16), generator=g)
-    return ZooCase(m, _lm_loss, (ids, torch.roll(ids, -1, 1)), "adamw", {"lr": 1e-3, "weight_decay": 0.01},
-                   "transformers")
+    return _causal_lm(lambda: transformers.OPTForCausalLM(cfg))
 
 
 class GRUClassifier(torch.nn.Module):
