@@ -15,8 +15,8 @@ import numpy as np
 _ALIASES = {"precision": {"f32": "fp32"}}
 
 
-def _choice(native, option: str, value: str) -> int:
-    table = native.enum_values()[option]
+def _choice(tables: dict, option: str, value: str) -> int:
+    table = tables[option]
     name = _ALIASES.get(option, {}).get(value, value)
     if name not in table:
         raise ValueError(f"{option} must be one of {sorted(table)}, got {value!r}")
@@ -91,12 +91,13 @@ class Trainer:
             raise TypeError(f"Trainer() got unexpected keyword argument(s) {', '.join(unknown)} "
                             f"(the loss-scaling rules are {', '.join(sorted(defaults))})")
         rules = {name: type(default)(rules.get(name, default)) for name, default in defaults.items()}
-        precision_value = _choice(native, "precision", precision)
-        loss_scaling_value = _choice(native, "loss_scaling", loss_scaling)
+        tables = native.enum_values()
+        precision_value = _choice(tables, "precision", precision)
+        loss_scaling_value = _choice(tables, "loss_scaling", loss_scaling)
         if not 0 <= int(opt_level) <= 3:
             raise ValueError(f"opt_level must be 0 to 3, got {opt_level!r}")
-        lowering_value = _choice(native, "lowering", lowering)
-        device_value = _choice(native, "device", device)
+        lowering_value = _choice(tables, "lowering", lowering)
+        device_value = _choice(tables, "device", device)
         self.precision = _ALIASES["precision"].get(precision, precision)
         self._native = native.Trainer(
             ir_text, source_name, precision_value, loss_scaling_value, rules,
