@@ -3,7 +3,8 @@
 
     run_gpu_benchmark.py [--models mlp,block] [--sizes small,large] [--steps 20] [--warmup 5]
                          [--ncu] [--out docs/benchmarks.md] [--revision REV]
-                         [--amp-train build/bin/amp-train]
+                         [--amp-train build/bin/amp-train] [--exported DIR] [--torch-modes ...]
+    run_gpu_benchmark.py --export-to DIR [--models ...] [--sizes ...]
 
 Two models, each exported once from PyTorch with amp_mlir.torch.export_train_step (so both sides
 start from the same weights and batch):
@@ -27,6 +28,12 @@ are printed to show that the runs are real and agree.
 With --ncu, Nsight Compute profiles two f16 steps of amp-train per model at the small size
 (gpu__time_duration.sum per kernel) and the ten kernels with the most GPU time are listed with
 their launches and grids.
+
+The GPU machine has PyTorch but not torch-mlir: `--export-to DIR` (on a machine with torch-mlir,
+no GPU needed) writes each case's train_step.mlir and manifest.json to DIR/<model>-<size>/ without
+the arrays, and `--exported DIR` (on the GPU machine) reads them; the arrays (arg<N>.npy) are then
+written from the model built there, argument by argument as the manifest names them, so both sides
+still start from the same weights and batch.
 
 Results go into --out between <!-- gpu-step:begin --> and <!-- gpu-step:end -->, with the
 device name, the date and the revision. Needs a CUDA GPU, torch with CUDA, and the
@@ -79,6 +86,33 @@ def build(model_name, size):
     x = torch.randn(batch, 128, 512)
     y = torch.randint(0, 16, (batch,))
     return model, (x, y), {"optimizer": "adam", "lr": 1e-3}, f"transformer block d=512, B={batch}, T=128"
+
+
+def write_arguments(step_dir, model, inputs):
+    """arg<N>.npy for every argument the manifest lists, from this model and batch (the
+    optimizer state starts at zero, the backward seed at one, as export_train_step writes them)."""
+    import numpy as np
+
+    with open(os.path.join(step_dir, "manifest.json")) as f:
+        manifest = json.load(f)
+    state = {name: t.detach().numpy() for name, t in model.state_dict().items()}
+    batch = [t.numpy() for t in inputs[:-1]]
+    for arg in manifest["arguments"]:
+        kind, shape = arg["kind"], tuple(arg["shape"])
+        if kind in ("param", "buffer"):
+            value = state[arg["name"]]
+        elif kind == "input":
+            value = batch.pop(0)
+        elif kind == "target":
+            value = inputs[-1].numpy()
+        elif kind == "seed":
+            value = np.ones(shape, np.float32)
+        else:  # optimizer state: moments, momentum buffers, step counter
+            value = np.zeros(shape, np.dtype(arg["dtype"]))
+        if tuple(value.shape) != shape:
+            raise ValueError(f"{step_dir}: argument {arg['index']} ({arg['name']}) has shape {shape} "
+                             f"in the manifest, {tuple(value.shape)} here")
+        np.save(os.path.join(step_dir, arg["file"]), np.array(value, np.dtype(arg["dtype"]), order="C"))
 
 
 def run_amp_train(amp_train, step_dir, precision, steps, warmup, extra=()):
@@ -191,11 +225,11 @@ def render(meta, results, profiles):
          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for case in results:
         r = case["runs"]
-        amp16, t16, a32 = r["amp f16"]["ms"], r["torch f16"]["ms"], r["amp fp32"]["ms"]
-        L.append(f"| {case['title']} | " + " | ".join(
-            fmt_ms(r[k]["ms"]) for k in ["amp fp32", "amp f16", "amp bf16", "torch fp32", "torch f16",
-                                         "torch bf16", "torch compile-f16"])
-            + f" | {amp16 / t16:.2f}x | {a32 / amp16:.2f}x |")
+        ms = {k: r[k]["ms"] if k in r else None for k in
+              ["amp fp32", "amp f16", "amp bf16", "torch fp32", "torch f16", "torch bf16", "torch compile-f16"]}
+        vs_torch = f"{ms['amp f16'] / ms['torch f16']:.2f}x" if ms["torch f16"] else "-"
+        L.append(f"| {case['title']} | " + " | ".join(fmt_ms(v) if v is not None else "-" for v in ms.values())
+                 + f" | {vs_torch} | {ms['amp fp32'] / ms['amp f16']:.2f}x |")
     L += ["", "Times in ms per step. Losses (first step -> last step), to show the runs are real:", ""]
     for case in results:
         parts = [f"{k} {v['loss0']:.4f} -> {v['loss_last']:.4f}" for k, v in case["runs"].items()]
@@ -226,13 +260,28 @@ def main():
     ap.add_argument("--json", help="also write the raw results here")
     ap.add_argument("--revision", default=None)
     ap.add_argument("--amp-train", default=os.path.join(REPO, "build", "bin", "amp-train"))
+    ap.add_argument("--export-to", metavar="DIR", help="only export each case's step (no arrays) here")
+    ap.add_argument("--exported", metavar="DIR", help="read the steps --export-to wrote instead of exporting")
+    ap.add_argument("--torch-modes", default="fp32,f16,bf16,compile-f16")
     args = ap.parse_args()
 
     import torch
+    from amp_mlir.torch import export_train_step
+
+    if args.export_to:
+        for model_name in args.models.split(","):
+            for size in args.sizes.split(","):
+                model, inputs, opt_args, title = build(model_name, size)
+                step_dir = os.path.join(args.export_to, f"{model_name}-{size}")
+                export_train_step(model, torch.nn.functional.cross_entropy, inputs, out_dir=step_dir, **opt_args)
+                for name in os.listdir(step_dir):
+                    if name.endswith(".npy"):
+                        os.remove(os.path.join(step_dir, name))
+                print(f"{title}: {step_dir}")
+        return 0
     if not torch.cuda.is_available():
         print("run_gpu_benchmark: no CUDA GPU visible to torch", file=sys.stderr)
         return 2
-    from amp_mlir.torch import export_train_step
 
     revision = args.revision
     if revision is None:
@@ -248,12 +297,17 @@ def main():
             for size in args.sizes.split(","):
                 model, inputs, opt_args, title = build(model_name, size)
                 step_dir = os.path.join(work, f"{model_name}-{size}")
-                export_train_step(model, torch.nn.functional.cross_entropy, inputs, out_dir=step_dir, **opt_args)
+                if args.exported:
+                    shutil.copytree(os.path.join(args.exported, f"{model_name}-{size}"), step_dir)
+                else:
+                    export_train_step(model, torch.nn.functional.cross_entropy, inputs, out_dir=step_dir,
+                                      **opt_args)
+                write_arguments(step_dir, model, inputs)
                 runs = {}
                 for label, precision in AMP_PRECISIONS:
                     runs[f"amp {label}"] = run_amp_train(args.amp_train, step_dir, precision, args.steps, args.warmup)
                     print(f"{title}: amp {label}: {runs[f'amp {label}']}", flush=True)
-                for mode in ["fp32", "f16", "bf16", "compile-f16"]:
+                for mode in args.torch_modes.split(","):
                     runs[f"torch {mode}"] = run_torch(model, inputs, opt_args, mode, args.steps, args.warmup)
                     print(f"{title}: torch {mode}: {runs[f'torch {mode}']}", flush=True)
                 results.append({"model": model_name, "size": size, "title": title, "runs": runs})
