@@ -269,7 +269,9 @@ amp_gemm(amp_blas_handle *handle, amp_transpose trans_a, amp_transpose trans_b,
 /// amp_gemm with C of dtype `dtype_c` (f16, bf16 or f32): the products are
 /// still accumulated in f32, alpha * op(A) op(B) + beta * C is computed in f32
 /// and rounded once (to nearest even) to `dtype_c`, as cuBLAS does with
-/// CUBLAS_COMPUTE_32F and a 16-bit C. When beta == 0, C is not read.
+/// CUBLAS_COMPUTE_32F and a 16-bit C. When beta == 0, C is not read. A 16-bit
+/// C has the type of A and B (f16 x f16 -> bf16 is AMP_ERROR_UNSUPPORTED, on
+/// both backends: cuBLAS has no such GEMM).
 /// CUDA: cublasGemmStridedBatchedEx with Ctype = dtype_c.
 AMP_RUNTIME_API amp_status
 amp_gemm_out(amp_blas_handle *handle, amp_transpose trans_a,

@@ -124,6 +124,8 @@ amp_status checkGemm(const amp_blas_handle *handle, amp_transpose transA,
     return AMP_ERROR_INVALID_ARGUMENT;
   if (dtypeA != dtypeB)
     return AMP_ERROR_UNSUPPORTED; // cuBLAS has no mixed f16 x bf16 gemm
+  if (dtypeC != AMP_DTYPE_F32 && dtypeC != dtypeA)
+    return AMP_ERROR_UNSUPPORTED; // cuBLAS: a 16-bit C has A's and B's type
   if (m == 0 || n == 0 || batch == 0)
     return AMP_OK; // nothing is touched
   if (!c || (k > 0 && (!a || !b)))

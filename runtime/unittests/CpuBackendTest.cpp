@@ -11,6 +11,7 @@
 #include "amp_runtime.h"
 #include "amp_runtime_abi.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <cfloat>
@@ -819,26 +820,32 @@ TEST(CpuGemmOut, SixteenBitCIsTheF32ResultRoundedOnce) {
                 strideC = ldc * n;
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
-  std::vector<uint16_t> a(strideA * batch), b(strideB * batch);
-  for (uint16_t &x : a)
-    x = floatToHalf(dist(rng));
-  for (uint16_t &x : b)
-    x = floatToHalf(dist(rng));
+  std::vector<float> af(strideA * batch), bf(strideB * batch);
+  for (float &x : af)
+    x = dist(rng);
+  for (float &x : bf)
+    x = dist(rng);
   amp_blas_handle *handle = nullptr;
   ASSERT_EQ(amp_blas_create(&handle), AMP_OK);
+  std::vector<uint16_t> a(af.size()), b(bf.size());
   std::vector<float> ref(strideC * batch, 0.0f);
-  ASSERT_EQ(amp_gemm(handle, AMP_OP_N, AMP_OP_N, m, n, k, 1.0f, a.data(),
-                     AMP_DTYPE_F16, lda, b.data(), AMP_DTYPE_F16, ldb, 0.0f,
-                     ref.data(), ldc, batch, strideA, strideB, strideC,
-                     nullptr),
-            AMP_OK);
+  // A, B and C share the 16-bit type (cuBLAS has no f16 x f16 -> bf16 GEMM).
   for (amp_dtype out : {AMP_DTYPE_F16, AMP_DTYPE_BF16}) {
+    auto narrow = [&](float v) {
+      return out == AMP_DTYPE_F16 ? floatToHalf(v) : floatToBf16(v);
+    };
+    std::transform(af.begin(), af.end(), a.begin(), narrow);
+    std::transform(bf.begin(), bf.end(), b.begin(), narrow);
+    ASSERT_EQ(amp_gemm(handle, AMP_OP_N, AMP_OP_N, m, n, k, 1.0f, a.data(),
+                       out, lda, b.data(), out, ldb, 0.0f, ref.data(), ldc,
+                       batch, strideA, strideB, strideC, nullptr),
+              AMP_OK);
     const uint16_t pad = 0xABCD;
     std::vector<uint16_t> c(strideC * batch, pad);
     ASSERT_EQ(amp_gemm_out(handle, AMP_OP_N, AMP_OP_N, m, n, k, 1.0f,
-                           a.data(), AMP_DTYPE_F16, lda, b.data(),
-                           AMP_DTYPE_F16, ldb, 0.0f, c.data(), out, ldc, batch,
-                           strideA, strideB, strideC, nullptr),
+                           a.data(), out, lda, b.data(), out, ldb, 0.0f,
+                           c.data(), out, ldc, batch, strideA, strideB,
+                           strideC, nullptr),
               AMP_OK);
     for (int64_t bi = 0; bi < batch; ++bi)
       for (int64_t j = 0; j < n; ++j)
@@ -848,11 +855,25 @@ TEST(CpuGemmOut, SixteenBitCIsTheF32ResultRoundedOnce) {
             ASSERT_EQ(c[at], pad); // padding untouched
             continue;
           }
-          uint16_t want = out == AMP_DTYPE_F16 ? floatToHalf(ref[at])
-                                               : floatToBf16(ref[at]);
-          ASSERT_EQ(c[at], want) << bi << " " << i << " " << j;
+          ASSERT_EQ(c[at], narrow(ref[at])) << bi << " " << i << " " << j;
         }
+    // A 16-bit C of the other type is refused, as cuBLAS refuses it.
+    const amp_dtype other =
+        out == AMP_DTYPE_F16 ? AMP_DTYPE_BF16 : AMP_DTYPE_F16;
+    EXPECT_EQ(amp_gemm_out(handle, AMP_OP_N, AMP_OP_N, m, n, k, 1.0f,
+                           a.data(), out, lda, b.data(), out, ldb, 0.0f,
+                           c.data(), other, ldc, batch, strideA, strideB,
+                           strideC, nullptr),
+              AMP_ERROR_UNSUPPORTED);
   }
+  // The f16 inputs and their f32 product again, for the beta test below.
+  std::transform(af.begin(), af.end(), a.begin(), floatToHalf);
+  std::transform(bf.begin(), bf.end(), b.begin(), floatToHalf);
+  ASSERT_EQ(amp_gemm(handle, AMP_OP_N, AMP_OP_N, m, n, k, 1.0f, a.data(),
+                     AMP_DTYPE_F16, lda, b.data(), AMP_DTYPE_F16, ldb, 0.0f,
+                     ref.data(), ldc, batch, strideA, strideB, strideC,
+                     nullptr),
+            AMP_OK);
   // beta != 0 reads C in its own type: C = 1 * A B + 2 * C, rounded once.
   std::vector<uint16_t> c(strideC * batch);
   std::vector<float> ref2 = ref;

@@ -162,6 +162,17 @@ static cl::opt<CpuGemm> cpuGemm(
                clEnumValN(CpuGemm::Loops, "loops",
                           "the lowering's own loops")),
     cl::cat(category));
+enum class GpuGemm { Cublas, Kernels };
+static cl::opt<GpuGemm> gpuGemm(
+    "gpu-gemm",
+    cl::desc("How contractions run with --device=cuda / cuda-emulated"),
+    cl::init(GpuGemm::Cublas),
+    cl::values(clEnumValN(GpuGemm::Cublas, "cublas",
+                          "the runtime's cuBLAS GEMM (the CPU GEMM when "
+                          "emulated), f32 accumulation"),
+               clEnumValN(GpuGemm::Kernels, "kernels",
+                          "the pipeline's own parallel-loop kernels")),
+    cl::cat(category));
 static cl::opt<int64_t> cpuVectorBits(
     "cpu-vector-bits",
     cl::desc("Vector register width the CPU step's loops are tiled and "
@@ -258,6 +269,7 @@ int main(int argc, char **argv) {
   options.lowering.chip = chip;
   options.run.allowTF32 = allowTF32;
   options.lowering.blas = cpuGemm == CpuGemm::Blas;
+  options.lowering.cublas = gpuGemm == GpuGemm::Cublas;
   // The GPU pipeline keeps unscaled copies unless told otherwise (its
   // fused form has not run on a GPU); the CPU fuses by default.
   options.lowering.fuseUnscale = fuseUnscale.getNumOccurrences() > 0

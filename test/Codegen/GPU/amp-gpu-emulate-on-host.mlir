@@ -108,3 +108,18 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// A gpu.memcpy into a slice at an offset: memref.copy would honour the offset
+// where the GPU lowering of gpu.memcpy ignores it (the copy lands at the
+// buffer's start), so the emulation refuses it rather than hide the
+// difference (amp-gpu-host-to-device makes such copies kernels).
+module attributes {gpu.container_module} {
+  func.func @offset_copy(%h: memref<4x16xf32>, %o: memref<48x16xf32>) {
+    %v = memref.subview %o[4, 0] [4, 16] [1, 1] : memref<48x16xf32> to memref<4x16xf32, strided<[16, 1], offset: 64>>
+    // expected-error @below {{'gpu.memcpy' op has an operand of type 'memref<4x16xf32, strided<[16, 1], offset: 64>>', which is not a dense buffer at offset 0}}
+    gpu.memcpy %v, %h : memref<4x16xf32, strided<[16, 1], offset: 64>>, memref<4x16xf32>
+    return
+  }
+}

@@ -1,6 +1,7 @@
 // RUN: amp-opt %s --split-input-file --amp-gpu-host-to-device | FileCheck %s
 
-// amp-gpu-host-to-device: gpu.memcpy copies contiguous bytes only. A copy
+// amp-gpu-host-to-device: gpu.memcpy copies contiguous bytes from a buffer's
+// start only. A copy
 // from a strided view (a tosa.slice of an argument returned as is) becomes
 // a parallel loop of loads and stores, which the GPU mapping makes a kernel
 // (as gpu.memcpy it failed to lower, an unrealized cast left behind).
@@ -12,6 +13,23 @@
 func.func @slice(%a: memref<4x8xf32>, %o: memref<2x5xf32>) {
   %v = memref.subview %a[1, 2] [2, 5] [1, 1] : memref<4x8xf32> to memref<2x5xf32, strided<[8, 1], offset: 10>>
   memref.copy %v, %o : memref<2x5xf32, strided<[8, 1], offset: 10>> to memref<2x5xf32>
+  return
+}
+
+// -----
+
+// A contiguous slice at an offset (one time step's block of an LSTM's stacked
+// outputs) is a loop too: upstream's gpu.memcpy lowering passes the aligned
+// pointer and ignores the offset, so on a GPU all twelve blocks of the LSTM
+// step landed on the first one and the rest stayed uninitialized.
+// CHECK-LABEL: func.func @offset_block
+// CHECK-NOT: gpu.memcpy
+// CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) =
+// CHECK: %[[V:.*]] = memref.load %{{.*}}[%[[I]], %[[J]]] : memref<4x16xf32>
+// CHECK: memref.store %[[V]], %{{.*}}[%[[I]], %[[J]]] : memref<4x16xf32, strided<[16, 1], offset: 64>>
+func.func @offset_block(%h: memref<4x16xf32>, %o: memref<48x16xf32>) {
+  %v = memref.subview %o[4, 0] [4, 16] [1, 1] : memref<48x16xf32> to memref<4x16xf32, strided<[16, 1], offset: 64>>
+  memref.copy %h, %v : memref<4x16xf32> to memref<4x16xf32, strided<[16, 1], offset: 64>>
   return
 }
 

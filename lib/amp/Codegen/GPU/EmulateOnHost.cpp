@@ -12,7 +12,10 @@
 // write the same element (each scf.parallel iteration owns its outputs).
 // Running the threads of a launch one after another is then one of the
 // schedules the GPU may pick, with the same result. Launches on one stream
-// run in program order, which is the host's order too.
+// run in program order, which is the host's order too. gpu.memcpy and
+// gpu.memset become memref.copy and linalg.fill, which honour a memref's
+// layout where the GPU lowering of both ignores it: an operand that is not a
+// dense buffer at offset 0 is therefore an error, not an emulation.
 //
 // Algorithm:
 //   1. Check every gpu.func: only thread/block ids and dimensions and
@@ -34,6 +37,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GenericUtils.h"
 #include "amp/Codegen/Passes.h"
 #include "amp/Codegen/Transforms.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -150,6 +154,22 @@ static func::FuncOp emulateKernel(gpu::GPUFuncOp kernel, StringRef name,
   return fn;
 }
 
+/// A gpu.memcpy / gpu.memset operand must be a dense buffer at offset 0:
+/// upstream's lowering of both (gpu-to-llvm) passes the aligned pointer and
+/// the element count and ignores the layout, so on a GPU a copy into a slice
+/// at an offset lands at the buffer's start. memref.copy / linalg.fill here
+/// would honour the layout and hide that.
+static LogicalResult checkLoweredLayout(Operation *op, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (amp::gpu_utils::isDenseAtOffsetZero(type))
+    return success();
+  return op->emitOpError()
+         << "has an operand of type " << type
+         << ", which is not a dense buffer at offset 0: the GPU lowering of "
+            "this op ignores the layout (it would copy or set from the "
+            "buffer's start), so the emulation refuses it";
+}
+
 /// Step 3: the host side of one function, in program order.
 static LogicalResult
 emulateHostCode(func::FuncOp fn,
@@ -185,8 +205,13 @@ emulateHostCode(func::FuncOp fn,
     } else if (auto dealloc = dyn_cast<gpu::DeallocOp>(op)) {
       memref::DeallocOp::create(b, loc, dealloc.getMemref());
     } else if (auto copy = dyn_cast<gpu::MemcpyOp>(op)) {
+      if (failed(checkLoweredLayout(op, copy.getSrc())) ||
+          failed(checkLoweredLayout(op, copy.getDst())))
+        return failure();
       memref::CopyOp::create(b, loc, copy.getSrc(), copy.getDst());
     } else if (auto set = dyn_cast<gpu::MemsetOp>(op)) {
+      if (failed(checkLoweredLayout(op, set.getDst())))
+        return failure();
       linalg::FillOp::create(b, loc, set.getValue(), set.getDst());
     }
   }

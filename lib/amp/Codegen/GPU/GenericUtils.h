@@ -1,7 +1,9 @@
-//===- GenericUtils.h - linalg helpers of the GPU passes --------*- C++ -*-===//
+//===- GenericUtils.h - helpers shared by the GPU passes --------*- C++ -*-===//
 //
 // Private to lib/amp/Codegen/GPU: what amp-gpu-fold-transposes and
-// amp-gpu-split-reductions both do before they rewrite indexing maps.
+// amp-gpu-split-reductions both do before they rewrite indexing maps, and
+// what amp-gpu-host-to-device and amp-gpu-emulate-on-host both know about the
+// buffers gpu.memcpy / gpu.memset take.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +12,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 
 namespace mlir::amp::gpu_utils {
 
@@ -34,6 +37,20 @@ void forEachAsGeneric(RewriterBase &rewriter, ArrayRef<linalg::LinalgOp> ops,
     if (succeeded(generic))
       rewrite(*generic);
   }
+}
+
+/// True for a buffer that gpu.memcpy / gpu.memset handle correctly: dense,
+/// row-major and at offset 0. Upstream's lowering of both (gpu-to-llvm)
+/// passes the descriptor's aligned pointer and element count and ignores the
+/// layout, so a copy into a contiguous slice at an offset (a block of a
+/// concatenation) would land at the buffer's start.
+inline bool isDenseAtOffsetZero(MemRefType type) {
+  if (type.getLayout().isIdentity())
+    return true;
+  int64_t offset;
+  SmallVector<int64_t> strides;
+  return memref::isStaticShapeAndContiguousRowMajor(type) &&
+         succeeded(type.getStridesAndOffset(strides, offset)) && offset == 0;
 }
 
 } // namespace mlir::amp::gpu_utils

@@ -12,8 +12,9 @@
 //      a one-iteration scf.parallel (the GPU mapping makes it a one-thread
 //      kernel); constants stay outside (kernel outlining sinks them);
 //   2. memref.alloc / memref.dealloc -> gpu.alloc / gpu.dealloc, memref.copy
-//      -> gpu.memcpy (contiguous buffers) or a parallel loop of loads and
-//      stores (a strided view, which gpu.memcpy cannot copy; a loop nest in
+//      -> gpu.memcpy (contiguous buffers at offset 0) or a parallel loop of
+//      loads and stores (a strided view or a slice at an offset, which
+//      gpu.memcpy's lowering cannot copy: it ignores the offset; a loop nest in
 //      a one-thread kernel, where no gpu.memcpy can be), and each
 //      memref.get_global is copied into a device buffer right after it (the
 //      global itself lives in host memory).
@@ -23,6 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GenericUtils.h"
 #include "amp/Codegen/Passes.h"
 #include "amp/Codegen/Transforms.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -140,14 +142,16 @@ static LogicalResult moveMemoryToDevice(func::FuncOp fn) {
       auto targetType = cast<MemRefType>(copy.getTarget().getType());
       // Inside a run wrapped in a one-thread kernel: that thread copies.
       bool inKernel = op->getParentOfType<scf::ParallelOp>() != nullptr;
-      if (!inKernel &&
-          memref::isStaticShapeAndContiguousRowMajor(sourceType) &&
-          memref::isStaticShapeAndContiguousRowMajor(targetType)) {
+      if (!inKernel && memref::isStaticShapeAndContiguousRowMajor(sourceType) &&
+          memref::isStaticShapeAndContiguousRowMajor(targetType) &&
+          amp::gpu_utils::isDenseAtOffsetZero(sourceType) &&
+          amp::gpu_utils::isDenseAtOffsetZero(targetType)) {
         gpu::MemcpyOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{},
                               copy.getTarget(), copy.getSource());
       } else {
-        // A strided view (a slice of an argument, a scatter's row): one
-        // thread per element (gpu.memcpy copies contiguous bytes only).
+        // A strided view or a slice at an offset (a slice of an argument, a
+        // scatter's row, a block of a concatenation): one thread per
+        // element (gpu.memcpy copies contiguous bytes from offset 0 only).
         SmallVector<Value> lower, upper, steps;
         Value zero = arith::ConstantIndexOp::create(b, loc, 0);
         Value one = arith::ConstantIndexOp::create(b, loc, 1);
