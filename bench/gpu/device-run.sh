@@ -1,16 +1,13 @@
 #!/usr/bin/env bash
 # Everything a GPU session checks, in one call of the device tool (its time is short: batch it).
 #
-# Here (the Debian build machine):
-#   ../shared/scripts/pack-for-gpu.sh gpu-pack      # build/ + MLIR/LLVM 22, ~46 MB
-#   bash bench/gpu/pack-runtime-deps.sh gpu-pack     # the CPU runtime's OpenBLAS and oneDNN
-#   (gpu-pack/ must be a folder .git/info/exclude ignores; name it in the device tool's `carry`)
-# There (bare GPU machine: CUDA 13, PyTorch, ncu, compute-sanitizer, no MLIR), from the repo root:
+# Here (the Debian build machine), after `ninja -C build`:
+#   bash bench/gpu/pack.sh          # gpu-pack/: build/, MLIR/LLVM 22, the CPU runtime's libraries,
+#                                   # the benchmark's and the zoo's steps (exported here: the GPU
+#                                   # machine has no torch-mlir); under the device tool's 64 MiB
+# There (bare GPU machine: CUDA 13, PyTorch, ncu, compute-sanitizer, no MLIR), from the repo root,
+# with the device tool's carry ["gpu-pack"]:
 #   source gpu-pack/unpack.sh && bash bench/gpu/device-run.sh [quick|full]
-#
-#   (the GPU machine has no torch-mlir: export the benchmark's steps and zoo models here first,
-#    build/venv/bin/python bench/gpu/run_gpu_benchmark.py --export-to gpu-pack/steps, zoo models to
-#    gpu-pack/zoo/NAME, and to fit 64 MiB: tar -C gpu-pack -cJf gpu-pack/mlir.tar.xz steps zoo)
 #
 # The device tool brings back at most 8 files from $OUT: each step's log goes to $AMP_GPU_LOGS
 # (default /tmp/amp-gpu-logs) and is appended to $OUT/logs.txt; $OUT also gets summary.txt,
@@ -94,15 +91,15 @@ for example in mlp_sgd transformer_adam linalg_mlp; do
     poison=(); [ "$precision" = f16 ] && poison=(--poison-step 5)
     tag=$example-$precision
     run "cpu-$tag" "$bin/amp-train" "$src" --precision=$precision --steps 20 "${poison[@]}"
-    cp "$logs/cpu-$tag.log" "$logs/cpu-$tag.jsonl"
+    grep "^{" "$logs/cpu-$tag.log" >"$logs/cpu-$tag.jsonl"
     run "gpu-$tag" "$bin/amp-train" "$src" --precision=$precision --steps 20 "${poison[@]}" --device=cuda
-    cp "$logs/gpu-$tag.log" "$logs/gpu-$tag.jsonl"
+    grep "^{" "$logs/gpu-$tag.log" >"$logs/gpu-$tag.jsonl"
     run "track-$tag" python3 "$check" track "$logs/cpu-$tag.jsonl" "$logs/gpu-$tag.jsonl" --tol 0.001
     if [ "$precision" = f16 ]; then
       run "poison-$tag" python3 "$check" poison "$logs/gpu-$tag.jsonl" --step 5
       run "inline-$tag" "$bin/amp-train" "$src" --precision=f16 --steps 20 --poison-step 5 \
         --device=cuda --lowering=inline
-      cp "$logs/inline-$tag.log" "$logs/inline-$tag.jsonl"
+      grep "^{" "$logs/inline-$tag.log" >"$logs/inline-$tag.jsonl"
       run "track-inline-$tag" python3 "$check" track "$logs/cpu-$tag.jsonl" "$logs/inline-$tag.jsonl" --tol 0.001
     fi
   done
