@@ -268,6 +268,13 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
   // vectorizers need the target's cost model; without a target machine
   // they assume no vector registers).
   std::unique_ptr<llvm::TargetMachine> hostMachine = createHostMachine();
+  // A GPU step's host code is one long run of calls (launches, copies,
+  // runtime calls) whose speed is its calls': code generation at -O0 (fast
+  // register allocation, no DAG combining) takes a fraction of the time.
+  // (The JIT generates code with this machine's level, not
+  // jitCodeGenOptLevel.)
+  if (hostMachine && !executor->runsOnHost())
+    hostMachine->setOptLevel(llvm::CodeGenOptLevel::None);
 
   // A CPU step compiled before (JitCache.h): load its object code.
   std::string cachePath;
