@@ -178,7 +178,16 @@ def AmpGpuSplitReductionsPass
     neighbouring threads read neighbouring elements) into a partial
     reduction with one thread per (output, chunk of about `chunk` elements)
     and a combining reduction, again until no reduction is longer than
-    these limits. The result is the same reduction reassociated.
+    these limits. A reduction with few outputs (fewer than `min-threads`)
+    but much work in all (`min-split-work` elements or more) is split too,
+    into partials of at least 32 elements, so that it runs on about
+    `min-threads` threads: a bias gradient (a column sum of 512 columns over
+    2048 rows) is otherwise 512 threads, two blocks of an H100's 132
+    multiprocessors, each walking 2048 rows. First, unit reduction
+    dimensions are dropped and adjacent reduction dimensions collapsed into
+    one (a batch-1 bias gradient over [1, 512, 4096], a sum over [512, 16]),
+    since the split takes single-dimension reductions. The result is the
+    same reduction reassociated.
   }];
   let options = [
     Option<"maxThreadWork", "max-thread-work", "int64_t", /*default=*/"4096",
@@ -188,6 +197,12 @@ def AmpGpuSplitReductionsPass
            "Longest full reduction (one output: one thread in all) left whole">,
     Option<"chunk", "chunk", "int64_t", /*default=*/"256",
            "Elements one thread reduces in a partial stage (about)">,
+    Option<"minThreads", "min-threads", "int64_t", /*default=*/"16384",
+           "A reduction with fewer outputs (threads) than this, and at least "
+           "min-split-work elements in all, is split too, into partials of "
+           "at least 32 elements, until it has about this many threads">,
+    Option<"minSplitWork", "min-split-work", "int64_t", /*default=*/"65536",
+           "Smallest reduction (outputs x length) split for want of threads">,
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",

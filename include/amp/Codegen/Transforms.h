@@ -80,9 +80,14 @@ void foldTransposesIntoContractions(Operation *root);
 /// amp-gpu-split-reductions: every linalg op on tensors under `root` with one
 /// reduction dimension longer than `maxThreadWork` (`maxSingleThreadWork` for
 /// a full reduction) split into partial reductions of about `chunk` elements
-/// and a combining reduction, until no reduction is longer than the limits.
+/// and a combining reduction, until no reduction is longer than the limits;
+/// and every one with fewer than `minThreads` outputs and at least
+/// `minSplitWork` elements in all split into partials of at least 32
+/// elements, until it has about `minThreads` threads.
 void splitLongReductions(Operation *root, int64_t maxThreadWork,
-                         int64_t maxSingleThreadWork, int64_t chunk);
+                         int64_t maxSingleThreadWork, int64_t chunk,
+                         int64_t minThreads = 16384,
+                         int64_t minSplitWork = 65536);
 
 /// amp-gpu-parallel-loops-first: every bufferized linalg op under `root` with
 /// both kinds of loops generalized and interchanged, its parallel loops

@@ -38,6 +38,29 @@ func.func @columns(%x: tensor<65536x16xf32>, %init: tensor<16xf32>) -> tensor<16
   return %r : tensor<16xf32>
 }
 
+// A bias gradient: 512 column sums over 2048 rows is short per output (2048 <
+// 4096) but only 512 threads, two blocks of a GPU's 132 multiprocessors.
+// With fewer outputs than min-threads (16384) and at least min-split-work
+// (65536) elements in all, it is split into partials of
+// max(32, 2048 * 512 / 16384) = 64 rows: 32 x 512 = 16384 threads, then a
+// combining sum over 32, which is not split again.
+// CHECK-LABEL: func.func @bias_grad(
+// CHECK: %[[E:.*]] = tensor.expand_shape %arg0 {{\[\[}}0, 1], [2]] output_shape [64, 32, 512] : tensor<2048x512xf32> into tensor<64x32x512xf32>
+// CHECK: %[[P:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "parallel"]} ins(%[[E]] : tensor<64x32x512xf32>) outs(%{{.*}} : tensor<32x512xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]} ins(%[[P]] : tensor<32x512xf32>) outs(%arg1 : tensor<512xf32>)
+// CHECK-NOT: tensor.expand_shape
+// CHECK: return
+func.func @bias_grad(%x: tensor<2048x512xf32>, %init: tensor<512xf32>) -> tensor<512xf32> {
+  %r = linalg.reduce ins(%x : tensor<2048x512xf32>) outs(%init : tensor<512xf32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<512xf32>
+}
+
+// Too little work in all (16 x 512 = 8192 < min-split-work) to pay for a
+// second pass: it stays.
 // CHECK-LABEL: func.func @short(
 // CHECK-NEXT: linalg.reduce
 func.func @short(%x: tensor<512x16xf32>, %init: tensor<16xf32>) -> tensor<16xf32> {

@@ -11,6 +11,18 @@
 // combining op until every reduction is short. F is a divisor of R chosen so
 // that each partial covers about `chunk` elements.
 //
+// A reduction that is short per output but has few outputs (a bias gradient:
+// 512 column sums over 2048 rows, i.e. 512 threads in two blocks on a GPU of
+// 132 multiprocessors; what Nsight Compute showed dominating the first H100
+// runs) is split the same way when it has at least min-split-work elements in
+// all, with partials of about max(32, R x outputs / min-threads) elements: it
+// then runs on about min-threads threads. Before any of this, unit reduction
+// dimensions are dropped and adjacent reduction dimensions collapsed into
+// one (a reduction over [1, 512, 4096] or [512, 16] has one then), since the
+// split takes single-dimension reductions only. This applies to the reductions of
+// the input only, not to the stages a split makes (the partial stage of a
+// long full reduction keeps its chunk-sized partials).
+//
 //===----------------------------------------------------------------------===//
 
 #include "GenericUtils.h"
@@ -43,13 +55,112 @@ static int64_t partialsFor(int64_t size, int64_t chunk) {
   return 0;
 }
 
+/// Partials shorter than this are not worth a second pass.
+static constexpr int64_t kMinPartial = 32;
+
+/// True when `op` reads its inputs in loop order (identity maps) and writes
+/// its output in the same order minus the reduction: the partials of its
+/// split are then read coalesced whether the reduction is the innermost
+/// dimension (a row sum: the partials innermost) or not (a column sum: the
+/// outputs innermost). A reduction read through a permutation (the inline
+/// found-inf check over a transposed view) could put the partials on the
+/// fastest thread index with a stride in memory; it is left to the long-
+/// reduction rule.
+static bool readsInLoopOrder(linalg::LinalgOp op) {
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (!op.getMatchingIndexingMap(input).isIdentity())
+      return false;
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (!out.isProjectedPermutation())
+    return false;
+  for (unsigned i = 1; i < out.getNumResults(); ++i)
+    if (out.getDimPosition(i) <= out.getDimPosition(i - 1))
+      return false;
+  return true;
+}
+
+/// A reduction over a batch of one keeps that batch as a second, unit
+/// reduction dimension (a bias gradient over [1, 512, 4096] sums d0 and d1):
+/// such unit reduction dimensions are dropped (upstream dropUnitDims, the
+/// operands collapsed), so that the op has the one reduction dimension the
+/// split needs. Contractions are left alone (the GEMM lowering takes them).
+static void dropUnitReductionDims(RewriterBase &rewriter, Operation *root) {
+  SmallVector<linalg::LinalgOp> ops;
+  root->walk([&](linalg::LinalgOp op) {
+    if (!op.hasPureTensorSemantics() || op.getNumReductionLoops() < 2 ||
+        isa<linalg::ContractionOpInterface>(op.getOperation()) ||
+        linalg::isaContractionOpInterface(op))
+      return;
+    SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+    SmallVector<unsigned> dims;
+    op.getReductionDims(dims);
+    if (llvm::count_if(dims, [&](unsigned d) { return sizes[d] != 1; }) <= 1)
+      ops.push_back(op);
+  });
+  linalg::ControlDropUnitDims control;
+  control.controlFn = [](Operation *op) {
+    auto generic = cast<linalg::GenericOp>(op);
+    SmallVector<int64_t> sizes = generic.getStaticLoopRanges();
+    SmallVector<unsigned> unit;
+    SmallVector<unsigned> dims;
+    generic.getReductionDims(dims);
+    for (unsigned d : dims)
+      if (sizes[d] == 1)
+        unit.push_back(d);
+    // Keep one reduction dimension when all of them are unit.
+    if (unit.size() == dims.size())
+      unit.pop_back();
+    return unit;
+  };
+  amp::gpu_utils::forEachAsGeneric(
+      rewriter, ops, [&](linalg::GenericOp generic) {
+        FailureOr<linalg::DropUnitDimsResult> result =
+            linalg::dropUnitDims(rewriter, generic, control);
+        if (succeeded(result))
+          rewriter.replaceOp(generic, result->replacements);
+      });
+}
+
+/// A reduction over several adjacent dimensions that every operand reads
+/// contiguously (the loss's sum over [batch, classes]) becomes a reduction
+/// over one (upstream collapseOpIterationDims), which the split can take:
+/// otherwise one thread walks all of it (a 512 x 16 sum was a one-thread
+/// kernel of 0.29 ms a step on an H100).
+static void collapseReductionDims(RewriterBase &rewriter, Operation *root) {
+  SmallVector<std::pair<linalg::LinalgOp, ReassociationIndices>> ops;
+  root->walk([&](linalg::LinalgOp op) {
+    if (!op.hasPureTensorSemantics() || op.getNumReductionLoops() < 2 ||
+        !isa<linalg::GenericOp>(op.getOperation()) ||
+        linalg::isaContractionOpInterface(op))
+      return;
+    SmallVector<unsigned> dims;
+    op.getReductionDims(dims);
+    llvm::sort(dims);
+    if (dims.back() - dims.front() + 1 != dims.size())
+      return;
+    ReassociationIndices group(dims.begin(), dims.end());
+    if (linalg::areDimSequencesPreserved(op.getIndexingMapsArray(), {group}))
+      ops.push_back({op, group});
+  });
+  for (auto &[op, group] : ops) {
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::CollapseResult> result =
+        linalg::collapseOpIterationDims(op, {group}, rewriter);
+    if (succeeded(result))
+      rewriter.replaceOp(op, result->results);
+  }
+}
+
 void mlir::amp::splitLongReductions(Operation *root, int64_t maxThreadWork,
-                                    int64_t maxSingleThreadWork,
-                                    int64_t chunk) {
+                                    int64_t maxSingleThreadWork, int64_t chunk,
+                                    int64_t minThreads, int64_t minSplitWork) {
   IRRewriter rewriter(root->getContext());
+  dropUnitReductionDims(rewriter, root);
+  collapseReductionDims(rewriter, root);
   // Each split creates a combining op that may itself be long: iterate.
   for (int round = 0; round < 8; ++round) {
-    SmallVector<linalg::LinalgOp> candidates;
+    // Each candidate with the elements its partials cover.
+    SmallVector<std::pair<linalg::LinalgOp, int64_t>> candidates;
     root->walk([&](linalg::LinalgOp op) {
       // Contractions, named or recognised by structure, are left whole
       // for the GEMM lowering.
@@ -61,23 +172,34 @@ void mlir::amp::splitLongReductions(Operation *root, int64_t maxThreadWork,
       SmallVector<int64_t> sizes = op.getStaticLoopRanges();
       SmallVector<unsigned> dims;
       op.getReductionDims(dims);
+      if (llvm::any_of(sizes, ShapedType::isDynamic))
+        return;
       int64_t size = sizes[dims[0]];
+      // The outputs, one thread each.
+      int64_t outputs = 1;
+      for (unsigned d = 0; d < sizes.size(); ++d)
+        if (d != dims[0])
+          outputs *= sizes[d];
       // One output (a full reduction): one thread walks it all.
-      bool single = llvm::all_of(
-          llvm::seq<unsigned>(0, sizes.size()),
-          [&](unsigned d) { return d == dims[0] || sizes[d] == 1; });
-      int64_t limit =
-          single ? std::min<int64_t>(maxThreadWork, maxSingleThreadWork)
-                 : maxThreadWork;
-      if (!ShapedType::isDynamic(size) && size > limit)
-        candidates.push_back(op);
+      int64_t limit = outputs == 1
+                          ? std::min<int64_t>(maxThreadWork, maxSingleThreadWork)
+                          : maxThreadWork;
+      if (size > limit)
+        candidates.push_back({op, chunk});
+      else if (round == 0 && outputs < minThreads &&
+               size * outputs >= minSplitWork && size >= 2 * kMinPartial &&
+               readsInLoopOrder(op))
+        candidates.push_back(
+            {op, std::max<int64_t>(kMinPartial,
+                                   static_cast<int64_t>(llvm::divideCeil(
+                                       size * outputs, minThreads)))});
     });
     bool changed = false;
-    for (linalg::LinalgOp op : candidates) {
+    for (auto [op, partialSize] : candidates) {
       SmallVector<unsigned> dims;
       op.getReductionDims(dims);
       int64_t size = op.getStaticLoopRanges()[dims[0]];
-      int64_t partials = partialsFor(size, chunk);
+      int64_t partials = partialsFor(size, partialSize);
       if (partials == 0)
         continue;
       auto control = [&](linalg::LinalgOp) {
@@ -143,7 +265,8 @@ struct AmpGpuSplitReductionsPass
   using Base::Base;
   void runOnOperation() override {
     amp::splitLongReductions(getOperation(), maxThreadWork,
-                             maxSingleThreadWork, chunk);
+                             maxSingleThreadWork, chunk, minThreads,
+                             minSplitWork);
   }
 };
 } // namespace
