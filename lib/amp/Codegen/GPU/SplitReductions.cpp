@@ -55,6 +55,13 @@ static int64_t partialsFor(int64_t size, int64_t chunk) {
   return 0;
 }
 
+/// Contractions, named or recognised by structure, are left whole for the
+/// GEMM lowering.
+static bool isContraction(linalg::LinalgOp op) {
+  return isa<linalg::ContractionOpInterface>(op.getOperation()) ||
+         linalg::isaContractionOpInterface(op);
+}
+
 /// Partials shorter than this are not worth a second pass.
 static constexpr int64_t kMinPartial = 32;
 
@@ -88,8 +95,7 @@ static void dropUnitReductionDims(RewriterBase &rewriter, Operation *root) {
   SmallVector<linalg::LinalgOp> ops;
   root->walk([&](linalg::LinalgOp op) {
     if (!op.hasPureTensorSemantics() || op.getNumReductionLoops() < 2 ||
-        isa<linalg::ContractionOpInterface>(op.getOperation()) ||
-        linalg::isaContractionOpInterface(op))
+        isContraction(op))
       return;
     SmallVector<int64_t> sizes = op.getStaticLoopRanges();
     SmallVector<unsigned> dims;
@@ -130,8 +136,7 @@ static void collapseReductionDims(RewriterBase &rewriter, Operation *root) {
   SmallVector<std::pair<linalg::LinalgOp, ReassociationIndices>> ops;
   root->walk([&](linalg::LinalgOp op) {
     if (!op.hasPureTensorSemantics() || op.getNumReductionLoops() < 2 ||
-        !isa<linalg::GenericOp>(op.getOperation()) ||
-        linalg::isaContractionOpInterface(op))
+        !isa<linalg::GenericOp>(op.getOperation()) || isContraction(op))
       return;
     SmallVector<unsigned> dims;
     op.getReductionDims(dims);
@@ -162,12 +167,8 @@ void mlir::amp::splitLongReductions(Operation *root, int64_t maxThreadWork,
     // Each candidate with the elements its partials cover.
     SmallVector<std::pair<linalg::LinalgOp, int64_t>> candidates;
     root->walk([&](linalg::LinalgOp op) {
-      // Contractions, named or recognised by structure, are left whole
-      // for the GEMM lowering.
       if (!op.hasPureTensorSemantics() || op.getNumReductionLoops() != 1 ||
-          op.getNumDpsInits() != 1 ||
-          isa<linalg::ContractionOpInterface>(op.getOperation()) ||
-          linalg::isaContractionOpInterface(op))
+          op.getNumDpsInits() != 1 || isContraction(op))
         return;
       SmallVector<int64_t> sizes = op.getStaticLoopRanges();
       SmallVector<unsigned> dims;
