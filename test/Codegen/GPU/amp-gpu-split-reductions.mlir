@@ -59,6 +59,39 @@ func.func @bias_grad(%x: tensor<2048x512xf32>, %init: tensor<512xf32>) -> tensor
   return %r : tensor<512xf32>
 }
 
+// A reduction over two adjacent dimensions (a loss summed over [batch,
+// classes]) is collapsed into one, which the split then takes (8192 > 1024
+// for a full reduction); before, one thread walked all 8192 elements.
+// CHECK-LABEL: func.func @two_dims(
+// CHECK: %[[C:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1]] : tensor<512x16xf32> into tensor<8192xf32>
+// CHECK: tensor.expand_shape %[[C]] {{\[\[}}0, 1]] output_shape [256, 32]
+// CHECK: iterator_types = ["reduction", "parallel"]{{.*}} outs(%{{.*}} : tensor<32xf32>)
+// CHECK: iterator_types = ["reduction"]{{.*}} outs(%arg1 : tensor<f32>)
+func.func @two_dims(%x: tensor<512x16xf32>, %init: tensor<f32>) -> tensor<f32> {
+  %r = linalg.reduce ins(%x : tensor<512x16xf32>) outs(%init : tensor<f32>) dimensions = [0, 1]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<f32>
+}
+
+// A batch-1 bias gradient sums a unit dimension too: it is dropped, and the
+// column sum is split as @bias_grad's.
+// CHECK-LABEL: func.func @unit_batch(
+// CHECK: %[[C:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2]] : tensor<1x2048x512xf32> into tensor<2048x512xf32>
+// CHECK: tensor.expand_shape %[[C]] {{\[\[}}0, 1], [2]] output_shape [64, 32, 512]
+// CHECK: iterator_types = ["reduction", "parallel", "parallel"]{{.*}} outs(%{{.*}} : tensor<32x512xf32>)
+// CHECK: iterator_types = ["reduction", "parallel"]{{.*}} outs(%arg1 : tensor<512xf32>)
+func.func @unit_batch(%x: tensor<1x2048x512xf32>, %init: tensor<512xf32>) -> tensor<512xf32> {
+  %r = linalg.reduce ins(%x : tensor<1x2048x512xf32>) outs(%init : tensor<512xf32>) dimensions = [0, 1]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<512xf32>
+}
+
 // Too little work in all (16 x 512 = 8192 < min-split-work) to pay for a
 // second pass: it stays.
 // CHECK-LABEL: func.func @short(

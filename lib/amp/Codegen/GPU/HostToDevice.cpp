@@ -142,8 +142,8 @@ static LogicalResult moveMemoryToDevice(func::FuncOp fn) {
       auto targetType = cast<MemRefType>(copy.getTarget().getType());
       // Inside a run wrapped in a one-thread kernel: that thread copies.
       bool inKernel = op->getParentOfType<scf::ParallelOp>() != nullptr;
-      if (!inKernel && memref::isStaticShapeAndContiguousRowMajor(sourceType) &&
-          memref::isStaticShapeAndContiguousRowMajor(targetType) &&
+      if (!inKernel && sourceType.hasStaticShape() &&
+          targetType.hasStaticShape() &&
           amp::gpu_utils::isDenseAtOffsetZero(sourceType) &&
           amp::gpu_utils::isDenseAtOffsetZero(targetType)) {
         gpu::MemcpyOp::create(b, loc, /*asyncToken=*/Type(), ValueRange{},

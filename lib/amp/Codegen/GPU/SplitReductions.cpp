@@ -132,27 +132,36 @@ static void dropUnitReductionDims(RewriterBase &rewriter, Operation *root) {
 /// over one (upstream collapseOpIterationDims), which the split can take:
 /// otherwise each output's thread walks all of it, however long.
 static void collapseReductionDims(RewriterBase &rewriter, Operation *root) {
-  SmallVector<std::pair<linalg::LinalgOp, ReassociationIndices>> ops;
-  root->walk([&](linalg::LinalgOp op) {
-    if (!op.hasPureTensorSemantics() || op.getNumReductionLoops() < 2 ||
-        !isa<linalg::GenericOp>(op.getOperation()) || isContraction(op))
-      return;
+  // The reduction dimensions as one group, when they are adjacent loops
+  // that every operand reads contiguously.
+  auto reductionGroup =
+      [](linalg::LinalgOp op) -> std::optional<ReassociationIndices> {
     SmallVector<unsigned> dims;
     op.getReductionDims(dims);
     llvm::sort(dims);
     if (dims.back() - dims.front() + 1 != dims.size())
-      return;
+      return std::nullopt;
     ReassociationIndices group(dims.begin(), dims.end());
-    if (linalg::areDimSequencesPreserved(op.getIndexingMapsArray(), {group}))
-      ops.push_back({op, group});
+    if (!linalg::areDimSequencesPreserved(op.getIndexingMapsArray(), {group}))
+      return std::nullopt;
+    return group;
+  };
+  SmallVector<linalg::LinalgOp> ops;
+  root->walk([&](linalg::LinalgOp op) {
+    if (op.hasPureTensorSemantics() && op.getNumReductionLoops() >= 2 &&
+        !isContraction(op) && reductionGroup(op))
+      ops.push_back(op);
   });
-  for (auto &[op, group] : ops) {
-    rewriter.setInsertionPoint(op);
-    FailureOr<linalg::CollapseResult> result =
-        linalg::collapseOpIterationDims(op, {group}, rewriter);
-    if (succeeded(result))
-      rewriter.replaceOp(op, result->results);
-  }
+  amp::gpu_utils::forEachAsGeneric(
+      rewriter, ops, [&](linalg::GenericOp generic) {
+        std::optional<ReassociationIndices> group = reductionGroup(generic);
+        if (!group)
+          return;
+        FailureOr<linalg::CollapseResult> result =
+            linalg::collapseOpIterationDims(generic, {*group}, rewriter);
+        if (succeeded(result))
+          rewriter.replaceOp(generic, result->results);
+      });
 }
 
 void mlir::amp::splitLongReductions(Operation *root, int64_t maxThreadWork,
