@@ -64,7 +64,6 @@ def ours(build, step_dir, precision, steps, env):
 
 def main():
     import torch
-    from amp_mlir.torch import export_train_step
     from amp_mlir.torch.zoo import ZOO
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -85,8 +84,7 @@ def main():
         except ModuleNotFoundError as e:
             rows.append(f"| {name} | skipped: {e.name} not installed | | | | | | |")
             continue
-        export_train_step(case.model, case.loss_fn, case.inputs, optimizer=case.optimizer, out_dir=work / name,
-                          **case.options)
+        case.export(work / name)
         t_ms = torch_step_ms(case, args.steps)
         res = {p: ours(args.build, work / name, p, args.steps, env) for p in ("fp32", "bf16", "f16")}
         cells = []

@@ -34,14 +34,12 @@ trap 'rm -rf "$stage"' EXIT
 "$py" - "$stage/zoo" "$zoo_models" <<'EOF'
 import os, sys
 sys.path.insert(0, "build/python")
-from amp_mlir.torch import export_train_step
 from amp_mlir.torch.zoo import UNSEEN, ZOO
 out, names = sys.argv[1], sys.argv[2].split(",")
 cases = {**ZOO, **UNSEEN}
 for name in names:
-    case = cases[name]()
     d = os.path.join(out, name)
-    export_train_step(case.model, case.loss_fn, case.inputs, optimizer=case.optimizer, out_dir=d, **case.options)
+    cases[name]().export(d)
     for f in os.listdir(d):
         if f.endswith(".npy"):
             os.remove(os.path.join(d, f))

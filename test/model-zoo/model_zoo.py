@@ -101,7 +101,6 @@ def _losses(stdout):
 
 def run_model(name, build: Path, work: Path, gpu=False, log=print) -> dict:
     import torch
-    from amp_mlir.torch import export_train_step
     from amp_mlir.torch.zoo import UNSEEN, ZOO
 
     res = {"model": name}
@@ -116,8 +115,7 @@ def run_model(name, build: Path, work: Path, gpu=False, log=print) -> dict:
     shutil.rmtree(out, ignore_errors=True)
     t = time.time()
     try:
-        step = export_train_step(case.model, case.loss_fn, case.inputs, optimizer=case.optimizer, out_dir=out,
-                                 **case.options)
+        step = case.export(out)
     except Exception as e:
         res["error"] = f"export: {type(e).__name__}: {e}"
         return res
