@@ -92,6 +92,18 @@ func.func @unit_batch(%x: tensor<1x2048x512xf32>, %init: tensor<512xf32>) -> ten
   return %r : tensor<512xf32>
 }
 
+// A pooling window is two adjacent reduction dimensions too, but read as
+// `oh + kh`: it is not collapsed (that made invalid IR of every pooling op of
+// the op-coverage matrix).
+// CHECK-LABEL: func.func @pooling_window(
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: linalg.pooling_nhwc_sum
+func.func @pooling_window(%x: tensor<1x9x9x4xf32>, %w: tensor<2x2xf32>, %init: tensor<1x8x8x4xf32>) -> tensor<1x8x8x4xf32> {
+  %r = linalg.pooling_nhwc_sum {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x9x9x4xf32>, tensor<2x2xf32>) outs(%init : tensor<1x8x8x4xf32>) -> tensor<1x8x8x4xf32>
+  return %r : tensor<1x8x8x4xf32>
+}
+
 // Too little work in all (16 x 512 = 8192 < min-split-work) to pay for a
 // second pass: it stays.
 // CHECK-LABEL: func.func @short(

@@ -133,9 +133,15 @@ static void dropUnitReductionDims(RewriterBase &rewriter, Operation *root) {
 /// otherwise each output's thread walks all of it, however long.
 static void collapseReductionDims(RewriterBase &rewriter, Operation *root) {
   // The reduction dimensions as one group, when they are adjacent loops
-  // that every operand reads contiguously.
+  // that every operand reads contiguously, each through a plain permutation
+  // of loops (a pooling window or a convolution reads `oh + kh`: collapsing
+  // its window would be wrong, and upstream does not check that).
   auto reductionGroup =
       [](linalg::LinalgOp op) -> std::optional<ReassociationIndices> {
+    if (!llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
+          return map.isProjectedPermutation();
+        }))
+      return std::nullopt;
     SmallVector<unsigned> dims;
     op.getReductionDims(dims);
     llvm::sort(dims);
