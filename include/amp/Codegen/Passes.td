@@ -184,9 +184,10 @@ def AmpGpuSplitReductionsPass
     `min-threads` threads: a bias gradient (a column sum of 512 columns over
     2048 rows) is otherwise 512 threads, two blocks of an H100's 132
     multiprocessors, each walking 2048 rows. First, unit reduction
-    dimensions are dropped and adjacent reduction dimensions collapsed into
-    one (a batch-1 bias gradient over [1, 512, 4096], a sum over [512, 16]),
-    since the split takes single-dimension reductions. The result is the
+    dimensions are dropped and adjacent reduction dimensions that every
+    operand reads through a plain loop permutation collapsed into one (a
+    batch-1 bias gradient over [1, 512, 4096], a sum over [512, 16]; not a
+    pooling window), since the split takes single-dimension reductions. The result is the
     same reduction reassociated.
   }];
   let options = [
