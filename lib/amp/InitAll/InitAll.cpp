@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Affine/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/ValueBoundsOpInterfaceImpl.h"
@@ -63,6 +64,11 @@ void mlir::amp::registerAllDialects(DialectRegistry &registry) {
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  // memref.alloc as an AllocationOpInterface: buffer-results-to-out-params
+  // {hoist-static-allocs} then computes each result in its out-parameter
+  // instead of a temporary buffer copied into it at the return (one copy of
+  // every parameter and optimizer state per step otherwise).
+  memref::registerAllocationOpInterfaceExternalModels(registry);
   // What its tiling and vectorisation (amp-cpu-vectorize) need.
   linalg::registerTilingInterfaceExternalModels(registry);
   affine::registerValueBoundsOpInterfaceExternalModels(registry);
