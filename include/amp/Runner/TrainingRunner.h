@@ -282,11 +282,6 @@ private:
   /// One buffer per result, and its type.
   std::vector<std::vector<int64_t>> results;
   std::vector<RankedTensorType> resultTypes;
-  /// The buffers the compiled function reads: a copy of every argument per
-  /// call, so that a function that writes into its arguments (bufferization
-  /// may reuse them in place) cannot change the host state, and a poisoned
-  /// element never outlives its call.
-  std::vector<std::vector<int64_t>> callInputs;
   /// One memref descriptor per input then per result, a pointer to each, and
   /// a pointer to each of those (the packed calling convention).
   std::vector<std::vector<int64_t>> descriptors;

@@ -7,9 +7,9 @@
 // JIT cache, and asks lower() for the module the JIT compiles:
 // amp-cpu-pipeline (the LLVM dialect with a `_mlir_ciface_<name>` wrapper) or,
 // on a CUDA device, amp-gpu-pipeline (kernels as a fatbin, host code on one
-// stream; the step's arguments are marked non-writable for bufferization, so
-// that it never writes into a resident input). Run.cpp builds the call's
-// descriptors last.
+// stream). The step's arguments are marked non-writable for bufferization,
+// so that it never writes into an input the runner keeps across calls.
+// Run.cpp builds the call's descriptors last.
 //
 //===----------------------------------------------------------------------===//
 
@@ -414,12 +414,10 @@ LogicalResult TrainingRunner::lower(func::FuncOp fn,
   MLIRContext *context = module->getContext();
   // The lowering: CPU, or kernels + host code on one stream.
   PassManager pm(context);
-  if (options.run.device != RunDevice::CPU) {
-    // Resident inputs: the step must not write into its arguments.
-    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-      fn.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
-                    BoolAttr::get(context, false));
-  }
+  // Resident inputs (Run.cpp): the step must not write into its arguments.
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    fn.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
+                  BoolAttr::get(context, false));
   LoweringConfig config = getEffectiveLoweringConfig(
       options, executor->getChip());
   if (config.target == LoweringTarget::GPU)

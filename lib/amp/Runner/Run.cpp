@@ -3,21 +3,22 @@
 // The compiled step's `_mlir_ciface_<name>` wrapper takes one pointer per
 // memref descriptor: first every argument (the original ones, then the
 // loss-scale state), then every result as an out-parameter the callee writes
-// into. The runner owns one host buffer per argument and per result; the
-// descriptors point at copies of the argument buffers (refreshed on every
-// call) and at the result buffers, and never move, so they are built once.
-// After each call the `amp.update_of` and scale-state results are copied back
-// into their arguments.
+// into. The runner owns one host buffer per argument and per result. The
+// step never writes into its arguments (Compile.cpp marks them non-writable
+// for bufferization), so a call reads them where they are.
 //
-// What a call moves is the executor's (RunnerInternal.h): HostExecutor copies
-// the arguments per call as above; on a CUDA device (RunDevice::CUDA)
-// CudaExecutor keeps every argument and result in one device buffer,
-// resident across steps: an argument is uploaded when its host value
-// changed (initialisation, setArgument), an updated argument and its result
-// swap buffers after each call instead of being copied, and per step only
-// the loss, the skipped flag and the scale come back to the host (plus 4
-// bytes each way for a poisoned element). Host copies of the updated
-// arguments are refreshed on demand (syncArgumentsToHost: dump, readers).
+// What a call moves is the executor's (RunnerInternal.h). HostExecutor: the
+// descriptors point at the argument and result buffers themselves; after a
+// call an updated argument and its result swap buffers (and descriptors)
+// instead of being copied, and a poisoned element is restored right after
+// its call. On a CUDA device (RunDevice::CUDA) CudaExecutor keeps every
+// argument and result in one device buffer, resident across steps: an
+// argument is uploaded when its host value changed (initialisation,
+// setArgument), an updated argument and its result swap device buffers the
+// same way, and per step only the loss, the skipped flag and the scale come
+// back to the host (plus 4 bytes each way for a poisoned element). Host
+// copies of the updated arguments are refreshed on demand
+// (syncArgumentsToHost: dump, readers).
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,32 +58,45 @@ static float loadFloat(const char *data, Type type) {
 // The host executor
 //===----------------------------------------------------------------------===//
 
-/// The descriptors point at host copies of the arguments, refreshed on every
-/// call (so that a step that writes into its arguments cannot change the
-/// host state, and a poisoned element never outlives its call), and at the
-/// host result buffers; updated results are copied into their arguments.
+/// Points descriptor `i` (argument i, or result i - #arguments) at `buffer`.
+static void pointDescriptorAt(std::vector<int64_t> &descriptor, void *buffer) {
+  descriptor[0] = descriptor[1] = reinterpret_cast<intptr_t>(buffer);
+}
+
+/// The descriptors point at the host buffers of the arguments and results
+/// (TrainingRunner::buildDescriptors); an updated argument and its result
+/// swap buffers after each call.
 class TrainingRunner::HostExecutor final : public TrainingRunner::Executor {
 public:
   LogicalResult bind(TrainingRunner &runner) override { return success(); }
 
   FailureOr<StepResult> step(TrainingRunner &r, bool poison) override {
-    for (auto [buffer, arg] : llvm::zip_equal(r.callInputs, r.arguments))
-      if (arg.getNumBytes())
-        std::memcpy(buffer.data(), arg.data(), arg.getNumBytes());
+    // The poisoned element, for this call only.
+    float original = 0.0f;
+    char *poisoned = nullptr;
     if (poison) {
-      float v;
-      char *data = reinterpret_cast<char *>(r.callInputs[r.poisonArg].data());
-      std::memcpy(&v, data, 4);
-      v += std::numeric_limits<float>::infinity();
-      std::memcpy(data, &v, 4);
+      poisoned = r.arguments[r.poisonArg].data();
+      std::memcpy(&original, poisoned, 4);
+      float v = original + std::numeric_limits<float>::infinity();
+      std::memcpy(poisoned, &v, 4);
     }
 
     r.packedStep(r.packedArgs.data());
 
-    for (RunnerArgument &arg : r.arguments)
-      if (arg.updatedBy >= 0 && arg.getNumBytes())
-        std::memcpy(arg.data(), r.results[arg.updatedBy].data(),
-                    arg.getNumBytes());
+    if (poison)
+      std::memcpy(poisoned, &original, 4);
+    // New values become the arguments; the old argument buffers receive the
+    // next call's results.
+    for (auto [i, arg] : llvm::enumerate(r.arguments)) {
+      if (arg.updatedBy < 0)
+        continue;
+      std::vector<int64_t> &result = r.results[arg.updatedBy];
+      assert(result.size() == arg.storage.size() && "same type, same size");
+      std::swap(arg.storage, result);
+      pointDescriptorAt(r.descriptors[i], arg.data());
+      pointDescriptorAt(r.descriptors[r.arguments.size() + arg.updatedBy],
+                        result.data());
+    }
 
     StepResult result;
     result.loss = loadFloat(
@@ -137,8 +151,7 @@ public:
         return emitError(r.entryLoc) << "cannot allocate " << sizeOf(i)
                                      << " bytes of device memory";
       buffers.push_back(buffer);
-      r.descriptors[i][0] = r.descriptors[i][1] =
-          reinterpret_cast<intptr_t>(buffer);
+      pointDescriptorAt(r.descriptors[i], buffer);
     }
     allHostChanged(r.arguments.size());
     return success();
@@ -232,8 +245,7 @@ private:
   /// Points descriptor `i` (and buffers[i]) at `buffer`.
   void setBuffer(TrainingRunner &r, size_t i, void *buffer) {
     buffers[i] = buffer;
-    r.descriptors[i][0] = r.descriptors[i][1] =
-        reinterpret_cast<intptr_t>(buffer);
+    pointDescriptorAt(r.descriptors[i], buffer);
   }
 
   std::unique_ptr<DeviceApi> device;
@@ -263,10 +275,7 @@ TrainingRunner::createExecutor(RunDevice device, bool allowTF32,
 
 LogicalResult TrainingRunner::buildDescriptors() {
   // Descriptors {allocated, aligned, offset, sizes[R], strides[R]} of the
-  // per-call argument copies and of the results.
-  callInputs.clear();
-  for (const RunnerArgument &arg : arguments)
-    callInputs.push_back(allocateBuffer(arg.getNumBytes()));
+  // arguments and of the results.
   auto describe = [](std::vector<int64_t> &buffer, RankedTensorType type) {
     std::vector<int64_t> desc;
     auto ptr = reinterpret_cast<intptr_t>(buffer.data());
@@ -282,8 +291,8 @@ LogicalResult TrainingRunner::buildDescriptors() {
     return desc;
   };
   descriptors.clear();
-  for (auto [buffer, arg] : llvm::zip_equal(callInputs, arguments))
-    descriptors.push_back(describe(buffer, arg.type));
+  for (RunnerArgument &arg : arguments)
+    descriptors.push_back(describe(arg.storage, arg.type));
   for (auto [buffer, type] : llvm::zip_equal(results, resultTypes))
     descriptors.push_back(describe(buffer, type));
   if (failed(executor->bind(*this)))
