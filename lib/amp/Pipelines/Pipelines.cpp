@@ -207,7 +207,13 @@ static void addTensorToBufferPasses(OpPassManager &pm,
 static void addLoopsToLLVMPasses(OpPassManager &pm) {
   // Loops, then scalars.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  pm.addPass(createConvertVectorToSCFPass());
+  // n-D transfers (amp-cpu-vectorize's transposed tiles) as 1-D transfers of
+  // their rows, fully unrolled: the default lowering goes through a stack
+  // temporary allocated inside the tile loop, i.e. a dynamic alloca that
+  // grows the stack on every iteration (a 4096 x 4096 transpose overflowed
+  // it).
+  pm.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
   // Views as offset arithmetic (affine.apply, lowered next with the loops').
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

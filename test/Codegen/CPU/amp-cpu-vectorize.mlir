@@ -95,13 +95,56 @@ func.func @odd_size(%a: memref<3x10xf32>, %o: memref<3x10xf32>) {
 
 // -----
 
-// A transposed read (linalg.transpose): vectorised along the output's
-// contiguous dimension, the input read with a stride.
+// A transposed read (linalg.transpose): the loop that walks the input's
+// contiguous dimension is tiled by a register too, so that each 8 x 8 tile
+// is read as 8 contiguous rows, transposed in registers (one shuffle) and
+// written as 8 contiguous rows.
 // CHECK-LABEL: func.func @transpose
-// CHECK: vector.transfer_write {{.*}} : vector<8xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c16 step %c8
+// CHECK: vector.transfer_read {{.*}} : memref<8x8xf32, strided<[8, 1], offset: ?>>, vector<8x8xf32>
+// CHECK: vector.shuffle {{.*}} [0, 8, 16, 24, 32, 40, 48, 56, 1, 9,
+// CHECK: vector.transfer_write {{.*}} : vector<8x8xf32>, memref<8x8xf32, strided<[16, 1], offset: ?>>
 // CHECK-NOT: linalg.
 func.func @transpose(%a: memref<16x8xf32>, %o: memref<8x16xf32>) {
   linalg.transpose ins(%a : memref<16x8xf32>) outs(%o : memref<8x16xf32>) permutation = [1, 0]
+  return
+}
+
+// -----
+
+// A convolution filter from [F, Kh, Kw, C] back to [F, C, Kh, Kw] (the
+// weight gradient of tosa.conv2d): the innermost loop (kw, 3) walks the
+// input with a stride of C; c is tiled by 8, so a tile reads 3 rows of 8
+// contiguous channels and writes 8 rows of 3.
+// CHECK-LABEL: func.func @filter_layout
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c1
+// CHECK: scf.for %{{.*}} = %c0 to %c32 step %c8
+// CHECK: vector.transfer_read {{.*}} vector<3x8xf32>
+// CHECK: vector.shuffle
+// CHECK: vector.transfer_write {{.*}} : vector<8x1x3xf32>
+// CHECK-NOT: linalg.
+func.func @filter_layout(%a: memref<64x3x3x32xf32>, %o: memref<64x32x3x3xf32>) {
+  linalg.transpose ins(%a : memref<64x3x3x32xf32>) outs(%o : memref<64x32x3x3xf32>) permutation = [0, 3, 1, 2]
+  return
+}
+
+// -----
+
+// A transposed read in a reduction over the dimension it walks
+// contiguously: that dimension is not tiled (a vector across it would
+// reassociate the sum); the tile stays one register of the output.
+// CHECK-LABEL: func.func @transposed_reduction
+// CHECK: scf.for %{{.*}} = %c0 to %c4 step %c1
+// CHECK-NOT: vector<{{[0-9]+}}x{{[0-9]+}}xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<8xf32>
+func.func @transposed_reduction(%a: memref<16x4xf32>, %o: memref<16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(r, j) -> (j, r)>, affine_map<(r, j) -> (j)>],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%a : memref<16x4xf32>) outs(%o : memref<16xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
   return
 }
 

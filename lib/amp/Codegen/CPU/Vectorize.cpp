@@ -11,10 +11,18 @@
 //      largest divisor of that dimension's size that fits a `vector-bits`
 //      register for the op's widest element type (8 f32 lanes at 256 bits),
 //      so every tile is full and no mask is needed;
+//      a transposed access (an operand whose contiguous dimension is walked
+//      by another parallel loop `r`, while the innermost loop walks it with
+//      a stride: NCHW <-> NHWC, a convolution's filter layouts) would read
+//      or write one element per cache line per lane; `r` is then tiled by
+//      its own register-sized divisor too, so that a tile reads (and writes)
+//      whole rows of both layouts and transposes them in registers;
 //   2. vectorise the tile (linalg::vectorize): transfer reads of every
-//      operand, the body on vector<1x..x1xt>, a transfer write;
+//      operand, the body on vector<1x..x1xt> (or the 2-D tile), a transfer
+//      write;
 //   3. clean up with upstream patterns: unit dimensions cast away, transfers
-//      with permutation maps (transposed reads) lowered, vector
+//      with permutation maps (transposed reads) lowered to contiguous reads
+//      and vector.transpose (one shuffle of the flattened tile), vector
 //      multi-reductions over the unit outer dimensions (a column sum's
 //      accumulation) lowered to elementwise adds.
 //
@@ -74,46 +82,98 @@ static bool hasOnlyExactReductions(linalg::LinalgOp op) {
   return true;
 }
 
-/// The innermost tile size for `op` (see the file comment); 0 when `op` is
-/// not a candidate.
-static int64_t innerTileSize(linalg::LinalgOp op, int64_t vectorBits) {
+/// The largest divisor of `size` in [2, lanes] (a power of two with f16 /
+/// bf16 operands: LLVM's x86 backend cannot legalise a <9 x bfloat> load, it
+/// aborts in instruction selection: "Do not know how to soft promote this
+/// operator's operand"; a 3x3 depthwise kernel in bf16 made one); 0 if none.
+static int64_t registerDivisor(int64_t size, int64_t lanes, bool halfFloats) {
+  for (int64_t t = std::min(lanes, size); t > 1; --t)
+    if (size % t == 0 && (!halfFloats || llvm::isPowerOf2_64(t)))
+      return t;
+  return 0;
+}
+
+namespace {
+/// How an op is tiled (file comment, step 1): by `inner` along the
+/// innermost loop and, for a transposed access, by `transposedTile` along
+/// loop `transposedDim` (-1: none); by 1 elsewhere.
+struct TilePlan {
+  int64_t inner = 0;
+  int64_t transposedDim = -1;
+  int64_t transposedTile = 0;
+};
+} // namespace
+
+/// The parallel loop that walks the contiguous dimension of an operand that
+/// the innermost loop walks with a stride (a transposed read or write); -1
+/// when every operand is walked contiguously by the innermost loop (or not
+/// at all: a broadcast).
+static int64_t findTransposedDim(linalg::LinalgOp op) {
+  unsigned innermost = op.getNumLoops() - 1;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type || type.getRank() < 2)
+      continue;
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(type.getStridesAndOffset(strides, offset)) ||
+        strides.back() != 1)
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
+    if (!map.isProjectedPermutation() || !last ||
+        last.getPosition() == innermost || !map.isFunctionOfDim(innermost))
+      continue;
+    if (iterators[last.getPosition()] == utils::IteratorType::parallel)
+      return last.getPosition();
+  }
+  return -1;
+}
+
+/// How to tile `op` (see the file comment); `inner` 0 when `op` is not a
+/// candidate.
+static TilePlan planTiles(linalg::LinalgOp op, int64_t vectorBits) {
   if (!op.hasPureBufferSemantics() || op.getNumLoops() == 0 ||
       op.getNumDpsInits() == 0)
-    return 0;
+    return {};
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   if (iterators.back() != utils::IteratorType::parallel &&
       !hasOnlyExactReductions(op))
-    return 0;
+    return {};
   SmallVector<int64_t> sizes = op.getStaticLoopRanges();
   if (llvm::any_of(sizes, ShapedType::isDynamic))
-    return 0;
+    return {};
   unsigned widest = 0;
   bool halfFloats = false;
   for (Value operand : op->getOperands()) {
     auto type = dyn_cast<MemRefType>(operand.getType());
     if (!type || !type.getElementType().isIntOrFloat())
-      return 0;
+      return {};
     widest = std::max(widest, type.getElementTypeBitWidth());
     halfFloats |= type.getElementType().isF16() || type.getElementType().isBF16();
   }
   if (widest == 0)
-    return 0;
+    return {};
   int64_t lanes = std::max<int64_t>(1, vectorBits / widest);
-  int64_t inner = sizes.back();
-  // f16 / bf16 vectors only with a power-of-two lane count: LLVM's x86
-  // backend cannot legalise a <9 x bfloat> load (it aborts in instruction
-  // selection: "Do not know how to soft promote this operator's operand";
-  // a 3x3 depthwise kernel in bf16 made one).
-  for (int64_t t = std::min(lanes, inner); t > 1; --t)
-    if (inner % t == 0 && (!halfFloats || llvm::isPowerOf2_64(t)))
-      return t;
-  return 0;
+  TilePlan plan;
+  plan.inner = registerDivisor(sizes.back(), lanes, halfFloats);
+  if (!plan.inner)
+    return {};
+  int64_t r = findTransposedDim(op);
+  if (r >= 0) {
+    if (int64_t t = registerDivisor(sizes[r], lanes, halfFloats)) {
+      plan.transposedDim = r;
+      plan.transposedTile = t;
+    }
+  }
+  return plan;
 }
 
-/// Tiles `op` by `t` innermost and vectorises the tiles (file comment, steps
+/// Tiles `op` as `plan` says and vectorises the tiles (file comment, steps
 /// 1-2); false when it stays.
 static bool vectorizeOne(RewriterBase &rewriter, linalg::LinalgOp op,
-                         int64_t t) {
+                         const TilePlan &plan) {
   if (failed(linalg::vectorizeOpPrecondition(op)))
     return false;
   // i1 buffers stay scalar: memref<...xi1> holds one byte per element, while
@@ -144,14 +204,18 @@ static bool vectorizeOne(RewriterBase &rewriter, linalg::LinalgOp op,
   }
   SmallVector<int64_t> sizes = op.getStaticLoopRanges();
   // Tile sizes: 1 on outer dimensions (0, no loop, when they have size 1),
-  // t innermost. Vector sizes: the tile's shape.
+  // the plan's sizes on the innermost and transposed ones (0 where that is
+  // the whole dimension). Vector sizes: the tile's shape.
   SmallVector<int64_t> tileSizes, vectorSizes;
-  for (int64_t size : ArrayRef<int64_t>(sizes).drop_back()) {
-    tileSizes.push_back(size == 1 ? 0 : 1);
-    vectorSizes.push_back(1);
+  for (auto [d, size] : llvm::enumerate(sizes)) {
+    int64_t t = 1;
+    if (d + 1 == sizes.size())
+      t = plan.inner;
+    else if (static_cast<int64_t>(d) == plan.transposedDim)
+      t = plan.transposedTile;
+    tileSizes.push_back(t == size ? 0 : t);
+    vectorSizes.push_back(t);
   }
-  tileSizes.push_back(t == sizes.back() ? 0 : t);
-  vectorSizes.push_back(t);
 
   Operation *tile = op;
   if (llvm::any_of(tileSizes, [](int64_t s) { return s != 0; })) {
@@ -235,20 +299,23 @@ struct AmpCpuVectorizePass
 
 LogicalResult mlir::amp::vectorizeLinalgForCpu(Operation *root,
                                                int64_t vectorBits) {
-  SmallVector<std::pair<linalg::LinalgOp, int64_t>> candidates;
+  SmallVector<std::pair<linalg::LinalgOp, TilePlan>> candidates;
   root->walk([&](linalg::LinalgOp op) {
-    if (int64_t t = innerTileSize(op, vectorBits))
-      candidates.push_back({op, t});
+    TilePlan plan = planTiles(op, vectorBits);
+    if (plan.inner)
+      candidates.push_back({op, plan});
   });
   IRRewriter rewriter(root->getContext());
-  for (auto [op, t] : candidates)
-    vectorizeOne(rewriter, op, t);
+  for (auto [op, plan] : candidates)
+    vectorizeOne(rewriter, op, plan);
 
   // Step 3: unit dimensions away, transfers and multi-reductions lowered.
   RewritePatternSet patterns(root->getContext());
   patterns.add<FullIntegerMultiReductionToReduction>(root->getContext());
   vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
   vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+  vector::populateVectorTransposeLoweringPatterns(
+      patterns, vector::VectorTransposeLowering::Shuffle1D);
   vector::populateVectorMultiReductionLoweringPatterns(
       patterns, vector::VectorMultiReductionLowering::InnerParallel);
   vector::populateVectorBroadcastLoweringPatterns(patterns);
