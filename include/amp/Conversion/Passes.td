@@ -209,12 +209,17 @@ def AmpConvolutionsToGemmPass
                 "(one GEMM call each)";
   let description = [{
     For the CPU and GPU lowerings whose contractions become GEMM calls, on
-    tensors: `linalg.conv_2d_nhwc_fhwc` (what `tosa.conv2d` becomes),
-    `conv_2d_nhwc_hwcf` and `conv_2d_nchw_fchw` are rewritten by upstream's
-    `linalg::rewriteInIm2Col`: an im2col tensor of the input windows and one
-    matmul-shaped `linalg.generic` (output init kept), which
-    `amp-lower-contractions-to-runtime` turns into one GEMM call. Grouped,
-    depthwise (upstream's rewrite would be one GEMM call per channel) and
+    tensors: `linalg.conv_2d_nhwc_fhwc` (what `tosa.conv2d` becomes), with
+    any strides and dilations (a strided convolution's weight gradient is a
+    dilated one), becomes an im2col tensor [N, Oh, Ow, Kh, Kw, C] (one
+    all-parallel copy whose input map is plain affine, so it vectorises
+    along C; none for a 1 x 1 kernel with unit strides) and one
+    matmul-shaped `linalg.generic` over (n, Oh*Ow, F, Kh*Kw*C) into the
+    collapsed output (its init kept), which
+    `amp-lower-contractions-to-runtime` turns into one GEMM call.
+    `conv_2d_nhwc_hwcf` and `conv_2d_nchw_fchw` go through upstream's
+    `linalg::rewriteInIm2Col` (unit dilations only). Grouped, depthwise
+    (upstream's rewrite would be one GEMM call per channel), integer and
     1-D / 3-D convolutions keep their loops.
   }];
   let dependentDialects = [

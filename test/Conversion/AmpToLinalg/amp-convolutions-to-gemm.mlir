@@ -1,15 +1,18 @@
 // amp-convolutions-to-gemm: 2-D convolutions as an im2col tensor and one
 // matmul-shaped linalg.generic (which amp-lower-contractions-to-runtime makes
-// one GEMM call); the convolutions upstream's im2col does not take keep
-// their form.
+// one GEMM call); grouped convolutions keep their form.
 // RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(amp-convolutions-to-gemm))' | FileCheck %s
 // RUN: amp-opt %s --split-input-file --amp-cpu-pipeline | FileCheck %s --check-prefix=CPU
 
 // CHECK-LABEL: func.func @nhwc_fhwc
 // CHECK-NOT: linalg.conv_2d
-// The im2col tensor: [N, Oh*Ow, Kh*Kw*C] = [2, 64, 27].
+// The im2col tensor [N, Oh, Ow, Kh, Kw, C] = [2, 8, 8, 3, 3, 3], an
+// all-parallel copy whose input map is plain affine, as [N, Oh*Ow, Kh*Kw*C].
+// CHECK: %[[WIN:.*]] = linalg.generic {indexing_maps = [#[[READ:.*]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%{{.*}} : tensor<2x10x10x3xf32>) outs(%{{.*}} : tensor<2x8x8x3x3x3xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: linalg.yield %[[IN]] : f32
+// CHECK: %[[COLS:.*]] = tensor.collapse_shape %[[WIN]] {{\[}}[0], [1, 2], [3, 4, 5]] : tensor<2x8x8x3x3x3xf32> into tensor<2x64x27xf32>
 // CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2, 3]] : tensor<4x3x3x3xf32> into tensor<4x27xf32>
-// CHECK: %[[COLS:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<2x10x10x3xf32>) outs(%{{.*}} : tensor<2x64x27xf32>)
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} ins(%[[COLS]], %{{.*}} : tensor<2x64x27xf32>, tensor<4x27xf32>) outs(%{{.*}} : tensor<2x64x4xf32>)
 // CHECK: arith.mulf
 // CHECK: arith.addf
@@ -21,6 +24,40 @@ func.func @nhwc_fhwc(%x: tensor<2x10x10x3xf32>, %w: tensor<4x3x3x3xf32>, %init: 
   %y = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
          ins(%x, %w : tensor<2x10x10x3xf32>, tensor<4x3x3x3xf32>) outs(%init : tensor<2x8x8x4xf32>) -> tensor<2x8x8x4xf32>
   return %y : tensor<2x8x8x4xf32>
+}
+
+// -----
+
+// Strides and dilations (the weight gradient of a strided convolution is a
+// dilated one, which upstream's im2col refuses): the window read is
+// oh * stride + kh * dilation.
+// CHECK: #[[DILATED:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1 * 2 + d3 * 3, d2 * 2 + d4 * 3, d5)>
+// CHECK-LABEL: func.func @strided_dilated
+// CHECK-NOT: linalg.conv_2d
+// CHECK: linalg.generic {indexing_maps = [#[[DILATED]], {{.*}} outs(%{{.*}} : tensor<1x3x3x2x2x4xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x9x16xf32>, tensor<5x16xf32>) outs(%{{.*}} : tensor<1x9x5xf32>)
+// CPU-LABEL: llvm.func @strided_dilated
+// CPU: llvm.call @amp_rt_gemm_ex
+func.func @strided_dilated(%x: tensor<1x9x9x4xf32>, %w: tensor<5x2x2x4xf32>, %init: tensor<1x3x3x5xf32>) -> tensor<1x3x3x5xf32> {
+  %y = linalg.conv_2d_nhwc_fhwc {dilations = dense<3> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+         ins(%x, %w : tensor<1x9x9x4xf32>, tensor<5x2x2x4xf32>) outs(%init : tensor<1x3x3x5xf32>) -> tensor<1x3x3x5xf32>
+  return %y : tensor<1x3x3x5xf32>
+}
+
+// -----
+
+// A 1 x 1 kernel with unit strides: the input is the matrix, no copy.
+// CHECK-LABEL: func.func @pointwise
+// CHECK-NOT: linalg.conv_2d
+// CHECK: %[[COLS:.*]] = tensor.collapse_shape %arg0 {{\[}}[0], [1, 2], [3]] : tensor<2x4x4x8xf16> into tensor<2x16x8xf16>
+// CHECK: linalg.generic {{.*}} ins(%[[COLS]], %{{.*}} : tensor<2x16x8xf16>, tensor<6x8xf16>) outs(%{{.*}} : tensor<2x16x6xf32>)
+// CHECK: arith.extf
+// CHECK: arith.extf
+// CHECK: arith.mulf {{.*}} : f32
+func.func @pointwise(%x: tensor<2x4x4x8xf16>, %w: tensor<6x1x1x8xf16>, %init: tensor<2x4x4x6xf32>) -> tensor<2x4x4x6xf32> {
+  %y = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %w : tensor<2x4x4x8xf16>, tensor<6x1x1x8xf16>) outs(%init : tensor<2x4x4x6xf32>) -> tensor<2x4x4x6xf32>
+  return %y : tensor<2x4x4x6xf32>
 }
 
 // -----

@@ -7,16 +7,27 @@
 // one scalar multiply-add at a time; the same arithmetic as one GEMM runs at
 // the GEMM library's speed.
 //
-// Upstream's linalg::rewriteInIm2Col does the rewrite per layout:
+// conv_2d_nhwc_fhwc (what tosa.conv2d becomes; filter [F, Kh, Kw, C]), with
+// any strides and dilations, is rewritten here:
 //
-//   conv_2d_nhwc_fhwc (tosa.conv2d; its filter is [F, Kh, Kw, C]),
-//   conv_2d_nhwc_hwcf, conv_2d_nchw_fchw:
-//     1. an im2col tensor [N, Oh*Ow, Kh*Kw*C] (a linalg.generic that reads
-//        the input window of each output position);
-//     2. the filter collapsed to a [F, Kh*Kw*C] (or [Kh*Kw*C, F]) matrix;
-//     3. one matmul-shaped linalg.generic over (n, m, f, k) into the
-//        output collapsed to [N, Oh*Ow, F], whose init (the bias broadcast,
-//        or zeros) is kept, then expanded back;
+//   1. the im2col tensor [N, Oh, Ow, Kh, Kw, C], one all-parallel
+//      linalg.generic whose input map is plain affine,
+//        (n, oh, ow, kh, kw, c) -> (n, oh*sh + kh*dh, ow*sw + kw*dw, c),
+//      so that its copy runs along c, contiguous in both buffers, and
+//      vectorises (amp-cpu-vectorize) like any copy; collapsed to
+//      [N, Oh*Ow, Kh*Kw*C]. A 1 x 1 kernel with unit strides needs none: the
+//      input collapsed to [N, H*W, C] is the matrix;
+//   2. the filter collapsed to a [F, Kh*Kw*C] matrix;
+//   3. one matmul-shaped linalg.generic over (n, m, f, k) into the output
+//      collapsed to [N, Oh*Ow, F], whose init (the bias broadcast, or zeros)
+//      is kept, then expanded back.
+//
+// The backward convolutions of a strided convolution are dilated ones (its
+// weight gradient convolves the input with the output gradient dilated by
+// the stride), which upstream's linalg::rewriteInIm2Col refuses; its im2col
+// also indexes the input through floordiv / mod of the collapsed
+// dimensions, which no vectoriser takes. Upstream's rewrite still serves
+// conv_2d_nhwc_hwcf and conv_2d_nchw_fchw.
 //
 // Depthwise convolutions keep their loops: upstream's rewrite makes them a
 // matrix-vector product per channel whose batch stride does not merge, i.e.
@@ -27,13 +38,15 @@
 // amp-lower-contractions-to-runtime then finds step 3 by structure (n and
 // Oh*Ow merge into one m of N*Oh*Ow rows) and makes it one GEMM call. The
 // arithmetic is the same products summed over the same window (the order of
-// the sum is the GEMM's). Other convolutions (grouped, depthwise, 1-D / 3-D)
-// keep their loops.
+// the sum is the GEMM's). Other convolutions (grouped, depthwise, 1-D / 3-D,
+// integer) keep their loops.
 //
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -44,6 +57,102 @@ namespace mlir::amp {
 } // namespace mlir::amp
 
 using namespace mlir;
+
+/// Step 1-3 of the file comment for a float conv_2d_nhwc_fhwc with static
+/// shapes; failure (nothing changed) otherwise.
+static LogicalResult im2colNhwcFhwc(RewriterBase &rewriter,
+                                   linalg::Conv2DNhwcFhwcOp conv) {
+  Value input = conv.getInputs()[0], filter = conv.getInputs()[1];
+  Value init = conv.getOutputs()[0];
+  auto inputType = dyn_cast<RankedTensorType>(input.getType());
+  auto filterType = dyn_cast<RankedTensorType>(filter.getType());
+  auto outputType = dyn_cast<RankedTensorType>(init.getType());
+  if (!inputType || !filterType || !outputType ||
+      !inputType.hasStaticShape() || !filterType.hasStaticShape() ||
+      !outputType.hasStaticShape() ||
+      !isa<FloatType>(inputType.getElementType()) ||
+      !isa<FloatType>(filterType.getElementType()) ||
+      !isa<FloatType>(outputType.getElementType()))
+    return failure();
+  ArrayRef<int64_t> out = outputType.getShape();
+  ArrayRef<int64_t> fil = filterType.getShape();
+  int64_t n = out[0], oh = out[1], ow = out[2], f = out[3];
+  int64_t kh = fil[1], kw = fil[2], c = fil[3];
+  SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
+  SmallVector<int64_t> dilations(conv.getDilations().getValues<int64_t>());
+  Location loc = conv.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  Type inElem = inputType.getElementType();
+
+  // 1. The im2col matrix [N, Oh*Ow, Kh*Kw*C].
+  Value cols;
+  if (kh == 1 && kw == 1 && strides[0] == 1 && strides[1] == 1) {
+    cols = tensor::CollapseShapeOp::create(
+        rewriter, loc, RankedTensorType::get({n, oh * ow, c}, inElem), input,
+        SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
+  } else {
+    AffineExpr dn, doh, dow, dkh, dkw, dc;
+    bindDims(ctx, dn, doh, dow, dkh, dkw, dc);
+    AffineMap read = AffineMap::get(
+        6, 0,
+        {dn, doh * strides[0] + dkh * dilations[0],
+         dow * strides[1] + dkw * dilations[1], dc},
+        ctx);
+    auto windowType = RankedTensorType::get({n, oh, ow, kh, kw, c}, inElem);
+    Value empty = tensor::EmptyOp::create(rewriter, loc, windowType.getShape(),
+                                          inElem);
+    auto windows = linalg::GenericOp::create(
+        rewriter, loc, windowType, ValueRange{input}, ValueRange{empty},
+        ArrayRef<AffineMap>{read, rewriter.getMultiDimIdentityMap(6)},
+        SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+        [](OpBuilder &b, Location l, ValueRange args) {
+          linalg::YieldOp::create(b, l, args[0]);
+        });
+    cols = tensor::CollapseShapeOp::create(
+        rewriter, loc, RankedTensorType::get({n, oh * ow, kh * kw * c}, inElem),
+        windows.getResult(0),
+        SmallVector<ReassociationIndices>{{0}, {1, 2}, {3, 4, 5}});
+  }
+  // 2. The filter matrix [F, Kh*Kw*C].
+  Value matrix = tensor::CollapseShapeOp::create(
+      rewriter, loc,
+      RankedTensorType::get({f, kh * kw * c}, filterType.getElementType()),
+      filter, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+  // 3. out[n, m, f] += cols[n, m, k] * matrix[f, k], in the output's type.
+  auto accType =
+      RankedTensorType::get({n, oh * ow, f}, outputType.getElementType());
+  SmallVector<ReassociationIndices> outGroups{{0}, {1, 2}, {3}};
+  Value acc = tensor::CollapseShapeOp::create(rewriter, loc, accType, init,
+                                              outGroups);
+  AffineExpr bn, bm, bf, bk;
+  bindDims(ctx, bn, bm, bf, bk);
+  SmallVector<AffineMap> maps{AffineMap::get(4, 0, {bn, bm, bk}, ctx),
+                              AffineMap::get(4, 0, {bf, bk}, ctx),
+                              AffineMap::get(4, 0, {bn, bm, bf}, ctx)};
+  SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  Type accElem = outputType.getElementType();
+  auto gemm = linalg::GenericOp::create(
+      rewriter, loc, accType, ValueRange{cols, matrix}, ValueRange{acc}, maps,
+      iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+        auto widen = [&](Value v) -> Value {
+          if (v.getType() == accElem)
+            return v;
+          if (v.getType().getIntOrFloatBitWidth() <
+              accElem.getIntOrFloatBitWidth())
+            return arith::ExtFOp::create(b, l, accElem, v);
+          return arith::TruncFOp::create(b, l, accElem, v);
+        };
+        Value product = arith::MulFOp::create(b, l, widen(args[0]),
+                                              widen(args[1]));
+        linalg::YieldOp::create(b, l,
+                                arith::AddFOp::create(b, l, args[2], product)
+                                    .getResult());
+      });
+  rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
+      conv, outputType, gemm.getResult(0), outGroups);
+  return success();
+}
 
 namespace {
 struct AmpConvolutionsToGemmPass
@@ -60,18 +169,14 @@ struct AmpConvolutionsToGemmPass
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : convs) {
       rewriter.setInsertionPoint(op);
-      FailureOr<std::pair<Operation *, Operation *>> result =
-          TypeSwitch<Operation *, FailureOr<std::pair<Operation *, Operation *>>>(
-              op.getOperation())
-              .Case<linalg::Conv2DNhwcFhwcOp, linalg::Conv2DNhwcHwcfOp,
-                    linalg::Conv2DNchwFchwOp>(
-                  [&](auto conv) {
-                    return linalg::rewriteInIm2Col(rewriter, conv);
-                  })
-              .Default([](Operation *) { return failure(); });
-      // A convolution upstream does not rewrite (dynamic shapes, a
-      // quantized or non-unit-stride filter layout) keeps its loops.
-      (void)result;
+      // A convolution neither rewrite takes (dynamic shapes, integers, a
+      // non-unit dilation in the other layouts) keeps its loops.
+      TypeSwitch<Operation *>(op.getOperation())
+          .Case<linalg::Conv2DNhwcFhwcOp>([&](auto conv) {
+            (void)im2colNhwcFhwc(rewriter, conv);
+          })
+          .Case<linalg::Conv2DNhwcHwcfOp, linalg::Conv2DNchwFchwOp>(
+              [&](auto conv) { (void)linalg::rewriteInIm2Col(rewriter, conv); });
     }
   }
 };
