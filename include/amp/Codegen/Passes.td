@@ -141,14 +141,20 @@ def AmpCpuApproximateTanhPass
 def AmpCpuVectorizePass : InterfacePass<"amp-cpu-vectorize", "::mlir::FunctionOpInterface"> {
   let summary = "Tile and vectorise the CPU step's remaining linalg ops";
   let description = [{
-    On buffers, after `amp-lower-contractions-to-runtime`. Every static
-    linalg op whose innermost loop is parallel is tiled (scf.for) by 1 along
-    its outer dimensions and by the largest divisor of its innermost size that
-    fits one `vector-bits` register, and each tile is vectorised
-    (`linalg::vectorize`); unit dimensions, transposed transfers and the
-    multi-reductions of outer reduction dimensions are then lowered with the
-    upstream vector patterns. Ops with an innermost reduction keep their
-    loops (a vector reduction would reassociate the f32 sum).
+    On buffers, after `amp-lower-contractions-to-runtime`. A `memref.copy`
+    between buffers that are not both contiguous becomes `linalg.copy`
+    (instead of the runner utilities' element-by-element `memrefCopy`).
+    Every static linalg op whose innermost loop is parallel is tiled
+    (scf.for) by 1 along its outer dimensions and by the largest divisor of
+    its innermost size that fits one `vector-bits` register; where an
+    operand's contiguous dimension is walked by another parallel loop (a
+    transpose), that loop is tiled by a register too, so the tile reads and
+    writes whole rows and transposes them in registers. Each tile is
+    vectorised (`linalg::vectorize`); unit dimensions, transposed transfers
+    (as vector.transpose, one shuffle) and the multi-reductions of outer
+    reduction dimensions are then lowered with the upstream vector patterns.
+    Ops with an innermost reduction keep their loops (a vector reduction
+    would reassociate the f32 sum).
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
@@ -157,6 +163,7 @@ def AmpCpuVectorizePass : InterfacePass<"amp-cpu-vectorize", "::mlir::FunctionOp
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
     "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::ub::UBDialect",

@@ -261,3 +261,23 @@ func.func @f32_nine(%a: memref<4x9xf32>, %b: memref<4x9xf32>) {
   }
   return
 }
+
+// -----
+
+// A copy into a strided view (an insert_slice with strides: a strided
+// convolution's input gradient) becomes linalg.copy and vectorises; as
+// memref.copy it would call the runner utilities' element-by-element
+// memrefCopy. A contiguous copy stays memref.copy (a memcpy).
+// CHECK-LABEL: func.func @strided_copy
+// CHECK-NOT: memref.copy
+// CHECK: vector.transfer_read {{.*}} vector<8xf32>
+// CHECK: vector.transfer_write {{.*}} vector<8xf32>
+// CHECK: memref.copy %arg0, %arg2 : memref<4x16xf32> to memref<4x16xf32>
+// OFF-LABEL: func.func @strided_copy
+// OFF: memref.copy
+func.func @strided_copy(%a: memref<4x16xf32>, %o: memref<8x16xf32>, %c: memref<4x16xf32>) {
+  %v = memref.subview %o[0, 0] [4, 16] [2, 1] : memref<8x16xf32> to memref<4x16xf32, strided<[32, 1]>>
+  memref.copy %a, %v : memref<4x16xf32> to memref<4x16xf32, strided<[32, 1]>>
+  memref.copy %a, %c : memref<4x16xf32> to memref<4x16xf32>
+  return
+}

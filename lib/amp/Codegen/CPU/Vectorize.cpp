@@ -4,7 +4,8 @@
 // After bufferization and amp-lower-contractions-to-runtime, what is left of
 // a training step is elementwise linalg ops (fused by
 // linalg-elementwise-op-fusion), broadcasts, transposes and reductions on
-// static memrefs. For each such op whose innermost loop is parallel:
+// static memrefs (and copies between strided buffers, made linalg.copy
+// first). For each such op whose innermost loop is parallel:
 //
 //   1. tile it (scf::tileUsingSCF, scf.for loops) by 1 along every outer
 //      dimension and by `t` along the innermost one, where `t` is the
@@ -46,6 +47,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -299,13 +301,35 @@ struct AmpCpuVectorizePass
 
 LogicalResult mlir::amp::vectorizeLinalgForCpu(Operation *root,
                                                int64_t vectorBits) {
+  // Copies between buffers that are not both contiguous (an insert_slice
+  // into a strided view: a strided convolution's input gradient, a padded
+  // tensor) as linalg.copy, tiled and vectorised below like any copy (or
+  // loops). memref.copy would lower to a call of the runner utilities'
+  // memrefCopy, which walks any layout one element at a time.
+  IRRewriter rewriter(root->getContext());
+  SmallVector<memref::CopyOp> stridedCopies;
+  root->walk([&](memref::CopyOp copy) {
+    auto source = dyn_cast<MemRefType>(copy.getSource().getType());
+    auto target = dyn_cast<MemRefType>(copy.getTarget().getType());
+    if (source && target && source.hasStaticShape() &&
+        (!memref::isStaticShapeAndContiguousRowMajor(source) ||
+         !memref::isStaticShapeAndContiguousRowMajor(target)))
+      stridedCopies.push_back(copy);
+  });
+  for (memref::CopyOp copy : stridedCopies) {
+    rewriter.setInsertionPoint(copy);
+    linalg::CopyOp::create(rewriter, copy.getLoc(),
+                           ValueRange{copy.getSource()},
+                           ValueRange{copy.getTarget()});
+    rewriter.eraseOp(copy);
+  }
+
   SmallVector<std::pair<linalg::LinalgOp, TilePlan>> candidates;
   root->walk([&](linalg::LinalgOp op) {
     TilePlan plan = planTiles(op, vectorBits);
     if (plan.inner)
       candidates.push_back({op, plan});
   });
-  IRRewriter rewriter(root->getContext());
   for (auto [op, plan] : candidates)
     vectorizeOne(rewriter, op, plan);
 
