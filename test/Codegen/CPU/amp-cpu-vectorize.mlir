@@ -1,11 +1,13 @@
 // amp-cpu-vectorize: static linalg ops whose innermost loop is parallel are
-// tiled by 1 outside and by one vector register inside, and each tile is
+// tiled by 1 outside and by one vector register inside (after their
+// contiguous trailing loops are merged into one), and each tile is
 // vectorised; ops with an innermost reduction keep their loops.
 // RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(amp-cpu-vectorize),canonicalize)' | FileCheck %s
 // RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(amp-cpu-vectorize{vector-bits=512}),canonicalize)' | FileCheck %s --check-prefix=AVX512
 // RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(amp-cpu-vectorize{vector-bits=0}))' | FileCheck %s --check-prefix=OFF
 
-// Elementwise over 4 x 64 f32: 8 lanes at 256 bits, 16 at 512.
+// Elementwise over 4 x 64 f32 with a broadcast row (the rows cannot merge
+// into one loop): 8 lanes at 256 bits, 16 at 512.
 // CHECK-LABEL: func.func @elementwise
 // CHECK: scf.for %{{.*}} = %c0 to %c4 step %c1
 // CHECK: scf.for %{{.*}} = %c0 to %c64 step %c8
@@ -18,13 +20,72 @@
 // OFF-LABEL: func.func @elementwise
 // OFF: linalg.generic
 // OFF-NOT: vector.
-func.func @elementwise(%a: memref<4x64xf32>, %b: memref<4x64xf32>, %c: memref<4x64xf32>) {
-  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+func.func @elementwise(%a: memref<4x64xf32>, %b: memref<64xf32>, %c: memref<4x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
                   iterator_types = ["parallel", "parallel"]}
-      ins(%a, %b : memref<4x64xf32>, memref<4x64xf32>) outs(%c : memref<4x64xf32>) {
+      ins(%a, %b : memref<4x64xf32>, memref<64xf32>) outs(%c : memref<4x64xf32>) {
   ^bb0(%x: f32, %y: f32, %o: f32):
     %p = arith.mulf %x, %y : f32
     linalg.yield %p : f32
+  }
+  return
+}
+
+// -----
+
+// Trailing loops every operand walks contiguously, as its own trailing
+// dimensions, become one loop first: an optimizer update over a
+// [64, 32, 3, 3] filter is one loop of 18432 in tiles of 8 (not vectors of
+// 3); a per-channel batch-norm term over [4, 64, 5, 5] merges h and w (the
+// channel operand reads neither), not c.
+// CHECK-LABEL: func.func @collapse_update
+// CHECK: memref.collapse_shape %arg0 {{\[}}[0, 1, 2, 3]] : memref<64x32x3x3xf32> into memref<18432xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c18432 step %c8
+// CHECK: arith.subf {{.*}} : vector<8xf32>
+// CHECK-LABEL: func.func @collapse_channels
+// CHECK: memref.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : memref<4x64x5x5xf32> into memref<4x64x25xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c25 step %c5
+// CHECK: arith.subf {{.*}} : vector<5xf32>
+func.func @collapse_update(%p: memref<64x32x3x3xf32>, %g: memref<64x32x3x3xf32>, %o: memref<64x32x3x3xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%p, %g : memref<64x32x3x3xf32>, memref<64x32x3x3xf32>) outs(%o : memref<64x32x3x3xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %s = arith.subf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @collapse_channels(%x: memref<4x64x5x5xf32>, %m: memref<64xf32>, %o: memref<4x64x5x5xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (b)>, affine_map<(a, b, c, d) -> (a, b, c, d)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %m : memref<4x64x5x5xf32>, memref<64xf32>) outs(%o : memref<4x64x5x5xf32>) {
+  ^bb0(%a: f32, %b: f32, %z: f32):
+    %s = arith.subf %a, %b : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A body that reads loop indices (tosa.reverse: a filter flipped for the
+// input gradient) keeps its loops apart: merged, every index would be a
+// division and remainder of the merged one.
+// CHECK-LABEL: func.func @index_body
+// CHECK-NOT: memref.collapse_shape
+// CHECK: return
+func.func @index_body(%a: memref<8x3x3xf32>, %o: memref<8x3x3xf32>) {
+  %c2 = arith.constant 2 : index
+  linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      outs(%o : memref<8x3x3xf32>) {
+  ^bb0(%z: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %k = linalg.index 2 : index
+    %r = arith.subi %c2, %j : index
+    %v = memref.load %a[%i, %r, %k] : memref<8x3x3xf32>
+    linalg.yield %v : f32
   }
   return
 }
@@ -83,9 +144,9 @@ func.func @widen(%a: memref<64xf16>, %o: memref<64xf32>) {
   }
   return
 }
-func.func @odd_size(%a: memref<3x10xf32>, %o: memref<3x10xf32>) {
-  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
-      ins(%a : memref<3x10xf32>) outs(%o : memref<3x10xf32>) {
+func.func @odd_size(%a: memref<10xf32>, %o: memref<3x10xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<10xf32>) outs(%o : memref<3x10xf32>) {
   ^bb0(%x: f32, %y: f32):
     %n = arith.negf %x : f32
     linalg.yield %n : f32
@@ -243,19 +304,19 @@ func.func @i1_buffers(%a: memref<16xf32>, %mask: memref<16xi1>, %b: memref<16xi6
 // CHECK: vector<3xf32>
 // AVX512-LABEL: func.func @bf16_nine
 // AVX512-NOT: vector<9xbf16>
-func.func @bf16_nine(%a: memref<4x9xbf16>, %b: memref<4x9xbf16>) {
-  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
-                  iterator_types = ["parallel", "parallel"]}
-      ins(%a : memref<4x9xbf16>) outs(%b : memref<4x9xbf16>) {
+func.func @bf16_nine(%a: memref<9xbf16>, %b: memref<9xbf16>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%a : memref<9xbf16>) outs(%b : memref<9xbf16>) {
   ^bb0(%x: bf16, %o: bf16):
     linalg.yield %x : bf16
   }
   return
 }
-func.func @f32_nine(%a: memref<4x9xf32>, %b: memref<4x9xf32>) {
-  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
-                  iterator_types = ["parallel", "parallel"]}
-      ins(%a : memref<4x9xf32>) outs(%b : memref<4x9xf32>) {
+func.func @f32_nine(%a: memref<9xf32>, %b: memref<9xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                  iterator_types = ["parallel"]}
+      ins(%a : memref<9xf32>) outs(%b : memref<9xf32>) {
   ^bb0(%x: f32, %o: f32):
     linalg.yield %x : f32
   }
