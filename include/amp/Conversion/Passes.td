@@ -212,8 +212,9 @@ def AmpConvolutionsToGemmPass
     tensors: `linalg.conv_2d_nhwc_fhwc` (what `tosa.conv2d` becomes), with
     any strides and dilations (a strided convolution's weight gradient is a
     dilated one), becomes an im2col tensor [N, Oh, Ow, Kh, Kw, C] (one
-    all-parallel copy whose input map is plain affine, so it vectorises
-    along C; none for a 1 x 1 kernel with unit strides) and one
+    all-parallel copy whose input map is plain affine and whose innermost
+    loop runs along C, contiguous in both buffers; none for a 1 x 1 kernel
+    with unit strides) and one
     matmul-shaped `linalg.generic` over (n, Oh*Ow, F, Kh*Kw*C) into the
     collapsed output (its init kept), which
     `amp-lower-contractions-to-runtime` turns into one GEMM call.

@@ -13,9 +13,10 @@
 //   1. the im2col tensor [N, Oh, Ow, Kh, Kw, C], one all-parallel
 //      linalg.generic whose input map is plain affine,
 //        (n, oh, ow, kh, kw, c) -> (n, oh*sh + kh*dh, ow*sw + kw*dw, c),
-//      so that its copy runs along c, contiguous in both buffers, and
-//      vectorises (amp-cpu-vectorize) like any copy; collapsed to
-//      [N, Oh*Ow, Kh*Kw*C]. A 1 x 1 kernel with unit strides needs none: the
+//      so that its innermost loop runs along c, contiguous in both buffers
+//      (linalg::vectorize takes permutation maps only, so amp-cpu-vectorize
+//      leaves this copy to LLVM, which makes each run of C one memcpy);
+//      collapsed to [N, Oh*Ow, Kh*Kw*C]. A 1 x 1 kernel with unit strides needs none: the
 //      input collapsed to [N, H*W, C] is the matrix;
 //   2. the filter collapsed to a [F, Kh*Kw*C] matrix;
 //   3. one matmul-shaped linalg.generic over (n, m, f, k) into the output
@@ -26,7 +27,7 @@
 // weight gradient convolves the input with the output gradient dilated by
 // the stride), which upstream's linalg::rewriteInIm2Col refuses; its im2col
 // also indexes the input through floordiv / mod of the collapsed
-// dimensions, which no vectoriser takes. Upstream's rewrite still serves
+// dimensions in every element. Upstream's rewrite still serves
 // conv_2d_nhwc_hwcf and conv_2d_nchw_fchw.
 //
 // Depthwise convolutions keep their loops: upstream's rewrite makes them a
