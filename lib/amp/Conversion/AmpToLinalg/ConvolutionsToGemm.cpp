@@ -16,8 +16,8 @@
 //      so that its innermost loop runs along c, contiguous in both buffers
 //      (linalg::vectorize takes permutation maps only, so amp-cpu-vectorize
 //      leaves this copy to LLVM, which makes each run of C one memcpy);
-//      collapsed to [N, Oh*Ow, Kh*Kw*C]. A 1 x 1 kernel with unit strides needs none: the
-//      input collapsed to [N, H*W, C] is the matrix;
+//      collapsed to [N, Oh*Ow, Kh*Kw*C]. A 1 x 1 kernel with unit strides
+//      needs none: the input collapsed to [N, H*W, C] is the matrix;
 //   2. the filter collapsed to a [F, Kh*Kw*C] matrix;
 //   3. one matmul-shaped linalg.generic over (n, m, f, k) into the output
 //      collapsed to [N, Oh*Ow, F], whose init (the bias broadcast, or zeros)
