@@ -177,7 +177,9 @@ struct AmpConvolutionsToGemmPass
             (void)im2colNhwcFhwc(rewriter, conv);
           })
           .Case<linalg::Conv2DNhwcHwcfOp, linalg::Conv2DNchwFchwOp>(
-              [&](auto conv) { (void)linalg::rewriteInIm2Col(rewriter, conv); });
+              [&](auto conv) {
+                (void)linalg::rewriteInIm2Col(rewriter, conv);
+              });
     }
   }
 };
