@@ -48,6 +48,7 @@
 
 #include "amp/Codegen/Passes.h"
 #include "amp/Codegen/Transforms.h"
+#include "../LinalgUtils.h"
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -263,14 +264,12 @@ static bool vectorizeOne(RewriterBase &rewriter, linalg::LinalgOp op,
         return false;
   // Named ops (linalg.reduce, fill, transpose) as linalg.generic: their
   // tiles then vectorise like any generic.
-  if (!isa<linalg::GenericOp>(op)) {
-    rewriter.setInsertionPoint(op);
-    FailureOr<linalg::GenericOp> generic =
-        linalg::generalizeNamedOp(rewriter, op);
-    if (failed(generic))
-      return false;
-    op = *generic;
-  }
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::GenericOp> generic =
+      amp::codegen_utils::asGeneric(rewriter, op);
+  if (failed(generic))
+    return false;
+  op = *generic;
   SmallVector<int64_t> sizes = op.getStaticLoopRanges();
   // Tile sizes: 1 on outer dimensions (0, no loop, when they have size 1),
   // the plan's sizes on the innermost and transposed ones (0 where that is
@@ -394,28 +393,25 @@ LogicalResult mlir::amp::vectorizeLinalgForCpu(Operation *root,
   // Step 0: trailing loops that every operand walks contiguously as one
   // loop (an optimizer update over a [512, 512, 3, 3] filter is one loop of
   // 2359296, tiled by 8, not 262144 vectors of 3).
-  SmallVector<linalg::LinalgOp> collapsible;
+  SmallVector<std::pair<linalg::LinalgOp, ReassociationIndices>> collapsible;
   root->walk([&](linalg::LinalgOp op) {
-    if (trailingCollapsibleLoops(op))
-      collapsible.push_back(op);
+    if (std::optional<ReassociationIndices> group =
+            trailingCollapsibleLoops(op))
+      collapsible.push_back({op, *group});
   });
-  for (linalg::LinalgOp op : collapsible) {
+  for (auto &[op, group] : collapsible) {
     // Named ops (a transpose, a copy) as linalg.generic first: upstream
     // rebuilds a named op with its old attributes (a transpose's
     // permutation) for the collapsed operands.
     rewriter.setInsertionPoint(op);
-    std::optional<ReassociationIndices> group = trailingCollapsibleLoops(op);
-    if (!isa<linalg::GenericOp>(op)) {
-      FailureOr<linalg::GenericOp> generic =
-          linalg::generalizeNamedOp(rewriter, op);
-      if (failed(generic))
-        continue;
-      op = *generic;
-    }
+    FailureOr<linalg::GenericOp> generic =
+        amp::codegen_utils::asGeneric(rewriter, op);
+    if (failed(generic))
+      continue;
     FailureOr<linalg::CollapseResult> collapsed =
-        linalg::collapseOpIterationDims(op, {*group}, rewriter);
+        linalg::collapseOpIterationDims(*generic, {group}, rewriter);
     if (succeeded(collapsed))
-      rewriter.eraseOp(op);
+      rewriter.eraseOp(*generic);
   }
 
   SmallVector<std::pair<linalg::LinalgOp, TilePlan>> candidates;

@@ -41,6 +41,7 @@
 #include "amp/Support/Elementwise.h"
 #include "amp/Codegen/Passes.h"
 #include "amp/Codegen/Transforms.h"
+#include "../LinalgUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -161,14 +162,11 @@ void mlir::amp::widenContractionOperands(Operation *root, bool bf16) {
   SmallVector<Operation *> reshapes;
   for (linalg::LinalgOp op : candidates) {
     rewriter.setInsertionPoint(op);
-    linalg::GenericOp generic = dyn_cast<linalg::GenericOp>(*op);
-    if (!generic) {
-      FailureOr<linalg::GenericOp> general =
-          linalg::generalizeNamedOp(rewriter, op);
-      if (failed(general))
-        continue;
-      generic = *general;
-    }
+    FailureOr<linalg::GenericOp> general =
+        amp::codegen_utils::asGeneric(rewriter, op);
+    if (failed(general))
+      continue;
+    linalg::GenericOp generic = *general;
     for (OpOperand *input : generic.getDpsInputOperands()) {
       if (!isWidenable(generic, *input, bf16))
         continue;

@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GenericUtils.h"
+#include "../LinalgUtils.h"
 #include "amp/Codegen/Passes.h"
 #include "amp/Codegen/Transforms.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -70,7 +70,7 @@ void mlir::amp::foldTransposesIntoContractions(Operation *root) {
       generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
     });
   };
-  amp::gpu_utils::forEachAsGeneric(rewriter, candidates, rewrite);
+  amp::codegen_utils::forEachAsGeneric(rewriter, candidates, rewrite);
 }
 
 namespace {

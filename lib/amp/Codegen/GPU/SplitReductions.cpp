@@ -25,7 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GenericUtils.h"
+#include "../LinalgUtils.h"
 #include "amp/Codegen/Passes.h"
 #include "amp/Codegen/Transforms.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -118,7 +118,7 @@ static void dropUnitReductionDims(RewriterBase &rewriter, Operation *root) {
       unit.pop_back();
     return unit;
   };
-  amp::gpu_utils::forEachAsGeneric(
+  amp::codegen_utils::forEachAsGeneric(
       rewriter, ops, [&](linalg::GenericOp generic) {
         FailureOr<linalg::DropUnitDimsResult> result =
             linalg::dropUnitDims(rewriter, generic, control);
@@ -158,7 +158,7 @@ static void collapseReductionDims(RewriterBase &rewriter, Operation *root) {
         !isContraction(op) && reductionGroup(op))
       ops.push_back(op);
   });
-  amp::gpu_utils::forEachAsGeneric(
+  amp::codegen_utils::forEachAsGeneric(
       rewriter, ops, [&](linalg::GenericOp generic) {
         std::optional<ReassociationIndices> group = reductionGroup(generic);
         if (!group)
@@ -269,7 +269,7 @@ LogicalResult mlir::amp::interchangeParallelLoopsFirst(Operation *root) {
       failedAny = true;
     }
   };
-  amp::gpu_utils::forEachAsGeneric(rewriter, candidates, rewrite);
+  amp::codegen_utils::forEachAsGeneric(rewriter, candidates, rewrite);
   return failure(failedAny);
 }
 
