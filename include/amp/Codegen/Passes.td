@@ -144,8 +144,11 @@ def AmpCpuVectorizePass : InterfacePass<"amp-cpu-vectorize", "::mlir::FunctionOp
     On buffers, after `amp-lower-contractions-to-runtime`. A `memref.copy`
     between buffers that are not both contiguous becomes `linalg.copy`
     (instead of the runner utilities' element-by-element `memrefCopy`).
-    Every static linalg op whose innermost loop is parallel is tiled
-    (scf.for) by 1 along its outer dimensions and by the largest divisor of
+    Every static linalg op whose innermost loop is parallel first has its
+    trailing loops merged into one where every operand walks them
+    contiguously, as its own trailing dimensions (upstream
+    `collapseOpIterationDims`; not for bodies that read `linalg.index`); it
+    is then tiled (scf.for) by 1 along its outer dimensions and by the largest divisor of
     its innermost size that fits one `vector-bits` register; where an
     operand's contiguous dimension is walked by another parallel loop (a
     transpose), that loop is tiled by a register too, so the tile reads and
