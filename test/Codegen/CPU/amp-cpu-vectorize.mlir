@@ -174,18 +174,41 @@ func.func @transpose(%a: memref<16x8xf32>, %o: memref<8x16xf32>) {
 // -----
 
 // A convolution filter from [F, Kh, Kw, C] back to [F, C, Kh, Kw] (the
-// weight gradient of tosa.conv2d): the innermost loop (kw, 3) walks the
-// input with a stride of C; c is tiled by 8, so a tile reads 3 rows of 8
-// contiguous channels and writes 8 rows of 3.
+// weight gradient of tosa.conv2d): kh and kw are one loop of 9 in both
+// layouts; the innermost loop (that one) walks the input with a stride of
+// C; c is tiled by 8, so a tile reads 3 rows of 8 contiguous channels and
+// writes 8 rows of 3.
 // CHECK-LABEL: func.func @filter_layout
+// CHECK-DAG: memref.collapse_shape %{{.*}} {{\[}}[0], [1, 2], [3]] : memref<64x3x3x32xf32> into memref<64x9x32xf32>
+// CHECK-DAG: memref.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : memref<64x32x3x3xf32> into memref<64x32x9xf32>
 // CHECK: scf.for %{{.*}} = %c0 to %c64 step %c1
 // CHECK: scf.for %{{.*}} = %c0 to %c32 step %c8
+// CHECK: scf.for %{{.*}} = %c0 to %c9 step %c3
 // CHECK: vector.transfer_read {{.*}} vector<3x8xf32>
 // CHECK: vector.shuffle
-// CHECK: vector.transfer_write {{.*}} : vector<8x1x3xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<8x3xf32>
 // CHECK-NOT: linalg.
 func.func @filter_layout(%a: memref<64x3x3x32xf32>, %o: memref<64x32x3x3xf32>) {
   linalg.transpose ins(%a : memref<64x3x3x32xf32>) outs(%o : memref<64x32x3x3xf32>) permutation = [0, 3, 1, 2]
+  return
+}
+
+// -----
+
+// The other filter layout change of a convolution's gradients, [C, Kh, Kw, F]
+// -> [F, C, Kh, Kw]: (c, kh, kw) are consecutive in both layouts, so the
+// op is one 8 x 144 transpose, tiled 8 x 8 (without the merge, each
+// 3-element output row read a column across the whole input).
+// CHECK-LABEL: func.func @weight_grad_layout
+// CHECK-DAG: memref.collapse_shape %{{.*}} {{\[}}[0, 1, 2], [3]] : memref<16x3x3x8xf32> into memref<144x8xf32>
+// CHECK-DAG: memref.collapse_shape %{{.*}} {{\[}}[0], [1, 2, 3]] : memref<8x16x3x3xf32> into memref<8x144xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c144 step %c8
+// CHECK: vector.transfer_read {{.*}} vector<8x8xf32>
+// CHECK: vector.shuffle
+// CHECK: vector.transfer_write {{.*}} : vector<8x8xf32>, memref<8x8xf32, strided<[144, 1], offset: ?>>
+// CHECK-NOT: linalg.
+func.func @weight_grad_layout(%a: memref<16x3x3x8xf32>, %o: memref<8x16x3x3xf32>) {
+  linalg.transpose ins(%a : memref<16x3x3x8xf32>) outs(%o : memref<8x16x3x3xf32>) permutation = [3, 0, 1, 2]
   return
 }
 

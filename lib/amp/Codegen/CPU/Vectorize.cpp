@@ -7,12 +7,13 @@
 // static memrefs (and copies between strided buffers, made linalg.copy
 // first). For each such op whose innermost loop is parallel:
 //
-//   0. collapse its trailing loops into one where every operand walks them
-//      contiguously, as its own trailing dimensions in order (or not at
-//      all: a broadcast) (upstream collapseOpIterationDims; memref
-//      collapse_shape views), so that the innermost loop is long: an
-//      elementwise op over [512, 512, 3, 3] is then tiled by 8 lanes, not
-//      by 3;
+//   0. collapse each run of consecutive loops into one where every operand
+//      walks the run as consecutive dimensions of its own, in order (or not
+//      at all: a broadcast) (upstream collapseOpIterationDims; memref
+//      collapse_shape views), so that loops are long: an elementwise op
+//      over [512, 512, 3, 3] is then tiled by 8 lanes, not by 3, and the
+//      transpose [512, 3, 3, 512] -> [512, 512, 3, 3] is a 512 x 4608 one,
+//      tiled in 2-D by step 1;
 //   1. tile it (scf::tileUsingSCF, scf.for loops) by 1 along every outer
 //      dimension and by `t` along the innermost one, where `t` is the
 //      largest divisor of that dimension's size that fits a `vector-bits`
@@ -140,65 +141,62 @@ static int64_t findTransposedDim(linalg::LinalgOp op) {
   return -1;
 }
 
-/// The innermost loops to collapse into one (file comment, step 0): the
-/// longest run of trailing loops of one iterator type (reductions only when
-/// exact) that every operand reads as the same trailing run of its
-/// dimensions, in order, or not at all (a broadcast), on contiguous
-/// row-major buffers, in an op whose body does not read loop indices;
-/// nullopt when there is no run of two.
-static std::optional<ReassociationIndices>
-trailingCollapsibleLoops(linalg::LinalgOp op) {
+/// The runs of loops to collapse into one each (file comment, step 0):
+/// maximal runs of consecutive loops of one iterator type (reductions only
+/// when exact) that every operand reads as consecutive dimensions of its own,
+/// in the same order, or not at all (a broadcast), on contiguous row-major
+/// buffers, in an op whose body does not read loop indices. A merged loop
+/// visits the same elements in the same order as the run it replaces.
+static SmallVector<ReassociationIndices>
+collapsibleLoopRuns(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumLoops() < 2)
-    return std::nullopt;
+    return {};
   // A body that reads loop indices (a gather, tosa.reverse) would read them
   // as divisions and remainders of the collapsed index.
   if (!op.getBlock()->getOps<linalg::IndexOp>().empty())
-    return std::nullopt;
+    return {};
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   if (!llvm::all_of(maps, [](AffineMap map) {
         return map.isProjectedPermutation();
       }))
-    return std::nullopt;
+    return {};
   for (Value operand : op->getOperands()) {
     auto type = dyn_cast<MemRefType>(operand.getType());
     if (!type || !memref::isStaticShapeAndContiguousRowMajor(type))
-      return std::nullopt;
+      return {};
   }
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  int64_t last = op.getNumLoops() - 1;
-  if (iterators[last] != utils::IteratorType::parallel &&
-      !hasOnlyExactReductions(op))
-    return std::nullopt;
-  // Every operand must read the run as its own trailing dimensions (or not
-  // at all): a run inside an operand's dimensions is contiguous too, but
-  // then the innermost loop would not walk its fastest dimension.
-  auto isTrailingInEveryOperand = [&](int64_t first) {
+  bool exactReductions = hasOnlyExactReductions(op);
+  // Loops d and d + 1 merge when every operand reads both, d + 1 as the
+  // dimension right after d's, or neither.
+  auto adjacentEverywhere = [&](unsigned d) {
+    if (iterators[d] != iterators[d + 1] ||
+        (iterators[d] != utils::IteratorType::parallel && !exactReductions))
+      return false;
     for (AffineMap map : maps) {
-      int64_t uses = 0;
-      for (int64_t d = first; d <= last; ++d)
-        uses += map.isFunctionOfDim(d);
-      if (uses == 0)
-        continue;
-      if (uses != last - first + 1 ||
-          static_cast<int64_t>(map.getNumResults()) < uses)
+      std::optional<unsigned> at = map.getResultPosition(
+          getAffineDimExpr(d, op.getContext()));
+      std::optional<unsigned> next = map.getResultPosition(
+          getAffineDimExpr(d + 1, op.getContext()));
+      if (at.has_value() != next.has_value() || (at && *next != *at + 1))
         return false;
-      for (int64_t i = 0; i < uses; ++i)
-        if (map.getResult(map.getNumResults() - uses + i) !=
-            getAffineDimExpr(first + i, op.getContext()))
-          return false;
     }
     return true;
   };
-  int64_t first = last;
-  while (first > 0 && iterators[first - 1] == iterators[last] &&
-         isTrailingInEveryOperand(first - 1))
-    --first;
-  if (first == last)
-    return std::nullopt;
-  ReassociationIndices group;
-  for (int64_t d = first; d <= last; ++d)
-    group.push_back(d);
-  return group;
+  SmallVector<ReassociationIndices> runs;
+  ReassociationIndices run = {0};
+  for (unsigned d = 0; d + 1 < op.getNumLoops(); ++d) {
+    if (adjacentEverywhere(d)) {
+      run.push_back(d + 1);
+      continue;
+    }
+    if (run.size() > 1)
+      runs.push_back(run);
+    run = {static_cast<int64_t>(d + 1)};
+  }
+  if (run.size() > 1)
+    runs.push_back(run);
+  return runs;
 }
 
 /// How to tile `op` (see the file comment); `inner` 0 when `op` is not a
@@ -390,16 +388,19 @@ LogicalResult mlir::amp::vectorizeLinalgForCpu(Operation *root,
     rewriter.eraseOp(copy);
   }
 
-  // Step 0: trailing loops that every operand walks contiguously as one
-  // loop (an optimizer update over a [512, 512, 3, 3] filter is one loop of
-  // 2359296, tiled by 8, not 262144 vectors of 3).
-  SmallVector<std::pair<linalg::LinalgOp, ReassociationIndices>> collapsible;
+  // Step 0: runs of loops that every operand walks contiguously as one loop
+  // (an optimizer update over a [512, 512, 3, 3] filter is one loop of
+  // 2359296, tiled by 8, not 262144 vectors of 3; a filter's [512, 3, 3, 512]
+  // -> [512, 512, 3, 3] layout change is a 512 x 4608 transpose, tiled in
+  // 2-D, not 3-element rows read across the whole filter).
+  SmallVector<std::pair<linalg::LinalgOp, SmallVector<ReassociationIndices>>>
+      collapsible;
   root->walk([&](linalg::LinalgOp op) {
-    if (std::optional<ReassociationIndices> group =
-            trailingCollapsibleLoops(op))
-      collapsible.push_back({op, *group});
+    SmallVector<ReassociationIndices> runs = collapsibleLoopRuns(op);
+    if (!runs.empty())
+      collapsible.push_back({op, std::move(runs)});
   });
-  for (auto &[op, group] : collapsible) {
+  for (auto &[op, runs] : collapsible) {
     // Named ops (a transpose, a copy) as linalg.generic first: upstream
     // rebuilds a named op with its old attributes (a transpose's
     // permutation) for the collapsed operands.
@@ -409,7 +410,7 @@ LogicalResult mlir::amp::vectorizeLinalgForCpu(Operation *root,
     if (failed(generic))
       continue;
     FailureOr<linalg::CollapseResult> collapsed =
-        linalg::collapseOpIterationDims(*generic, {group}, rewriter);
+        linalg::collapseOpIterationDims(*generic, runs, rewriter);
     if (succeeded(collapsed))
       rewriter.eraseOp(*generic);
   }
