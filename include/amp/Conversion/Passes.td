@@ -131,10 +131,11 @@ def AmpLowerContractionsToRuntimePass
   let options = [
     Option<"minUnrolledCallWork", "min-unrolled-call-work", "int64_t",
            /*default=*/"4096",
-           "A contraction whose batch dimensions do not merge is unrolled into "
-           "one call per batch index only when each call does at least this "
-           "many multiply-adds (m * n * k); smaller ones keep their loops (a "
-           "call costs about a microsecond, as much as 4096 multiply-adds)">,
+           "A batched contraction becomes runtime GEMM calls only when each "
+           "GEMM of the batch does at least this many multiply-adds "
+           "(m * n * k); smaller ones keep their loops (a call, or a GEMM "
+           "library's set-up per matrix of a batch, costs about as much as "
+           "4096 multiply-adds)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -199,6 +200,24 @@ def AmpDecomposeAggregatedOpsPass
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def AmpTosaReverseToLinalgPass
+    : InterfacePass<"amp-tosa-reverse-to-linalg", "::mlir::FunctionOpInterface"> {
+  let summary = "tosa.reverse as a linalg copy whose read is an affine map";
+  let description = [{
+    For the CPU and GPU lowerings, before tosa-to-linalg: a `tosa.reverse`
+    of a static shape becomes a `linalg.generic` copy whose input map reads
+    `S - 1 - d` along the reversed axis (S its size), instead of upstream's
+    gather (`linalg.index` and `tensor.extract`), which elementwise fusion
+    cannot compose. A convolution's input gradient (the filter reversed
+    along Kh and Kw, then transposed) is then one pass over the filter, not
+    three. Dynamic shapes keep upstream's lowering.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
     "::mlir::tensor::TensorDialect",
   ];
 }

@@ -3,7 +3,8 @@
 // amp_rt_gemm; transposed operands, a transposed C, unit dimensions left by
 // reshapes and strided views go through amp_rt_gemm_ex (transpose flag,
 // leading dimension and batch stride per operand).
-// RUN: amp-opt %s --amp-lower-contractions-to-runtime | FileCheck %s
+// RUN: amp-opt %s --amp-lower-contractions-to-runtime=min-unrolled-call-work=0 | FileCheck %s
+// RUN: amp-opt %s --amp-lower-contractions-to-runtime | FileCheck %s --check-prefix=DEFAULT
 
 // CHECK-LABEL: func.func @plain
 // CHECK: call @amp_rt_gemm(%{{.*}}, %c1_i32, %{{.*}}, %c1_i32{{.*}}, %{{.*}}, %c1_i64, %c8_i64, %c16_i64, %c4_i64)
@@ -89,6 +90,20 @@ func.func @batched_transposed_b(%a: memref<3x8x4xf32>, %b: memref<3x16x4xf32>, %
   return
 }
 
+// A batch of 65536 dot products of length 4 (resnet18's step has one): by
+// default (min-unrolled-call-work 4096 multiply-adds per GEMM) it keeps its
+// loops, which beat a GEMM library's set-up per 1 x 1 x 4 matrix.
+// CHECK-LABEL: func.func @batched_dot_products
+// CHECK: call @amp_rt_gemm(
+// DEFAULT-LABEL: func.func @batched_dot_products
+// DEFAULT-NOT: call
+// DEFAULT: linalg.batch_matmul
+func.func @batched_dot_products(%a: memref<65536x1x4xf32>, %b: memref<65536x4x1xf32>, %c: memref<65536x1x1xf32>) {
+  linalg.batch_matmul ins(%a, %b : memref<65536x1x4xf32>, memref<65536x4x1xf32>) outs(%c : memref<65536x1x1xf32>)
+  return
+}
+
+// DEFAULT-LABEL: func.func @f16_output
 // Not a GEMM: f16 accumulation (C f16) stays linalg.
 // CHECK-LABEL: func.func @f16_output
 // CHECK: linalg.matmul
@@ -115,10 +130,15 @@ func.func @m_dims_do_not_merge(%a: memref<2x4x3xf32>, %b: memref<3x8xf32>, %c: m
   return
 }
 
-// Too many unmerged batch tuples (2048 > 1024 calls): the loops stay.
+// Two batch levels that do not merge (p and q): one nested call, p (2048)
+// its outer level, q its strided batch, of 2 x 2 x 4 GEMMs; by default those
+// GEMMs are too small (16 multiply-adds) and the loops stay.
 // CHECK-LABEL: func.func @too_many_calls
-// CHECK: linalg.generic
-// CHECK-NOT: call
+// CHECK: call @amp_rt_gemm_nested({{.*}}, %c2048_i64, %c2_i64{{[_0-9]*}}, %c2_i64{{[_0-9]*}}, %c2_i64{{[_0-9]*}}, %c4_i64{{[_0-9]*}})
+// CHECK-NOT: call @amp_rt_gemm
+// DEFAULT-LABEL: func.func @too_many_calls
+// DEFAULT: linalg.generic
+// DEFAULT-NOT: call
 func.func @too_many_calls(%a: memref<2048x2x2x4xf32>, %b: memref<2048x2x4x2xf32>, %c: memref<2048x2x2x2xf32>) {
   linalg.generic {indexing_maps = [affine_map<(p, q, m, n, k) -> (p, m, q, k)>, affine_map<(p, q, m, n, k) -> (p, q, k, n)>, affine_map<(p, q, m, n, k) -> (p, q, m, n)>],
                   iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}

@@ -20,9 +20,9 @@
 // `amp_rt_gemm_nested` call (the runtime runs `outer` strided-batched GEMMs).
 // Should more than two batch levels remain after merging, the outermost ones
 // are unrolled into one call per index tuple, at most
-// kMaxCallsPerContraction. A contraction with an outer batch level whose
-// GEMMs do fewer than `min-unrolled-call-work` multiply-adds keeps its
-// loops. An m, n or k that does not merge keeps the loops.
+// kMaxCallsPerContraction. A batched contraction (either batch level)
+// whose GEMMs each do fewer than `min-unrolled-call-work` multiply-adds
+// keeps its loops. An m, n or k that does not merge keeps the loops.
 // The calls:
 //
 //   * row-major, untransposed, identity layouts (the common case):
@@ -379,11 +379,14 @@ static bool lowerContraction(linalg::LinalgOp op, ModuleOp module,
     calls *= d.size;
   if (calls > kMaxCallsPerContraction)
     return false;
-  // GEMMs of an outer batch level that each do less than
-  // minUnrolledCallWork multiply-adds (a per-channel 1 x 1 x 4 product over
-  // 144 channels in mobilenet's squeeze-excitation backward) cost more as
-  // runtime GEMMs than their loops do: such a contraction keeps its loops.
-  if (nested && m->size * n->size * k->size < minUnrolledCallWork)
+  // Batches of GEMMs that each do less than minUnrolledCallWork
+  // multiply-adds (a per-channel 1 x 1 x 4 product over 144 channels in
+  // mobilenet's squeeze-excitation backward; resnet18's 65536 dot products
+  // of length 4, 9 ms a step in oneDNN, its gemm:jit kernel set up per
+  // matrix) cost more as runtime GEMMs than their loops do: such a
+  // contraction keeps its loops.
+  if ((nested || batch->size > 1) &&
+      m->size * n->size * k->size < minUnrolledCallWork)
     return false;
 
   // GEMM operand slot -> operand: A, B, C, or B, A, C when C is stored
