@@ -62,6 +62,65 @@ func.func @pointwise(%x: tensor<2x4x4x8xf16>, %w: tensor<6x1x1x8xf16>, %init: te
 
 // -----
 
+// A PyTorch (OIHW) filter in the layout tosa.conv2d takes, with more filter
+// rows (F = 16) than im2col rows (N*Oh*Ow = 4): the reduction runs over
+// (c, kh, kw), so the filter matrix is the OIHW tensor itself (no transpose
+// of the filter; the im2col tensor is [N, Oh, Ow, C, Kh, Kw]).
+// CHECK: #[[CFIRST:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1 + d4, d2 + d5, d3)>
+// CHECK-LABEL: func.func @oihw_filter
+// CHECK: linalg.generic {indexing_maps = [#[[CFIRST]], {{.*}} outs(%{{.*}} : tensor<1x2x2x8x3x3xf32>)
+// CHECK: %[[MAT:.*]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<16x8x3x3xf32> into tensor<16x72xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[MAT]] : tensor<1x4x72xf32>, tensor<16x72xf32>)
+func.func @oihw_filter(%x: tensor<1x4x4x8xf32>, %w: tensor<16x8x3x3xf32>, %init: tensor<1x2x2x16xf32>) -> tensor<1x2x2x16xf32> {
+  %e = tensor.empty() : tensor<16x3x3x8xf32>
+  %t = linalg.transpose ins(%w : tensor<16x8x3x3xf32>) outs(%e : tensor<16x3x3x8xf32>) permutation = [0, 2, 3, 1]
+  %y = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %t : tensor<1x4x4x8xf32>, tensor<16x3x3x8xf32>) outs(%init : tensor<1x2x2x16xf32>) -> tensor<1x2x2x16xf32>
+  return %y : tensor<1x2x2x16xf32>
+}
+
+// -----
+
+// The same filter layout with more im2col rows (N*Oh*Ow = 128) than filter
+// rows (F = 4): transposing the filter is the cheaper copy; (kh, kw, c) as
+// before.
+// CHECK-LABEL: func.func @oihw_filter_small
+// CHECK: %[[T:.*]] = linalg.transpose
+// CHECK: outs(%{{.*}} : tensor<2x8x8x3x3x3xf32>)
+// CHECK: tensor.collapse_shape %[[T]] {{\[}}[0], [1, 2, 3]] : tensor<4x3x3x3xf32> into tensor<4x27xf32>
+func.func @oihw_filter_small(%x: tensor<2x10x10x3xf32>, %w: tensor<4x3x3x3xf32>, %init: tensor<2x8x8x4xf32>) -> tensor<2x8x8x4xf32> {
+  %e = tensor.empty() : tensor<4x3x3x3xf32>
+  %t = linalg.transpose ins(%w : tensor<4x3x3x3xf32>) outs(%e : tensor<4x3x3x3xf32>) permutation = [0, 2, 3, 1]
+  %y = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %t : tensor<2x10x10x3xf32>, tensor<4x3x3x3xf32>) outs(%init : tensor<2x8x8x4xf32>) -> tensor<2x8x8x4xf32>
+  return %y : tensor<2x8x8x4xf32>
+}
+
+// -----
+
+// A weight gradient: the convolution's [C, Kh, Kw, O] result goes straight
+// back to OIHW ([3, 0, 1, 2]) and its init is zeros: the contraction writes
+// [O, C, Kh*Kw] directly (its output map (f, n, m)); no transpose is left.
+// CHECK: #[[OUT_T:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d0, d1)>
+// CHECK-LABEL: func.func @weight_gradient
+// CHECK-NOT: linalg.transpose
+// CHECK: %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<16x8x9xf32>)
+// CHECK: %[[G:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #[[OUT_T]]]{{.*}} outs(%[[Z]] : tensor<16x8x9xf32>)
+// CHECK: tensor.expand_shape %[[G]] {{\[}}[0], [1], [2, 3]] {{.*}} : tensor<16x8x9xf32> into tensor<16x8x3x3xf32>
+// CHECK-NOT: linalg.transpose
+func.func @weight_gradient(%x: tensor<8x6x6x4xf32>, %dy: tensor<16x4x4x4xf32>) -> tensor<16x8x3x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x3x3x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<8x3x3x16xf32>) -> tensor<8x3x3x16xf32>
+  %y = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %dy : tensor<8x6x6x4xf32>, tensor<16x4x4x4xf32>) outs(%init : tensor<8x3x3x16xf32>) -> tensor<8x3x3x16xf32>
+  %e2 = tensor.empty() : tensor<16x8x3x3xf32>
+  %t = linalg.transpose ins(%y : tensor<8x3x3x16xf32>) outs(%e2 : tensor<16x8x3x3xf32>) permutation = [3, 0, 1, 2]
+  return %t : tensor<16x8x3x3xf32>
+}
+
+// -----
+
 // A grouped convolution keeps its loops.
 // CHECK-LABEL: func.func @grouped
 // CHECK: linalg.conv_2d_ngchw_gfchw

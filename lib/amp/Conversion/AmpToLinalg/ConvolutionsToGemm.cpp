@@ -59,6 +59,32 @@ namespace mlir::amp {
 
 using namespace mlir;
 
+/// The [F, C, Kh, Kw] tensor whose layout transpose (permutation
+/// [0, 2, 3, 1]) is `filter`, a [F, Kh, Kw, C] one: a PyTorch weight
+/// (OIHW) as tosa.conv2d takes it; null if `filter` is not such a transpose.
+static Value channelsFirstFilter(Value filter) {
+  auto transpose = filter.getDefiningOp<linalg::TransposeOp>();
+  if (!transpose || transpose.getPermutation() != ArrayRef<int64_t>{0, 2, 3, 1})
+    return {};
+  return transpose.getInput();
+}
+
+/// The value `filled` is a splat of (linalg.fill, or a linalg.generic
+/// without inputs that yields a value from outside), or null.
+static Value fillValue(Value filled) {
+  if (auto fill = filled.getDefiningOp<linalg::FillOp>())
+    return fill.value();
+  auto generic = filled.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInputs() != 0 ||
+      generic.getNumDpsInits() != 1)
+    return {};
+  auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
+  Value v = yield.getValues()[0];
+  if (v.getParentBlock() == generic.getBody())
+    return {};
+  return v;
+}
+
 /// Step 1-3 of the file comment for a float conv_2d_nhwc_fhwc with static
 /// shapes; failure (nothing changed) otherwise.
 static LogicalResult im2colNhwcFhwc(RewriterBase &rewriter,
@@ -84,22 +110,35 @@ static LogicalResult im2colNhwcFhwc(RewriterBase &rewriter,
   Location loc = conv.getLoc();
   MLIRContext *ctx = rewriter.getContext();
   Type inElem = inputType.getElementType();
+  bool pointwise = kh == 1 && kw == 1 && strides[0] == 1 && strides[1] == 1;
 
-  // 1. The im2col matrix [N, Oh*Ow, Kh*Kw*C].
+  // The reduction order (file comment, "layouts"): (c, kh, kw) when the
+  // filter is the transpose of a [F, C, Kh, Kw] tensor and the im2col
+  // matrix (N*Oh*Ow rows) is smaller than the filter (F rows).
+  Value fchw = channelsFirstFilter(filter);
+  bool channelsFirst = fchw && (pointwise || f >= n * oh * ow);
+
+  // 1. The im2col matrix [N, Oh*Ow, K].
   Value cols;
-  if (kh == 1 && kw == 1 && strides[0] == 1 && strides[1] == 1) {
+  if (pointwise) {
     cols = tensor::CollapseShapeOp::create(
         rewriter, loc, RankedTensorType::get({n, oh * ow, c}, inElem), input,
         SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
   } else {
     AffineExpr dn, doh, dow, dkh, dkw, dc;
-    bindDims(ctx, dn, doh, dow, dkh, dkw, dc);
+    if (channelsFirst)
+      bindDims(ctx, dn, doh, dow, dc, dkh, dkw);
+    else
+      bindDims(ctx, dn, doh, dow, dkh, dkw, dc);
     AffineMap read = AffineMap::get(
         6, 0,
         {dn, doh * strides[0] + dkh * dilations[0],
          dow * strides[1] + dkw * dilations[1], dc},
         ctx);
-    auto windowType = RankedTensorType::get({n, oh, ow, kh, kw, c}, inElem);
+    SmallVector<int64_t> windowShape =
+        channelsFirst ? SmallVector<int64_t>{n, oh, ow, c, kh, kw}
+                      : SmallVector<int64_t>{n, oh, ow, kh, kw, c};
+    auto windowType = RankedTensorType::get(windowShape, inElem);
     Value empty = tensor::EmptyOp::create(rewriter, loc, windowType.getShape(),
                                           inElem);
     auto windows = linalg::GenericOp::create(
@@ -114,28 +153,51 @@ static LogicalResult im2colNhwcFhwc(RewriterBase &rewriter,
         windows.getResult(0),
         SmallVector<ReassociationIndices>{{0}, {1, 2}, {3, 4, 5}});
   }
-  // 2. The filter matrix [F, Kh*Kw*C].
+  // 2. The filter matrix [F, K], in the order of the im2col matrix.
   Value matrix = tensor::CollapseShapeOp::create(
       rewriter, loc,
       RankedTensorType::get({f, kh * kw * c}, filterType.getElementType()),
-      filter, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
-  // 3. out[n, m, f] += cols[n, m, k] * matrix[f, k], in the output's type.
-  auto accType =
-      RankedTensorType::get({n, oh * ow, f}, outputType.getElementType());
-  SmallVector<ReassociationIndices> outGroups{{0}, {1, 2}, {3}};
-  Value acc = tensor::CollapseShapeOp::create(rewriter, loc, accType, init,
-                                              outGroups);
+      channelsFirst ? fchw : filter,
+      SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+
+  // 3. out[n, m, f] += cols[n, m, k] * matrix[f, k], in the output's type,
+  // into [N, Oh*Ow, F], or straight into [F, N, Oh*Ow] when the only user
+  // of the result is its transpose to [F, N, Oh, Ow] (a weight gradient
+  // going back to the OIHW layout) and the init is a splat.
+  auto outTranspose =
+      conv->hasOneUse()
+          ? dyn_cast<linalg::TransposeOp>(*conv->getUsers().begin())
+          : linalg::TransposeOp();
+  Value splat = fillValue(init);
+  bool transposedOut =
+      outTranspose &&
+      outTranspose.getPermutation() == ArrayRef<int64_t>{3, 0, 1, 2} && splat;
+  Type accElem = outputType.getElementType();
+  Value acc;
+  SmallVector<ReassociationIndices> outGroups;
   AffineExpr bn, bm, bf, bk;
   bindDims(ctx, bn, bm, bf, bk);
+  AffineMap outMap;
+  if (transposedOut) {
+    outGroups = {{0}, {1}, {2, 3}};
+    Value empty =
+        tensor::EmptyOp::create(rewriter, loc, {f, n, oh * ow}, accElem);
+    acc = linalg::FillOp::create(rewriter, loc, splat, empty).getResult(0);
+    outMap = AffineMap::get(4, 0, {bf, bn, bm}, ctx);
+  } else {
+    outGroups = {{0}, {1, 2}, {3}};
+    acc = tensor::CollapseShapeOp::create(
+        rewriter, loc, RankedTensorType::get({n, oh * ow, f}, accElem), init,
+        outGroups);
+    outMap = AffineMap::get(4, 0, {bn, bm, bf}, ctx);
+  }
   SmallVector<AffineMap> maps{AffineMap::get(4, 0, {bn, bm, bk}, ctx),
-                              AffineMap::get(4, 0, {bf, bk}, ctx),
-                              AffineMap::get(4, 0, {bn, bm, bf}, ctx)};
+                              AffineMap::get(4, 0, {bf, bk}, ctx), outMap};
   SmallVector<utils::IteratorType> iterators(3, utils::IteratorType::parallel);
   iterators.push_back(utils::IteratorType::reduction);
-  Type accElem = outputType.getElementType();
   auto gemm = linalg::GenericOp::create(
-      rewriter, loc, accType, ValueRange{cols, matrix}, ValueRange{acc}, maps,
-      iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+      rewriter, loc, acc.getType(), ValueRange{cols, matrix}, ValueRange{acc},
+      maps, iterators, [&](OpBuilder &b, Location l, ValueRange args) {
         auto widen = [&](Value v) -> Value {
           if (v.getType() == accElem)
             return v;
@@ -150,6 +212,13 @@ static LogicalResult im2colNhwcFhwc(RewriterBase &rewriter,
                                 arith::AddFOp::create(b, l, args[2], product)
                                     .getResult());
       });
+  if (transposedOut) {
+    rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
+        outTranspose, outTranspose.getResult()[0].getType(),
+        gemm.getResult(0), outGroups);
+    rewriter.eraseOp(conv);
+    return success();
+  }
   rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
       conv, outputType, gemm.getResult(0), outGroups);
   return success();
