@@ -94,6 +94,10 @@ static void addTosaToLinalgPasses(OpPassManager &pm, bool toBuffers) {
   AmpCheckLoweringInputPassOptions check;
   check.toBuffers = toBuffers;
   pm.addPass(createAmpCheckLoweringInputPass(check));
+  // Our own lowerings: tosa.reverse as an affine copy that fuses with its
+  // neighbours (the IREE input keeps upstream's lowering).
+  if (toBuffers)
+    pm.addNestedPass<func::FuncOp>(createAmpTosaReverseToLinalgPass());
   // tosa.scatter (and TOSA control flow) has its lowering in tosa-to-scf
   // (scf.for over tensor slices); tosa-to-linalg would reject it.
   pm.addNestedPass<func::FuncOp>(createTosaToSCFPass());
