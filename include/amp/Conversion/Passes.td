@@ -236,7 +236,13 @@ def AmpConvolutionsToGemmPass
     with unit strides) and one
     matmul-shaped `linalg.generic` over (n, Oh*Ow, F, Kh*Kw*C) into the
     collapsed output (its init kept), which
-    `amp-lower-contractions-to-runtime` turns into one GEMM call.
+    `amp-lower-contractions-to-runtime` turns into one GEMM call. Filter
+    layout copies are avoided where the filter is the larger operand: a
+    filter that is the transpose of an OIHW tensor is read in place (the
+    reduction runs over (C, Kh, Kw), the im2col tensor is
+    [N, Oh, Ow, C, Kh, Kw]) when F >= N*Oh*Ow or the kernel is 1 x 1, and
+    a result whose only user is its transpose to [F, N, Oh, Ow] (a weight
+    gradient back to OIHW) is written in that layout directly.
     `conv_2d_nhwc_hwcf` and `conv_2d_nchw_fchw` go through upstream's
     `linalg::rewriteInIm2Col` (unit dilations only). Grouped, depthwise
     (upstream's rewrite would be one GEMM call per channel), integer and

@@ -10,7 +10,8 @@
 // conv_2d_nhwc_fhwc (what tosa.conv2d becomes; filter [F, Kh, Kw, C]), with
 // any strides and dilations, is rewritten here:
 //
-//   1. the im2col tensor [N, Oh, Ow, Kh, Kw, C], one all-parallel
+//   1. the im2col tensor [N, Oh, Ow, Kh, Kw, C] (see "Layouts" for
+//      [N, Oh, Ow, C, Kh, Kw]), one all-parallel
 //      linalg.generic whose input map is plain affine,
 //        (n, oh, ow, kh, kw, c) -> (n, oh*sh + kh*dh, ow*sw + kw*dw, c),
 //      so that its innermost loop runs along c, contiguous in both buffers
@@ -22,6 +23,25 @@
 //   3. one matmul-shaped linalg.generic over (n, m, f, k) into the output
 //      collapsed to [N, Oh*Ow, F], whose init (the bias broadcast, or zeros)
 //      is kept, then expanded back.
+//
+// Layouts. PyTorch's filters are [F, C, Kh, Kw] (OIHW); the TOSA graph
+// transposes each to [F, Kh, Kw, C] for tosa.conv2d, and a weight
+// gradient's [C, Kh, Kw, F] result back to OIHW: copies of the whole filter,
+// which in a deep layer (F = 512, a 4 x 2 x 2 output) are far larger than
+// the im2col tensor. So:
+//
+//   * when the filter is such a transpose (linalg.transpose [0, 2, 3, 1])
+//     and the filter has at least as many rows as the im2col matrix
+//     (F >= N*Oh*Ow), or the kernel is 1 x 1, the reduction runs over
+//     (c, kh, kw) instead: the im2col tensor is [N, Oh, Ow, C, Kh, Kw] and
+//     the filter matrix is the OIHW tensor itself (the transpose goes
+//     dead); otherwise transposing the filter is the smaller copy and the
+//     order stays (kh, kw, c), whose im2col runs of C are contiguous;
+//   * when the only user of the result is its transpose to [F, N, Oh, Ow]
+//     and the init is a splat, the contraction writes [F, N, Oh*Ow]
+//     directly (output map (f, n, m); amp-lower-contractions-to-runtime
+//     computes such a C as C^T = B^T A^T) into a fill of that shape, and
+//     the transpose is replaced.
 //
 // The backward convolutions of a strided convolution are dilated ones (its
 // weight gradient convolves the input with the output gradient dilated by
@@ -112,7 +132,7 @@ static LogicalResult im2colNhwcFhwc(RewriterBase &rewriter,
   Type inElem = inputType.getElementType();
   bool pointwise = kh == 1 && kw == 1 && strides[0] == 1 && strides[1] == 1;
 
-  // The reduction order (file comment, "layouts"): (c, kh, kw) when the
+  // The reduction order (file comment, "Layouts"): (c, kh, kw) when the
   // filter is the transpose of a [F, C, Kh, Kw] tensor and the im2col
   // matrix (N*Oh*Ow rows) is smaller than the filter (F rows).
   Value fchw = channelsFirstFilter(filter);
