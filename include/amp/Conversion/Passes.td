@@ -238,9 +238,13 @@ def AmpConvolutionsToGemmPass
     collapsed output (its init kept), which
     `amp-lower-contractions-to-runtime` turns into one GEMM call. Filter
     layout copies are avoided where the filter is the larger operand: a
-    filter that is the transpose of an OIHW tensor is read in place (the
-    reduction runs over (C, Kh, Kw), the im2col tensor is
-    [N, Oh, Ow, C, Kh, Kw]) when F >= N*Oh*Ow or the kernel is 1 x 1, and
+    filter that is a copy (transposes, unit reshapes, reverses along Kh /
+    Kw) of a tensor holding F, C, Kh and Kw is read from that tensor as
+    [F, C, Kh, Kw] (in place for PyTorch's OIHW weight, one transpose for
+    an input gradient's reversed weight; the reduction runs over
+    (C, Kh, Kw), the im2col tensor is [N, Oh, Ow, C, Kh, Kw], read
+    backwards along a reversed axis) when F >= N*Oh*Ow or the kernel is
+    1 x 1, and
     a result whose only user is its transpose to [F, N, Oh, Ow] (a weight
     gradient back to OIHW) is written in that layout directly.
     `conv_2d_nhwc_hwcf` and `conv_2d_nchw_fchw` go through upstream's

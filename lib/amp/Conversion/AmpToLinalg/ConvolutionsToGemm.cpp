@@ -30,13 +30,19 @@
 // which in a deep layer (F = 512, a 4 x 2 x 2 output) are far larger than
 // the im2col tensor. So:
 //
-//   * when the filter is such a transpose (linalg.transpose [0, 2, 3, 1])
-//     and the filter has at least as many rows as the im2col matrix
-//     (F >= N*Oh*Ow), or the kernel is 1 x 1, the reduction runs over
-//     (c, kh, kw) instead: the im2col tensor is [N, Oh, Ow, C, Kh, Kw] and
-//     the filter matrix is the OIHW tensor itself (the transpose goes
-//     dead); otherwise transposing the filter is the smaller copy and the
-//     order stays (kh, kw, c), whose im2col runs of C are contiguous;
+//   * when the filter is a copy, through transposes, unit reshapes and
+//     reverses along Kh / Kw, of a rank-4 tensor holding f, c, kh and kw
+//     in some order (traceFilter), and the filter has at least as many
+//     rows as the im2col matrix (F >= N*Oh*Ow) or the kernel is 1 x 1, the
+//     reduction runs over (c, kh, kw) instead: the im2col tensor is
+//     [N, Oh, Ow, C, Kh, Kw], read backwards along a reversed Kh / Kw, and
+//     the filter matrix is that tensor as [F, C, Kh, Kw]: PyTorch's OIHW
+//     weight itself for a forward convolution (the copies go dead), one
+//     transpose of it ([1, 0, 2, 3], runs of Kh*Kw) for an input gradient,
+//     which torch-mlir writes as the weight reversed along Kh and Kw and
+//     transposed (three copies before). Otherwise transposing the filter
+//     is the smaller copy and the order stays (kh, kw, c), whose im2col
+//     runs of C are contiguous;
 //   * when the only user of the result is its transpose to [F, N, Oh, Ow]
 //     and the init is a splat, the contraction writes [F, N, Oh*Ow]
 //     directly (output map (f, n, m); amp-lower-contractions-to-runtime
@@ -79,14 +85,134 @@ namespace mlir::amp {
 
 using namespace mlir;
 
-/// The [F, C, Kh, Kw] tensor whose layout transpose (permutation
-/// [0, 2, 3, 1]) is `filter`, a [F, Kh, Kw, C] one: a PyTorch weight
-/// (OIHW) as tosa.conv2d takes it; null if `filter` is not such a transpose.
-static Value channelsFirstFilter(Value filter) {
-  auto transpose = filter.getDefiningOp<linalg::TransposeOp>();
-  if (!transpose || transpose.getPermutation() != ArrayRef<int64_t>{0, 2, 3, 1})
-    return {};
-  return transpose.getInput();
+namespace {
+/// A [F, Kh, Kw, C] filter as a read of the tensor it was copied from:
+/// filter[f, kh, kw, c] = source[f', c', kh', kw'] in `permutation` (where
+/// source dimension permutation[i] holds f, c, kh, kw for i = 0..3), kh'
+/// = kh or Kh - 1 - kh as `reversed[0]` says, kw' likewise.
+struct FilterSource {
+  Value source;
+  SmallVector<int64_t, 4> permutation;
+  bool reversed[2] = {false, false};
+};
+} // namespace
+
+/// `value`[i] = source[map(i)] one copy further up: through a
+/// linalg.transpose, a linalg.generic that copies its one input, or a
+/// reshape that adds or drops unit dimensions; false at anything else.
+static bool readThrough(Value &value, AffineMap &map) {
+  Operation *def = value.getDefiningOp();
+  MLIRContext *ctx = map.getContext();
+  if (auto transpose = dyn_cast_or_null<linalg::TransposeOp>(def)) {
+    AffineMap read = AffineMap::getPermutationMap(
+        invertPermutationVector(transpose.getPermutation()), ctx);
+    map = read.compose(map);
+    value = transpose.getInput();
+    return true;
+  }
+  if (auto generic = dyn_cast_or_null<linalg::GenericOp>(def)) {
+    if (generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+        !generic.getIndexingMapsArray()[1].isIdentity() ||
+        generic.getNumReductionLoops() != 0)
+      return false;
+    auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
+    if (yield.getValues()[0] != generic.getBody()->getArgument(0))
+      return false;
+    map = generic.getIndexingMapsArray()[0].compose(map);
+    value = generic.getDpsInputs()[0];
+    return true;
+  }
+  // Reshapes: each group of the larger shape has at most one dimension
+  // longer than 1, which carries the index of the group's dimension in the
+  // smaller shape; the others read 0.
+  auto groupsRead = [&](ArrayRef<ReassociationIndices> groups,
+                        ArrayRef<int64_t> large, bool largeIsSource,
+                        unsigned smallRank) -> std::optional<AffineMap> {
+    SmallVector<AffineExpr> reads(largeIsSource ? large.size() : smallRank,
+                                  getAffineConstantExpr(0, ctx));
+    for (auto [g, group] : llvm::enumerate(groups)) {
+      int64_t longer = -1;
+      for (int64_t d : group)
+        if (large[d] != 1) {
+          if (longer >= 0)
+            return std::nullopt;
+          longer = d;
+        }
+      if (longer < 0)
+        continue;
+      if (largeIsSource)
+        reads[longer] = getAffineDimExpr(g, ctx);
+      else
+        reads[g] = getAffineDimExpr(longer, ctx);
+    }
+    return AffineMap::get(largeIsSource ? smallRank : large.size(), 0, reads,
+                          ctx);
+  };
+  if (auto collapse = dyn_cast_or_null<tensor::CollapseShapeOp>(def)) {
+    std::optional<AffineMap> read = groupsRead(
+        collapse.getReassociationIndices(), collapse.getSrcType().getShape(),
+        /*largeIsSource=*/true, collapse.getResultType().getRank());
+    if (!read)
+      return false;
+    map = read->compose(map);
+    value = collapse.getSrc();
+    return true;
+  }
+  if (auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(def)) {
+    std::optional<AffineMap> read = groupsRead(
+        expand.getReassociationIndices(), expand.getResultType().getShape(),
+        /*largeIsSource=*/false, expand.getSrcType().getRank());
+    if (!read)
+      return false;
+    map = read->compose(map);
+    value = expand.getSrc();
+    return true;
+  }
+  return false;
+}
+
+/// The tensor a [F, Kh, Kw, C] `filter` was copied from through layout
+/// transposes and spatial reverses (file comment, "Layouts"): PyTorch's
+/// OIHW weight for a forward convolution, the same weight read as
+/// [C, F, Kh, Kw] and reversed along Kh and Kw for an input gradient.
+/// nullopt when `filter` is no copy or the copies do more than that.
+static std::optional<FilterSource> traceFilter(Value filter) {
+  auto type = cast<RankedTensorType>(filter.getType());
+  MLIRContext *ctx = filter.getContext();
+  FilterSource traced;
+  traced.source = filter;
+  AffineMap map = AffineMap::getMultiDimIdentityMap(4, ctx);
+  bool copied = false;
+  while (readThrough(traced.source, map))
+    copied = true;
+  if (!copied || map.getNumResults() != 4)
+    return std::nullopt;
+  // filter dims: f = 0, kh = 1, kw = 2, c = 3; the source's dims hold them
+  // in the order permutation says (f, c, kh, kw).
+  const unsigned order[4] = {0, 3, 1, 2};
+  traced.permutation.assign(4, -1);
+  for (unsigned pos = 0; pos < 4; ++pos) {
+    AffineExpr read = map.getResult(pos);
+    for (unsigned i = 0; i < 4; ++i) {
+      unsigned d = order[i];
+      AffineExpr dim = getAffineDimExpr(d, ctx);
+      bool plain = read == dim;
+      bool reversed =
+          (d == 1 || d == 2) &&
+          simplifyAffineExpr(read - (type.getDimSize(d) - 1 - dim), 4, 0) ==
+              getAffineConstantExpr(0, ctx);
+      if (!plain && !reversed)
+        continue;
+      if (traced.permutation[i] >= 0)
+        return std::nullopt;
+      traced.permutation[i] = pos;
+      if (reversed && !plain)
+        traced.reversed[d - 1] = true;
+    }
+  }
+  if (llvm::is_contained(traced.permutation, -1))
+    return std::nullopt;
+  return traced;
 }
 
 /// The value `filled` is a splat of (linalg.fill, or a linalg.generic
@@ -132,11 +258,11 @@ static LogicalResult im2colNhwcFhwc(RewriterBase &rewriter,
   Type inElem = inputType.getElementType();
   bool pointwise = kh == 1 && kw == 1 && strides[0] == 1 && strides[1] == 1;
 
-  // The reduction order (file comment, "Layouts"): (c, kh, kw) when the
-  // filter is the transpose of a [F, C, Kh, Kw] tensor and the im2col
-  // matrix (N*Oh*Ow rows) is smaller than the filter (F rows).
-  Value fchw = channelsFirstFilter(filter);
-  bool channelsFirst = fchw && (pointwise || f >= n * oh * ow);
+  // The reduction order (file comment, "Layouts"): (c, kh, kw), over the
+  // tensor the filter was copied from, when the im2col matrix (N*Oh*Ow
+  // rows) is smaller than the filter (F rows).
+  std::optional<FilterSource> traced = traceFilter(filter);
+  bool channelsFirst = traced && (pointwise || f >= n * oh * ow);
 
   // 1. The im2col matrix [N, Oh*Ow, K].
   Value cols;
@@ -150,11 +276,16 @@ static LogicalResult im2colNhwcFhwc(RewriterBase &rewriter,
       bindDims(ctx, dn, doh, dow, dc, dkh, dkw);
     else
       bindDims(ctx, dn, doh, dow, dkh, dkw, dc);
-    AffineMap read = AffineMap::get(
+    // A reversed filter dimension reads the window backwards instead.
+    if (channelsFirst && traced->reversed[0])
+      dkh = (kh - 1) - dkh;
+    if (channelsFirst && traced->reversed[1])
+      dkw = (kw - 1) - dkw;
+    AffineMap read = simplifyAffineMap(AffineMap::get(
         6, 0,
         {dn, doh * strides[0] + dkh * dilations[0],
          dow * strides[1] + dkw * dilations[1], dc},
-        ctx);
+        ctx));
     SmallVector<int64_t> windowShape =
         channelsFirst ? SmallVector<int64_t>{n, oh, ow, c, kh, kw}
                       : SmallVector<int64_t>{n, oh, ow, kh, kw, c};
@@ -173,12 +304,24 @@ static LogicalResult im2colNhwcFhwc(RewriterBase &rewriter,
         windows.getResult(0),
         SmallVector<ReassociationIndices>{{0}, {1, 2}, {3, 4, 5}});
   }
-  // 2. The filter matrix [F, K], in the order of the im2col matrix.
+  // 2. The filter matrix [F, K], in the order of the im2col matrix: with
+  // (c, kh, kw), the traced source as [F, C, Kh, Kw] (a transpose unless it
+  // is already, as PyTorch's forward weight is).
+  Value filterRows = filter;
+  if (channelsFirst) {
+    filterRows = traced->source;
+    if (!isIdentityPermutation(traced->permutation)) {
+      Type elem = filterType.getElementType();
+      Value empty = tensor::EmptyOp::create(rewriter, loc, {f, c, kh, kw}, elem);
+      filterRows = linalg::TransposeOp::create(rewriter, loc, filterRows,
+                                               empty, traced->permutation)
+                       .getResult()[0];
+    }
+  }
   Value matrix = tensor::CollapseShapeOp::create(
       rewriter, loc,
       RankedTensorType::get({f, kh * kw * c}, filterType.getElementType()),
-      channelsFirst ? fchw : filter,
-      SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+      filterRows, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
 
   // 3. out[n, m, f] += cols[n, m, k] * matrix[f, k], in the output's type,
   // into [N, Oh*Ow, F], or straight into [F, N, Oh*Ow] when the only user
