@@ -303,6 +303,29 @@ def AmpGeneralizeElementwiseOpsPass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def AmpSelectedResultsInPlacePass
+    : InterfacePass<"amp-selected-results-in-place", "::mlir::FunctionOpInterface"> {
+  let summary = "A result that selects between a kept and a fresh buffer "
+                "(a loss-scaled step's update) written in its out-parameter, "
+                "copied only when the kept one is selected";
+  let description = [{
+    After buffer-results-to-out-params, on buffers: `memref.copy` of
+    `arith.select %bad, %old, %new` into an out-parameter whose only use is
+    that copy, where `%new` is a `memref.alloc` of the same type in the same
+    block with every other use before the copy, becomes: `%new` replaced by
+    the out-parameter, and `scf.if %bad { memref.copy %old, %out }` in the
+    copy's place. A step with dynamic loss scaling and check-in-update (its
+    inf / nan flag known only after the update loops) then writes its
+    updates where the results go and copies the old state only on a bad
+    step, instead of copying the whole state on every step.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 def AmpSplitDeallocsPass
     : InterfacePass<"amp-split-deallocs", "::mlir::FunctionOpInterface"> {
   let summary = "Split a bufferization.dealloc of distinct fresh allocations "

@@ -190,6 +190,10 @@ static void addTensorToBufferPasses(OpPassManager &pm,
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // CPU: a loss-scaled step's updates written where the results go, the old
+  // state copied there only on a bad step.
+  if (!gpu)
+    pm.addNestedPass<func::FuncOp>(createAmpSelectedResultsInPlacePass());
   // bufferization::buildBufferDeallocationPipeline, with the step's one
   // dealloc of every buffer split in linear time before the simplification
   // (which is quadratic in the memrefs of one dealloc).
