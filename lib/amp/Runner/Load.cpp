@@ -22,6 +22,7 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -113,6 +114,31 @@ static std::unique_ptr<llvm::TargetMachine> createHostMachine() {
     return nullptr;
   }
   return std::move(*machine);
+}
+
+/// SelectionDAG's merging of consecutive stores (LLVM's
+/// -combiner-store-merging) turned off for step compilation, unless the
+/// command line set it: its search for merge candidates is quadratic in the
+/// stores of a basic block, and a step's unrolled vector tiles and
+/// f16 / bf16 conversions make long ones (mobilenet_v3_small's f16 step
+/// compiled in 45 s with it, 30 s without; resnet18's f16 step in 29 s and
+/// 15 s; the same step times, 2026-11-27). The option is LLVM's own and
+/// global to the process; it is set once, through its own parser. Returns
+/// how it was decided, for the JIT cache key.
+static StringRef configureStoreMerging() {
+  static const char *decided = [] {
+    auto &options =
+        llvm::cl::getRegisteredOptions();
+    auto it = options.find("combiner-store-merging");
+    if (it == options.end())
+      return "store-merging=llvm";
+    llvm::cl::Option *option = it->second;
+    if (option->getNumOccurrences() != 0)
+      return "store-merging=command-line";
+    (void)option->addOccurrence(0, option->ArgStr, "false");
+    return "store-merging=off";
+  }();
+  return decided;
 }
 
 /// What code compiled by `machine` is specific to (its CPU and features),
@@ -286,7 +312,8 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
       // and the libraries linked.
       std::string config = getEffectiveLoweringConfig(options, "").print() +
                            " O" + std::to_string(optLevel) + " " +
-                           describeMachine(hostMachine.get());
+                           describeMachine(hostMachine.get()) + " " +
+                           configureStoreMerging().str();
       for (const std::string &lib : libs)
         config += " lib=" + lib;
       SmallString<256> path(cacheDir);
@@ -308,6 +335,7 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
   }
 
   if (!packedStep) {
+    configureStoreMerging();
     if (failed(lower(fn, options)))
       return failure();
     std::string wrapper = "_mlir_ciface_" + entryName;
