@@ -148,27 +148,24 @@ static bool readThrough(Value &value, AffineMap &map) {
     return AffineMap::get(largeIsSource ? smallRank : large.size(), 0, reads,
                           ctx);
   };
+  std::optional<AffineMap> read;
+  Value reshaped;
   if (auto collapse = dyn_cast_or_null<tensor::CollapseShapeOp>(def)) {
-    std::optional<AffineMap> read = groupsRead(
-        collapse.getReassociationIndices(), collapse.getSrcType().getShape(),
-        /*largeIsSource=*/true, collapse.getResultType().getRank());
-    if (!read)
-      return false;
-    map = read->compose(map);
-    value = collapse.getSrc();
-    return true;
+    read = groupsRead(collapse.getReassociationIndices(),
+                      collapse.getSrcType().getShape(), /*largeIsSource=*/true,
+                      collapse.getResultType().getRank());
+    reshaped = collapse.getSrc();
+  } else if (auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(def)) {
+    read = groupsRead(expand.getReassociationIndices(),
+                      expand.getResultType().getShape(),
+                      /*largeIsSource=*/false, expand.getSrcType().getRank());
+    reshaped = expand.getSrc();
   }
-  if (auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(def)) {
-    std::optional<AffineMap> read = groupsRead(
-        expand.getReassociationIndices(), expand.getResultType().getShape(),
-        /*largeIsSource=*/false, expand.getSrcType().getRank());
-    if (!read)
-      return false;
-    map = read->compose(map);
-    value = expand.getSrc();
-    return true;
-  }
-  return false;
+  if (!read)
+    return false;
+  map = read->compose(map);
+  value = reshaped;
+  return true;
 }
 
 /// The tensor a [F, Kh, Kw, C] `filter` was copied from through layout
@@ -312,7 +309,8 @@ static LogicalResult im2colNhwcFhwc(RewriterBase &rewriter,
     filterRows = traced->source;
     if (!isIdentityPermutation(traced->permutation)) {
       Type elem = filterType.getElementType();
-      Value empty = tensor::EmptyOp::create(rewriter, loc, {f, c, kh, kw}, elem);
+      Value empty =
+          tensor::EmptyOp::create(rewriter, loc, {f, c, kh, kw}, elem);
       filterRows = linalg::TransposeOp::create(rewriter, loc, filterRows,
                                                empty, traced->permutation)
                        .getResult()[0];
