@@ -127,8 +127,18 @@ def AmpLowerContractionsToRuntimePass
     low type directly: `amp_rt_gemm_out` (f32 accumulation, one rounding,
     cuBLAS with a 16-bit C), the readers lose their `arith.truncf` and the f32
     buffer and its fill disappear. Same bits, less memory traffic.
+
+    With `overwrite-zero-filled-c` (the CPU pipeline sets it), an f32 C that
+    is a fresh buffer (or a reshaped view of one) used before the
+    contraction only by a zero fill loses that fill: the call overwrites C
+    (`amp_rt_gemm_out` with an f32 C, beta = 0). Same values, one pass over
+    C fewer.
   }];
   let options = [
+    Option<"overwriteZeroFilledC", "overwrite-zero-filled-c", "bool",
+           /*default=*/"false",
+           "A C that is a fresh zero-filled buffer is overwritten by the call "
+           "(beta = 0), its fill removed">,
     Option<"minUnrolledCallWork", "min-unrolled-call-work", "int64_t",
            /*default=*/"4096",
            "A batched contraction becomes runtime GEMM calls only when each "

@@ -297,9 +297,13 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
   if (config.emitCInterface)
     pm.addPass(createAmpEmitCInterfacePass());
   addTensorToBufferPasses(pm, config);
-  // Contractions to the runtime's GEMM (oneDNN / OpenBLAS), the rest to loops.
-  if (config.blas)
-    pm.addPass(createAmpLowerContractionsToRuntimePass());
+  // Contractions to the runtime's GEMM (oneDNN / OpenBLAS), the rest to loops;
+  // a zero-filled C overwritten by its GEMM instead of filled first.
+  if (config.blas) {
+    AmpLowerContractionsToRuntimePassOptions contractions;
+    contractions.overwriteZeroFilledC = true;
+    pm.addPass(createAmpLowerContractionsToRuntimePass(contractions));
+  }
   // What is left: vector tiles where the innermost loop is parallel.
   if (config.vectorBits > 0) {
     AmpCpuVectorizePassOptions vectorize;

@@ -5,6 +5,7 @@
 // leading dimension and batch stride per operand).
 // RUN: amp-opt %s --amp-lower-contractions-to-runtime=min-unrolled-call-work=0 | FileCheck %s
 // RUN: amp-opt %s --amp-lower-contractions-to-runtime | FileCheck %s --check-prefix=DEFAULT
+// RUN: amp-opt %s --amp-lower-contractions-to-runtime=overwrite-zero-filled-c | FileCheck %s --check-prefix=OVERWRITE
 
 // CHECK-LABEL: func.func @plain
 // CHECK: call @amp_rt_gemm(%{{.*}}, %c1_i32, %{{.*}}, %c1_i32{{.*}}, %{{.*}}, %c1_i64, %c8_i64, %c16_i64, %c4_i64)
@@ -148,5 +149,40 @@ func.func @too_many_calls(%a: memref<2048x2x2x4xf32>, %b: memref<2048x2x4x2xf32>
     %s = arith.addf %acc, %p : f32
     linalg.yield %s : f32
   }
+  return
+}
+
+// A fresh C whose only use before the matmul is a zero fill (here through a
+// reshaped view): by default the fill stays and the call adds to it; with
+// overwrite-zero-filled-c the fill goes and amp_rt_gemm_out overwrites C
+// (dtype 0: f32).
+// CHECK-LABEL: func.func @zero_filled_c
+// CHECK: linalg.fill
+// DEFAULT-LABEL: func.func @zero_filled_c
+// CHECK: call @amp_rt_gemm(
+// OVERWRITE-LABEL: func.func @zero_filled_c
+// OVERWRITE-NOT: linalg.fill
+// OVERWRITE: call @amp_rt_gemm_out({{.*}}, %c0_i32{{[_0-9]*}}, %c4_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c8_i64{{[_0-9]*}}, %c4_i64{{[_0-9]*}}, %c3_i64{{[_0-9]*}})
+// OVERWRITE: memref.copy
+// A C read before the contraction keeps its fill.
+// OVERWRITE-LABEL: func.func @read_before
+// OVERWRITE: linalg.fill
+// OVERWRITE: call @amp_rt_gemm(
+func.func @zero_filled_c(%a: memref<8x3xf32>, %b: memref<3x4xf32>, %out: memref<2x4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<2x4x4xf32>
+  %flat = memref.collapse_shape %c [[0, 1], [2]] : memref<2x4x4xf32> into memref<8x4xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<2x4x4xf32>)
+  linalg.matmul ins(%a, %b : memref<8x3xf32>, memref<3x4xf32>) outs(%flat : memref<8x4xf32>)
+  memref.copy %c, %out : memref<2x4x4xf32> to memref<2x4x4xf32>
+  return
+}
+
+func.func @read_before(%a: memref<8x3xf32>, %b: memref<3x4xf32>, %out: memref<8x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<8x4xf32>
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x4xf32>)
+  memref.copy %c, %out : memref<8x4xf32> to memref<8x4xf32>
+  linalg.matmul ins(%a, %b : memref<8x3xf32>, memref<3x4xf32>) outs(%c : memref<8x4xf32>)
   return
 }

@@ -35,7 +35,12 @@
 //     plus an outer stride per operand, C's dtype, whether C accumulates,
 //     and the outer count.
 //
-// The init of C (usually a zero fill) is kept, so the result equals linalg's.
+// The init of C is kept, so the result equals linalg's. Zero-filled C (with
+// overwrite-zero-filled-c, the CPU pipeline's choice): when C is a fresh
+// buffer (or a reshaped view of one) whose only use before the contraction
+// is a zero fill, the fill goes and the call overwrites C (`amp_rt_gemm_out`
+// with an f32 C, or the nested call without accumulation): the same
+// values, one pass over C fewer.
 //
 // Low-precision store (amp-autocast's "accumulate in f32, store low"): when C
 // is a zero-filled f32 buffer allocated for the contraction alone, read only
@@ -300,9 +305,52 @@ static int foldLowPrecisionStore(linalg::LinalgOp op, Value &c) {
   return dtypeCode(lowType);
 }
 
+/// True, and the fill erased, when `c` is (a reshaped view of) a fresh
+/// buffer whose only use before `op` is a zero fill of it: the GEMM then
+/// overwrites C (beta = 0) instead of adding to zeros, and the fill's pass
+/// over C goes (file comment, "Zero-filled C").
+static bool dropZeroFill(linalg::LinalgOp op, Value c) {
+  SmallVector<Value> views = {c};
+  while (Operation *def = views.back().getDefiningOp()) {
+    if (!isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(def))
+      break;
+    views.push_back(def->getOperand(0));
+  }
+  auto alloc = views.back().getDefiningOp<memref::AllocOp>();
+  if (!alloc || alloc->getBlock() != op->getBlock())
+    return false;
+  linalg::FillOp fill;
+  for (Value view : views) {
+    for (OpOperand &use : view.getUses()) {
+      Operation *user = use.getOwner();
+      if (user == op.getOperation() ||
+          (user->getNumResults() == 1 &&
+           llvm::is_contained(views, user->getResult(0))))
+        continue;
+      if (auto f = dyn_cast<linalg::FillOp>(user)) {
+        FloatAttr value;
+        if (!fill && f.hasPureBufferSemantics() && f->isBeforeInBlock(op) &&
+            matchPattern(f.value(), m_Constant(&value)) &&
+            value.getValue().isZero()) {
+          fill = f;
+          continue;
+        }
+      }
+      Operation *inBlock = op->getBlock()->findAncestorOpInBlock(*user);
+      if (!inBlock || !op->isBeforeInBlock(inBlock))
+        return false;
+    }
+  }
+  if (!fill)
+    return false;
+  fill->erase();
+  return true;
+}
+
 /// Lowers `op` to GEMM calls; false (nothing changed) when it does not fit.
 static bool lowerContraction(linalg::LinalgOp op, ModuleOp module,
-                             int64_t minUnrolledCallWork, int64_t id) {
+                             int64_t minUnrolledCallWork,
+                             bool overwriteZeroFilledC, int64_t id) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
     return false;
@@ -411,6 +459,9 @@ static bool lowerContraction(linalg::LinalgOp op, ModuleOp module,
   // Replace the f32 C by a low-precision one when only truncations read it.
   Value f32Buffer = c;
   int cCode = foldLowPrecisionStore(op, gc->memref);
+  // Or an f32 C that is zeros before the GEMM: overwritten instead.
+  if (cCode < 0 && overwriteZeroFilledC && dropZeroFill(op, c))
+    cCode = dtypeCode(elementOf(c));
   OpBuilder builder(op);
   Location loc = op.getLoc();
   // amp_rt_gemm_ex / _out: pointer, dtype, transpose flag, ld and batch
@@ -513,7 +564,8 @@ struct AmpLowerContractionsToRuntimePass
     module.walk([&](linalg::LinalgOp op) { candidates.push_back(op); });
     int64_t id = 0;
     for (linalg::LinalgOp op : candidates)
-      if (lowerContraction(op, module, minUnrolledCallWork, id))
+      if (lowerContraction(op, module, minUnrolledCallWork,
+                           overwriteZeroFilledC, id))
         ++id;
   }
 };
