@@ -230,6 +230,14 @@ static Value pointerAt(OpBuilder &b, Location loc, Value memref,
   return arith::AddIOp::create(b, loc, base, i64(b, loc, offset * bytes));
 }
 
+/// `fill` writes zeros into a buffer before `op` (in `op`'s block).
+static bool isZeroFillBefore(linalg::FillOp fill, Operation *op) {
+  FloatAttr value;
+  return fill.hasPureBufferSemantics() && fill->isBeforeInBlock(op) &&
+         matchPattern(fill.value(), m_Constant(&value)) &&
+         value.getValue().isZero();
+}
+
 /// The low-precision store of the file comment: when `c`, the init of the
 /// contraction `op`, qualifies, returns T's dtype code after replacing `c` by a
 /// T buffer (returned in `c`) and rewriting its readers; -1 (nothing changed)
@@ -249,10 +257,7 @@ static int foldLowPrecisionStore(linalg::LinalgOp op, Value &c) {
     if (user == op.getOperation())
       continue;
     if (auto f = dyn_cast<linalg::FillOp>(user)) {
-      FloatAttr value;
-      if (fill || !f.hasPureBufferSemantics() ||
-          !matchPattern(f.value(), m_Constant(&value)) ||
-          !value.getValue().isZero() || !f->isBeforeInBlock(op))
+      if (fill || !isZeroFillBefore(f, op))
         return -1;
       fill = f;
       continue;
@@ -327,14 +332,10 @@ static bool dropZeroFill(linalg::LinalgOp op, Value c) {
           (user->getNumResults() == 1 &&
            llvm::is_contained(views, user->getResult(0))))
         continue;
-      if (auto f = dyn_cast<linalg::FillOp>(user)) {
-        FloatAttr value;
-        if (!fill && f.hasPureBufferSemantics() && f->isBeforeInBlock(op) &&
-            matchPattern(f.value(), m_Constant(&value)) &&
-            value.getValue().isZero()) {
-          fill = f;
-          continue;
-        }
+      if (auto f = dyn_cast<linalg::FillOp>(user);
+          f && !fill && isZeroFillBefore(f, op)) {
+        fill = f;
+        continue;
       }
       Operation *inBlock = op->getBlock()->findAncestorOpInBlock(*user);
       if (!inBlock || !op->isBeforeInBlock(inBlock))
