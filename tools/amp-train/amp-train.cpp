@@ -94,6 +94,11 @@ static cl::opt<std::string>
 static cl::opt<unsigned> optLevel("opt-level",
                                   cl::desc("LLVM optimization level (0-3)"),
                                   cl::init(2), cl::cat(category));
+static cl::opt<unsigned> compileThreads(
+    "compile-threads",
+    cl::desc("Threads that compile a CPU step's parts to machine code in "
+             "parallel (default 0: one per hardware thread)"),
+    cl::init(0), cl::cat(category));
 
 static cl::opt<RunDevice> device(
     "device", cl::desc("Where the step runs"), cl::init(RunDevice::CPU),
@@ -264,6 +269,7 @@ int main(int argc, char **argv) {
   options.run.seed = seed;
   options.run.entry = entry;
   options.run.optLevel = optLevel;
+  options.run.compileThreads = compileThreads;
   options.run.device = device;
   options.lowering.ampOps = lowering;
   options.lowering.chip = chip;

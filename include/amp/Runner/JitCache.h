@@ -7,13 +7,15 @@
 // rewrite), of the lowering options, and of the build that compiles it (the
 // path, size and modification time of the binaries holding amp-mlir and
 // MLIR), so a second run of the same step skips the lowering and the back
-// end and loads the object into an ORC LLJIT directly.
+// end and links the objects directly.
 //
-// The cache is a directory of `<key>.o` files, written to a temporary file
-// and renamed, so concurrent runs never see half a file; nothing evicts
-// entries (delete the directory to reclaim space). GPU steps are not cached:
-// their kernels are loaded by global constructors, which an object loaded
-// outside the ExecutionEngine's IR platform would not run.
+// The cache is a directory of `<key>.o` entries: the step's objects (one per
+// part compiled in parallel, HostCodegen.cpp), each preceded by its size,
+// then a trailer (magic, size, xxh3 of the rest). An entry is written to a
+// temporary file and renamed, so concurrent runs never see half a file;
+// nothing evicts entries (delete the directory to reclaim space). GPU steps
+// are not cached: their kernels are loaded by global constructors, which
+// objects linked outside the ExecutionEngine's IR platform would not run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,12 +28,14 @@
 #include <string>
 #include <vector>
 
-namespace llvm::orc {
+namespace llvm {
+class MemoryBuffer;
+namespace orc {
 class LLJIT;
-} // namespace llvm::orc
+} // namespace orc
+} // namespace llvm
 
 namespace mlir {
-class ExecutionEngine;
 namespace amp {
 
 /// The cache directory: `requested` if non-empty; else $AMP_CACHE_DIR (set
@@ -43,30 +47,37 @@ std::string getJitCacheDir(StringRef requested);
 /// lowering options, as text) by this build.
 std::string computeJitCacheKey(ModuleOp module, StringRef config);
 
-/// A training step loaded from a cached object file.
-class CachedStep {
+/// A training step linked from object code (compiled now by
+/// compileHostObjects, or read from the cache): the objects in one ORC LLJIT
+/// that resolves their undefined symbols in the process, with the GDB and
+/// perf JIT listeners the ExecutionEngine registers (where LLVM has them).
+class LinkedStep {
 public:
-  ~CachedStep();
-  /// Loads `objectPath` into a new LLJIT that resolves undefined symbols in
-  /// the process (after loading `sharedLibs` into it) and looks up the
+  ~LinkedStep();
+  /// Loads `sharedLibs` into the process, links `objects` and looks up the
   /// packed entry point `packedName`.
-  static FailureOr<std::unique_ptr<CachedStep>>
-  load(StringRef objectPath, StringRef packedName,
-       ArrayRef<std::string> sharedLibs, std::string &error);
+  static FailureOr<std::unique_ptr<LinkedStep>>
+  link(std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects,
+       StringRef packedName, ArrayRef<std::string> sharedLibs,
+       std::string &error);
   /// The packed entry point: takes an array of pointers to the arguments.
   void (*getPacked() const)(void **) { return packed; }
 
 private:
-  CachedStep() = default;
+  LinkedStep() = default;
   std::unique_ptr<llvm::orc::LLJIT> jit;
   void (*packed)(void **) = nullptr;
 };
 
-/// Writes the object code `engine` compiled (it must have been created with
-/// enableObjectDump and have compiled the step) to `path`, through a
-/// temporary file renamed into place. Failures are silent: the cache is an
-/// optimisation.
-void storeInJitCache(ExecutionEngine &engine, StringRef path);
+/// The objects of cache entry `path`; fails (with `error` set) when the
+/// entry cannot be read or is not complete (a truncated or damaged entry).
+FailureOr<std::vector<std::unique_ptr<llvm::MemoryBuffer>>>
+readJitCacheEntry(StringRef path, std::string &error);
+
+/// Writes `objects` to cache entry `path`, through a temporary file renamed
+/// into place. Failures are silent: the cache is an optimisation.
+void writeJitCacheEntry(ArrayRef<std::unique_ptr<llvm::MemoryBuffer>> objects,
+                        StringRef path);
 
 } // namespace amp
 } // namespace mlir

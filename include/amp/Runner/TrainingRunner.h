@@ -1,12 +1,13 @@
 //===- TrainingRunner.h - run a training step on the CPU --------*- C++ -*-===//
 //
 // Compiles a training step (docs/TrainingStep.md) with the AMP pipeline and the
-// CPU pipeline, JIT-compiles it with MLIR's ExecutionEngine and runs it step by
+// CPU pipeline, JIT-compiles it (its parts on every core; a GPU step's host
+// code with MLIR's ExecutionEngine) and runs it step by
 // step on host buffers: the results marked `amp.update_of` are fed back into
 // their arguments, and so is the loss-scale state. amp-train is a thin
 // command-line driver around this class; the Python bindings reuse it.
 //
-// Implementation: lib/amp/Runner/{Compile,Load,Run,Arguments}.cpp
+// Implementation: lib/amp/Runner/{Compile,Load,HostCodegen,Run,Arguments}.cpp
 // (RunnerInternal.h says which unit does what).
 //
 //===----------------------------------------------------------------------===//
@@ -32,7 +33,7 @@ namespace func {
 class FuncOp;
 } // namespace func
 namespace amp {
-class CachedStep;
+class LinkedStep;
 
 /// Where the step runs. CUDAEmulated compiles the step with the GPU pipeline
 /// (same passes, kernels and runtime calls as CUDA) and runs its kernels on
@@ -66,6 +67,9 @@ struct RunConfig {
   std::string entry;
   /// LLVM optimization level of the JIT (0-3).
   unsigned optLevel = 2;
+  /// Threads that compile a CPU step's parts to object code in parallel
+  /// (HostCodegen.cpp); 0: one per hardware thread.
+  unsigned compileThreads = 0;
   /// CPU: the JIT-compiled CPU pipeline. CUDA: amp-gpu-pipeline (kernels as a
   /// fatbin for the lowering's `chip`, the runtime's CUDA backend for amp ops
   /// and cuBLAS), arguments resident in device memory across steps (only the
@@ -267,10 +271,11 @@ private:
   LogicalResult loadArgument(RunnerArgument &arg, StringRef path);
 
   OwningOpRef<ModuleOp> module;
-  /// The compiled step: JIT-compiled now (engine) or loaded from the cache
-  /// (cachedStep), and its packed entry point.
+  /// The compiled step: a GPU step's host code in the ExecutionEngine
+  /// (engine); a step that runs on the host linked from its objects, compiled
+  /// now or read from the cache (linkedStep); and its packed entry point.
   std::unique_ptr<ExecutionEngine> engine;
-  std::unique_ptr<CachedStep> cachedStep;
+  std::unique_ptr<LinkedStep> linkedStep;
   void (*packedStep)(void **) = nullptr;
   bool loadedFromCache = false;
   std::shared_ptr<AutocastReport> autocastReport;

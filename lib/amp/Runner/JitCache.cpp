@@ -6,8 +6,9 @@
 // the C API's Python module, ...) and of the one holding MLIR's
 // ExecutionEngine (libMLIR.so), so a rebuilt or upgraded compiler never loads
 // an object an older one wrote. Each entry ends with a trailer (magic, size,
-// xxh3 of the object): a truncated or damaged entry is not linked but
-// compiled again and overwritten.
+// xxh3 of the objects before it): a truncated or damaged entry is not linked
+// but compiled again and overwritten. LinkedStep links the objects of a step,
+// cached or just compiled, into an ORC LLJIT.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,7 +17,10 @@
 #include "mlir/IR/OperationSupport.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/JITEventListener.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h"
+#include "llvm/ExecutionEngine/SectionMemoryManager.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/xxhash.h"
@@ -28,14 +32,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
-#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::amp;
 
-/// A cache entry ends with "AMPJIT01", the object's size and its xxh3
-/// (little endian).
-static constexpr const char *kTrailerMagic = "AMPJIT01";
+/// A cache entry ends with "AMPJIT02", the size of what precedes the
+/// trailer and its xxh3 (little endian).
+static constexpr const char *kTrailerMagic = "AMPJIT02";
 static constexpr size_t kTrailerSize = 24;
 
 std::string mlir::amp::getJitCacheDir(StringRef requested) {
@@ -89,12 +92,13 @@ std::string mlir::amp::computeJitCacheKey(ModuleOp module, StringRef config) {
   return llvm::toHex(digest, /*LowerCase=*/true);
 }
 
-CachedStep::~CachedStep() = default;
+LinkedStep::~LinkedStep() = default;
 
-FailureOr<std::unique_ptr<CachedStep>>
-CachedStep::load(StringRef objectPath, StringRef packedName,
-                 ArrayRef<std::string> sharedLibs, std::string &error) {
-  auto fail = [&](llvm::Error err) -> FailureOr<std::unique_ptr<CachedStep>> {
+FailureOr<std::unique_ptr<LinkedStep>>
+LinkedStep::link(std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects,
+                 StringRef packedName, ArrayRef<std::string> sharedLibs,
+                 std::string &error) {
+  auto fail = [&](llvm::Error err) -> FailureOr<std::unique_ptr<LinkedStep>> {
     error = llvm::toString(std::move(err));
     return failure();
   };
@@ -102,14 +106,56 @@ CachedStep::load(StringRef objectPath, StringRef packedName,
     if (llvm::sys::DynamicLibrary::LoadLibraryPermanently(lib.c_str(),
                                                           &error))
       return failure();
+  // RuntimeDyld with the listeners, as in the ExecutionEngine: a debugger
+  // and perf see the step's functions.
+  auto createLayer = [](llvm::orc::ExecutionSession &session)
+      -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
+    auto layer = std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
+        session, [](const llvm::MemoryBuffer &) {
+          return std::make_unique<llvm::SectionMemoryManager>();
+        });
+    if (llvm::JITEventListener *gdb =
+            llvm::JITEventListener::createGDBRegistrationListener())
+      layer->registerJITEventListener(*gdb);
+    if (llvm::JITEventListener *perf =
+            llvm::JITEventListener::createPerfJITEventListener())
+      layer->registerJITEventListener(*perf);
+    return layer;
+  };
+  auto jit =
+      llvm::orc::LLJITBuilder().setObjectLinkingLayerCreator(createLayer)
+          .create();
+  if (!jit)
+    return fail(jit.takeError());
+  auto generator =
+      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+          (*jit)->getDataLayout().getGlobalPrefix());
+  if (!generator)
+    return fail(generator.takeError());
+  (*jit)->getMainJITDylib().addGenerator(std::move(*generator));
+  for (std::unique_ptr<llvm::MemoryBuffer> &object : objects)
+    if (llvm::Error err = (*jit)->addObjectFile(std::move(object)))
+      return fail(std::move(err));
+  auto symbol = (*jit)->lookup(packedName);
+  if (!symbol)
+    return fail(symbol.takeError());
+  std::unique_ptr<LinkedStep> step(new LinkedStep());
+  step->packed = symbol->toPtr<void (*)(void **)>();
+  step->jit = std::move(*jit);
+  return step;
+}
+
+FailureOr<std::vector<std::unique_ptr<llvm::MemoryBuffer>>>
+mlir::amp::readJitCacheEntry(StringRef path, std::string &error) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getFile(objectPath);
+      llvm::MemoryBuffer::getFile(path);
   if (!file) {
     error = file.getError().message();
     return failure();
   }
-  // The entry is the object then its trailer (storeInJitCache): a truncated
-  // or damaged entry is refused before the JIT links it.
+  // The entry is its objects, each after its size, then the trailer
+  // (writeJitCacheEntry): a truncated or damaged entry is refused before the
+  // JIT links it.
   StringRef bytes = (*file)->getBuffer();
   if (bytes.size() < kTrailerSize ||
       !bytes.take_back(kTrailerSize).starts_with(kTrailerMagic)) {
@@ -119,64 +165,66 @@ CachedStep::load(StringRef objectPath, StringRef packedName,
   StringRef trailer = bytes.take_back(kTrailerSize).drop_front(8);
   uint64_t size = llvm::support::endian::read64le(trailer.data());
   uint64_t hash = llvm::support::endian::read64le(trailer.data() + 8);
-  StringRef objectBytes = bytes.drop_back(kTrailerSize);
-  if (size != objectBytes.size() || hash != llvm::xxh3_64bits(objectBytes)) {
+  StringRef payload = bytes.drop_back(kTrailerSize);
+  if (size != payload.size() || hash != llvm::xxh3_64bits(payload)) {
     error = "the JIT cache entry's checksum does not match its contents";
     return failure();
   }
-  std::unique_ptr<llvm::MemoryBuffer> object =
-      llvm::MemoryBuffer::getMemBufferCopy(objectBytes, objectPath);
-  auto jit = llvm::orc::LLJITBuilder().create();
-  if (!jit)
-    return fail(jit.takeError());
-  auto generator =
-      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-          (*jit)->getDataLayout().getGlobalPrefix());
-  if (!generator)
-    return fail(generator.takeError());
-  (*jit)->getMainJITDylib().addGenerator(std::move(*generator));
-  if (llvm::Error err = (*jit)->addObjectFile(std::move(object)))
-    return fail(std::move(err));
-  auto symbol = (*jit)->lookup(packedName);
-  if (!symbol)
-    return fail(symbol.takeError());
-  std::unique_ptr<CachedStep> step(new CachedStep());
-  step->packed = symbol->toPtr<void (*)(void **)>();
-  step->jit = std::move(*jit);
-  return step;
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects;
+  while (!payload.empty()) {
+    uint64_t objectSize = 0;
+    if (payload.size() >= 8) {
+      objectSize = llvm::support::endian::read64le(payload.data());
+      payload = payload.drop_front(8);
+    }
+    if (objectSize == 0 || objectSize > payload.size()) {
+      error = "the JIT cache entry's objects do not add up to its size";
+      return failure();
+    }
+    objects.push_back(llvm::MemoryBuffer::getMemBufferCopy(
+        payload.take_front(objectSize),
+        path.str() + "#" + std::to_string(objects.size())));
+    payload = payload.drop_front(objectSize);
+  }
+  if (objects.empty()) {
+    error = "the JIT cache entry holds no object";
+    return failure();
+  }
+  return objects;
 }
 
-void mlir::amp::storeInJitCache(ExecutionEngine &engine, StringRef path) {
+void mlir::amp::writeJitCacheEntry(
+    ArrayRef<std::unique_ptr<llvm::MemoryBuffer>> objects, StringRef path) {
   StringRef dir = llvm::sys::path::parent_path(path);
   if (llvm::sys::fs::create_directories(dir))
     return;
+  std::string payload;
+  for (const std::unique_ptr<llvm::MemoryBuffer> &object : objects) {
+    char size[8];
+    llvm::support::endian::write64le(size, object->getBufferSize());
+    payload.append(size, 8);
+    payload += object->getBuffer();
+  }
+  // The trailer: magic, payload size, xxh3 of the payload (checked by
+  // readJitCacheEntry).
+  char trailer[kTrailerSize];
+  std::memcpy(trailer, kTrailerMagic, 8);
+  llvm::support::endian::write64le(trailer + 8, payload.size());
+  llvm::support::endian::write64le(trailer + 16, llvm::xxh3_64bits(payload));
+  payload.append(trailer, kTrailerSize);
+
   SmallString<256> temp;
   int fd;
   if (llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, temp))
     return;
-  ::close(fd);
-  engine.dumpToObjectFile(temp);
-  // The trailer: magic, object size, xxh3 of the object (checked by load).
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> object =
-      llvm::MemoryBuffer::getFile(temp);
-  bool ok = object && (*object)->getBufferSize() > 0;
-  if (ok) {
-    StringRef bytes = (*object)->getBuffer();
-    char trailer[kTrailerSize];
-    std::memcpy(trailer, kTrailerMagic, 8);
-    llvm::support::endian::write64le(trailer + 8, bytes.size());
-    llvm::support::endian::write64le(trailer + 16, llvm::xxh3_64bits(bytes));
-    std::error_code ec;
-    llvm::raw_fd_ostream out(temp, ec, llvm::sys::fs::OF_Append);
-    if (!ec) {
-      out.write(trailer, kTrailerSize);
-      out.close();
-      ok = !out.has_error();
-      if (out.has_error())
-        out.clear_error();
-    } else {
-      ok = false;
-    }
+  bool ok;
+  {
+    llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
+    out << payload;
+    out.close();
+    ok = !out.has_error();
+    if (out.has_error())
+      out.clear_error();
   }
   if (!ok || llvm::sys::fs::rename(temp, path))
     llvm::sys::fs::remove(temp);

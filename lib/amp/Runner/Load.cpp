@@ -9,8 +9,10 @@
 //   kept in DeviceApi) for a CUDA step;
 // - the object code of a CPU step compiled before, from the JIT cache
 //   (JitCache.h), keyed by the IR and the lowering options;
-// - else the lowered module (TrainingRunner::lower, Compile.cpp) through
-//   MLIR's ExecutionEngine, whose object code is then stored in the cache.
+// - else the lowered module (TrainingRunner::lower, Compile.cpp): a step that
+//   runs on the host compiled in parts on every core (HostCodegen.cpp), its
+//   objects stored in the cache and linked (LinkedStep); a GPU step's host
+//   code through MLIR's ExecutionEngine.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,66 +41,6 @@ using namespace mlir::amp;
 //===----------------------------------------------------------------------===//
 // The host
 //===----------------------------------------------------------------------===//
-
-/// The LLVM optimizer of a step: the default -O<optLevel> pipeline, as
-/// mlir::makeOptimizingTransformer builds it, without
-/// CalledValuePropagationPass. That pass resolves indirect call targets (a
-/// step has no indirect calls) and was half of -O2 on efficientnet_b0's step
-/// (12.9 s of 26.7 s: its cost grows with the calls from the step's body to
-/// its outlined loop functions times their arguments); the code is the same
-/// without it.
-///
-/// `vectorize` false (the host code of a GPU step: launches, copies and the
-/// descriptors they take, no loop to vectorize) turns off the loop and SLP
-/// vectorizers. The host function of resnet18's GPU step is one basic block
-/// of 1730 launches, on which SLP's scheduling is quadratic: 62% of its
-/// 99 s compile.
-static std::function<llvm::Error(llvm::Module *)>
-makeStepOptimizer(unsigned optLevel, llvm::TargetMachine *machine,
-                  bool vectorize) {
-  return [optLevel, machine, vectorize](llvm::Module *module) -> llvm::Error {
-    llvm::OptimizationLevel level = llvm::OptimizationLevel::O0;
-    switch (optLevel) {
-    case 1:
-      level = llvm::OptimizationLevel::O1;
-      break;
-    case 2:
-      level = llvm::OptimizationLevel::O2;
-      break;
-    case 3:
-      level = llvm::OptimizationLevel::O3;
-      break;
-    default:
-      break;
-    }
-    llvm::PassInstrumentationCallbacks callbacks;
-    callbacks.registerShouldRunOptionalPassCallback(
-        [](llvm::StringRef pass, llvm::Any) {
-          return pass != "CalledValuePropagationPass";
-        });
-    llvm::PipelineTuningOptions tuning;
-    tuning.LoopUnrolling = true;
-    tuning.LoopInterleaving = true;
-    tuning.LoopVectorization = vectorize;
-    tuning.SLPVectorization = vectorize;
-    llvm::PassBuilder builder(machine, tuning, std::nullopt, &callbacks);
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    builder.registerModuleAnalyses(mam);
-    builder.registerCGSCCAnalyses(cgam);
-    builder.registerFunctionAnalyses(fam);
-    builder.registerLoopAnalyses(lam);
-    builder.crossRegisterProxies(lam, fam, cgam, mam);
-    llvm::ModulePassManager passes =
-        level == llvm::OptimizationLevel::O0
-            ? builder.buildO0DefaultPipeline(level)
-            : builder.buildPerModuleDefaultPipeline(level);
-    passes.run(*module, mam);
-    return llvm::Error::success();
-  };
-}
 
 /// A target machine for this host's CPU and its features; null when LLVM
 /// cannot describe the host (the optimizer then runs without a cost model).
@@ -302,7 +244,7 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
   if (hostMachine && !executor->runsOnHost())
     hostMachine->setOptLevel(llvm::CodeGenOptLevel::None);
 
-  // A CPU step compiled before (JitCache.h): load its object code.
+  // A CPU step compiled before (JitCache.h): link its objects.
   std::string cachePath;
   if (executor->runsOnHost()) {
     std::string cacheDir = getJitCacheDir(options.run.jitCacheDir);
@@ -322,63 +264,81 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
       cachePath = path.str().str();
       std::string error;
       if (llvm::sys::fs::exists(cachePath)) {
-        FailureOr<std::unique_ptr<CachedStep>> cached =
-            CachedStep::load(cachePath, packedName, libs, error);
-        if (succeeded(cached)) {
-          cachedStep = std::move(*cached);
-          packedStep = cachedStep->getPacked();
+        auto objects = readJitCacheEntry(cachePath, error);
+        FailureOr<std::unique_ptr<LinkedStep>> linked = failure();
+        if (succeeded(objects))
+          linked = LinkedStep::link(std::move(*objects), packedName, libs,
+                                    error);
+        if (succeeded(linked)) {
+          linkedStep = std::move(*linked);
+          packedStep = linkedStep->getPacked();
           loadedFromCache = true;
         }
         // A broken entry is compiled again and overwritten.
       }
     }
   }
+  if (packedStep)
+    return success();
 
-  if (!packedStep) {
-    configureStoreMerging();
-    if (failed(lower(fn, options)))
+  configureStoreMerging();
+  if (failed(lower(fn, options)))
+    return failure();
+  std::string wrapper = "_mlir_ciface_" + entryName;
+  auto llvmFn = dyn_cast_or_null<LLVM::LLVMFuncOp>(
+      SymbolTable::lookupSymbolIn(moduleOp, wrapper));
+  if (!llvmFn)
+    return emitError(entryLoc)
+           << "the CPU pipeline produced no '" << wrapper << "' wrapper";
+  if (llvmFn.getNumArguments() != numArgs + numResults)
+    return emitError(entryLoc)
+           << "'" << wrapper << "' takes " << llvmFn.getNumArguments()
+           << " descriptors, expected " << numArgs << " arguments + "
+           << numResults << " results";
+
+  // A step that runs on the host: its parts compiled on every core
+  // (HostCodegen.cpp), linked, and stored in the cache.
+  if (executor->runsOnHost()) {
+    auto objects = compileHostObjects(moduleOp, wrapper, optLevel,
+                                      options.run.compileThreads, entryLoc);
+    if (failed(objects))
       return failure();
-    std::string wrapper = "_mlir_ciface_" + entryName;
-    auto llvmFn = dyn_cast_or_null<LLVM::LLVMFuncOp>(
-        SymbolTable::lookupSymbolIn(moduleOp, wrapper));
-    if (!llvmFn)
-      return emitError(entryLoc)
-             << "the CPU pipeline produced no '" << wrapper << "' wrapper";
-    if (llvmFn.getNumArguments() != numArgs + numResults)
-      return emitError(entryLoc)
-             << "'" << wrapper << "' takes " << llvmFn.getNumArguments()
-             << " descriptors, expected " << numArgs << " arguments + "
-             << numResults << " results";
-
-    // The JIT.
-    SmallVector<StringRef> libRefs(libs.begin(), libs.end());
-    std::function<llvm::Error(llvm::Module *)> optimize =
-        makeStepOptimizer(optLevel, hostMachine.get(), executor->runsOnHost());
-    ExecutionEngineOptions engineOptions;
-    engineOptions.transformer = optimize;
-    engineOptions.jitCodeGenOptLevel =
-        static_cast<llvm::CodeGenOptLevel>(optLevel);
-    engineOptions.sharedLibPaths = libRefs;
-    engineOptions.enableObjectDump = !cachePath.empty();
-    auto engineOrError =
-        ExecutionEngine::create(moduleOp, engineOptions, std::move(hostMachine));
-    if (!engineOrError)
-      return emitError(entryLoc)
-             << "JIT compilation of '" << entryName
-             << "' failed: " << llvm::toString(engineOrError.takeError());
-    engine = std::move(*engineOrError);
-    // Global constructors load the kernel module of a GPU step.
-    if (!executor->runsOnHost())
-      engine->initialize();
-    // Compiles the step now (the JIT is lazy), not in the first step.
-    auto packed = engine->lookupPacked(wrapper);
-    if (!packed)
-      return emitError(entryLoc)
-             << "JIT compilation of '" << entryName
-             << "' failed: " << llvm::toString(packed.takeError());
-    packedStep = *packed;
     if (!cachePath.empty())
-      storeInJitCache(*engine, cachePath);
+      writeJitCacheEntry(*objects, cachePath);
+    std::string error;
+    auto linked =
+        LinkedStep::link(std::move(*objects), packedName, libs, error);
+    if (failed(linked))
+      return emitError(entryLoc) << "JIT linking of '" << entryName
+                                 << "' failed: " << error;
+    linkedStep = std::move(*linked);
+    packedStep = linkedStep->getPacked();
+    return success();
   }
+
+  // A GPU step's host code: MLIR's ExecutionEngine, whose global
+  // constructors load the kernel module.
+  SmallVector<StringRef> libRefs(libs.begin(), libs.end());
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer =
+      makeStepOptimizer(optLevel, hostMachine.get(), /*vectorize=*/false);
+  engineOptions.jitCodeGenOptLevel =
+      static_cast<llvm::CodeGenOptLevel>(optLevel);
+  engineOptions.sharedLibPaths = libRefs;
+  auto engineOrError =
+      ExecutionEngine::create(moduleOp, engineOptions, std::move(hostMachine));
+  if (!engineOrError)
+    return emitError(entryLoc)
+           << "JIT compilation of '" << entryName
+           << "' failed: " << llvm::toString(engineOrError.takeError());
+  engine = std::move(*engineOrError);
+  engine->initialize();
+  // Compiles the step now (the JIT is lazy), not in the first step.
+  auto packed = engine->lookupPacked(wrapper);
+  if (!packed)
+    return emitError(entryLoc)
+           << "JIT compilation of '" << entryName
+           << "' failed: " << llvm::toString(packed.takeError());
+  packedStep = *packed;
   return success();
 }

@@ -1,11 +1,13 @@
 //===- RunnerInternal.h - what the runner's units share ---------*- C++ -*-===//
 //
-// Private to lib/amp/Runner. TrainingRunner is implemented in four units:
+// Private to lib/amp/Runner. TrainingRunner is implemented in five units:
 //
 //   Compile.cpp    the entry and its contract, the AMP rewrite, the lowering
 //                  pipeline (CPU or GPU), the argument and result buffers;
 //   Load.cpp       the runtime libraries (discovery, the CUDA backend's entry
 //                  points), the JIT cache and the JIT itself;
+//   HostCodegen.cpp  the object code of a step that runs on the host: LLVM
+//                  IR split into parts compiled on every core;
 //   Run.cpp        the memref descriptors and the executors that run the
 //                  steps (on the host, or resident on a CUDA device);
 //   Arguments.cpp  argument I/O: amp.init hints, .npy inputs, dumps.
@@ -21,6 +23,8 @@
 #include "amp/Runner/TrainingRunner.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,6 +45,30 @@ std::string typeToString(Type type);
 /// The path of runtime library `fileName` (libamp_runtime_cpu.so, ...), or
 /// an error at `loc` that lists where it was looked for.
 FailureOr<std::string> findRuntimeLibrary(StringRef fileName, Location loc);
+
+/// The LLVM optimizer of a step: the default -O<optLevel> pipeline (as
+/// mlir::makeOptimizingTransformer builds it) without
+/// CalledValuePropagationPass, which resolves indirect call targets (a step
+/// has none) and was half of -O2 on efficientnet_b0's step (12.9 s of
+/// 26.7 s: its cost grows with the calls from the step's body to its outlined
+/// loop functions times their arguments); the code is the same without it.
+///
+/// `vectorize` false (the host code of a GPU step: launches, copies and the
+/// descriptors they take, no loop to vectorize) turns off the loop and SLP
+/// vectorizers. The host function of resnet18's GPU step is one basic block
+/// of 1730 launches, on which SLP's scheduling is quadratic: 62% of its
+/// 99 s compile.
+std::function<llvm::Error(llvm::Module *)>
+makeStepOptimizer(unsigned optLevel, llvm::TargetMachine *machine,
+                  bool vectorize);
+
+/// The object code of `module` (the LLVM dialect, as the CPU pipeline leaves
+/// it) for this host, optimised at -O<optLevel>, with the packed entry point
+/// `_mlir_<wrapperName>`: one object per part, the parts compiled on up to
+/// `threads` threads (0: one per hardware thread). Errors at `loc`.
+FailureOr<std::vector<std::unique_ptr<llvm::MemoryBuffer>>>
+compileHostObjects(ModuleOp module, StringRef wrapperName, unsigned optLevel,
+                   unsigned threads, Location loc);
 
 /// The runtime's CUDA backend, loaded at run time: its mgpu* memory entry
 /// points (the ones the step's host code uses too) and a device count.

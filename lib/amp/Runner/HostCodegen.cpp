@@ -1,0 +1,324 @@
+//===- HostCodegen.cpp - a CPU step's object code, on every core ----------===//
+//
+// The LLVM half of compiling a step that runs on the host (CPU and
+// GPU-emulated steps), after the lowering pipeline has produced the LLVM
+// dialect:
+//
+// 1. The module is translated to LLVM IR and given this host's triple and
+//    data layout.
+// 2. The packed entry point `_mlir_<wrapper>(ptr args)` is added for the one
+//    function the runner calls (args[i] points at argument i: the
+//    ExecutionEngine's convention). The ExecutionEngine adds one to every
+//    function, and a step's outlined loop functions take up to thousands of
+//    arguments each: code compiled for nothing.
+// 3. The module is split into at most `threads` parts of about the same size:
+//    functions, largest first, each into the part with the lowest cost so
+//    far (instructions; half for an optnone function, which is not optimised
+//    and FastISel selects). A function is never split; the step body
+//    (noinline, optnone) and its outlined loop functions (noinline) are
+//    independent of each other's code: nothing is inlined across them. Each part gets its own
+//    copy of the private constants it uses, so that no part reads another's
+//    data (the JIT linker places objects anywhere; only calls go through its
+//    stubs), and local functions become hidden external ones. A module with
+//    any other global (a mutable one, global constructors) stays whole.
+// 4. Each part is written to bitcode and, on its own thread, read into its
+//    own LLVMContext, optimised (the step optimizer: -O<level> without
+//    CalledValuePropagation) and compiled to an object by its own
+//    TargetMachine.
+//
+// Code generation (optimisation and instruction selection, about half of a
+// large CNN's compile) thus runs on every core; the objects are linked into
+// one JIT by LinkedStep (JitCache.h), like those of a cached step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RunnerInternal.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/StandardInstrumentations.h"
+#include "llvm/Support/SmallVectorMemoryBuffer.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+#include <algorithm>
+#include <mutex>
+
+using namespace mlir;
+using namespace mlir::amp;
+
+/// Modules that cost less than this (getCompileCost: about 0.2 s of code
+/// generation) are compiled whole, on the calling thread: a split costs a
+/// bitcode round trip and a target machine per part, more than the parallel
+/// code generation of a small step saves.
+static constexpr uint64_t kMinCostToSplit = 4000;
+
+std::function<llvm::Error(llvm::Module *)>
+mlir::amp::makeStepOptimizer(unsigned optLevel, llvm::TargetMachine *machine,
+                             bool vectorize) {
+  return [optLevel, machine, vectorize](llvm::Module *module) -> llvm::Error {
+    llvm::OptimizationLevel level = llvm::OptimizationLevel::O0;
+    switch (optLevel) {
+    case 1:
+      level = llvm::OptimizationLevel::O1;
+      break;
+    case 2:
+      level = llvm::OptimizationLevel::O2;
+      break;
+    case 3:
+      level = llvm::OptimizationLevel::O3;
+      break;
+    default:
+      break;
+    }
+    llvm::PassInstrumentationCallbacks callbacks;
+    // optnone is honoured by an instrumentation of the new pass manager
+    // (opt registers it with the standard ones): without it the step body,
+    // which the outliner marks optnone, was optimised like any function.
+    llvm::OptNoneInstrumentation optNone(/*DebugLogging=*/false);
+    optNone.registerCallbacks(callbacks);
+    callbacks.registerShouldRunOptionalPassCallback(
+        [](llvm::StringRef pass, llvm::Any) {
+          return pass != "CalledValuePropagationPass";
+        });
+    llvm::PipelineTuningOptions tuning;
+    tuning.LoopUnrolling = true;
+    tuning.LoopInterleaving = true;
+    tuning.LoopVectorization = vectorize;
+    tuning.SLPVectorization = vectorize;
+    llvm::PassBuilder builder(machine, tuning, std::nullopt, &callbacks);
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    builder.registerModuleAnalyses(mam);
+    builder.registerCGSCCAnalyses(cgam);
+    builder.registerFunctionAnalyses(fam);
+    builder.registerLoopAnalyses(lam);
+    builder.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::ModulePassManager passes =
+        level == llvm::OptimizationLevel::O0
+            ? builder.buildO0DefaultPipeline(level)
+            : builder.buildPerModuleDefaultPipeline(level);
+    passes.run(*module, mam);
+    return llvm::Error::success();
+  };
+}
+
+/// Adds `_mlir_<name>(ptr args)`, which calls `name` with *args[i] as its
+/// argument i (and stores a result through args[<number of arguments>]).
+static LogicalResult addPackedEntry(llvm::Module &module, StringRef name) {
+  llvm::Function *callee = module.getFunction(name);
+  if (!callee || callee->isDeclaration())
+    return failure();
+  llvm::LLVMContext &context = module.getContext();
+  llvm::IRBuilder<> builder(context);
+  auto *type = llvm::FunctionType::get(builder.getVoidTy(),
+                                       builder.getPtrTy(), /*isVarArg=*/false);
+  auto *packed = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
+                                        "_mlir_" + name, module);
+  builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", packed));
+  llvm::Value *argList = packed->getArg(0);
+  SmallVector<llvm::Value *> args;
+  for (llvm::Argument &arg : callee->args()) {
+    llvm::Value *slot = builder.CreateConstGEP1_64(builder.getPtrTy(), argList,
+                                                   arg.getArgNo());
+    llvm::Value *pointer = builder.CreateLoad(builder.getPtrTy(), slot);
+    args.push_back(builder.CreateLoad(arg.getType(), pointer));
+  }
+  llvm::Value *result = builder.CreateCall(callee, args);
+  if (!result->getType()->isVoidTy()) {
+    llvm::Value *slot = builder.CreateConstGEP1_64(builder.getPtrTy(), argList,
+                                                   callee->arg_size());
+    builder.CreateStore(result, builder.CreateLoad(builder.getPtrTy(), slot));
+  }
+  builder.CreateRetVoid();
+  return success();
+}
+
+/// Whether `global` may be copied into every part that uses it: a private
+/// or internal constant (its address is never compared across functions in
+/// a step).
+static bool isCopyableConstant(const llvm::GlobalVariable &global) {
+  return global.isConstant() && global.hasLocalLinkage() &&
+         global.hasInitializer();
+}
+
+/// What compiling `function` costs, in instructions: an optnone function (a
+/// step body: allocations, descriptors, calls) is not optimised and FastISel
+/// selects it, about half the time per instruction of a loop function
+/// (efficientnet_b0's f16 step: 24 vs 43 us).
+static uint64_t getCompileCost(const llvm::Function &function) {
+  uint64_t instructions = function.getInstructionCount();
+  return function.hasOptNone() ? instructions / 2 : instructions;
+}
+
+/// The parts of `module` (see the file comment), at most `count`; the module
+/// itself when it is not split.
+static SmallVector<std::unique_ptr<llvm::Module>>
+splitModule(std::unique_ptr<llvm::Module> module, unsigned count) {
+  SmallVector<std::unique_ptr<llvm::Module>> parts;
+  SmallVector<llvm::Function *> functions;
+  uint64_t total = 0;
+  for (llvm::Function &function : *module)
+    if (!function.isDeclaration()) {
+      functions.push_back(&function);
+      total += getCompileCost(function);
+    }
+  bool splittable =
+      count > 1 && functions.size() > 1 && total >= kMinCostToSplit &&
+      module->alias_empty() && module->ifunc_empty() &&
+      llvm::all_of(module->globals(), [](const llvm::GlobalVariable &global) {
+        return global.isDeclaration() || isCopyableConstant(global);
+      });
+  if (!splittable) {
+    parts.push_back(std::move(module));
+    return parts;
+  }
+  count = std::min<unsigned>(count, functions.size());
+
+  // Largest first (then by name: the parts do not depend on the order of
+  // the module), each into the lightest part.
+  llvm::sort(functions, [](llvm::Function *a, llvm::Function *b) {
+    uint64_t costA = getCompileCost(*a), costB = getCompileCost(*b);
+    return costA != costB ? costA > costB : a->getName() < b->getName();
+  });
+  DenseMap<const llvm::GlobalValue *, unsigned> partOf;
+  SmallVector<uint64_t> load(count, 0);
+  for (llvm::Function *function : functions) {
+    unsigned lightest = std::min_element(load.begin(), load.end()) -
+                        load.begin();
+    partOf[function] = lightest;
+    load[lightest] += getCompileCost(*function);
+    // Called from other parts: a local function becomes a hidden external
+    // one (its name is already unique in the module).
+    if (function->hasLocalLinkage()) {
+      function->setLinkage(llvm::GlobalValue::ExternalLinkage);
+      function->setVisibility(llvm::GlobalValue::HiddenVisibility);
+    }
+  }
+  for (unsigned i = 0; i < count; ++i) {
+    llvm::ValueToValueMapTy map;
+    parts.push_back(llvm::CloneModule(
+        *module, map, [&](const llvm::GlobalValue *global) {
+          if (auto *variable = dyn_cast<llvm::GlobalVariable>(global))
+            return isCopyableConstant(*variable);
+          auto it = partOf.find(global);
+          return it != partOf.end() && it->second == i;
+        }));
+  }
+  return parts;
+}
+
+/// Optimises `module` and compiles it to an object with `machine`.
+static llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+compileToObject(llvm::Module &module, llvm::TargetMachine &machine,
+                unsigned optLevel) {
+  if (llvm::Error error =
+          makeStepOptimizer(optLevel, &machine, /*vectorize=*/true)(&module))
+    return std::move(error);
+  SmallVector<char, 0> bytes;
+  llvm::raw_svector_ostream stream(bytes);
+  llvm::legacy::PassManager passes;
+  if (machine.addPassesToEmitFile(passes, stream, nullptr,
+                                  llvm::CodeGenFileType::ObjectFile))
+    return llvm::createStringError("the target cannot emit object files");
+  passes.run(module);
+  return std::make_unique<llvm::SmallVectorMemoryBuffer>(
+      std::move(bytes), module.getModuleIdentifier(),
+      /*RequiresNullTerminator=*/false);
+}
+
+FailureOr<std::vector<std::unique_ptr<llvm::MemoryBuffer>>>
+mlir::amp::compileHostObjects(ModuleOp module, StringRef wrapperName,
+                              unsigned optLevel, unsigned threads,
+                              Location loc) {
+  auto hostBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!hostBuilder)
+    return emitError(loc) << "cannot describe this host to LLVM: "
+                          << llvm::toString(hostBuilder.takeError());
+  // One target machine per part: they are not shared across threads.
+  llvm::orc::JITTargetMachineBuilder machineBuilder = std::move(*hostBuilder);
+  auto createMachine =
+      [&]() -> llvm::Expected<std::unique_ptr<llvm::TargetMachine>> {
+    return machineBuilder.createTargetMachine();
+  };
+  llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
+      createMachine();
+  if (!machine)
+    return emitError(loc) << "cannot create a target machine for this host: "
+                          << llvm::toString(machine.takeError());
+
+  auto context = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, *context, "step");
+  if (!llvmModule)
+    return emitError(loc) << "the lowered step does not translate to LLVM IR";
+  llvmModule->setDataLayout((*machine)->createDataLayout());
+  llvmModule->setTargetTriple((*machine)->getTargetTriple());
+  if (failed(addPackedEntry(*llvmModule, wrapperName)))
+    return emitError(loc) << "the lowered step has no '" << wrapperName
+                          << "' function";
+
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects;
+  if (threads == 0)
+    threads = llvm::hardware_concurrency().compute_thread_count();
+  SmallVector<std::unique_ptr<llvm::Module>> parts =
+      splitModule(std::move(llvmModule), threads);
+  if (parts.size() == 1) {
+    auto object = compileToObject(*parts.front(), **machine, optLevel);
+    if (!object)
+      return emitError(loc) << "code generation failed: "
+                            << llvm::toString(object.takeError());
+    objects.push_back(std::move(*object));
+    return objects;
+  }
+
+  // Each part to bitcode here, then read, optimised and compiled in its own
+  // context on a thread of its own.
+  SmallVector<SmallVector<char, 0>> bitcode(parts.size());
+  for (auto [part, bytes] : llvm::zip(parts, bitcode)) {
+    llvm::raw_svector_ostream stream(bytes);
+    llvm::WriteBitcodeToFile(*part, stream);
+    part.reset();
+  }
+  objects.resize(parts.size());
+  std::mutex errorsMutex;
+  std::string errors;
+  {
+    llvm::DefaultThreadPool pool(llvm::hardware_concurrency(threads));
+    for (size_t i = 0; i < parts.size(); ++i) {
+      pool.async([&, i] {
+        auto fail = [&](llvm::Error error) {
+          std::lock_guard<std::mutex> lock(errorsMutex);
+          errors += llvm::toString(std::move(error)) + "\n";
+        };
+        llvm::LLVMContext partContext;
+        auto part = llvm::parseBitcodeFile(
+            llvm::MemoryBufferRef(StringRef(bitcode[i].data(),
+                                            bitcode[i].size()),
+                                  "step.part" + std::to_string(i)),
+            partContext);
+        if (!part)
+          return fail(part.takeError());
+        auto partMachine = createMachine();
+        if (!partMachine)
+          return fail(partMachine.takeError());
+        auto object = compileToObject(**part, **partMachine, optLevel);
+        if (!object)
+          return fail(object.takeError());
+        objects[i] = std::move(*object);
+      });
+    }
+    pool.wait();
+  }
+  if (!errors.empty())
+    return emitError(loc) << "code generation failed: " << errors;
+  return objects;
+}
