@@ -228,44 +228,62 @@ static void addLoopsToLLVMPasses(OpPassManager &pm) {
   // One function per loop nest in large steps: LLVM's loop passes are
   // superlinear in the loops of one function.
   pm.addPass(createAmpCpuOutlineLoopsPass());
+  // From here on, the passes that rewrite each function on its own run
+  // nested on func.func: over the outlined functions (hundreds in a CNN's
+  // step), in parallel. Only the ones that add declarations to the module or
+  // change signatures and calls run on the module.
   // A block per loop first, so that scf-to-cf's splits stay linear.
-  pm.addNestedPass<func::FuncOp>(createAmpCpuSplitBlocksPass());
-  pm.addPass(createSCFToControlFlowPass());
+  {
+    OpPassManager &fpm = pm.nest<func::FuncOp>();
+    fpm.addPass(createAmpCpuSplitBlocksPass());
+    fpm.addPass(createSCFToControlFlowPass());
+  }
   // fpowi, isinf, isnormal as ops that lower, in their own element type.
   pm.addPass(createAmpCpuExpandMathPass());
-  // Complex arithmetic (a complex linalg.matmul's body) as real arithmetic
-  // on the parts.
-  pm.addPass(createConvertComplexToStandardPass());
-  arith::ArithEmulateUnsupportedFloatsOptions emulate;
-  emulate.sourceTypeStrs = {"f16", "bf16"};
-  emulate.targetTypeStr = "f32";
-  pm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
-  math::MathExtendToSupportedTypesOptions extend;
-  extend.extraTypeStrs = {};
-  extend.targetTypeStr = "f32";
-  pm.addPass(math::createMathExtendToSupportedTypes(extend));
+  {
+    OpPassManager &fpm = pm.nest<func::FuncOp>();
+    // Complex arithmetic (a complex linalg.matmul's body) as real arithmetic
+    // on the parts.
+    fpm.addPass(createConvertComplexToStandardPass());
+    arith::ArithEmulateUnsupportedFloatsOptions emulate;
+    emulate.sourceTypeStrs = {"f16", "bf16"};
+    emulate.targetTypeStr = "f32";
+    fpm.addPass(arith::createArithEmulateUnsupportedFloats(emulate));
+    math::MathExtendToSupportedTypesOptions extend;
+    extend.extraTypeStrs = {};
+    extend.targetTypeStr = "f32";
+    fpm.addPass(math::createMathExtendToSupportedTypes(extend));
+  }
   // tanh as vectorisable arithmetic instead of a libm call per element.
   pm.addPass(createAmpCpuApproximateTanhPass());
-  arith::ArithExpandOpsPassOptions expand;
-  expand.includeBf16 = true;
-  pm.addPass(arith::createArithExpandOpsPass(expand));
-
-  // Math first: MathToLLVM takes what has an LLVM intrinsic (vectors too);
-  // MathToLibm calls libm for the rest (erf, erfc, cbrt, atan2, ...), one
-  // call per element of a vector through vector.extract / vector.insert,
-  // which VectorToLLVM below must still see.
-  pm.addPass(createConvertMathToLLVMPass());
+  {
+    OpPassManager &fpm = pm.nest<func::FuncOp>();
+    arith::ArithExpandOpsPassOptions expand;
+    expand.includeBf16 = true;
+    fpm.addPass(arith::createArithExpandOpsPass(expand));
+    // Math first: MathToLLVM takes what has an LLVM intrinsic (vectors too);
+    // MathToLibm calls libm for the rest (erf, erfc, cbrt, atan2, ...), one
+    // call per element of a vector through vector.extract / vector.insert,
+    // which VectorToLLVM below must still see.
+    fpm.addPass(createConvertMathToLLVMPass());
+  }
   pm.addPass(createConvertMathToLibmPass());
 
   // LLVM.
-  pm.addPass(createConvertVectorToLLVMPass());
-  pm.addPass(createUBToLLVMConversionPass());
+  {
+    OpPassManager &fpm = pm.nest<func::FuncOp>();
+    fpm.addPass(createConvertVectorToLLVMPass());
+    fpm.addPass(createUBToLLVMConversionPass());
+  }
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertComplexToLLVMPass());
-  // The index dialect (tosa.fft2d's lowering computes its twiddle angles
-  // with index.mul).
-  pm.addPass(createConvertIndexToLLVMPass());
+  {
+    OpPassManager &fpm = pm.nest<func::FuncOp>();
+    fpm.addPass(createArithToLLVMConversionPass());
+    fpm.addPass(createConvertComplexToLLVMPass());
+    // The index dialect (tosa.fft2d's lowering computes its twiddle angles
+    // with index.mul).
+    fpm.addPass(createConvertIndexToLLVMPass());
+  }
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
