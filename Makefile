@@ -24,7 +24,7 @@ help:
 	@echo "make build   - configure (CMake + Ninja) and build into $(BUILD)/"
 	@echo "make check-asan - build amp-opt/amp-train/amp-compile with ASan+UBSan in $(ASAN_BUILD)/, run their lit tests"
 	@echo "make op-coverage - regenerate docs/OpCoverage.md (every policy op x dtype x backend)"
-	@echo "make model-zoo - regenerate docs/ModelZoo.md (real models through torch-mlir vs PyTorch)"
+	@echo "make model-zoo - regenerate docs/ModelZoo.md (real models through torch-mlir, amp-train and IREE vs PyTorch)"
 	@echo "make fuzz    - mutate the fuzz corpus through amp-opt/amp-train for FUZZ_SECONDS (default 300)"
 
 # Installs the Debian packages that are missing; silent when all are present.
@@ -133,7 +133,7 @@ op-coverage: configure py-iree
 # The model zoo (test/model-zoo/model_zoo.py): real models exported through
 # torch-mlir, trained in fp32/f16/bf16 against PyTorch, written to
 # docs/ModelZoo.md (with the CUDA compile of each step where ptxas exists).
-model-zoo: configure py-models
+model-zoo: configure py-models py-iree
 	@ninja -C $(BUILD) --quiet all
 	@$(PY) test/model-zoo/model_zoo.py --build $(BUILD) --work $(BUILD)/model-zoo \
 	  --doc docs/ModelZoo.md --json $(BUILD)/model-zoo/results.json $$([ -x /usr/local/cuda/bin/ptxas ] && echo --gpu)

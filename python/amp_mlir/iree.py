@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 
 import numpy as np
 
@@ -143,3 +144,79 @@ def compile_step(iree_input: str | os.PathLike, output: str | os.PathLike, *, ta
         raise ValueError(f"target must be llvm-cpu or cuda, got {target!r}")
     tools.compile_file(str(iree_input), output_file=str(output), extra_args=args)
     return str(output)
+
+
+def _find_amp_compile() -> str:
+    """amp-compile: in $AMP_MLIR_BIN, next to $AMP_MLIR_BUILD_DIR/bin, or on PATH."""
+    import shutil
+    from pathlib import Path
+
+    candidates = []
+    if os.environ.get("AMP_MLIR_BIN"):
+        candidates.append(Path(os.environ["AMP_MLIR_BIN"]) / "amp-compile")
+    if os.environ.get("AMP_MLIR_BUILD_DIR"):
+        candidates.append(Path(os.environ["AMP_MLIR_BUILD_DIR"]) / "bin" / "amp-compile")
+    candidates.append(Path(__file__).resolve().parents[2] / "build" / "bin" / "amp-compile")
+    for c in candidates:
+        if c.exists() and os.access(c, os.X_OK):
+            return str(c)
+    found = shutil.which("amp-compile")
+    if not found:
+        raise FileNotFoundError("amp-compile not found (set AMP_MLIR_BIN or put it on PATH)")
+    return found
+
+
+def main(argv=None) -> int:
+    """``python -m amp_mlir.iree STEP.mlir [--inputs DIR] [--precision f16] [--steps 5]``: the step through
+    ``amp-compile --target=iree-input`` and iree-compile (llvm-cpu), then run by :class:`IreeStep` from the
+    initial values ``amp-train`` would use (the ``amp.init`` hints, ``DIR/arg<N>.npy``, the loss-scale
+    state's hints), next to the native Trainer's run of the same step (``amp-train``'s numbers, bit for
+    bit). Prints one JSON object: the IREE rows, the native rows, and the amp-compile and iree-compile
+    seconds."""
+    import argparse
+    import subprocess
+    import tempfile
+    import time
+    from pathlib import Path
+
+    ap = argparse.ArgumentParser(prog="python -m amp_mlir.iree", description=main.__doc__)
+    ap.add_argument("step", type=Path)
+    ap.add_argument("--inputs", type=Path, help="directory of arg<N>.npy initial values")
+    ap.add_argument("--precision", default="f16", choices=["fp32", "f16", "bf16"])
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--work", type=Path, help="where the IREE input and the .vmfb go (default: a temporary "
+                    "directory)")
+    args = ap.parse_args(argv)
+
+    from . import Trainer
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = args.work or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        iree_input = work / f"step.{args.precision}.iree.mlir"
+        vmfb = work / f"step.{args.precision}.vmfb"
+        t = time.time()
+        proc = subprocess.run([_find_amp_compile(), str(args.step), "--target=iree-input",
+                               f"--precision={args.precision}", "-o", str(iree_input)],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(proc.stderr, end="", file=sys.stderr)
+            return 1
+        amp_compile_s = time.time() - t
+        t = time.time()
+        compile_step(iree_input, vmfb)
+        iree_compile_s = time.time() - t
+        trainer = Trainer.from_file(args.step, precision=args.precision, inputs_dir=args.inputs)
+        initial = [trainer.argument(i) for i in range(len(trainer.arguments))]
+        native = trainer.run(args.steps)
+        rows = IreeStep.load(vmfb).run(initial, args.steps)
+    print(json.dumps({"precision": args.precision, "iree": rows,
+                      "native": [{"step": r["step"], "loss": r["loss"] if r["loss"] is not None and
+                                  math.isfinite(r["loss"]) else None, "scale": r["scale"],
+                                  "skipped": r["skipped"]} for r in native],
+                      "amp_compile_s": round(amp_compile_s, 1), "iree_compile_s": round(iree_compile_s, 1)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

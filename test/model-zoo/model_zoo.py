@@ -16,7 +16,11 @@ Per model:
      chaotic, so a fixed tolerance against PyTorch fp32 cannot work); f16 and bf16 within 2% of our fp32
      at every step, or within 3x torch.autocast's own gap to PyTorch fp32 at that step (GradScaler
      skips the first f16 steps of some models, PyTorch's as ours); the report written;
-  6. with ``--gpu``: ``amp-compile --target=cuda --emit=ptx`` of the f16 step and ptxas on the PTX.
+  6. with ``--iree`` (the default when iree-base-compiler / iree-base-runtime are installed): each
+     precision's step through ``amp-compile --target=iree-input`` and iree-compile (llvm-cpu), run 5 steps
+     by ``amp_mlir.iree.IreeStep`` from the same initial values (``python -m amp_mlir.iree``), held to the
+     same criteria as amp-train's (fp32 against float64, f16 / bf16 against IREE's own fp32);
+  7. with ``--gpu``: ``amp-compile --target=cuda --emit=ptx`` of the f16 step and ptxas on the PTX.
 A model whose package is missing is reported as skipped with the package's name.
 """
 
@@ -85,9 +89,9 @@ def torch_losses(case, dtype, autocast=None):
     return losses, None
 
 
-def _run(cmd, timeout=1800):
+def _run(cmd, timeout=1800, env=None):
     t = time.time()
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout, env=env)
     return proc, time.time() - t
 
 
@@ -99,7 +103,35 @@ def _losses(stdout):
     return out
 
 
-def run_model(name, build: Path, work: Path, gpu=False, log=print) -> dict:
+def iree_available() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("iree.compiler", "iree.runtime"))
+
+
+def run_iree(step_mlir, inputs: Path, build: Path, work: Path, res: dict, log=print) -> None:
+    """Step 6 of the module comment: res["iree"][p] (losses), res["iree_compile_s"][p],
+    res["iree_errors"][p]. In a process of its own: amp_mlir's native module (the initial values) and
+    torch (this process) each bring an LLVM."""
+    import os
+
+    res["iree"], res["iree_compile_s"], res["iree_errors"] = {}, {}, {}
+    env = dict(os.environ, AMP_MLIR_BUILD_DIR=str(build), AMP_MLIR_BIN=str(build / "bin"),
+               PYTHONPATH=os.pathsep.join([str(REPO / "python")] + [p for p in sys.path if p]))
+    for p in PRECISIONS:
+        proc, _ = _run([sys.executable, "-m", "amp_mlir.iree", step_mlir, "--inputs", inputs, "--precision", p,
+                        "--steps", STEPS, "--work", work / "iree"], env=env)
+        if proc.returncode != 0:
+            res["iree_errors"][p] = proc.stderr[-3000:]
+            log(f"{res['model']}: IREE {p} failed:\n{proc.stderr[-3000:]}")
+            continue
+        out = json.loads(proc.stdout.strip().splitlines()[-1])
+        res["iree"][p] = [r["loss"] for r in out["iree"]]
+        res["iree_compile_s"][p] = out["iree_compile_s"]
+        log(f"{res['model']}: IREE {p} {res['iree'][p]} (iree-compile {out['iree_compile_s']} s)")
+
+
+def run_model(name, build: Path, work: Path, gpu=False, iree=False, log=print) -> dict:
     import torch
     from amp_mlir.torch.zoo import UNSEEN, ZOO
 
@@ -157,6 +189,9 @@ def run_model(name, build: Path, work: Path, gpu=False, log=print) -> dict:
             res["torch"][key] = losses
     log(f"{name}: torch {res['torch']}")
 
+    if iree:
+        run_iree(step.mlir_path, out, build, out, res, log=log)
+
     if gpu:
         ptx = out / "step.ptx"
         proc, _ = _run([build / "bin" / "amp-compile", step.mlir_path, "--target=cuda", "--emit=ptx",
@@ -172,64 +207,136 @@ def _rel(a, b):
     return abs(a - b) / max(abs(b), 1e-30)
 
 
-def check(res: dict) -> list:
-    """The criteria (module comment, step 5); a list of failures, empty when the model passes."""
-    if "skipped" in res:
+BACKENDS = (("ours", "errors", "amp-train"), ("iree", "iree_errors", "IREE"))
+
+
+def check_backend(res: dict, backend: str) -> list:
+    """The criteria (module comment, step 5) for one backend's losses ("ours": amp-train, "iree"): a list
+    of (precision, failure); empty when it passes or did not run."""
+    key, errors_key, label = next(b for b in BACKENDS if b[0] == backend)
+    if key not in res:
         return []
-    if "error" in res:
-        return [res["error"]]
-    fails = [f"amp-train {p}: {e[-600:]}" for p, e in res["errors"].items()]
-    ours, ref = res["ours"], res["torch"]
+    fails = [(p, f"{label} {p}: {e[-600:]}") for p, e in res[errors_key].items()]
+    ours, ref = res[key], res["torch"]
     f64, t32 = ref.get("f64"), ref.get("fp32")
     if "fp32" in ours and f64 and t32:
         for i, (o, r, t) in enumerate(zip(ours["fp32"], f64, t32)):
             allowed = max(abs(t - r), FP32_RTOL * abs(r))
-            if abs(o - r) > allowed * 1.0000001:
-                fails.append(f"fp32 step {i}: |ours - f64| = {abs(o - r):.3g} > max(|torch fp32 - f64|, 1e-4 rel) "
-                             f"= {allowed:.3g} (ours {o}, f64 {r}, torch fp32 {t})")
+            if o is None or abs(o - r) > allowed * 1.0000001:
+                dist = "inf" if o is None else f"{abs(o - r):.3g}"
+                fails.append(("fp32", f"{label} fp32 step {i}: |ours - f64| = {dist} > max(|torch fp32 - f64|, "
+                                      f"1e-4 rel) = {allowed:.3g} (ours {o}, f64 {r}, torch fp32 {t})"))
         if len(ours["fp32"]) != STEPS:
-            fails.append(f"fp32: {len(ours['fp32'])} losses, expected {STEPS}")
+            fails.append(("fp32", f"{label} fp32: {len(ours['fp32'])} losses, expected {STEPS}"))
     for p in ("f16", "bf16"):
         torch_ac = ref.get(f"autocast_{p}")
         if p in ours and "fp32" in ours:
             for i, (o, r) in enumerate(zip(ours[p], ours["fp32"])):
+                if o is None or r is None:
+                    if o != r:
+                        fails.append((p, f"{label} {p} step {i}: loss {o}, fp32 loss {r}"))
+                    continue
                 # 2%, or LOW_VS_TORCH x PyTorch's own autocast gap at that step (a step GradScaler skips,
                 # as the first f16 step of resnet18 at scale 2^16, moves both curves by a whole step;
                 # resnet18's bf16 curve parts from fp32 by 3% in PyTorch, 7% in ours, at step 3).
                 torch_gap = _rel(torch_ac[i], t32[i]) if torch_ac and t32 else 0.0
                 allowed = max(LOW_RTOL, LOW_VS_TORCH * torch_gap)
                 if _rel(o, r) > allowed:
-                    fails.append(f"{p} step {i}: {o} is {_rel(o, r):.2%} from our fp32 {r} (> {allowed:.2%}: 2% "
-                                 f"or {LOW_VS_TORCH} x torch.autocast's {torch_gap:.2%})")
+                    fails.append((p, f"{label} {p} step {i}: {o} is {_rel(o, r):.2%} from its fp32 {r} (> "
+                                     f"{allowed:.2%}: 2% or {LOW_VS_TORCH} x torch.autocast's {torch_gap:.2%})"))
+    return fails
+
+
+def check(res: dict) -> list:
+    """The criteria (module comment, steps 5 and 6) for every backend that ran; a list of failures, empty
+    when the model passes."""
+    if "skipped" in res:
+        return []
+    if "error" in res:
+        return [res["error"]]
+    fails = [f for backend, _, _ in BACKENDS for _, f in check_backend(res, backend)]
     if not res.get("report"):
         fails.append("no decisions report")
     return fails
+
+
+def coverage_cell(res: dict, backend: str, precision: str) -> str:
+    key, errors_key, _ = next(b for b in BACKENDS if b[0] == backend)
+    if "skipped" in res:
+        return "skipped"
+    if "error" in res:
+        return "fails"
+    if key not in res:
+        return "not run"
+    if precision in res[errors_key]:
+        return "fails"
+    if precision not in res[key]:
+        return "not run"
+    return "fails" if any(p == precision for p, _ in check_backend(res, backend)) else "pass"
 
 
 def _fmt(x):
     return "-" if x is None else f"{x:.3g}"
 
 
+BEGIN, END = "<!-- zoo:begin -->", "<!-- zoo:end -->"
+
+
+def _per_precision(values: dict) -> str:
+    return "/".join(str(values.get(p, "-")) for p in PRECISIONS)
+
+
+def _status(res: dict, backend: str) -> str:
+    fails = [f for _, f in check_backend(res, backend)]
+    return "pass" if not fails else "fails: " + fails[0][:100]
+
+
 def render(results: list) -> str:
+    """The generated part of docs/ModelZoo.md (between BEGIN and END)."""
     lines = [
-        "# Model zoo",
-        "",
+        BEGIN,
         "Real PyTorch models, small configurations, random init, a fixed batch (python/amp_mlir/torch/zoo.py),",
         "exported whole (forward, loss, backward, optimizer) through torch-mlir by",
-        "`amp_mlir.torch.export_train_step`, trained 5 steps by `amp-train` on the CPU, and compared with PyTorch",
-        "on the same machine. Regenerate with `make model-zoo` (test/model-zoo/model_zoo.py); `make check` runs",
-        "the same models and criteria (python/tests/test_model_zoo.py).",
+        "`amp_mlir.torch.export_train_step`, trained 5 steps by `amp-train` on the CPU and by IREE (llvm-cpu),",
+        "and compared with PyTorch on the same machine. Regenerate with `make model-zoo`",
+        "(test/model-zoo/model_zoo.py); `make check` runs the same models and criteria",
+        "(python/tests/test_model_zoo.py).",
         "",
         "Criteria: our fp32 loss no further from PyTorch float64 than PyTorch fp32 is, or within 1e-4 relative",
-        "(whichever is larger), at every step; f16 and bf16 within 2% of our fp32 at every step, or within 3x",
-        "`torch.autocast`'s own gap at that step (a step GradScaler skips moves both curves). The gap columns",
-        "are the largest relative difference over the 5 steps. `torch.autocast` runs on the CPU (f16 with",
-        "`torch.amp.GradScaler`).",
+        "(whichever is larger), at every step; f16 and bf16 within 2% of the same backend's fp32 at every step,",
+        "or within 3x `torch.autocast`'s own gap at that step (a step GradScaler skips moves both curves). The",
+        "gap columns are the largest relative difference over the 5 steps. `torch.autocast` runs on the CPU",
+        "(f16 with `torch.amp.GradScaler`).",
+        "",
+        "### Coverage: model x precision x backend",
+        "",
+        "amp-train: our CPU pipeline, JIT-compiled. IREE: `amp-compile --target=iree-input`, iree-compile for",
+        "llvm-cpu, 5 steps by `amp_mlir.iree.IreeStep` from the same initial values (`python -m amp_mlir.iree`),",
+        "held to the same criteria. CUDA: the f16 step through `amp-compile --target=cuda --emit=ptx` and",
+        "`ptxas -arch=sm_90` (no GPU on this machine: compiled, not run).",
+        "",
+        "| model | amp-train fp32 | amp-train f16 | amp-train bf16 | IREE fp32 | IREE f16 | IREE bf16 "
+        "| CUDA f16 (PTX, ptxas) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        cells = [coverage_cell(r, b, p) for b in ("ours", "iree") for p in PRECISIONS]
+        gpu = r.get("gpu", "not run")
+        lines.append(f"| {r['model']} | " + " | ".join(cells) + f" | {'pass' if gpu == 'ptxas clean' else gpu} |")
+    lines += [
+        "",
+        "### amp-train against PyTorch",
         "",
         "| model | params | fp32: ours vs f64 | torch fp32 vs f64 | f16 vs our fp32 | torch autocast f16 vs fp32 "
         "| bf16 vs our fp32 | torch autocast bf16 vs fp32 | compile s (fp32/f16/bf16) | GPU (PTX, ptxas) | status |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+
+    def gap(a, b):
+        if not a or not b or any(x is None or y is None for x, y in zip(a, b)):
+            return None
+        return max(_rel(x, y) for x, y in zip(a, b))
+
     for r in results:
         if "skipped" in r:
             lines.append(f"| {r['model']} | | | | | | | | | | skipped: {r['skipped']} |")
@@ -238,24 +345,44 @@ def render(results: list) -> str:
             lines.append(f"| {r['model']} | | | | | | | | | | fails: {r['error'].splitlines()[0][:120]} |")
             continue
         ours, ref = r["ours"], r["torch"]
-
-        def gap(a, b):
-            if not a or not b:
-                return None
-            return max(_rel(x, y) for x, y in zip(a, b))
-
-        compile_s = "/".join(str(r["compile_s"].get(p, "-")) for p in PRECISIONS)
-        fails = check(r)
-        status = "pass" if not fails else "fails: " + fails[0][:100]
         lines.append(
             f"| {r['model']} | {r['params']:,} | {_fmt(gap(ours.get('fp32'), ref.get('f64')))} "
             f"| {_fmt(gap(ref.get('fp32'), ref.get('f64')))} | {_fmt(gap(ours.get('f16'), ours.get('fp32')))} "
             f"| {_fmt(gap(ref.get('autocast_f16'), ref.get('fp32'))) if 'autocast_f16' in ref else 'fails: ' + r['torch_errors'].get('autocast_f16', '')[:60]} "
             f"| {_fmt(gap(ours.get('bf16'), ours.get('fp32')))} "
             f"| {_fmt(gap(ref.get('autocast_bf16'), ref.get('fp32'))) if 'autocast_bf16' in ref else 'fails'} "
-            f"| {compile_s} | {r.get('gpu', 'not run')} | {status} |")
-    lines.append("")
+            f"| {_per_precision(r['compile_s'])} | {r.get('gpu', 'not run')} | {_status(r, 'ours')} |")
+    ran_iree = [r for r in results if "iree" in r]
+    if ran_iree:
+        lines += [
+            "",
+            "### IREE (llvm-cpu) against PyTorch and amp-train",
+            "",
+            "| model | fp32: IREE vs f64 | f16 vs IREE fp32 | bf16 vs IREE fp32 | IREE vs amp-train (fp32/f16/bf16) "
+            "| iree-compile s (fp32/f16/bf16) | status |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for r in ran_iree:
+            iree, ours = r["iree"], r["ours"]
+            vs = "/".join(_fmt(gap(iree.get(p), ours.get(p))) for p in PRECISIONS)
+            lines.append(
+                f"| {r['model']} | {_fmt(gap(iree.get('fp32'), r['torch'].get('f64')))} "
+                f"| {_fmt(gap(iree.get('f16'), iree.get('fp32')))} | {_fmt(gap(iree.get('bf16'), iree.get('fp32')))} "
+                f"| {vs} | {_per_precision(r['iree_compile_s'])} | {_status(r, 'iree')} |")
+    lines += ["", END]
     return "\n".join(lines)
+
+
+def write_doc(path: Path, results: list) -> None:
+    """Replaces the generated part of ``path`` (between BEGIN and END; the whole file when it has none),
+    keeping the hand-written sections around it."""
+    text = path.read_text() if path.exists() else ""
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        tail = rest.split(END, 1)[1]
+    else:
+        head, tail = "# Model zoo\n\n", "\n"
+    path.write_text(head + render(results) + tail)
 
 
 def main(argv=None) -> int:
@@ -268,11 +395,14 @@ def main(argv=None) -> int:
     ap.add_argument("--doc", type=Path)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--gpu", action="store_true", help="also compile each step for CUDA and run ptxas")
+    ap.add_argument("--iree", action=argparse.BooleanOptionalAction, default=None,
+                    help="also compile and run each step with IREE (default: when IREE is installed)")
     args = ap.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     results = []
     for name in args.models.split(","):
         r = run_model(name, args.build.resolve(), args.work.resolve(), gpu=args.gpu,
+                      iree=iree_available() if args.iree is None else args.iree,
                       log=lambda m: print(m, file=sys.stderr, flush=True))
         results.append(r)
         for f in check(r):
@@ -280,7 +410,7 @@ def main(argv=None) -> int:
     if args.json:
         args.json.write_text(json.dumps(results, indent=1) + "\n")
     if args.doc:
-        args.doc.write_text(render(results))
+        write_doc(args.doc, results)
     return 1 if any(check(r) for r in results) else 0
 
 
