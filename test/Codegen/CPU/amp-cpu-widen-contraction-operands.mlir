@@ -109,3 +109,61 @@ func.func @bf16_matmul(%a: tensor<2x3xbf16>, %b: tensor<3x4xbf16>, %c: tensor<2x
   %r = linalg.matmul ins(%a, %b : tensor<2x3xbf16>, tensor<3x4xbf16>) outs(%c : tensor<2x4xf32>) -> tensor<2x4xf32>
   return %r : tensor<2x4xf32>
 }
+
+// -----
+
+// A weight cast to f16, read by one contraction directly and by another
+// through a transpose (a convolution's input gradient): the transpose is
+// repeated on the f32 copy, so the cast's only reader is the widening and
+// one loop computes extf(truncf(w)); no op reads an f16 weight any more.
+// CHECK-LABEL: func.func @weight_through_transpose(
+// CHECK-SAME: %[[W:.*]]: tensor<3x4xf32>
+// CHECK-NOT: : tensor<3x4xf16>)
+// CHECK: %[[WW:.*]] = linalg.generic {{.*}} ins(%[[W]] : tensor<3x4xf32>) outs(%{{.*}} : tensor<3x4xf32>)
+// CHECK-NEXT: ^bb0(%[[B:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[T:.*]] = arith.truncf %[[B]] : f32 to f16
+// CHECK-NEXT: %[[E:.*]] = arith.extf %[[T]] : f16 to f32
+// CHECK-NEXT: linalg.yield %[[E]] : f32
+// CHECK-NOT: : tensor<3x4xf16>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[WW]] : tensor<2x3xf32>, tensor<3x4xf32>)
+// CHECK-NOT: : tensor<3x4xf16>)
+// CHECK: %[[WT:.*]] = linalg.transpose ins(%[[WW]] : tensor<3x4xf32>) outs(%{{.*}} : tensor<4x3xf32>) permutation = [1, 0]
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[WT]] : tensor<2x4xf32>, tensor<4x3xf32>)
+// CHECK: return
+func.func @weight_through_transpose(%w: tensor<3x4xf32>, %x16: tensor<2x3xf16>, %dy16: tensor<2x4xf16>) -> (tensor<2x4xf32>, tensor<2x3xf32>) {
+  %e16 = tensor.empty() : tensor<3x4xf16>
+  %w16 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<3x4xf32>) outs(%e16 : tensor<3x4xf16>) {
+  ^bb0(%a: f32, %o: f16):
+    %t = arith.truncf %a : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<3x4xf16>
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<2x4xf32>
+  %c1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %y = linalg.matmul ins(%x16, %w16 : tensor<2x3xf16>, tensor<3x4xf16>) outs(%c1 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %et = tensor.empty() : tensor<4x3xf16>
+  %wt = linalg.transpose ins(%w16 : tensor<3x4xf16>) outs(%et : tensor<4x3xf16>) permutation = [1, 0]
+  %e2 = tensor.empty() : tensor<2x3xf32>
+  %c2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x3xf32>) -> tensor<2x3xf32>
+  %dx = linalg.matmul ins(%dy16, %wt : tensor<2x4xf16>, tensor<4x3xf16>) outs(%c2 : tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %y, %dx : tensor<2x4xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// The same transpose of a value another op reads too (here: returned) is
+// not widened through (it would move f32 elements for nothing): it stays
+// f16 and its result gets its own widening.
+// CHECK-LABEL: func.func @transpose_of_shared_value(
+// CHECK: %[[T:.*]] = linalg.transpose ins(%{{.*}} : tensor<3x4xf16>) outs(%{{.*}} : tensor<4x3xf16>) permutation = [1, 0]
+// CHECK: %[[TW:.*]] = linalg.generic {{.*}} ins(%[[T]] : tensor<4x3xf16>) outs(%{{.*}} : tensor<4x3xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[TW]] : tensor<2x4xf32>, tensor<4x3xf32>)
+func.func @transpose_of_shared_value(%w16: tensor<3x4xf16>, %dy: tensor<2x4xf16>) -> (tensor<2x3xf32>, tensor<3x4xf16>) {
+  %zero = arith.constant 0.0 : f32
+  %et = tensor.empty() : tensor<4x3xf16>
+  %wt = linalg.transpose ins(%w16 : tensor<3x4xf16>) outs(%et : tensor<4x3xf16>) permutation = [1, 0]
+  %e2 = tensor.empty() : tensor<2x3xf32>
+  %c2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x3xf32>) -> tensor<2x3xf32>
+  %dx = linalg.matmul ins(%dy, %wt : tensor<2x4xf16>, tensor<4x3xf16>) outs(%c2 : tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %dx, %w16 : tensor<2x3xf32>, tensor<3x4xf16>
+}

@@ -21,7 +21,13 @@
 //      block argument), so it dominates every reader.
 //
 //      A tensor.expand_shape / collapse_shape is widened through (its
-//      source widened, the reshape repeated on f32).
+//      source widened, the reshape repeated on f32), and so is a copy (a
+//      linalg op that only moves its one input's elements: a transpose, a
+//      broadcast, a reversed read) whose source an elementwise generic
+//      makes and only such contractions, reshapes and copies read,
+//      repeated on f32 into a new tensor.empty. The input gradient of a convolution reads its f16
+//      weight through such a transpose: widened through it, the weight's
+//      only reader is the widening, which step 3 fuses into the cast.
 //   3. Each widening is fused into its producer (linalg::fuseElementwiseOps)
 //      when that is an elementwise linalg.generic whose result only the
 //      widening reads, i.e. the contractions were its only readers: the
@@ -82,34 +88,114 @@ static bool isCandidate(linalg::LinalgOp op, bool bf16) {
   });
 }
 
+/// A linalg op on tensors that only moves the elements of its one static
+/// input into a fresh output: all loops parallel, the body yields the input
+/// element (a transpose, a broadcast, a copy through any affine map).
+static bool isElementCopy(Operation *op) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasPureTensorSemantics() ||
+      linalgOp.getNumDpsInputs() != 1 || linalgOp.getNumDpsInits() != 1 ||
+      linalgOp.getNumParallelLoops() != linalgOp.getNumLoops() ||
+      linalgOp->getNumRegions() != 1 || linalgOp->getRegion(0).empty())
+    return false;
+  auto input = dyn_cast<RankedTensorType>(
+      linalgOp.getDpsInputOperand(0)->get().getType());
+  if (!input || !input.hasStaticShape())
+    return false;
+  Block &body = linalgOp->getRegion(0).front();
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  return yield && &body.front() == yield.getOperation() &&
+         yield.getNumOperands() == 1 &&
+         yield.getOperand(0) == body.getArgument(0);
+}
+
+/// True when every reader of `value` reads it widened: a widening this pass
+/// made (`widenings`), a contraction it widens the value for, or a reshape /
+/// element copy whose result only such readers read. Widening through a copy of such a value leaves the
+/// widening its only reader (fused into its producer, step 3); otherwise
+/// the copy would move f32 instead of T elements for nothing.
+static bool hasOnlyWidenedReaders(Value value, bool bf16,
+                                  ArrayRef<linalg::GenericOp> widenings) {
+  return llvm::all_of(value.getUses(), [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    if (auto generic = dyn_cast<linalg::GenericOp>(user);
+        generic && llvm::is_contained(widenings, generic))
+      return true;
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
+        linalgOp && isCandidate(linalgOp, bf16) &&
+        linalgOp.isDpsInput(&use) && isWidenable(linalgOp, use, bf16))
+      return true;
+    if (isElementCopy(user) ||
+        isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user))
+      return use.getOperandNumber() == 0 &&
+             hasOnlyWidenedReaders(user->getResult(0), bf16, widenings);
+    return false;
+  });
+}
+
+/// Whether element copy `copy` is repeated on f32 rather than its result
+/// widened: when its source is made by an elementwise linalg.generic (the
+/// widening then fuses into it, step 3) and only widened readers read that
+/// source. Otherwise the copy would move f32 elements and its source would
+/// still be widened by a loop of its own: more memory traffic, not less.
+static bool isWidenedThrough(linalg::LinalgOp copy, bool bf16,
+                             ArrayRef<linalg::GenericOp> widenings) {
+  Value source = copy.getDpsInputOperand(0)->get();
+  auto producer = source.getDefiningOp<linalg::GenericOp>();
+  return producer && linalg::isElementwise(producer) &&
+         hasOnlyWidenedReaders(source, bf16, widenings);
+}
+
 /// The f32 copy of `value`, created on first use (file comment, step 2).
-/// A tensor.expand_shape / collapse_shape of a static source is widened
-/// through: its source is widened and the reshape repeated on f32, so the
-/// widening stays next to the value's producer.
-static Value widen(RewriterBase &rewriter, Value value,
+/// A tensor.expand_shape / collapse_shape of a static source, and an element
+/// copy (isElementCopy) that isWidenedThrough, are widened through: their source is widened and the op repeated on f32, so the
+/// widening stays next to the value's producer. The T ops repeated are
+/// collected in `throughOps`.
+static Value widen(RewriterBase &rewriter, Value value, bool bf16,
                    DenseMap<Value, Value> &widened,
                    SmallVectorImpl<linalg::GenericOp> &widenings,
-                   SmallVectorImpl<Operation *> &reshapes) {
+                   SmallVectorImpl<Operation *> &throughOps) {
   Value &wide = widened[value];
   if (wide)
     return wide;
   OpBuilder::InsertionGuard guard(rewriter);
   auto type = cast<RankedTensorType>(value.getType());
   Type f32 = rewriter.getF32Type();
-  Operation *reshape = value.getDefiningOp();
+  Operation *copy = value.getDefiningOp();
+  if (isElementCopy(copy) &&
+      isWidenedThrough(cast<linalg::LinalgOp>(copy), bf16, widenings)) {
+    auto linalgOp = cast<linalg::LinalgOp>(copy);
+    Value source = widen(rewriter, linalgOp.getDpsInputOperand(0)->get(),
+                         bf16, widened, widenings, throughOps);
+    rewriter.setInsertionPointAfter(copy);
+    Value init = tensor::EmptyOp::create(rewriter, copy->getLoc(),
+                                         type.getShape(), f32);
+    IRMapping mapping;
+    mapping.map(linalgOp.getDpsInputOperand(0)->get(), source);
+    mapping.map(linalgOp.getDpsInitOperand(0)->get(), init);
+    Operation *clone = rewriter.clone(*copy, mapping);
+    clone->getResult(0).setType(type.clone(f32));
+    for (BlockArgument arg : clone->getRegion(0).front().getArguments())
+      arg.setType(f32);
+    throughOps.push_back(copy);
+    // (`wide` may dangle after the recursive calls grew the map.)
+    return widened[value] = clone->getResult(0);
+  }
+  Operation *reshape = copy;
   if (reshape && isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(reshape) &&
       cast<RankedTensorType>(reshape->getOperand(0).getType())
           .hasStaticShape()) {
     Value source =
-        widen(rewriter, reshape->getOperand(0), widened, widenings, reshapes);
+        widen(rewriter, reshape->getOperand(0), bf16, widened, widenings,
+              throughOps);
     rewriter.setInsertionPointAfter(reshape);
     IRMapping mapping;
     mapping.map(reshape->getOperand(0), source);
-    Operation *copy = rewriter.clone(*reshape, mapping);
-    reshapes.push_back(reshape);
-    copy->getResult(0).setType(type.clone(f32));
+    Operation *clone = rewriter.clone(*reshape, mapping);
+    throughOps.push_back(reshape);
+    clone->getResult(0).setType(type.clone(f32));
     // (`wide` may dangle after the recursive calls grew the map.)
-    return widened[value] = copy->getResult(0);
+    return widened[value] = clone->getResult(0);
   }
   if (auto arg = dyn_cast<BlockArgument>(value))
     rewriter.setInsertionPointToStart(arg.getOwner());
@@ -159,7 +245,7 @@ void mlir::amp::widenContractionOperands(Operation *root, bool bf16) {
   IRRewriter rewriter(root->getContext());
   DenseMap<Value, Value> widened;
   SmallVector<linalg::GenericOp> widenings;
-  SmallVector<Operation *> reshapes;
+  SmallVector<Operation *> throughOps;
   for (linalg::LinalgOp op : candidates) {
     rewriter.setInsertionPoint(op);
     FailureOr<linalg::GenericOp> general =
@@ -170,7 +256,8 @@ void mlir::amp::widenContractionOperands(Operation *root, bool bf16) {
     for (OpOperand *input : generic.getDpsInputOperands()) {
       if (!isWidenable(generic, *input, bf16))
         continue;
-      Value wide = widen(rewriter, input->get(), widened, widenings, reshapes);
+      Value wide = widen(rewriter, input->get(), bf16, widened, widenings,
+                         throughOps);
       BlockArgument arg = generic.getMatchingBlockArgument(input);
       rewriter.modifyOpInPlace(generic, [&] {
         input->set(wide);
@@ -180,11 +267,11 @@ void mlir::amp::widenContractionOperands(Operation *root, bool bf16) {
         rewriter.replaceOp(extf, arg);
     }
   }
-  // The T reshapes that only the contractions read are dead now (and would
-  // count as readers of the T value below); inner ones last.
-  for (Operation *reshape : llvm::reverse(reshapes))
-    if (reshape->use_empty())
-      rewriter.eraseOp(reshape);
+  // The T reshapes and copies that only the contractions read are dead now
+  // (and would count as readers of the T value below); inner ones last.
+  for (Operation *op : llvm::reverse(throughOps))
+    if (op->use_empty())
+      rewriter.eraseOp(op);
   for (linalg::GenericOp widening : widenings)
     fuseIntoProducer(rewriter, widening);
 }
