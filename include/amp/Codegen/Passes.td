@@ -62,9 +62,13 @@ def AmpCpuWidenContractionOperandsPass
     f32 output) whose body reads such an input only through `arith.extf` to
     f32 takes an f32 input instead: one `linalg.generic` extf per value,
     shared by every contraction that reads it and placed where the value is
-    defined. Elementwise fusion then folds the widening into its producer
-    where the contractions were the value's only readers (an autocast cast
-    of an f32 weight becomes one loop computing extf(truncf(w))). The GEMM
+    defined. Reshapes between the value and a contraction are repeated on
+    f32, and so are element copies (transposes, broadcasts) whose source an
+    elementwise generic makes and only widened readers read. The widening
+    is then fused into its producer where the contractions were the value's
+    only readers (an autocast cast of an f32 weight, read by the forward
+    GEMM and through a transpose by the input gradient's, becomes one loop
+    computing extf(truncf(w))). The GEMM
     sums the same f32 products; the runtime no longer widens both operands
     on every call.
   }];
