@@ -16,10 +16,11 @@
 //    far (instructions; half for an optnone function, which is not optimised
 //    and FastISel selects). A function is never split; the step body
 //    (noinline, optnone) and its outlined loop functions (noinline) are
-//    independent of each other's code: nothing is inlined across them. Each part gets its own
-//    copy of the private constants it uses, so that no part reads another's
-//    data (the JIT linker places objects anywhere; only calls go through its
-//    stubs), and local functions become hidden external ones. A module with
+//    independent of each other's code: nothing is inlined across them.
+//    Each part gets its own copy of the private constants it uses, so that
+//    no part reads another's data (the JIT linker places objects anywhere;
+//    only calls go through its stubs), and local functions become hidden
+//    external ones. A module with
 //    any other global (a mutable one, global constructors) stays whole.
 // 4. Each part is written to bitcode and, on its own thread, read into its
 //    own LLVMContext, optimised (the step optimizer: -O<level> without
@@ -121,8 +122,8 @@ static LogicalResult addPackedEntry(llvm::Module &module, StringRef name) {
   llvm::IRBuilder<> builder(context);
   auto *type = llvm::FunctionType::get(builder.getVoidTy(),
                                        builder.getPtrTy(), /*isVarArg=*/false);
-  auto *packed = llvm::Function::Create(type, llvm::GlobalValue::ExternalLinkage,
-                                        "_mlir_" + name, module);
+  auto *packed = llvm::Function::Create(
+      type, llvm::GlobalValue::ExternalLinkage, "_mlir_" + name, module);
   builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", packed));
   llvm::Value *argList = packed->getArg(0);
   SmallVector<llvm::Value *> args;

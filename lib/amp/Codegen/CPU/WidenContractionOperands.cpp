@@ -25,9 +25,10 @@
 //      linalg op that only moves its one input's elements: a transpose, a
 //      broadcast, a reversed read) whose source an elementwise generic
 //      makes and only such contractions, reshapes and copies read,
-//      repeated on f32 into a new tensor.empty. The input gradient of a convolution reads its f16
-//      weight through such a transpose: widened through it, the weight's
-//      only reader is the widening, which step 3 fuses into the cast.
+//      repeated on f32 into a new tensor.empty. The input gradient of a
+//      convolution reads its f16 weight through such a transpose: widened
+//      through it, the weight's only reader is the widening, which step 3
+//      fuses into the cast.
 //   3. Each widening is fused into its producer (linalg::fuseElementwiseOps)
 //      when that is an elementwise linalg.generic whose result only the
 //      widening reads, i.e. the contractions were its only readers: the
@@ -111,9 +112,7 @@ static bool isElementCopy(Operation *op) {
 
 /// True when every reader of `value` reads it widened: a widening this pass
 /// made (`widenings`), a contraction it widens the value for, or a reshape /
-/// element copy whose result only such readers read. Widening through a copy of such a value leaves the
-/// widening its only reader (fused into its producer, step 3); otherwise
-/// the copy would move f32 instead of T elements for nothing.
+/// element copy whose result only such readers read.
 static bool hasOnlyWidenedReaders(Value value, bool bf16,
                                   ArrayRef<linalg::GenericOp> widenings) {
   return llvm::all_of(value.getUses(), [&](OpOperand &use) {
@@ -148,9 +147,10 @@ static bool isWidenedThrough(linalg::LinalgOp copy, bool bf16,
 
 /// The f32 copy of `value`, created on first use (file comment, step 2).
 /// A tensor.expand_shape / collapse_shape of a static source, and an element
-/// copy (isElementCopy) that isWidenedThrough, are widened through: their source is widened and the op repeated on f32, so the
-/// widening stays next to the value's producer. The T ops repeated are
-/// collected in `throughOps`.
+/// copy (isElementCopy) that isWidenedThrough, are widened through: their
+/// source is widened and the op repeated on f32, so the widening stays next
+/// to the value's producer. The T ops repeated are collected in
+/// `throughOps`.
 static Value widen(RewriterBase &rewriter, Value value, bool bf16,
                    DenseMap<Value, Value> &widened,
                    SmallVectorImpl<linalg::GenericOp> &widenings,
