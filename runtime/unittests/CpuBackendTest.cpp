@@ -902,6 +902,56 @@ TEST(CpuGemmOut, SixteenBitCIsTheF32ResultRoundedOnce) {
   amp_blas_destroy(handle);
 }
 
+// OpenMP's thread-count controls, from the libgomp that oneDNN loads (null
+// where the runtime threads its GEMMs otherwise).
+extern "C" {
+int omp_get_max_threads(void) __attribute__((weak));
+void omp_set_num_threads(int) __attribute__((weak));
+}
+
+/// GEMMs under the runtime's serial bound run on the calling thread alone,
+/// larger ones on every thread (runtime/lib/cpu/DnnlGemm.cpp): both give the
+/// product, and neither leaves the caller's OpenMP thread count changed.
+TEST(CpuGemmThreads, SmallAndLargeGemmsKeepTheThreadCount) {
+  if (omp_set_num_threads && omp_get_max_threads)
+    omp_set_num_threads(2);
+  const int expectedThreads = omp_get_max_threads ? omp_get_max_threads() : 0;
+  amp_blas_handle *handle = nullptr;
+  ASSERT_EQ(amp_blas_create(&handle), AMP_OK);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  // 64^3 = 0.26M multiply-adds (serial), 256 x 256 x 192 = 12.6M (threaded).
+  for (int64_t size : {64, 256}) {
+    const int64_t m = size, n = size, k = size == 64 ? 64 : 192;
+    std::vector<float> a(m * k), b(k * n), c(m * n, 0.0f);
+    for (float &x : a)
+      x = dist(rng);
+    for (float &x : b)
+      x = dist(rng);
+    for (int repeat = 0; repeat < 2; ++repeat) // created, then reused
+      ASSERT_EQ(amp_gemm(handle, AMP_OP_N, AMP_OP_N, m, n, k, 1.0f, a.data(),
+                         AMP_DTYPE_F32, m, b.data(), AMP_DTYPE_F32, k, 0.0f,
+                         c.data(), m, 1, 0, 0, 0, nullptr),
+                AMP_OK);
+    // |error| <= gamma_{k+1} sum |a||b| (f32 accumulation, any order).
+    const double gamma = (k + 1) * std::ldexp(1.0, -24) /
+                         (1.0 - (k + 1) * std::ldexp(1.0, -24));
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < m; ++i) {
+        double exact = 0.0, magnitude = 0.0;
+        for (int64_t p = 0; p < k; ++p) {
+          exact += double(a[i + p * m]) * b[p + j * k];
+          magnitude += std::fabs(double(a[i + p * m]) * b[p + j * k]);
+        }
+        ASSERT_LE(std::fabs(c[i + j * m] - exact), gamma * magnitude)
+            << "size " << size << " at (" << i << ", " << j << ")";
+      }
+    if (omp_get_max_threads)
+      EXPECT_EQ(omp_get_max_threads(), expectedThreads) << "size " << size;
+  }
+  amp_blas_destroy(handle);
+}
+
 TEST(CpuGemmEdges, BetaZeroDoesNotReadC) {
   amp_blas_handle *handle = nullptr;
   ASSERT_EQ(amp_blas_create(&handle), AMP_OK);

@@ -18,6 +18,20 @@
 // is created on first use and kept (a training step calls the same shapes
 // every step); memory objects wrap the caller's pointers per call.
 //
+// Threads: Debian's oneDNN runs on OpenMP (libgomp) and sizes a primitive's
+// parallel loops by omp_get_max_threads() when the primitive is created. With
+// OMP_WAIT_POLICY=passive (right on a shared machine) every parallel region
+// wakes the sleeping workers through the kernel, 60-75 us a call here, which
+// is more than a small GEMM takes on one core (2 cores, 2026-11-27, passive:
+// f32 128^3 26 us on one thread against 78 on two, 192^3 86 / 117, 256^3
+// 197 / 190, 16x512x4608 1187 / 607; bf16 64x128x1152 27 / 81). A GEMM of
+// under kSerialMacs multiply-adds is therefore created and run with one
+// thread (omp_set_num_threads(1) around it, so oneDNN's parallel loop calls
+// its body inline): a BERT-sized step went from 4.7-5.0 ms (workers woken
+// for each of its GEMMs) to the 0.5 ms it takes on one thread.
+// AMP_CPU_GEMM_SERIAL_MACS overrides the bound (0: every GEMM on all
+// threads, the old behaviour, for A/B runs).
+//
 //===----------------------------------------------------------------------===//
 
 #include "DnnlGemm.h"
@@ -26,12 +40,60 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 
+// OpenMP's thread-count controls, from the libgomp that libdnnl loads. Weak:
+// with a oneDNN built on another threading runtime they are null and every
+// GEMM runs as oneDNN threads it.
+extern "C" {
+int omp_get_max_threads(void) __attribute__((weak));
+void omp_set_num_threads(int) __attribute__((weak));
+}
+
 namespace {
-using Key = std::array<int64_t, 14>;
+using Key = std::array<int64_t, 15>;
+
+/// GEMMs below this many multiply-adds run on the calling thread alone (file
+/// comment): one core does 8M f32 multiply-adds in ~95 us, under what waking
+/// a second thread costs plus half the work.
+constexpr int64_t kSerialMacs = int64_t{1} << 23;
+
+int64_t serialMacs() {
+  static const int64_t bound = [] {
+    const char *env = std::getenv("AMP_CPU_GEMM_SERIAL_MACS");
+    if (!env || !*env)
+      return kSerialMacs;
+    char *end = nullptr;
+    long long value = std::strtoll(env, &end, 10);
+    return end && *end == '\0' && value >= 0 ? int64_t{value} : kSerialMacs;
+  }();
+  return bound;
+}
+
+/// Runs oneDNN calls in its scope on the calling thread alone when `serial`
+/// (and OpenMP's controls are there); restores the thread count after.
+class SerialScope {
+public:
+  explicit SerialScope(bool serial) {
+    if (!serial || !omp_get_max_threads || !omp_set_num_threads)
+      return;
+    saved = omp_get_max_threads();
+    if (saved > 1)
+      omp_set_num_threads(1);
+  }
+  ~SerialScope() {
+    if (saved > 1)
+      omp_set_num_threads(saved);
+  }
+  SerialScope(const SerialScope &) = delete;
+  SerialScope &operator=(const SerialScope &) = delete;
+
+private:
+  int saved = 0;
+};
 
 struct Primitive {
   dnnl_primitive_t primitive = nullptr;
@@ -74,7 +136,8 @@ Primitive *primitiveFor(const Key &key) {
   auto it = d.primitives.find(key);
   if (it != d.primitives.end())
     return it->second.primitive ? &it->second : nullptr;
-  auto [tA, tB, m, n, k, lda, ldb, ldc, batch, sA, sB, sC, sum, bf16] = key;
+  auto [tA, tB, m, n, k, lda, ldb, ldc, batch, sA, sB, sC, sum, bf16,
+        serial] = key;
   const dnnl_data_type_t type = bf16 ? dnnl_bf16 : dnnl_f32;
   Primitive p;
   dnnl_primitive_attr_t attr = nullptr;
@@ -150,12 +213,17 @@ bool dnnlGemm(amp_transpose transA, amp_transpose transB, int64_t m,
     strideB = k * n;
     strideC = m * n;
   }
+  // Small GEMMs run on this thread alone (file comment); the key keeps the
+  // choice, as the primitive's parallel loop is sized when it is created.
+  const bool serial =
+      static_cast<double>(m) * n * k * batch < static_cast<double>(serialMacs());
   // (A and B as [batch, rows, cols] memory below are op(A)^T and op(B)^T.)
   Key key = {transA == AMP_OP_T, transB == AMP_OP_T, m, n, k, lda, ldb, ldc,
              batch, strideA, strideB, strideC, beta == 1.0f,
-             dtype == AMP_DTYPE_BF16};
+             dtype == AMP_DTYPE_BF16, serial};
   Dnnl &d = dnnl();
   std::lock_guard<std::mutex> lock(d.mutex);
+  SerialScope scope(serial);
   Primitive *p = primitiveFor(key);
   if (!p)
     return false;
