@@ -357,7 +357,12 @@ def AmpCpuExpandMathPass : Pass<"amp-cpu-expand-math", "::mlir::ModuleOp"> {
       MathToLLVM's `llvm.intr.powi` takes no vector exponent;
     - `math.isinf %x` becomes `|x| == +inf`;
     - `math.isnormal %x` becomes `|x| >= smallest normal && |x| < +inf`
-      (false for NaN: both comparisons are ordered).
+      (false for NaN: both comparisons are ordered);
+    - an f32 / f64 `math.powf` whose exponent is a constant PyTorch's pow
+      kernel special-cases becomes what that kernel computes: 2 -> `x * x`,
+      3 -> `(x * x) * x`, 0.5 -> `sqrt(x)`, -0.5 -> `1 / sqrt(x)`, -1 ->
+      `1 / x`, -2 -> `1 / (x * x)` (PyTorch's results bit for bit, and no
+      libm call per element).
 
     Scalars and vectors alike.
   }];
