@@ -7,8 +7,9 @@ amp-train against PyTorch eager on the same machine, in one run.
 
 Per model: export_train_step (torch-mlir) once; amp-train --precision fp32 / bf16 / f16 with --timing
 and a cold JIT (--no-jit-cache): compile_ms and the median "ms" of the steps after the first two;
-PyTorch eager fp32 (torch.optim, the same batch) with torch.set_num_threads(--threads): the median step
-time after two warm-up steps. Both sides run with OMP_WAIT_POLICY=passive (idle GEMM workers sleep
+PyTorch eager (torch.optim, the same batch) with torch.set_num_threads(--threads): fp32, and CPU
+autocast bf16 / f16 (torch.autocast("cpu") around forward and loss, f16 with torch.amp.GradScaler("cpu"),
+as our f16 step scales its loss): the median step time after two warm-up steps. Both sides run with OMP_WAIT_POLICY=passive (idle GEMM workers sleep
 instead of spinning on a shared machine) and the same thread count (OMP_NUM_THREADS for amp-train's
 oneDNN / OpenBLAS). The table goes between <!-- zoo-cpu:begin --> and <!-- zoo-cpu:end --> in --out.
 """
@@ -31,7 +32,10 @@ sys.path.insert(0, str(REPO / "test" / "model-zoo"))
 BEGIN, END = "<!-- zoo-cpu:begin -->", "<!-- zoo-cpu:end -->"
 
 
-def torch_step_ms(case, steps):
+def torch_step_ms(case, steps, precision="fp32"):
+    """PyTorch eager's median step in ms; for bf16 / f16 CPU autocast (f16 with a GradScaler). None
+    where PyTorch cannot run the step in that precision."""
+    import contextlib
     import copy
 
     import torch
@@ -40,14 +44,26 @@ def torch_step_ms(case, steps):
     model = copy.deepcopy(case.model).train()
     opt = model_zoo._optimizer([p for p in model.parameters() if p.requires_grad], case.optimizer, case.options)
     inputs = [t.float() if t.is_floating_point() else t for t in case.inputs]
+    dtype = {"bf16": torch.bfloat16, "f16": torch.float16}.get(precision)
+    autocast = (lambda: torch.autocast("cpu", dtype=dtype)) if dtype else contextlib.nullcontext
+    scaler = torch.amp.GradScaler("cpu") if precision == "f16" else None
     times = []
-    for _ in range(steps):
-        t = time.perf_counter()
-        opt.zero_grad()
-        loss = case.loss_fn(model(*inputs[:-1]), inputs[-1])
-        loss.backward()
-        opt.step()
-        times.append((time.perf_counter() - t) * 1000)
+    try:
+        for _ in range(steps):
+            t = time.perf_counter()
+            opt.zero_grad()
+            with autocast():
+                loss = case.loss_fn(model(*inputs[:-1]), inputs[-1])
+            if scaler:
+                scaler.scale(loss).backward()
+                scaler.step(opt)
+                scaler.update()
+            else:
+                loss.backward()
+                opt.step()
+            times.append((time.perf_counter() - t) * 1000)
+    except RuntimeError:
+        return None
     return statistics.median(times[2:])
 
 
@@ -62,13 +78,18 @@ def ours(build, step_dir, precision, steps, env):
     return statistics.median(r["ms"] for r in rows[2:]), compile_ms / 1000, None
 
 
+def fmt_ms(ms):
+    """A step time with three significant digits down to 0.01 ms."""
+    return f"{ms:.1f}" if ms >= 10 else f"{ms:.2f}"
+
+
 def main():
     import torch
     from amp_mlir.torch.zoo import ZOO
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default=",".join(ZOO))
-    ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--build", type=Path, default=REPO / "build")
     ap.add_argument("--out", type=Path)
@@ -82,19 +103,22 @@ def main():
         try:
             case = ZOO[name]()
         except ModuleNotFoundError as e:
-            rows.append(f"| {name} | skipped: {e.name} not installed | | | | | | |")
+            rows.append(f"| {name} | skipped: {e.name} not installed | | | | | | | | |")
             continue
         case.export(work / name)
-        t_ms = torch_step_ms(case, args.steps)
+        torch_ms = {p: torch_step_ms(case, args.steps, p) for p in ("fp32", "bf16", "f16")}
+        t_ms = torch_ms["fp32"]
         res = {p: ours(args.build, work / name, p, args.steps, env) for p in ("fp32", "bf16", "f16")}
         cells = []
         for p in ("fp32", "bf16", "f16"):
             ms, _, err = res[p]
-            cells.append(f"{ms:.1f}" if ms is not None else f"fails: {err[:60]}")
+            cells.append(fmt_ms(ms) if ms is not None else f"fails: {err[:60]}")
         fp32 = res["fp32"][0]
         ratio = f"{fp32 / t_ms:.2f}x" if fp32 else "-"
         compile_s = "/".join(f"{res[p][1]:.0f}" if res[p][1] is not None else "-" for p in ("fp32", "bf16", "f16"))
-        rows.append(f"| {name} | {t_ms:.1f} | {cells[0]} | {ratio} | {cells[1]} | {cells[2]} | {compile_s} |")
+        torch_cells = [fmt_ms(torch_ms[p]) if torch_ms[p] is not None else "fails" for p in ("bf16", "f16")]
+        rows.append(f"| {name} | {fmt_ms(t_ms)} | {cells[0]} | {ratio} | {torch_cells[0]} | {cells[1]} "
+                    f"| {torch_cells[1]} | {cells[2]} | {compile_s} |")
         print(rows[-1], flush=True)
     table = [
         BEGIN,
@@ -102,9 +126,9 @@ def main():
         f"both sides, OMP_WAIT_POLICY=passive, torch {torch.__version__}, median step after 2 warm-up steps of "
         f"{args.steps}, cold JIT (`bench/run_zoo_cpu_benchmark.py`):",
         "",
-        "| model | PyTorch eager fp32 ms | ours fp32 ms | ours / PyTorch | ours bf16 ms | ours f16 ms "
-        "| compile s (fp32/bf16/f16) |",
-        "|---|---|---|---|---|---|---|",
+        "| model | PyTorch eager fp32 ms | ours fp32 ms | ours / PyTorch | PyTorch bf16 autocast ms "
+        "| ours bf16 ms | PyTorch f16 autocast ms | ours f16 ms | compile s (fp32/bf16/f16) |",
+        "|---|---|---|---|---|---|---|---|---|",
         *rows,
         END,
     ]
