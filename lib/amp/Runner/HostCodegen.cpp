@@ -112,7 +112,7 @@ mlir::amp::makeStepOptimizer(unsigned optLevel, llvm::TargetMachine *machine,
   };
 }
 
-/// Adds `_mlir_<name>(ptr args)`, which calls `name` with *args[i] as its
+/// Adds getPackedEntryName(name) (`_mlir_<name>(ptr args)`), which calls `name` with *args[i] as its
 /// argument i (and stores a result through args[<number of arguments>]).
 static LogicalResult addPackedEntry(llvm::Module &module, StringRef name) {
   llvm::Function *callee = module.getFunction(name);
@@ -123,7 +123,8 @@ static LogicalResult addPackedEntry(llvm::Module &module, StringRef name) {
   auto *type = llvm::FunctionType::get(builder.getVoidTy(),
                                        builder.getPtrTy(), /*isVarArg=*/false);
   auto *packed = llvm::Function::Create(
-      type, llvm::GlobalValue::ExternalLinkage, "_mlir_" + name, module);
+      type, llvm::GlobalValue::ExternalLinkage, getPackedEntryName(name),
+      module);
   builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", packed));
   llvm::Value *argList = packed->getArg(0);
   SmallVector<llvm::Value *> args;
@@ -237,15 +238,11 @@ compileToObject(llvm::Module &module, llvm::TargetMachine &machine,
 }
 
 FailureOr<std::vector<std::unique_ptr<llvm::MemoryBuffer>>>
-mlir::amp::compileHostObjects(ModuleOp module, StringRef wrapperName,
-                              unsigned optLevel, unsigned threads,
-                              Location loc) {
-  auto hostBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!hostBuilder)
-    return emitError(loc) << "cannot describe this host to LLVM: "
-                          << llvm::toString(hostBuilder.takeError());
+mlir::amp::compileHostObjects(
+    ModuleOp module, StringRef wrapperName,
+    llvm::orc::JITTargetMachineBuilder machineBuilder, unsigned optLevel,
+    unsigned threads, Location loc) {
   // One target machine per part: they are not shared across threads.
-  llvm::orc::JITTargetMachineBuilder machineBuilder = std::move(*hostBuilder);
   auto createMachine =
       [&]() -> llvm::Expected<std::unique_ptr<llvm::TargetMachine>> {
     return machineBuilder.createTargetMachine();

@@ -42,14 +42,13 @@ using namespace mlir::amp;
 // The host
 //===----------------------------------------------------------------------===//
 
-/// A target machine for this host's CPU and its features; null when LLVM
-/// cannot describe the host (the optimizer then runs without a cost model).
-static std::unique_ptr<llvm::TargetMachine> createHostMachine() {
-  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!builder) {
-    llvm::consumeError(builder.takeError());
+/// A target machine of `builder` (this host's CPU and its features); null
+/// without a builder or when LLVM cannot create one (the optimizer then runs
+/// without a cost model).
+static std::unique_ptr<llvm::TargetMachine>
+createHostMachine(std::optional<llvm::orc::JITTargetMachineBuilder> &builder) {
+  if (!builder)
     return nullptr;
-  }
   auto machine = builder->createTargetMachine();
   if (!machine) {
     llvm::consumeError(machine.takeError());
@@ -230,12 +229,21 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
   ModuleOp moduleOp = *module;
   size_t numArgs = arguments.size(), numResults = results.size();
   unsigned optLevel = std::min(options.run.optLevel, 3u);
-  std::string packedName = "_mlir__mlir_ciface_" + entryName;
+  std::string wrapper = "_mlir_ciface_" + entryName;
+  std::string packedName = getPackedEntryName(wrapper);
 
   // LLVM's optimizer sees this machine's vector units (its loop and SLP
   // vectorizers need the target's cost model; without a target machine
-  // they assume no vector registers).
-  std::unique_ptr<llvm::TargetMachine> hostMachine = createHostMachine();
+  // they assume no vector registers). The host is detected once: the JIT
+  // cache key describes the machine the code is compiled for.
+  std::optional<llvm::orc::JITTargetMachineBuilder> hostBuilder;
+  std::string hostError;
+  if (auto detected = llvm::orc::JITTargetMachineBuilder::detectHost())
+    hostBuilder = std::move(*detected);
+  else
+    hostError = llvm::toString(detected.takeError());
+  std::unique_ptr<llvm::TargetMachine> hostMachine =
+      createHostMachine(hostBuilder);
   // A GPU step's host code is one long run of calls (launches, copies,
   // runtime calls) whose speed is its calls': code generation at -O0 (fast
   // register allocation, no DAG combining) takes a fraction of the time.
@@ -284,7 +292,6 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
   configureStoreMerging();
   if (failed(lower(fn, options)))
     return failure();
-  std::string wrapper = "_mlir_ciface_" + entryName;
   auto llvmFn = dyn_cast_or_null<LLVM::LLVMFuncOp>(
       SymbolTable::lookupSymbolIn(moduleOp, wrapper));
   if (!llvmFn)
@@ -299,8 +306,12 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
   // A step that runs on the host: its parts compiled on every core
   // (HostCodegen.cpp), linked, and stored in the cache.
   if (executor->runsOnHost()) {
-    auto objects = compileHostObjects(moduleOp, wrapper, optLevel,
-                                      options.run.compileThreads, entryLoc);
+    if (!hostBuilder)
+      return emitError(entryLoc)
+             << "cannot describe this host to LLVM: " << hostError;
+    auto objects =
+        compileHostObjects(moduleOp, wrapper, *hostBuilder, optLevel,
+                           options.run.compileThreads, entryLoc);
     if (failed(objects))
       return failure();
     if (!cachePath.empty())
@@ -320,8 +331,10 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
   // constructors load the kernel module.
   SmallVector<StringRef> libRefs(libs.begin(), libs.end());
   ExecutionEngineOptions engineOptions;
-  engineOptions.transformer =
+  // (The options hold a function_ref: the optimizer lives until create.)
+  std::function<llvm::Error(llvm::Module *)> optimizer =
       makeStepOptimizer(optLevel, hostMachine.get(), /*vectorize=*/false);
+  engineOptions.transformer = optimizer;
   engineOptions.jitCodeGenOptLevel =
       static_cast<llvm::CodeGenOptLevel>(optLevel);
   engineOptions.sharedLibPaths = libRefs;

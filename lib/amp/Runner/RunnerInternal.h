@@ -23,6 +23,7 @@
 #include "amp/Runner/TrainingRunner.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include <functional>
 #include <string>
@@ -62,13 +63,22 @@ std::function<llvm::Error(llvm::Module *)>
 makeStepOptimizer(unsigned optLevel, llvm::TargetMachine *machine,
                   bool vectorize);
 
+/// The name of the packed entry point (`void (ptr args)`) that
+/// compileHostObjects adds for the function `wrapperName`.
+inline std::string getPackedEntryName(StringRef wrapperName) {
+  return ("_mlir_" + wrapperName).str();
+}
+
 /// The object code of `module` (the LLVM dialect, as the CPU pipeline leaves
-/// it) for this host, optimised at -O<optLevel>, with the packed entry point
-/// `_mlir_<wrapperName>`: one object per part, the parts compiled on up to
-/// `threads` threads (0: one per hardware thread). Errors at `loc`.
+/// it) for the machines `machineBuilder` describes (the host's, detected once
+/// by the caller, which keys the JIT cache by the same description),
+/// optimised at -O<optLevel>, with the packed entry point
+/// getPackedEntryName(wrapperName): one object per part, the parts compiled
+/// on up to `threads` threads (0: one per hardware thread). Errors at `loc`.
 FailureOr<std::vector<std::unique_ptr<llvm::MemoryBuffer>>>
-compileHostObjects(ModuleOp module, StringRef wrapperName, unsigned optLevel,
-                   unsigned threads, Location loc);
+compileHostObjects(ModuleOp module, StringRef wrapperName,
+                   llvm::orc::JITTargetMachineBuilder machineBuilder,
+                   unsigned optLevel, unsigned threads, Location loc);
 
 /// The runtime's CUDA backend, loaded at run time: its mgpu* memory entry
 /// points (the ones the step's host code uses too) and a device count.
