@@ -1,7 +1,9 @@
 // amp-cpu-vectorize: static linalg ops whose innermost loop is parallel are
 // tiled by 1 outside and by one vector register inside (after their
 // contiguous trailing loops are merged into one), and each tile is
-// vectorised; ops with an innermost reduction keep their loops.
+// vectorised; ops with an innermost reduction keep their loops, unless a
+// parallel loop walks every operand's contiguous dimension (a depthwise
+// convolution's or a pooling window's channels): that loop goes innermost.
 // RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(amp-cpu-vectorize),canonicalize)' | FileCheck %s
 // RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(amp-cpu-vectorize{vector-bits=512}),canonicalize)' | FileCheck %s --check-prefix=AVX512
 // RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(amp-cpu-vectorize{vector-bits=0}))' | FileCheck %s --check-prefix=OFF
@@ -363,5 +365,62 @@ func.func @strided_copy(%a: memref<4x16xf32>, %o: memref<8x16xf32>, %c: memref<4
   %v = memref.subview %o[0, 0] [4, 16] [2, 1] : memref<8x16xf32> to memref<4x16xf32, strided<[32, 1]>>
   memref.copy %a, %v : memref<4x16xf32> to memref<4x16xf32, strided<[32, 1]>>
   memref.copy %a, %c : memref<4x16xf32> to memref<4x16xf32>
+  return
+}
+
+// -----
+
+// A depthwise convolution (NHWC, multiplier 1): the channel loop moves
+// innermost, the window loops (kh, kw) stay scalar loops outside it in their
+// order, and each tile is an elementwise multiply-add over 8 channels on
+// rank-reducing views (each output accumulates its window in the same
+// order as the scalar loops).
+// CHECK-LABEL: func.func @depthwise_channels_innermost
+// CHECK: scf.for {{.*}} to %c4 step %c1
+// CHECK: scf.for {{.*}} to %c4 step %c1
+// CHECK: scf.for {{.*}} to %c4 step %c1
+// CHECK: scf.for {{.*}} to %c5 step %c1
+// CHECK: scf.for {{.*}} to %c5 step %c1
+// CHECK: scf.for {{.*}} to %c96 step %c8
+// CHECK-COUNT-3: vector.transfer_read {{.*}} vector<8xf32>
+// CHECK: %[[P:.*]] = arith.mulf {{.*}} : vector<8xf32>
+// CHECK: arith.addf {{.*}}, %[[P]] : vector<8xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<8xf32>
+// CHECK-NOT: linalg.
+// OFF-LABEL: func.func @depthwise_channels_innermost
+// OFF: linalg.depthwise_conv_2d_nhwc_hwcm
+func.func @depthwise_channels_innermost(%in: memref<4x12x12x96xf32>, %w: memref<5x5x96x1xf32>, %out: memref<4x4x4x96x1xf32>) {
+  linalg.depthwise_conv_2d_nhwc_hwcm {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+    ins(%in, %w : memref<4x12x12x96xf32>, memref<5x5x96x1xf32>) outs(%out : memref<4x4x4x96x1xf32>)
+  return
+}
+
+// -----
+
+// A bf16 max pool: the same, 16 lanes of bf16 at 256 bits; the window
+// operand (no channel) is not read.
+// CHECK-LABEL: func.func @max_pool_channels_innermost
+// CHECK: scf.for {{.*}} to %c3 step %c1
+// CHECK: scf.for {{.*}} to %c3 step %c1
+// CHECK: vector.transfer_read {{.*}} vector<16xbf16>
+// CHECK: arith.maximumf {{.*}} : vector<16xbf16>
+// CHECK: vector.transfer_write {{.*}} : vector<16xbf16>
+// CHECK-NOT: linalg.
+func.func @max_pool_channels_innermost(%in: memref<2x9x9x16xbf16>, %k: memref<3x3xbf16>, %out: memref<2x4x4x16xbf16>) {
+  linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+    ins(%in, %k : memref<2x9x9x16xbf16>, memref<3x3xbf16>) outs(%out : memref<2x4x4x16xbf16>)
+  return
+}
+
+// -----
+
+// NCHW pooling: no parallel loop walks the input's contiguous dimension (the
+// window does), so the loops stay.
+// CHECK-LABEL: func.func @nchw_pool_stays
+// CHECK: linalg.pooling_nchw_sum
+// CHECK-NOT: vector.
+func.func @nchw_pool_stays(%in: memref<2x16x9x9xf32>, %k: memref<3x3xf32>, %out: memref<2x16x7x7xf32>) {
+  linalg.pooling_nchw_sum {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%in, %k : memref<2x16x9x9xf32>, memref<3x3xf32>) outs(%out : memref<2x16x7x7xf32>)
   return
 }

@@ -37,7 +37,17 @@
 // Ops whose innermost loop is a reduction (a row sum walking contiguous
 // memory) keep their scalar loops: a vector reduction reassociates the f32
 // sum, which changes results against the f32 reference; LLVM keeps their
-// loops in order too. The exception is an op whose only accumulation is an
+// loops in order too. Unless a parallel loop walks the contiguous dimension
+// of every operand it indexes (a depthwise convolution's or a pooling
+// window's channels, NHWC): that loop is moved innermost first
+// (linalg::interchangeGenericOp; each output element still accumulates its
+// window in the same order), and the op is then tiled like a parallel one.
+// Its tile reads the input at oh * s + kh * d, a map the vectoriser does not
+// take; every other loop of the tile has size 1, so the tile's unit
+// dimensions are dropped first (linalg::dropUnitDims, rank-reducing
+// subviews) and what is left is an elementwise op over the channels:
+// mobilenet_v3_small's 33 depthwise convolutions (forward, input and filter
+// gradients) were scalar loops. The exception is an op whose only accumulation is an
 // exact integer one (amp-cpu-check-in-update's or-ed inf / nan flag beside
 // an update written per element): any order gives the same bits, and it is
 // tiled and vectorised like a parallel op. Ops the vectoriser cannot take (a body that loads from
@@ -199,6 +209,61 @@ collapsibleLoopRuns(linalg::LinalgOp op) {
   return runs;
 }
 
+/// The parallel loop to move innermost in an op whose innermost loop is a
+/// reduction (file comment): one that walks, in every operand that it
+/// indexes, exactly the innermost dimension of size > 1, with stride 1, and
+/// no other dimension; -1 when there is none.
+static int64_t findContiguousParallelLoop(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() < 2 ||
+      !op.getBlock()->getOps<linalg::IndexOp>().empty() ||
+      hasOnlyExactReductions(op))
+    return -1;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (iterators.back() == utils::IteratorType::parallel)
+    return -1;
+  SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+  if (llvm::any_of(sizes, ShapedType::isDynamic))
+    return -1;
+  for (unsigned p = 0; p < op.getNumLoops(); ++p) {
+    if (iterators[p] != utils::IteratorType::parallel || sizes[p] < 2)
+      continue;
+    AffineExpr dim = getAffineDimExpr(p, op.getContext());
+    bool walksContiguously = true, used = false;
+    for (OpOperand &operand : op->getOpOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      if (!map.isFunctionOfDim(p))
+        continue;
+      used = true;
+      auto type = dyn_cast<MemRefType>(operand.get().getType());
+      SmallVector<int64_t> strides;
+      int64_t offset;
+      if (!type || !type.hasStaticShape() ||
+          failed(type.getStridesAndOffset(strides, offset))) {
+        walksContiguously = false;
+        break;
+      }
+      // The innermost dimension of size > 1 is `p` itself, contiguous; no
+      // other result reads `p`.
+      int64_t last = type.getRank() - 1;
+      while (last >= 0 && type.getDimSize(last) == 1)
+        --last;
+      for (auto [k, result] : llvm::enumerate(map.getResults())) {
+        bool isLast = static_cast<int64_t>(k) == last;
+        if (isLast ? (result != dim || strides[k] != 1)
+                   : result.isFunctionOfDim(p)) {
+          walksContiguously = false;
+          break;
+        }
+      }
+      if (!walksContiguously)
+        break;
+    }
+    if (walksContiguously && used)
+      return p;
+  }
+  return -1;
+}
+
 /// How to tile `op` (see the file comment); `inner` 0 when `op` is not a
 /// candidate.
 static TilePlan planTiles(linalg::LinalgOp op, int64_t vectorBits) {
@@ -238,11 +303,65 @@ static TilePlan planTiles(linalg::LinalgOp op, int64_t vectorBits) {
   return plan;
 }
 
+/// The tile of a window op (every loop of size 1 but the innermost, which
+/// the maps read as the innermost non-unit dimension of an operand or not at
+/// all) as a 1-D elementwise linalg.generic on rank-reducing subviews of its
+/// operands (vector-length views and scalars); failure (nothing created)
+/// when the tile is not of that form.
+static FailureOr<linalg::GenericOp>
+dropWindowTileUnitDims(RewriterBase &rewriter, linalg::GenericOp tile) {
+  unsigned inner = tile.getNumLoops() - 1;
+  int64_t length = tile.getStaticLoopRanges().back();
+  SmallVector<int64_t> targetShapes;
+  for (OpOperand &operand : tile->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type)
+      return failure();
+    AffineMap map = tile.getMatchingIndexingMap(&operand);
+    int64_t walked = 0;
+    for (auto [k, result] : llvm::enumerate(map.getResults())) {
+      bool isInner = result == getAffineDimExpr(inner, tile.getContext());
+      if (isInner ? type.getDimSize(k) != length : type.getDimSize(k) != 1)
+        return failure();
+      walked += isInner;
+    }
+    if (walked > 1 || (walked == 0 && map.isFunctionOfDim(inner)))
+      return failure();
+    targetShapes.push_back(walked);
+  }
+  Location loc = tile.getLoc();
+  rewriter.setInsertionPoint(tile);
+  SmallVector<Value> operands;
+  SmallVector<AffineMap> maps;
+  MLIRContext *context = tile.getContext();
+  for (auto [operand, walked] :
+       llvm::zip_equal(tile->getOperands(), targetShapes)) {
+    SmallVector<int64_t> shape;
+    if (walked)
+      shape.push_back(length);
+    operands.push_back(memref::createCanonicalRankReducingSubViewOp(
+        rewriter, loc, operand, shape));
+    maps.push_back(walked ? AffineMap::getMultiDimIdentityMap(1, context)
+                          : AffineMap::get(1, 0, {}, context));
+  }
+  unsigned numInputs = tile.getNumDpsInputs();
+  auto flat = linalg::GenericOp::create(
+      rewriter, loc, TypeRange{}, ArrayRef(operands).take_front(numInputs),
+      ArrayRef(operands).drop_front(numInputs), maps,
+      {utils::IteratorType::parallel});
+  rewriter.cloneRegionBefore(tile.getRegion(), flat.getRegion(),
+                             flat.getRegion().begin());
+  return flat;
+}
+
 /// Tiles `op` as `plan` says and vectorises the tiles (file comment, steps
-/// 1-2); false when it stays.
+/// 1-2); false when it stays. `window`: a window op whose channel loop was
+/// moved innermost (file comment).
 static bool vectorizeOne(RewriterBase &rewriter, linalg::LinalgOp op,
-                         const TilePlan &plan) {
-  if (failed(linalg::vectorizeOpPrecondition(op)))
+                         const TilePlan &plan, bool window) {
+  // (A window's maps are not projected permutations: its tile is checked
+  // once its unit dimensions are dropped, below.)
+  if (!window && failed(linalg::vectorizeOpPrecondition(op)))
     return false;
   // i1 buffers stay scalar: memref<...xi1> holds one byte per element, while
   // the LLVM lowering of a vector<Nxi1> transfer loads and stores N packed
@@ -311,6 +430,23 @@ static bool vectorizeOne(RewriterBase &rewriter, linalg::LinalgOp op,
   for (linalg::IndexOp index : unitIndices) {
     rewriter.setInsertionPoint(index);
     rewriter.replaceOpWithNewOp<arith::ConstantIndexOp>(index, 0);
+  }
+  // A window's tile (an input read at oh * s + kh * d) has maps that are not
+  // projected permutations; every loop but the innermost has size 1 in it:
+  // with those dimensions dropped it is an elementwise op over the innermost
+  // loop (file comment).
+  if (window) {
+    auto generic = dyn_cast<linalg::GenericOp>(tile);
+    if (!generic || llvm::count_if(tileOp.getStaticLoopRanges(), [](int64_t s) {
+                      return s != 1;
+                    }) != 1)
+      return false;
+    FailureOr<linalg::GenericOp> flat = dropWindowTileUnitDims(rewriter, generic);
+    if (failed(flat))
+      return false;
+    rewriter.eraseOp(generic);
+    tile = *flat;
+    vectorSizes.assign(1, plan.inner);
   }
   rewriter.setInsertionPoint(tile);
   FailureOr<linalg::VectorizationResult> vectorized =
@@ -415,6 +551,35 @@ LogicalResult mlir::amp::vectorizeLinalgForCpu(Operation *root,
       rewriter.eraseOp(*generic);
   }
 
+  // A contiguous parallel loop of a reduction-innermost op (a depthwise
+  // convolution's channels) moved innermost (file comment).
+  SmallVector<std::pair<linalg::LinalgOp, int64_t>> windowLoops;
+  if (vectorBits > 0)
+    root->walk([&](linalg::LinalgOp op) {
+      int64_t p = findContiguousParallelLoop(op);
+      if (p >= 0)
+        windowLoops.push_back({op, p});
+    });
+  llvm::SmallPtrSet<Operation *, 16> windows;
+  for (auto [op, p] : windowLoops) {
+    rewriter.setInsertionPoint(op);
+    FailureOr<linalg::GenericOp> generic =
+        amp::codegen_utils::asGeneric(rewriter, op);
+    if (failed(generic))
+      continue;
+    SmallVector<unsigned> order;
+    for (unsigned d = 0; d < generic->getNumLoops(); ++d)
+      if (d != p)
+        order.push_back(d);
+    order.push_back(p);
+    FailureOr<linalg::GenericOp> interchanged =
+        linalg::interchangeGenericOp(rewriter, *generic, order);
+    if (succeeded(interchanged) &&
+        !llvm::all_of(interchanged->getIndexingMapsArray(),
+                      [](AffineMap map) { return map.isProjectedPermutation(); }))
+      windows.insert(*interchanged);
+  }
+
   SmallVector<std::pair<linalg::LinalgOp, TilePlan>> candidates;
   root->walk([&](linalg::LinalgOp op) {
     TilePlan plan = planTiles(op, vectorBits);
@@ -422,7 +587,7 @@ LogicalResult mlir::amp::vectorizeLinalgForCpu(Operation *root,
       candidates.push_back({op, plan});
   });
   for (auto [op, plan] : candidates)
-    vectorizeOne(rewriter, op, plan);
+    vectorizeOne(rewriter, op, plan, windows.contains(op));
 
   // Step 3: unit dimensions away, transfers and multi-reductions lowered.
   RewritePatternSet patterns(root->getContext());
