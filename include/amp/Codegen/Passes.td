@@ -161,7 +161,13 @@ def AmpCpuVectorizePass : InterfacePass<"amp-cpu-vectorize", "::mlir::FunctionOp
     (as vector.transpose, one shuffle) and the multi-reductions of outer
     reduction dimensions are then lowered with the upstream vector patterns.
     Ops with an innermost reduction keep their loops (a vector reduction
-    would reassociate the f32 sum).
+    would reassociate the f32 sum), unless a parallel loop walks, in every
+    operand it indexes, exactly the contiguous dimension (a depthwise
+    convolution's or an NHWC pooling window's channels): that loop is moved
+    innermost (`linalg::interchangeGenericOp`; each output still accumulates
+    its window in the same order) and the op is tiled like a parallel one;
+    its tiles, whose input maps (`oh * s + kh * d`) the vectoriser does not
+    take, become elementwise ops over the channels on rank-reducing views.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
