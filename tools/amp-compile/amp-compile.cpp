@@ -12,13 +12,16 @@
 // as JSON in the function's iree.reflection, the generic op form), and
 // writes the step as MLIR (LLVM dialect, or tensors for iree-input),
 // LLVM IR (host code with the embedded kernel binary), PTX (the kernels;
-// --target=cuda) or a host object file to link against the amp runtime.
+// --target=cuda) or a host object file to link against the amp runtime. LLVM
+// IR and objects are optimised as amp-train's JIT optimises a step (-O2 by
+// default) for --mcpu (generic unless asked: `host` is this machine's CPU).
 //
 //===----------------------------------------------------------------------===//
 
 #include "amp/Dialect/Amp/IR/TrainingStep.h"
 #include "amp/InitAll.h"
 #include "amp/Pipelines/Pipelines.h"
+#include "amp/Runner/StepOptimizer.h"
 #include "ToolInput.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -41,6 +44,9 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include <algorithm>
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -102,6 +108,25 @@ static cl::opt<std::string>
                       "check-in-update on cpu, runtime on cuda)"),
              cl::init(""), cl::cat(category));
 
+static cl::opt<std::string>
+    mcpu("mcpu",
+         cl::desc("Host CPU the object code is for (--emit=llvm / obj): an "
+                  "LLVM CPU name (x86-64-v3, sapphirerapids, ...; `llc "
+                  "-mcpu=help` lists them), `generic` (default: runs on any "
+                  "CPU of the target) or `host` (this machine's CPU and "
+                  "features, as amp-train's JIT)"),
+         cl::init("generic"), cl::cat(category));
+static cl::opt<std::string>
+    mattr("mattr",
+          cl::desc("Extra host CPU features, LLVM's syntax (+avx512f,-fma)"),
+          cl::init(""), cl::cat(category));
+static cl::opt<unsigned>
+    optLevel("O",
+             cl::desc("LLVM optimisation level of --emit=llvm / obj (0-3, "
+                      "default 2): amp-train's step optimizer "
+                      "(amp/Runner/StepOptimizer.h), then code generation"),
+             cl::Prefix, cl::init(2), cl::cat(category));
+
 /// Writes the PTX of every gpu.binary object (format isa) to `os`.
 static LogicalResult writePtx(ModuleOp module, llvm::raw_ostream &os) {
   unsigned count = 0;
@@ -117,24 +142,69 @@ static LogicalResult writePtx(ModuleOp module, llvm::raw_ostream &os) {
   return success();
 }
 
-/// Compiles `llvmModule` to a host object file.
-static LogicalResult writeObject(llvm::Module &llvmModule,
-                                 llvm::raw_pwrite_stream &os) {
+/// A target machine for --mcpu / --mattr at -O<optLevel>; null (after an
+/// error message) for an unknown CPU.
+static std::unique_ptr<llvm::TargetMachine> createHostTargetMachine() {
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   std::string error;
   const llvm::Target *llvmTarget =
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!llvmTarget) {
     llvm::errs() << "amp-compile: " << error << "\n";
-    return failure();
+    return nullptr;
+  }
+  std::string cpu = mcpu, cpuFeatures;
+  if (cpu == "host") {
+    cpu = llvm::sys::getHostCPUName().str();
+    llvm::SubtargetFeatures features;
+    for (const auto &[feature, enabled] : llvm::sys::getHostCPUFeatures())
+      features.AddFeature(feature, enabled);
+    cpuFeatures = features.getString();
+  }
+  if (!mattr.empty())
+    cpuFeatures += (cpuFeatures.empty() ? "" : ",") + mattr;
+  // (Checked on a subtarget of the default CPU: one of an unknown CPU warns.)
+  std::unique_ptr<llvm::MCSubtargetInfo> defaultSubtarget(
+      llvmTarget->createMCSubtargetInfo(triple, "", ""));
+  if (!defaultSubtarget || !defaultSubtarget->isCPUStringValid(cpu)) {
+    llvm::errs() << "amp-compile: unknown --mcpu '" << mcpu << "' for "
+                 << triple.str() << " (`llc -mcpu=help` lists the CPUs)\n";
+    return nullptr;
   }
   std::unique_ptr<llvm::TargetMachine> machine(llvmTarget->createTargetMachine(
-      triple, "generic", "", llvm::TargetOptions(), llvm::Reloc::PIC_));
-  llvmModule.setTargetTriple(triple);
-  llvmModule.setDataLayout(machine->createDataLayout());
+      triple, cpu, cpuFeatures, llvm::TargetOptions(), llvm::Reloc::PIC_));
+  machine->setOptLevel(optLevel == 0 ? llvm::CodeGenOptLevel::None
+                       : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                       : optLevel == 2 ? llvm::CodeGenOptLevel::Default
+                                       : llvm::CodeGenOptLevel::Aggressive);
+  return machine;
+}
+
+/// Gives `llvmModule` the machine's triple and data layout and optimises it
+/// as amp-train's JIT does (the loop and SLP vectorizers only for a CPU
+/// step: a GPU step's host code is launches and copies).
+static LogicalResult optimize(llvm::Module &llvmModule,
+                              llvm::TargetMachine &machine) {
+  llvmModule.setTargetTriple(machine.getTargetTriple());
+  llvmModule.setDataLayout(machine.createDataLayout());
+  if (llvm::Error error = makeStepOptimizer(std::min(optLevel.getValue(), 3u),
+                                            &machine,
+                                            target == Target::CPU)(
+          &llvmModule)) {
+    llvm::errs() << "amp-compile: LLVM optimisation failed: "
+                 << llvm::toString(std::move(error)) << "\n";
+    return failure();
+  }
+  return success();
+}
+
+/// Compiles `llvmModule` (optimised) to a host object file.
+static LogicalResult writeObject(llvm::Module &llvmModule,
+                                 llvm::TargetMachine &machine,
+                                 llvm::raw_pwrite_stream &os) {
   llvm::legacy::PassManager passes;
-  if (machine->addPassesToEmitFile(passes, os, nullptr,
-                                   llvm::CodeGenFileType::ObjectFile)) {
+  if (machine.addPassesToEmitFile(passes, os, nullptr,
+                                  llvm::CodeGenFileType::ObjectFile)) {
     llvm::errs() << "amp-compile: the target cannot emit object files\n";
     return failure();
   }
@@ -304,9 +374,12 @@ int main(int argc, char **argv) {
       llvm::errs() << "amp-compile: translation to LLVM IR failed\n";
       return EXIT_FAILURE;
     }
+    std::unique_ptr<llvm::TargetMachine> machine = createHostTargetMachine();
+    if (!machine || failed(optimize(*llvmModule, *machine)))
+      return EXIT_FAILURE;
     if (emit == Emit::LLVM)
       llvmModule->print(out, nullptr);
-    else if (failed(writeObject(*llvmModule, out)))
+    else if (failed(writeObject(*llvmModule, *machine, out)))
       return EXIT_FAILURE;
     break;
   }

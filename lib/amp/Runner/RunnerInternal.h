@@ -20,6 +20,7 @@
 #define AMP_LIB_RUNNER_RUNNERINTERNAL_H
 
 #include "amp/Runner/JitCache.h"
+#include "amp/Runner/StepOptimizer.h"
 #include "amp/Runner/TrainingRunner.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -47,21 +48,7 @@ std::string typeToString(Type type);
 /// an error at `loc` that lists where it was looked for.
 FailureOr<std::string> findRuntimeLibrary(StringRef fileName, Location loc);
 
-/// The LLVM optimizer of a step: the default -O<optLevel> pipeline (as
-/// mlir::makeOptimizingTransformer builds it) without
-/// CalledValuePropagationPass, which resolves indirect call targets (a step
-/// has none) and was half of -O2 on efficientnet_b0's step (12.9 s of
-/// 26.7 s: its cost grows with the calls from the step's body to its outlined
-/// loop functions times their arguments); the code is the same without it.
-///
-/// `vectorize` false (the host code of a GPU step: launches, copies and the
-/// descriptors they take, no loop to vectorize) turns off the loop and SLP
-/// vectorizers. The host function of resnet18's GPU step is one basic block
-/// of 1730 launches, on which SLP's scheduling is quadratic: 62% of its
-/// 99 s compile.
-std::function<llvm::Error(llvm::Module *)>
-makeStepOptimizer(unsigned optLevel, llvm::TargetMachine *machine,
-                  bool vectorize);
+// makeStepOptimizer: amp/Runner/StepOptimizer.h.
 
 /// The name of the packed entry point (`void (ptr args)`) that
 /// compileHostObjects adds for the function `wrapperName`.
