@@ -1026,3 +1026,51 @@ TEST(CpuUnscale, EveryHalfPatternMatchesTheScalarRule) {
     }
   }
 }
+
+//===----------------------------------------------------------------------===//
+// The step allocator (MLIR's generic allocation functions)
+//===----------------------------------------------------------------------===//
+
+extern "C" {
+void *_mlir_memref_to_llvm_alloc(uint64_t size);
+void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment, uint64_t size);
+void _mlir_memref_to_llvm_free(void *ptr);
+}
+
+/// Blocks are 64-byte aligned (or as asked), a freed block comes back to the
+/// next allocation of its size class on the same thread, and large or
+/// over-aligned blocks are not cached.
+TEST(CpuStepAllocator, FreedBlocksComeBackBySizeClass) {
+  auto aligned = [](void *p, uintptr_t a) {
+    return reinterpret_cast<uintptr_t>(p) % a == 0;
+  };
+  void *a = _mlir_memref_to_llvm_alloc(100);
+  ASSERT_NE(a, nullptr);
+  EXPECT_TRUE(aligned(a, 64));
+  std::memset(a, 0x5a, 100);
+  _mlir_memref_to_llvm_free(a);
+  // 120 bytes is the same 128-byte class: the same block.
+  void *b = _mlir_memref_to_llvm_alloc(120);
+  EXPECT_EQ(b, a);
+  // Another class while b is live: another block.
+  void *c = _mlir_memref_to_llvm_alloc(129);
+  EXPECT_NE(c, b);
+  EXPECT_TRUE(aligned(c, 64));
+  // Zero bytes: a distinct valid block.
+  void *z0 = _mlir_memref_to_llvm_alloc(0), *z1 = _mlir_memref_to_llvm_alloc(0);
+  EXPECT_NE(z0, nullptr);
+  EXPECT_NE(z0, z1);
+  // Over-aligned and large blocks: aligned, usable, freed to malloc.
+  void *wide = _mlir_memref_to_llvm_aligned_alloc(256, 1000);
+  ASSERT_NE(wide, nullptr);
+  EXPECT_TRUE(aligned(wide, 256));
+  std::memset(wide, 0, 1000);
+  void *large = _mlir_memref_to_llvm_alloc(3u << 20);
+  ASSERT_NE(large, nullptr);
+  std::memset(large, 1, 3u << 20);
+  for (void *p : {b, c, z0, z1, wide, large})
+    _mlir_memref_to_llvm_free(p);
+  _mlir_memref_to_llvm_free(nullptr);
+  // A non-power-of-two alignment is refused.
+  EXPECT_EQ(_mlir_memref_to_llvm_aligned_alloc(96, 10), nullptr);
+}

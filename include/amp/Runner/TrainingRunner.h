@@ -119,9 +119,15 @@ struct TrainingRunnerOptions {
 /// The lowering a step is compiled with: `options.lowering` with its target
 /// and device-specific fields set from `options.run.device` (the GPU pipeline
 /// for CUDA and CUDAEmulated, a fatbin for `deviceChip` when no chip is set).
-/// The runner's JIT cache key is its print().
+/// The runner's JIT cache key is its print(). A CPU step uses the runtime's
+/// allocator (`runtimeAllocator`) only where it links the runtime anyway
+/// (usesCpuRuntime).
 LoweringConfig getEffectiveLoweringConfig(const TrainingRunnerOptions &options,
                                           llvm::StringRef deviceChip);
+
+/// True when a CPU step lowered with `config` calls libamp_runtime_cpu for
+/// its GEMMs (`blas`) or its amp ops (the runtime lowering).
+bool usesCpuRuntime(const LoweringConfig &config);
 
 /// What one step reports.
 struct StepResult {

@@ -212,7 +212,7 @@ static void addTensorToBufferPasses(OpPassManager &pm,
 
 /// Loops, scalars and the LLVM dialect: the back half of the CPU lowering,
 /// shared by amp-cpu-pipeline and the host emulation of amp-gpu-pipeline.
-static void addLoopsToLLVMPasses(OpPassManager &pm) {
+static void addLoopsToLLVMPasses(OpPassManager &pm, bool runtimeAllocator) {
   // Loops, then scalars.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // n-D transfers (amp-cpu-vectorize's transposed tiles) as 1-D transfers of
@@ -275,7 +275,11 @@ static void addLoopsToLLVMPasses(OpPassManager &pm) {
     fpm.addPass(createConvertVectorToLLVMPass());
     fpm.addPass(createUBToLLVMConversionPass());
   }
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // memref.alloc / dealloc as malloc / free, or as MLIR's generic
+  // functions, which the runtime defines (runtime/lib/cpu/StepAllocator.cpp).
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = runtimeAllocator;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   {
     OpPassManager &fpm = pm.nest<func::FuncOp>();
     fpm.addPass(createArithToLLVMConversionPass());
@@ -330,7 +334,7 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
     pm.addPass(createCanonicalizerPass());
   }
 
-  addLoopsToLLVMPasses(pm);
+  addLoopsToLLVMPasses(pm, config.runtimeAllocator);
   AmpCheckLoweredPassOptions check;
   check.pipeline = "amp-cpu-pipeline";
   pm.addPass(createAmpCheckLoweredPass(check));
@@ -376,7 +380,7 @@ void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
     emulate.checkBounds = config.checkBounds;
     pm.addPass(createAmpGpuEmulateOnHostPass(emulate));
     pm.addPass(createCanonicalizerPass());
-    addLoopsToLLVMPasses(pm);
+    addLoopsToLLVMPasses(pm, /*runtimeAllocator=*/false);
     AmpCheckLoweredPassOptions check;
     check.pipeline = "amp-gpu-pipeline{emulate}";
     pm.addPass(createAmpCheckLoweredPass(check));

@@ -383,12 +383,21 @@ LogicalResult TrainingRunner::readContract(func::FuncOp fn,
   return success();
 }
 
+bool mlir::amp::usesCpuRuntime(const LoweringConfig &config) {
+  return (config.ampOps == AmpOpsLowering::Runtime && !config.checkInUpdate) ||
+         config.blas;
+}
+
 LoweringConfig mlir::amp::getEffectiveLoweringConfig(
     const TrainingRunnerOptions &options, StringRef deviceChip) {
   LoweringConfig config = options.lowering;
   if (options.run.device == RunDevice::CPU) {
     config.target = LoweringTarget::CPU;
     config.emitCInterface = true;
+    // The runtime's allocator where the step links the runtime anyway: a
+    // step with loops for its contractions and the amp ops inline runs
+    // without the library, as before.
+    config.runtimeAllocator &= usesCpuRuntime(config);
     return config;
   }
   config.target = LoweringTarget::GPU;

@@ -215,11 +215,10 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
     libs.push_back(AMP_C_RUNNER_UTILS);
   if (StringRef runtime = executor->getRuntimeLibrary(); !runtime.empty()) {
     libs.push_back(runtime.str());
-  } else if ((options.lowering.ampOps == AmpOpsLowering::Runtime &&
-              !options.lowering.checkInUpdate) ||
-             options.lowering.blas ||
+  } else if (usesCpuRuntime(options.lowering) ||
              options.run.device == RunDevice::CUDAEmulated) {
-    // The runtime's CPU backend provides the amp_rt_* entry points.
+    // The runtime's CPU backend provides the amp_rt_* entry points (and the
+    // step's allocation functions).
     FailureOr<std::string> cpu =
         findRuntimeLibrary("libamp_runtime_cpu.so", entryLoc);
     if (failed(cpu))

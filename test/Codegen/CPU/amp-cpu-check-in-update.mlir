@@ -7,8 +7,8 @@
 // RUN: amp-opt %s --pass-pipeline='builtin.module(amp-lower-to-linalg{check-in-update=true},linalg-fuse-elementwise-ops,canonicalize,func.func(amp-cpu-check-in-update), \
 // RUN:   one-shot-bufferize{bufferize-function-boundaries},func.func(amp-cpu-vectorize))' | FileCheck %s --check-prefix=VEC
 // Numbers: the same steps, flags and kept parameters as the default lowering.
-// RUN: amp-opt %s --amp-cpu-pipeline | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils | FileCheck %s --check-prefix=NUM
-// RUN: amp-opt %s --amp-cpu-pipeline=check-in-update=true | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils | FileCheck %s --check-prefix=NUM
+// RUN: amp-opt %s --amp-cpu-pipeline | mlir-runner -e main -entry-point-result=void -shared-libs=%amp_runtime_dir/libamp_runtime_cpu.so,%mlir_c_runner_utils,%mlir_runner_utils | FileCheck %s --check-prefix=NUM
+// RUN: amp-opt %s --amp-cpu-pipeline=check-in-update=true | mlir-runner -e main -entry-point-result=void -shared-libs=%amp_runtime_dir/libamp_runtime_cpu.so,%mlir_c_runner_utils,%mlir_runner_utils | FileCheck %s --check-prefix=NUM
 
 // LOWER-LABEL: func.func @sgd(
 // LOWER: %[[F0:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]} ins(%arg0 : tensor<2x8xf32>) outs(%{{.*}} : tensor<i1>)

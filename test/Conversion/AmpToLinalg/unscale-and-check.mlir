@@ -3,7 +3,7 @@
 // computed in f32 and stored in the gradient's type, one flag for all
 // tensors, nan and +-inf detected, denormals kept, and scale 1 leaving values
 // untouched (nan included).
-// RUN: amp-opt %s --amp-cpu-pipeline | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils | FileCheck %s
+// RUN: amp-opt %s --amp-cpu-pipeline | mlir-runner -e main -entry-point-result=void -shared-libs=%amp_runtime_dir/libamp_runtime_cpu.so,%mlir_c_runner_utils | FileCheck %s
 
 func.func private @printF32(f32)
 func.func private @printI64(i64)

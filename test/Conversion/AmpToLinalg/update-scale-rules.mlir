@@ -2,7 +2,7 @@
 // by hand from the reference rules (../shared/REFERENCE.md section 1): each
 // step feeds one found_inf flag and prints the new scale, growth tracker and
 // overflow tracker.
-// RUN: amp-opt %s --amp-cpu-pipeline | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils | FileCheck %s
+// RUN: amp-opt %s --amp-cpu-pipeline | mlir-runner -e main -entry-point-result=void -shared-libs=%amp_runtime_dir/libamp_runtime_cpu.so,%mlir_c_runner_utils | FileCheck %s
 
 func.func private @printF32(f32)
 func.func private @printI64(i64)

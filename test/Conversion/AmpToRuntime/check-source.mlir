@@ -10,9 +10,9 @@
 // and through the CPU runtime's check-only entries (check-source-runtime.test,
 // apart so that this file also runs under make check-asan, whose runtime
 // library an uninstrumented mlir-runner cannot load):
-// RUN: amp-opt %s --amp-cpu-pipeline | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils | FileCheck %s --check-prefix=NUM
+// RUN: amp-opt %s --amp-cpu-pipeline | mlir-runner -e main -entry-point-result=void -shared-libs=%amp_runtime_dir/libamp_runtime_cpu.so,%mlir_c_runner_utils | FileCheck %s --check-prefix=NUM
 // and with one flag reduction per gradient (check-in-update):
-// RUN: amp-opt %s --amp-cpu-pipeline=check-in-update=true | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils | FileCheck %s --check-prefix=NUM
+// RUN: amp-opt %s --amp-cpu-pipeline=check-in-update=true | mlir-runner -e main -entry-point-result=void -shared-libs=%amp_runtime_dir/libamp_runtime_cpu.so,%mlir_c_runner_utils | FileCheck %s --check-prefix=NUM
 
 // Walked: 0.1 * transpose(x) is checked as x; -extf(h) as h (f16, dtype 1).
 // RT-LABEL: func.func @walked(
