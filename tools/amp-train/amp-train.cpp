@@ -167,6 +167,17 @@ static cl::opt<CpuGemm> cpuGemm(
                clEnumValN(CpuGemm::Loops, "loops",
                           "the lowering's own loops")),
     cl::cat(category));
+enum class CpuAllocator { Runtime, Malloc };
+static cl::opt<CpuAllocator> cpuAllocator(
+    "cpu-allocator", cl::desc("Where a CPU step's buffers come from"),
+    cl::init(CpuAllocator::Runtime),
+    cl::values(clEnumValN(CpuAllocator::Runtime, "runtime",
+                          "the runtime's allocator, which reuses freed "
+                          "buffers (when the step links the runtime)"),
+               clEnumValN(CpuAllocator::Malloc, "malloc",
+                          "malloc / free (for memory checkers such as "
+                          "valgrind and ASan)")),
+    cl::cat(category));
 enum class GpuGemm { Cublas, Kernels };
 static cl::opt<GpuGemm> gpuGemm(
     "gpu-gemm",
@@ -275,6 +286,7 @@ int main(int argc, char **argv) {
   options.lowering.chip = chip;
   options.run.allowTF32 = allowTF32;
   options.lowering.blas = cpuGemm == CpuGemm::Blas;
+  options.lowering.runtimeAllocator = cpuAllocator == CpuAllocator::Runtime;
   options.lowering.cublas = gpuGemm == GpuGemm::Cublas;
   // The GPU pipeline keeps unscaled copies unless told otherwise (its
   // fused form has not run on a GPU); the CPU fuses by default.
