@@ -35,7 +35,6 @@ BEGIN, END = "<!-- zoo-cpu:begin -->", "<!-- zoo-cpu:end -->"
 def torch_step_ms(case, steps, precision="fp32"):
     """PyTorch eager's median step in ms; for bf16 / f16 CPU autocast (f16 with a GradScaler). None
     where PyTorch cannot run the step in that precision."""
-    import contextlib
     import copy
 
     import torch
@@ -45,22 +44,12 @@ def torch_step_ms(case, steps, precision="fp32"):
     opt = model_zoo._optimizer([p for p in model.parameters() if p.requires_grad], case.optimizer, case.options)
     inputs = [t.float() if t.is_floating_point() else t for t in case.inputs]
     dtype = {"bf16": torch.bfloat16, "f16": torch.float16}.get(precision)
-    autocast = (lambda: torch.autocast("cpu", dtype=dtype)) if dtype else contextlib.nullcontext
     scaler = torch.amp.GradScaler("cpu") if precision == "f16" else None
     times = []
     try:
         for _ in range(steps):
             t = time.perf_counter()
-            opt.zero_grad()
-            with autocast():
-                loss = case.loss_fn(model(*inputs[:-1]), inputs[-1])
-            if scaler:
-                scaler.scale(loss).backward()
-                scaler.step(opt)
-                scaler.update()
-            else:
-                loss.backward()
-                opt.step()
+            model_zoo.torch_step(case, model, opt, inputs, dtype, scaler)
             times.append((time.perf_counter() - t) * 1000)
     except RuntimeError:
         return None

@@ -57,6 +57,28 @@ def _optimizer(params, kind, options):
     return torch.optim.AdamW(params, lr=lr, weight_decay=wd, foreach=False)
 
 
+def torch_step(case, model, opt, inputs, autocast=None, scaler=None):
+    """One PyTorch training step of ``case`` on ``model``: forward and loss (under
+    ``torch.autocast("cpu", autocast)`` when given), backward (through ``scaler`` when given), update.
+    Returns the loss."""
+    import contextlib
+
+    import torch
+
+    context = torch.autocast("cpu", dtype=autocast) if autocast is not None else contextlib.nullcontext()
+    opt.zero_grad()
+    with context:
+        loss = case.loss_fn(model(*inputs[:-1]), inputs[-1])
+    if scaler is not None:
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+    else:
+        loss.backward()
+        opt.step()
+    return loss
+
+
 def torch_losses(case, dtype, autocast=None):
     """PyTorch's losses over STEPS steps on a copy of case.model: in ``dtype``, or in float32 under
     ``torch.autocast(cpu, autocast)`` (with a GradScaler for float16). None when PyTorch cannot."""
@@ -70,19 +92,7 @@ def torch_losses(case, dtype, autocast=None):
     try:
         with torch.backends.mkldnn.flags(enabled=False):
             for _ in range(STEPS):
-                opt.zero_grad()
-                if autocast is not None:
-                    with torch.autocast("cpu", dtype=autocast):
-                        loss = case.loss_fn(model(*inputs[:-1]), inputs[-1])
-                else:
-                    loss = case.loss_fn(model(*inputs[:-1]), inputs[-1])
-                if scaler is not None:
-                    scaler.scale(loss).backward()
-                    scaler.step(opt)
-                    scaler.update()
-                else:
-                    loss.backward()
-                    opt.step()
+                loss = torch_step(case, model, opt, inputs, autocast, scaler)
                 losses.append(float(loss.detach()))
     except Exception as e:  # e.g. an op with no f16 CPU kernel
         return None, f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
