@@ -43,9 +43,10 @@
 // (linalg::interchangeGenericOp; each output element still accumulates its
 // window in the same order), and the op is then tiled like a parallel one.
 // Its tile reads the input at oh * s + kh * d, a map the vectoriser does not
-// take; every other loop of the tile has size 1, so the tile's unit
-// dimensions are dropped first (linalg::dropUnitDims, rank-reducing
-// subviews) and what is left is an elementwise op over the channels:
+// take; every other loop of the tile has size 1, so the tile is rebuilt
+// without its unit dimensions first (rank-reducing subviews; upstream
+// linalg::dropUnitDims keeps a dimension read as oh * s + kh * d) and what is
+// left is an elementwise op over the channels:
 // mobilenet_v3_small's 33 depthwise convolutions (forward, input and filter
 // gradients) were scalar loops. The exception is an op whose only accumulation is an
 // exact integer one (amp-cpu-check-in-update's or-ed inf / nan flag beside
@@ -321,11 +322,12 @@ dropWindowTileUnitDims(RewriterBase &rewriter, linalg::GenericOp tile) {
     int64_t walked = 0;
     for (auto [k, result] : llvm::enumerate(map.getResults())) {
       bool isInner = result == getAffineDimExpr(inner, tile.getContext());
-      if (isInner ? type.getDimSize(k) != length : type.getDimSize(k) != 1)
+      if (isInner ? type.getDimSize(k) != length
+                  : type.getDimSize(k) != 1 || result.isFunctionOfDim(inner))
         return failure();
       walked += isInner;
     }
-    if (walked > 1 || (walked == 0 && map.isFunctionOfDim(inner)))
+    if (walked > 1)
       return failure();
     targetShapes.push_back(walked);
   }
