@@ -19,6 +19,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <thread>
 #include <vector>
 
 using namespace amp::runtime;
@@ -1073,4 +1074,22 @@ TEST(CpuStepAllocator, FreedBlocksComeBackBySizeClass) {
   _mlir_memref_to_llvm_free(nullptr);
   // A non-power-of-two alignment is refused.
   EXPECT_EQ(_mlir_memref_to_llvm_aligned_alloc(96, 10), nullptr);
+}
+
+/// A block allocated on one thread may be freed on another (it joins that
+/// thread's lists), and a thread's cached blocks are released when it exits.
+TEST(CpuStepAllocator, BlocksCrossThreadsAndThreadsExit) {
+  void *fromWorker = nullptr;
+  std::thread worker([&] {
+    void *own = _mlir_memref_to_llvm_alloc(256);
+    std::memset(own, 1, 256);
+    _mlir_memref_to_llvm_free(own); // cached on the worker
+    fromWorker = _mlir_memref_to_llvm_alloc(512);
+  }); // the worker's cache is released here
+  worker.join();
+  ASSERT_NE(fromWorker, nullptr);
+  std::memset(fromWorker, 2, 512);
+  _mlir_memref_to_llvm_free(fromWorker); // joins this thread's lists
+  EXPECT_EQ(_mlir_memref_to_llvm_alloc(500), fromWorker);
+  _mlir_memref_to_llvm_free(fromWorker);
 }

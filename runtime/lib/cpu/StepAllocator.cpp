@@ -64,11 +64,6 @@ void *allocateBlock(uint64_t size, uint64_t alignment, uint64_t sizeClass) {
   return payload;
 }
 
-/// True once this thread's cache is destroyed (at its exit): a block freed
-/// after that goes back to malloc. (Trivially destructible, so readable
-/// until the thread is gone.)
-thread_local bool cacheGone = false;
-
 /// This thread's free lists, indexed by size class / 64 (grown as classes
 /// appear: a hash lookup per allocation showed in small steps' profiles).
 struct Cache {
@@ -86,13 +81,36 @@ struct Cache {
     for (std::vector<void *> &blocks : lists)
       for (void *payload : blocks)
         std::free(headerOf(payload)->base);
-    cacheGone = true;
   }
 };
 
-Cache &cache() {
-  thread_local Cache instance;
-  return instance;
+/// This thread's cache: null until its first allocation, kGone once the
+/// thread's exit has released it (a block freed after that goes back to
+/// malloc). A trivially initialised pointer, so that an allocation costs
+/// one thread-local lookup (this library is loaded with dlopen: each lookup
+/// is a __tls_get_addr call, and a guarded thread_local object took two).
+thread_local Cache *threadCache = nullptr;
+Cache *const kGone = reinterpret_cast<Cache *>(uintptr_t{1});
+
+/// Releases the thread's cache at its exit.
+struct CacheOwner {
+  ~CacheOwner() {
+    delete threadCache;
+    threadCache = kGone;
+  }
+};
+
+/// This thread's cache; null once it is gone.
+Cache *cache() {
+  Cache *c = threadCache;
+  if (c == kGone)
+    return nullptr;
+  if (!c) {
+    thread_local CacheOwner owner;
+    (void)owner;
+    c = threadCache = new Cache();
+  }
+  return c;
 }
 
 void *allocate(uint64_t size, uint64_t alignment) {
@@ -103,14 +121,16 @@ void *allocate(uint64_t size, uint64_t alignment) {
   uint64_t sizeClass = size == 0 ? kAlignment
                                  : (size + kAlignment - 1) / kAlignment *
                                        kAlignment;
-  if (alignment != kAlignment || sizeClass > kMaxCachedBytes || cacheGone)
+  if (alignment != kAlignment || sizeClass > kMaxCachedBytes)
     return allocateBlock(size, alignment, 0);
-  Cache &c = cache();
-  std::vector<void *> &list = c.listOf(sizeClass);
+  Cache *c = cache();
+  if (!c)
+    return allocateBlock(size, alignment, 0);
+  std::vector<void *> &list = c->listOf(sizeClass);
   if (!list.empty()) {
     void *payload = list.back();
     list.pop_back();
-    c.bytes -= sizeClass;
+    c->bytes -= sizeClass;
     return payload;
   }
   return allocateBlock(sizeClass, kAlignment, sizeClass);
@@ -133,17 +153,13 @@ AMP_RUNTIME_API void _mlir_memref_to_llvm_free(void *payload) {
   if (!payload)
     return;
   Header header = *headerOf(payload);
-  if (header.size == 0 || cacheGone) {
+  Cache *c = header.size == 0 ? nullptr : cache();
+  if (!c || c->bytes + header.size > kMaxCachedTotal) {
     std::free(header.base);
     return;
   }
-  Cache &c = cache();
-  if (c.bytes + header.size > kMaxCachedTotal) {
-    std::free(header.base);
-    return;
-  }
-  c.listOf(header.size).push_back(payload);
-  c.bytes += header.size;
+  c->listOf(header.size).push_back(payload);
+  c->bytes += header.size;
 }
 
 } // extern "C"
