@@ -44,9 +44,8 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
-#include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/MC/MCSubtargetInfo.h"
-#include <algorithm>
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -155,11 +154,15 @@ static std::unique_ptr<llvm::TargetMachine> createHostTargetMachine() {
   }
   std::string cpu = mcpu, cpuFeatures;
   if (cpu == "host") {
-    cpu = llvm::sys::getHostCPUName().str();
-    llvm::SubtargetFeatures features;
-    for (const auto &[feature, enabled] : llvm::sys::getHostCPUFeatures())
-      features.AddFeature(feature, enabled);
-    cpuFeatures = features.getString();
+    // This machine as amp-train's JIT describes it (the same detection).
+    auto host = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!host) {
+      llvm::errs() << "amp-compile: cannot describe this host to LLVM: "
+                   << llvm::toString(host.takeError()) << "\n";
+      return nullptr;
+    }
+    cpu = host->getCPU();
+    cpuFeatures = host->getFeatures().getString();
   }
   if (!mattr.empty())
     cpuFeatures += (cpuFeatures.empty() ? "" : ",") + mattr;
@@ -173,6 +176,11 @@ static std::unique_ptr<llvm::TargetMachine> createHostTargetMachine() {
   }
   std::unique_ptr<llvm::TargetMachine> machine(llvmTarget->createTargetMachine(
       triple, cpu, cpuFeatures, llvm::TargetOptions(), llvm::Reloc::PIC_));
+  if (optLevel > 3) {
+    llvm::errs() << "amp-compile: -O" << optLevel.getValue()
+                 << " is not an optimisation level (0-3)\n";
+    return nullptr;
+  }
   machine->setOptLevel(optLevel == 0 ? llvm::CodeGenOptLevel::None
                        : optLevel == 1 ? llvm::CodeGenOptLevel::Less
                        : optLevel == 2 ? llvm::CodeGenOptLevel::Default
@@ -187,7 +195,7 @@ static LogicalResult optimize(llvm::Module &llvmModule,
                               llvm::TargetMachine &machine) {
   llvmModule.setTargetTriple(machine.getTargetTriple());
   llvmModule.setDataLayout(machine.createDataLayout());
-  if (llvm::Error error = makeStepOptimizer(std::min(optLevel.getValue(), 3u),
+  if (llvm::Error error = makeStepOptimizer(optLevel,
                                             &machine,
                                             target == Target::CPU)(
           &llvmModule)) {
