@@ -20,6 +20,9 @@
 #include <limits>
 #include <random>
 #include <thread>
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
 #include <vector>
 
 using namespace amp::runtime;
@@ -1092,4 +1095,85 @@ TEST(CpuStepAllocator, BlocksCrossThreadsAndThreadsExit) {
   _mlir_memref_to_llvm_free(fromWorker); // joins this thread's lists
   EXPECT_EQ(_mlir_memref_to_llvm_alloc(500), fromWorker);
   _mlir_memref_to_llvm_free(fromWorker);
+}
+
+//===----------------------------------------------------------------------===//
+// amp_rt_parallel_for (runtime/lib/Parallel.cpp)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// What a parallel loop's task saw: how often each index ran, on which
+/// threads, in how many pieces.
+struct Coverage {
+  int64_t lo = 0, step = 1;
+  std::vector<std::atomic<int>> runs;
+  std::mutex mutex;
+  std::vector<std::thread::id> threads;
+  std::vector<std::pair<int64_t, int64_t>> pieces;
+};
+
+void countPiece(void *ctx, int64_t lo, int64_t hi) {
+  auto &coverage = *static_cast<Coverage *>(ctx);
+  for (int64_t i = lo; i < hi; i += coverage.step)
+    coverage.runs[(i - coverage.lo) / coverage.step]++;
+  std::lock_guard<std::mutex> lock(coverage.mutex);
+  coverage.threads.push_back(std::this_thread::get_id());
+  coverage.pieces.emplace_back(lo, hi);
+}
+
+int64_t asInt(const void *p) {
+  return static_cast<int64_t>(reinterpret_cast<intptr_t>(p));
+}
+} // namespace
+
+TEST(CpuParallelFor, EveryStepRunsOnceInStepAlignedPieces) {
+  struct Case {
+    int64_t lo, hi, step;
+  };
+  for (Case c : {Case{0, 1024, 8}, Case{3, 1000, 7}, Case{0, 2, 1},
+                 Case{5, 6, 4}, Case{-16, 16, 16}, Case{0, 12345, 1}}) {
+    Coverage coverage;
+    coverage.lo = c.lo;
+    coverage.step = c.step;
+    int64_t steps = (c.hi - c.lo + c.step - 1) / c.step;
+    coverage.runs = std::vector<std::atomic<int>>(steps);
+    amp_rt_parallel_for(asInt(reinterpret_cast<void *>(&countPiece)),
+                        asInt(&coverage), c.lo, c.hi, c.step);
+    for (int64_t i = 0; i < steps; ++i)
+      ASSERT_EQ(coverage.runs[i].load(), 1)
+          << "step " << i << " of [" << c.lo << ", " << c.hi << ") by "
+          << c.step;
+    for (auto [lo, hi] : coverage.pieces) {
+      EXPECT_EQ((lo - c.lo) % c.step, 0) << "a piece starts between steps";
+      EXPECT_LE(hi, c.hi);
+      EXPECT_LT(lo, hi) << "an empty piece was run";
+    }
+  }
+}
+
+TEST(CpuParallelFor, EmptyRangesRunNothing) {
+  Coverage coverage;
+  amp_rt_parallel_for(asInt(reinterpret_cast<void *>(&countPiece)),
+                      asInt(&coverage), 8, 8, 1);
+  amp_rt_parallel_for(asInt(reinterpret_cast<void *>(&countPiece)),
+                      asInt(&coverage), 9, 8, 1);
+  EXPECT_TRUE(coverage.pieces.empty());
+}
+
+TEST(CpuParallelFor, LargeRangesUseEveryOpenMPThread) {
+  // The test links oneDNN and with it libgomp; the team is OMP_NUM_THREADS
+  // (by default one per core).
+  unsigned cores = std::thread::hardware_concurrency();
+  const char *env = std::getenv("OMP_NUM_THREADS");
+  if (cores < 2 || (env && std::atoi(env) < 2))
+    GTEST_SKIP() << "one core or OMP_NUM_THREADS < 2";
+  Coverage coverage;
+  coverage.runs = std::vector<std::atomic<int>>(4096);
+  amp_rt_parallel_for(asInt(reinterpret_cast<void *>(&countPiece)),
+                      asInt(&coverage), 0, 4096, 1);
+  std::sort(coverage.threads.begin(), coverage.threads.end());
+  auto distinct = std::unique(coverage.threads.begin(), coverage.threads.end()) -
+                  coverage.threads.begin();
+  EXPECT_GE(distinct, 2) << "one thread ran the whole range";
+  EXPECT_EQ(coverage.pieces.size(), static_cast<size_t>(distinct));
 }

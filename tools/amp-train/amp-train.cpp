@@ -194,6 +194,12 @@ static cl::opt<int64_t> cpuVectorBits(
     cl::desc("Vector register width the CPU step's loops are tiled and "
              "vectorised for (amp-cpu-vectorize); 0 keeps scalar loops"),
     cl::init(256), cl::cat(category));
+static cl::opt<int64_t> cpuParallelMinWork(
+    "cpu-parallel-min-work",
+    cl::desc("Run the CPU step's loop nests that execute at least this many "
+             "ops on the OpenMP threads (amp-cpu-parallelize-loops; "
+             "OMP_NUM_THREADS of them); 0 runs every loop on one thread"),
+    cl::init(1048576), cl::cat(category));
 static cl::opt<bool> noJitCache("no-jit-cache",
                                 cl::desc("Compile the step even if it is in "
                                          "the JIT cache, and do not store it"),
@@ -315,6 +321,13 @@ int main(int argc, char **argv) {
     return 1;
   }
   options.lowering.vectorBits = cpuVectorBits;
+  if (cpuParallelMinWork < 0) {
+    llvm::errs() << "amp-train: error: --cpu-parallel-min-work must be >= 0, "
+                    "got "
+                 << cpuParallelMinWork << "\n";
+    return 1;
+  }
+  options.lowering.parallelMinWork = cpuParallelMinWork;
   if (optLevel > 3) {
     llvm::errs() << "amp-train: error: --opt-level=" << optLevel
                  << ": expected 0 to 3\n";

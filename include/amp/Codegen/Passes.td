@@ -439,4 +439,50 @@ def AmpCpuOutlineLoopsPass
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def AmpCpuParallelizeLoopsPass
+    : Pass<"amp-cpu-parallelize-loops", "::mlir::ModuleOp"> {
+  let summary = "Run each large parallel loop nest of a CPU step on the "
+                "runtime's threads";
+  let description = [{
+    For the CPU, after the step's loops are scf (linalg ops to scf.parallel
+    over their parallel dimensions, amp-cpu-vectorize's tile loops likewise)
+    and before amp-cpu-outline-loops. Each top-level `scf.parallel` of a
+    function whose bounds and steps are constants and whose estimated work
+    (ops executed, counting each op inside the nest once per iteration of
+    its enclosing loops) is at least `min-work` moves into a private
+    function `@<fn>__par<N>(%lo, %hi, captures...)` that runs the nest over
+    the range [%lo, %hi) of one of its dimensions (the outermost with at
+    least four steps, else the longest), marked `amp.parallel_step` with
+    that dimension's step; it is called over the whole range.
+    amp-cpu-lower-parallel-calls then turns the call into
+    `amp_rt_parallel_for` (libamp_runtime_cpu), which splits the range into
+    one contiguous piece per OpenMP thread. Every iteration computes what it
+    computed before, so the results are the same bits on any number of
+    threads.
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"1048576",
+           "Parallelize nests that execute at least this many ops (waking "
+           "a sleeping thread costs about as much as 2^18 of them here)">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def AmpCpuLowerParallelCallsPass
+    : Pass<"amp-cpu-lower-parallel-calls", "::mlir::ModuleOp"> {
+  let summary = "Call amp-cpu-parallelize-loops' functions through the "
+                "runtime's amp_rt_parallel_for";
+  let description = [{
+    On the LLVM dialect, after func-to-llvm. For each function marked
+    `amp.parallel_step` (its first two arguments the range of its parallel
+    dimension), a task function `@<f>__task(ptr %ctx, i64 %lo, i64 %hi)`
+    loads the other arguments from the struct at %ctx and calls it; every
+    call of the function becomes: the other arguments stored into a struct
+    (an alloca in the caller's entry block) and
+    `amp_rt_parallel_for(task, ctx, lo, hi, step)`. The mark is removed.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // AMP_CODEGEN_PASSES_TD

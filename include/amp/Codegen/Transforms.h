@@ -11,7 +11,9 @@
 #ifndef AMP_CODEGEN_TRANSFORMS_H
 #define AMP_CODEGEN_TRANSFORMS_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -67,6 +69,22 @@ void mergeChecksIntoUpdates(Operation *root);
 /// place; the function itself becomes noinline and optnone.
 void outlineLoopNests(ModuleOp module, unsigned minLoops,
                       unsigned loopsPerFunction);
+/// The outlining step of amp-cpu-outline-loops: `ops` (consecutive ops of
+/// one block of `fn`'s body) moved into a new private noinline function
+/// `name` (renamed on a clash) whose arguments are the values they use from
+/// above, except constants (cloned into it), and whose results are their
+/// results used after them; returns the call that replaces them.
+func::CallOp outlineOps(func::FuncOp fn, ArrayRef<Operation *> ops,
+                        StringRef name, SymbolTable &symbols);
+/// amp-cpu-parallelize-loops: every top-level scf.parallel of the functions
+/// of `module` with static bounds and at least `minWork` ops to execute
+/// moved into a function of one dimension's range (`<fn>__par<N>(lo, hi,
+/// captures...)`, marked `amp.parallel_step`), called over the whole range.
+void parallelizeLoopNests(ModuleOp module, int64_t minWork);
+/// amp-cpu-lower-parallel-calls: every llvm.call of a function marked
+/// `amp.parallel_step` as a call of the runtime's amp_rt_parallel_for with a
+/// task function that unpacks the call's other arguments from a struct.
+void lowerParallelCalls(ModuleOp module);
 
 //===----------------------------------------------------------------------===//
 // GPU (library AmpCodegenGPU)

@@ -212,9 +212,11 @@ static void addTensorToBufferPasses(OpPassManager &pm,
 
 /// Loops, scalars and the LLVM dialect: the back half of the CPU lowering,
 /// shared by amp-cpu-pipeline and the host emulation of amp-gpu-pipeline.
-static void addLoopsToLLVMPasses(OpPassManager &pm, bool runtimeAllocator) {
-  // Loops, then scalars.
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+static void addLoopsToLLVMPasses(OpPassManager &pm, bool runtimeAllocator,
+                                 int64_t parallelMinWork) {
+  // Loops, then scalars: a linalg op's parallel dimensions as scf.parallel
+  // (lowered like scf.for, unless amp-cpu-parallelize-loops takes the nest).
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   // n-D transfers (amp-cpu-vectorize's transposed tiles) as 1-D transfers of
   // their rows, fully unrolled: the default lowering goes through a stack
   // temporary allocated inside the tile loop, i.e. a dynamic alloca that
@@ -225,6 +227,14 @@ static void addLoopsToLLVMPasses(OpPassManager &pm, bool runtimeAllocator) {
   // Views as offset arithmetic (affine.apply, lowered next with the loops').
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // The large parallel nests on the runtime's threads (each outlined into a
+  // function of its parallel range, called through amp_rt_parallel_for
+  // below).
+  if (parallelMinWork > 0) {
+    AmpCpuParallelizeLoopsPassOptions parallelize;
+    parallelize.minWork = parallelMinWork;
+    pm.addPass(createAmpCpuParallelizeLoopsPass(parallelize));
+  }
   // One function per loop nest in large steps: LLVM's loop passes are
   // superlinear in the loops of one function.
   pm.addPass(createAmpCpuOutlineLoopsPass());
@@ -290,6 +300,8 @@ static void addLoopsToLLVMPasses(OpPassManager &pm, bool runtimeAllocator) {
   }
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
+  if (parallelMinWork > 0)
+    pm.addPass(createAmpCpuLowerParallelCallsPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
@@ -334,7 +346,7 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
     pm.addPass(createCanonicalizerPass());
   }
 
-  addLoopsToLLVMPasses(pm, config.runtimeAllocator);
+  addLoopsToLLVMPasses(pm, config.runtimeAllocator, config.parallelMinWork);
   AmpCheckLoweredPassOptions check;
   check.pipeline = "amp-cpu-pipeline";
   pm.addPass(createAmpCheckLoweredPass(check));
@@ -380,7 +392,8 @@ void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
     emulate.checkBounds = config.checkBounds;
     pm.addPass(createAmpGpuEmulateOnHostPass(emulate));
     pm.addPass(createCanonicalizerPass());
-    addLoopsToLLVMPasses(pm, /*runtimeAllocator=*/false);
+    addLoopsToLLVMPasses(pm, /*runtimeAllocator=*/false,
+                         /*parallelMinWork=*/0);
     AmpCheckLoweredPassOptions check;
     check.pipeline = "amp-gpu-pipeline{emulate}";
     pm.addPass(createAmpCheckLoweredPass(check));

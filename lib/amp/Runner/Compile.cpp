@@ -398,6 +398,9 @@ LoweringConfig mlir::amp::getEffectiveLoweringConfig(
     // step with loops for its contractions and the amp ops inline runs
     // without the library, as before.
     config.runtimeAllocator &= usesCpuRuntime(config);
+    // Likewise the runtime's threads for the large loop nests.
+    if (!usesCpuRuntime(config))
+      config.parallelMinWork = 0;
     return config;
   }
   config.target = LoweringTarget::GPU;

@@ -40,19 +40,16 @@
 #if AMP_RUNTIME_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.h>
 
+// OpenMP's thread-count controls (weak: with a oneDNN built on another
+// threading runtime they are null and every GEMM runs as oneDNN threads it).
+#include "../OpenMP.h"
+
 #include <array>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 
-// OpenMP's thread-count controls, from the libgomp that libdnnl loads. Weak:
-// with a oneDNN built on another threading runtime they are null and every
-// GEMM runs as oneDNN threads it.
-extern "C" {
-int omp_get_max_threads(void) __attribute__((weak));
-void omp_set_num_threads(int) __attribute__((weak));
-}
 
 namespace {
 using Key = std::array<int64_t, 15>;

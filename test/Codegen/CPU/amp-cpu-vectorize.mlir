@@ -4,6 +4,9 @@
 // vectorised; ops with an innermost reduction keep their loops, unless a
 // parallel loop walks every operand's contiguous dimension (a depthwise
 // convolution's or a pooling window's channels): that loop goes innermost.
+// The outermost tile loop of a parallel dimension is an scf.parallel
+// (amp-cpu-parallelize-loops may run it on several threads); a reduction
+// dimension's stays an scf.for (@column_sum, @transposed_reduction).
 // RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(amp-cpu-vectorize),canonicalize)' | FileCheck %s
 // RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(amp-cpu-vectorize{vector-bits=512}),canonicalize)' | FileCheck %s --check-prefix=AVX512
 // RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(amp-cpu-vectorize{vector-bits=0}))' | FileCheck %s --check-prefix=OFF
@@ -11,7 +14,7 @@
 // Elementwise over 4 x 64 f32 with a broadcast row (the rows cannot merge
 // into one loop): 8 lanes at 256 bits, 16 at 512.
 // CHECK-LABEL: func.func @elementwise
-// CHECK: scf.for %{{.*}} = %c0 to %c4 step %c1
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c4) step (%c1)
 // CHECK: scf.for %{{.*}} = %c0 to %c64 step %c8
 // CHECK-COUNT-2: vector.transfer_read {{.*}} vector<8xf32>
 // CHECK: arith.mulf {{.*}} : vector<8xf32>
@@ -42,7 +45,7 @@ func.func @elementwise(%a: memref<4x64xf32>, %b: memref<64xf32>, %c: memref<4x64
 // channel operand reads neither), not c.
 // CHECK-LABEL: func.func @collapse_update
 // CHECK: memref.collapse_shape %arg0 {{\[}}[0, 1, 2, 3]] : memref<64x32x3x3xf32> into memref<18432xf32>
-// CHECK: scf.for %{{.*}} = %c0 to %c18432 step %c8
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c18432) step (%c8)
 // CHECK: arith.subf {{.*}} : vector<8xf32>
 // CHECK-LABEL: func.func @collapse_channels
 // CHECK: memref.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : memref<4x64x5x5xf32> into memref<4x64x25xf32>
@@ -163,7 +166,7 @@ func.func @odd_size(%a: memref<10xf32>, %o: memref<3x10xf32>) {
 // is read as 8 contiguous rows, transposed in registers (one shuffle) and
 // written as 8 contiguous rows.
 // CHECK-LABEL: func.func @transpose
-// CHECK: scf.for %{{.*}} = %c0 to %c16 step %c8
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c16) step (%c8)
 // CHECK: vector.transfer_read {{.*}} : memref<8x8xf32, strided<[8, 1], offset: ?>>, vector<8x8xf32>
 // CHECK: vector.shuffle {{.*}} [0, 8, 16, 24, 32, 40, 48, 56, 1, 9,
 // CHECK: vector.transfer_write {{.*}} : vector<8x8xf32>, memref<8x8xf32, strided<[16, 1], offset: ?>>
@@ -183,7 +186,7 @@ func.func @transpose(%a: memref<16x8xf32>, %o: memref<8x16xf32>) {
 // CHECK-LABEL: func.func @filter_layout
 // CHECK-DAG: memref.collapse_shape %{{.*}} {{\[}}[0], [1, 2], [3]] : memref<64x3x3x32xf32> into memref<64x9x32xf32>
 // CHECK-DAG: memref.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : memref<64x32x3x3xf32> into memref<64x32x9xf32>
-// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c1
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c64) step (%c1)
 // CHECK: scf.for %{{.*}} = %c0 to %c32 step %c8
 // CHECK: scf.for %{{.*}} = %c0 to %c9 step %c3
 // CHECK: vector.transfer_read {{.*}} vector<3x8xf32>
@@ -204,7 +207,7 @@ func.func @filter_layout(%a: memref<64x3x3x32xf32>, %o: memref<64x32x3x3xf32>) {
 // CHECK-LABEL: func.func @weight_grad_layout
 // CHECK-DAG: memref.collapse_shape %{{.*}} {{\[}}[0, 1, 2], [3]] : memref<16x3x3x8xf32> into memref<144x8xf32>
 // CHECK-DAG: memref.collapse_shape %{{.*}} {{\[}}[0], [1, 2, 3]] : memref<8x16x3x3xf32> into memref<8x144xf32>
-// CHECK: scf.for %{{.*}} = %c0 to %c144 step %c8
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c144) step (%c8)
 // CHECK: vector.transfer_read {{.*}} vector<8x8xf32>
 // CHECK: vector.shuffle
 // CHECK: vector.transfer_write {{.*}} : vector<8x8xf32>, memref<8x8xf32, strided<[144, 1], offset: ?>>
@@ -258,7 +261,7 @@ func.func @dynamic(%a: memref<?xf32>, %o: memref<?xf32>) {
 // vector.step broadcast and transposed to the tile, the cleanup patterns
 // once rewrote it forever.)
 // CHECK-LABEL: func.func @outer_index
-// CHECK: scf.for %[[H:.*]] = %c0
+// CHECK: scf.parallel (%[[H:.*]]) = (%c0)
 // CHECK: scf.for %[[W:.*]] = %c0
 // CHECK: %[[D:.*]] = arith.subi %c3, %[[H]] : index
 // CHECK: arith.muli %[[D]], %[[W]] : index
@@ -376,7 +379,7 @@ func.func @strided_copy(%a: memref<4x16xf32>, %o: memref<8x16xf32>, %c: memref<4
 // rank-reducing views (each output accumulates its window in the same
 // order as the scalar loops).
 // CHECK-LABEL: func.func @depthwise_channels_innermost
-// CHECK: scf.for {{.*}} to %c4 step %c1
+// CHECK: scf.parallel ({{.*}}) to (%c4) step (%c1)
 // CHECK: scf.for {{.*}} to %c4 step %c1
 // CHECK: scf.for {{.*}} to %c4 step %c1
 // CHECK: scf.for {{.*}} to %c5 step %c1
@@ -400,7 +403,7 @@ func.func @depthwise_channels_innermost(%in: memref<4x12x12x96xf32>, %w: memref<
 // A bf16 max pool: the same, 16 lanes of bf16 at 256 bits; the window
 // operand (no channel) is not read.
 // CHECK-LABEL: func.func @max_pool_channels_innermost
-// CHECK: scf.for {{.*}} to %c3 step %c1
+// CHECK: scf.parallel ({{.*}}) to (%c2) step (%c1)
 // CHECK: scf.for {{.*}} to %c3 step %c1
 // CHECK: vector.transfer_read {{.*}} vector<16xbf16>
 // CHECK: arith.maximumf {{.*}} : vector<16xbf16>

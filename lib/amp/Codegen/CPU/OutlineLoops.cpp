@@ -87,21 +87,16 @@ bool mayRunEarlier(Operation *op) {
 }
 } // namespace
 
-/// Moves `prelude` in front of the group's first loop, then the group's
-/// loops into a new function and a call.
-static void outlineGroup(func::FuncOp fn, ArrayRef<Operation *> group,
-                         ArrayRef<Operation *> prelude, SymbolTable &symbols,
-                         unsigned &counter) {
-  for (Operation *op : prelude)
-    op->moveBefore(group.front());
-  llvm::SmallPtrSet<Operation *, 16> inGroup(group.begin(), group.end());
+func::CallOp mlir::amp::outlineOps(func::FuncOp fn, ArrayRef<Operation *> ops,
+                                   StringRef name, SymbolTable &symbols) {
+  llvm::SmallPtrSet<Operation *, 16> inGroup(ops.begin(), ops.end());
   llvm::SetVector<Value> above;
-  for (Operation *loop : group) {
-    for (Value operand : loop->getOperands())
+  for (Operation *op : ops) {
+    for (Value operand : op->getOperands())
       if (!inGroup.contains(operand.getDefiningOp()))
         above.insert(operand);
     llvm::SetVector<Value> used;
-    getUsedValuesDefinedAbove(loop->getRegions(), used);
+    getUsedValuesDefinedAbove(op->getRegions(), used);
     for (Value v : used)
       if (!inGroup.contains(v.getDefiningOp()))
         above.insert(v);
@@ -109,10 +104,10 @@ static void outlineGroup(func::FuncOp fn, ArrayRef<Operation *> group,
   SmallVector<Value> captures, constants;
   for (Value v : above)
     (isConstant(v) ? constants : captures).push_back(v);
-  // Results: the group's loop results used after the group.
+  // Results: the ops' results used after them.
   SmallVector<Value> results;
-  for (Operation *loop : group)
-    for (Value result : loop->getResults())
+  for (Operation *op : ops)
+    for (Value result : op->getResults())
       if (llvm::any_of(result.getUsers(), [&](Operation *user) {
             return !inGroup.contains(
                 fn.getBody().findAncestorOpInRegion(*user));
@@ -122,9 +117,8 @@ static void outlineGroup(func::FuncOp fn, ArrayRef<Operation *> group,
   OpBuilder builder(fn->getContext());
   auto type = builder.getFunctionType(ValueRange(captures).getTypes(),
                                       ValueRange(results).getTypes());
-  Location loc = group.front()->getLoc();
-  auto outlined = func::FuncOp::create(
-      loc, (fn.getSymName() + "__loop" + Twine(counter++)).str(), type);
+  Location loc = ops.front()->getLoc();
+  auto outlined = func::FuncOp::create(loc, name, type);
   outlined.setPrivate();
   outlined->setAttr("passthrough", builder.getArrayAttr(
                                        {builder.getStringAttr("noinline")}));
@@ -135,19 +129,32 @@ static void outlineGroup(func::FuncOp fn, ArrayRef<Operation *> group,
   OpBuilder inner = OpBuilder::atBlockBegin(body);
   for (Value c : constants)
     map.map(c, inner.clone(*c.getDefiningOp())->getResult(0));
-  for (Operation *loop : group)
-    inner.clone(*loop, map);
+  for (Operation *op : ops)
+    inner.clone(*op, map);
   SmallVector<Value> returned;
   for (Value r : results)
     returned.push_back(map.lookup(r));
   func::ReturnOp::create(inner, loc, returned);
 
-  builder.setInsertionPoint(group.front());
+  builder.setInsertionPoint(ops.front());
   auto call = func::CallOp::create(builder, loc, outlined, captures);
   for (auto [from, to] : llvm::zip_equal(results, call.getResults()))
     from.replaceAllUsesWith(to);
-  for (Operation *loop : llvm::reverse(group))
-    loop->erase();
+  for (Operation *op : llvm::reverse(ops))
+    op->erase();
+  return call;
+}
+
+/// Moves `prelude` in front of the group's first loop, then the group's
+/// loops into a new function and a call.
+static void outlineGroup(func::FuncOp fn, ArrayRef<Operation *> group,
+                         ArrayRef<Operation *> prelude, SymbolTable &symbols,
+                         unsigned &counter) {
+  for (Operation *op : prelude)
+    op->moveBefore(group.front());
+  amp::outlineOps(fn, group,
+                  (fn.getSymName() + "__loop" + Twine(counter++)).str(),
+                  symbols);
 }
 
 /// Steps 1, 2 and 5 of the file comment for one function.

@@ -114,6 +114,22 @@ static int64_t registerDivisor(int64_t size, int64_t lanes, bool halfFloats) {
   return 0;
 }
 
+/// `loop` (no iteration arguments: a tile loop on buffers) as the
+/// scf.parallel of the same range and body.
+static void forToParallel(RewriterBase &rewriter, scf::ForOp loop) {
+  if (loop.getNumRegionIterArgs() != 0)
+    return;
+  rewriter.setInsertionPoint(loop);
+  auto parallel = scf::ParallelOp::create(
+      rewriter, loop.getLoc(), ValueRange{loop.getLowerBound()},
+      ValueRange{loop.getUpperBound()}, ValueRange{loop.getStep()});
+  Block *body = loop.getBody();
+  rewriter.eraseOp(body->getTerminator());
+  rewriter.inlineBlockBefore(body, parallel.getBody()->getTerminator(),
+                             parallel.getInductionVars());
+  rewriter.eraseOp(loop);
+}
+
 namespace {
 /// How an op is tiled (file comment, step 1): by `inner` along the
 /// innermost loop and, for a transposed access, by `transposedTile` along
@@ -413,6 +429,15 @@ static bool vectorizeOne(RewriterBase &rewriter, linalg::LinalgOp op,
         rewriter, cast<TilingInterface>(op.getOperation()), options);
     if (failed(tiled) || tiled->tiledOps.size() != 1)
       return false;
+    // The outermost tile loop walks a parallel dimension: an scf.parallel,
+    // which amp-cpu-parallelize-loops may run on several threads.
+    int64_t outermost = llvm::find_if(tileSizes, [](int64_t s) {
+                          return s != 0;
+                        }) - tileSizes.begin();
+    if (!tiled->loops.empty() &&
+        op.getIteratorTypesArray()[outermost] == utils::IteratorType::parallel)
+      if (auto loop = dyn_cast<scf::ForOp>(tiled->loops.front().getOperation()))
+        forToParallel(rewriter, loop);
     rewriter.eraseOp(op);
     tile = tiled->tiledOps.front();
   }

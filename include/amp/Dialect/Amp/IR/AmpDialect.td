@@ -29,6 +29,8 @@ def Amp_Dialect : Dialect {
     | `amp.init`         | function argument          | initialisation hint for the runner: `#amp.init<zeros>`, `<ones>`, `<fill(V)>`, `<uniform(A)>`, `<normal(S)>`, `<labels(C)>`. |
     | `amp.scale_state`  | function argument / result | `#amp.scale_state<scale>`, `<growth_tracker>` or `<overflow_tracker>`: the loss-scale state amp-loss-scaling threads through the step. |
     | `amp.skipped`      | function result            | unit: the `tensor<i1>` that is true when the step was skipped. |
+    | `amp.contraction`  | runtime GEMM call (lowering) | integer: the contraction the call computes (amp-lower-contractions-to-runtime numbers them for the structural guard). |
+    | `amp.parallel_step` | function (CPU lowering)   | positive integer: the function runs a parallel loop nest over the range given by its first two arguments, in steps of this (amp-cpu-parallelize-loops; amp-cpu-lower-parallel-calls calls it through the runtime's threads). |
 
     The values of `amp.precision`, `amp.init` and `amp.scale_state` are typed
     attributes (see AmpAttributes.md): a misspelt value is a parse error at its
@@ -55,7 +57,8 @@ def Amp_Dialect : Dialect {
     "::mlir::amp::InitAttr":$init,
     "::mlir::amp::ScaleStateAttr":$scale_state,
     "::mlir::UnitAttr":$skipped,
-    "::mlir::IntegerAttr":$contraction
+    "::mlir::IntegerAttr":$contraction,
+    "::mlir::IntegerAttr":$parallel_step
   );
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;

@@ -133,6 +133,20 @@ LogicalResult AmpDialect::verifyOperationAttribute(Operation *op,
              << "'" << name << "' must be an integer (the contraction's number)";
     return success();
   }
+  // A function amp-cpu-parallelize-loops made, whose first two arguments
+  // are the range of a parallel dimension of this step.
+  if (name == ParallelStepAttrHelper::getNameStr()) {
+    auto step = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!step || step.getInt() <= 0)
+      return op->emitOpError()
+             << "'" << name << "' must be a positive integer (the step)";
+    auto fn = dyn_cast<FunctionOpInterface>(op);
+    if (!fn || fn.getNumArguments() < 2)
+      return op->emitOpError()
+             << "'" << name
+             << "' must mark a function whose first two arguments are a range";
+    return success();
+  }
   return op->emitOpError() << "unknown amp attribute '" << name
                            << "' on an operation";
 }
