@@ -152,7 +152,8 @@ def AmpCpuVectorizePass : InterfacePass<"amp-cpu-vectorize", "::mlir::FunctionOp
     trailing loops merged into one where every operand walks them
     contiguously, as its own trailing dimensions (upstream
     `collapseOpIterationDims`; not for bodies that read `linalg.index`); it
-    is then tiled (scf.for) by 1 along its outer dimensions and by the largest divisor of
+    is then tiled (scf.for; the outermost tile loop an scf.parallel when it
+    walks a parallel dimension) by 1 along its outer dimensions and by the largest divisor of
     its innermost size that fits one `vector-bits` register; where an
     operand's contiguous dimension is walked by another parallel loop (a
     transpose), that loop is tiled by a register too, so the tile reads and
