@@ -3,7 +3,9 @@
 // elements; guards that pick whole tensors.
 // RUN: amp-opt %s --amp-lower-to-linalg=check-in-update=true | FileCheck %s --check-prefix=LOWER
 // RUN: amp-opt %s --pass-pipeline='builtin.module(amp-lower-to-linalg{check-in-update=true},linalg-fuse-elementwise-ops,canonicalize,func.func(amp-cpu-check-in-update))' | FileCheck %s --check-prefix=MERGE
-// The merged loop is tiled and vectorised; its flag is a horizontal or.
+// The merged loop is tiled and vectorised; its flag is a horizontal or,
+// stored (true) only by a tile that has a non-finite value, so the tile loop
+// is an scf.parallel (the bias, one tile, keeps its or with the flag).
 // RUN: amp-opt %s --pass-pipeline='builtin.module(amp-lower-to-linalg{check-in-update=true},linalg-fuse-elementwise-ops,canonicalize,func.func(amp-cpu-check-in-update), \
 // RUN:   one-shot-bufferize{bufferize-function-boundaries},func.func(amp-cpu-vectorize))' | FileCheck %s --check-prefix=VEC
 // Numbers: the same steps, flags and kept parameters as the default lowering.
@@ -39,9 +41,13 @@
 // MERGE: arith.select %[[FOUND]], %arg3, %[[B]]#0 : tensor<8xf32>
 
 // VEC-LABEL: func.func @sgd(
-// VEC: scf.for
+// VEC: scf.parallel
 // VEC: arith.subf {{.*}} : vector<8xf32>
-// VEC: vector.reduction <or>, %{{.*}}, %{{.*}} : vector<8xi1> into i1
+// VEC: %[[ANY:.*]] = vector.reduction <or>, %{{.*}} : vector<8xi1> into i1
+// VEC-NEXT: scf.if %[[ANY]] {
+// VEC-NEXT: %[[TRUE:.*]] = arith.constant true
+// VEC-NEXT: memref.store %[[TRUE]], %{{.*}}[] : memref<i1>
+// VEC: scf.reduce
 // VEC: vector.reduction <or>, %{{.*}}, %{{.*}} : vector<8xi1> into i1
 func.func @sgd(%g: tensor<2x8xf32>, %gb: tensor<8xf32>, %w: tensor<2x8xf32>, %b: tensor<8xf32>, %s: tensor<f32>) -> (tensor<2x8xf32>, tensor<8xf32>, tensor<i1>) {
   %lr = arith.constant dense<0.5> : tensor<2x8xf32>

@@ -18,7 +18,10 @@
 //      dimension and by `t` along the innermost one, where `t` is the
 //      largest divisor of that dimension's size that fits a `vector-bits`
 //      register for the op's widest element type (8 f32 lanes at 256 bits),
-//      so every tile is full and no mask is needed;
+//      so every tile is full and no mask is needed; the outermost tile loop
+//      becomes an scf.parallel when it walks a parallel dimension (its
+//      iterations write disjoint elements; amp-cpu-parallelize-loops may
+//      run a large one on several threads);
 //      a transposed access (an operand whose contiguous dimension is walked
 //      by another parallel loop `r`, while the innermost loop walks it with
 //      a stride: NCHW <-> NHWC, a convolution's filter layouts) would read
@@ -51,7 +54,13 @@
 // gradients) were scalar loops. The exception is an op whose only accumulation is an
 // exact integer one (amp-cpu-check-in-update's or-ed inf / nan flag beside
 // an update written per element): any order gives the same bits, and it is
-// tiled and vectorised like a parallel op. Ops the vectoriser cannot take (a body that loads from
+// tiled and vectorised like a parallel op; when every such accumulation is
+// an i1 flag OR-ed over the loops (the inf / nan flag), each tile's
+// `flag |= or(tile)` becomes `if (or(tile)) flag = true` after the cleanup
+// and the outermost tile loop an scf.parallel: iterations that run at once
+// then only ever store true into the flag and never read it, so none loses
+// another's bit (two that both find a non-finite value store the same byte;
+// nothing reads the flag before amp_rt_parallel_for has joined them). Ops the vectoriser cannot take (a body that loads from
 // memory, a dynamic shape, an i1 buffer: memory holds a byte per i1 element,
 // a vector<Nxi1> transfer N packed bits) keep their loops as well. The result is the same
 // computation, element for element, in the same order per element.
@@ -128,6 +137,86 @@ static void forToParallel(RewriterBase &rewriter, scf::ForOp loop) {
   rewriter.inlineBlockBefore(body, parallel.getBody()->getTerminator(),
                              parallel.getInductionVars());
   rewriter.eraseOp(loop);
+}
+
+/// True when every output of `op` that accumulates across loops is an i1
+/// flag OR-ed over them (amp-cpu-check-in-update's inf / nan flag): a "set
+/// if any" that iterations may do in any order, at once (orFlagsOnce).
+static bool hasOnlyFlagReductions(linalg::LinalgOp op) {
+  bool any = false;
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    if (op.getMatchingIndexingMap(&init).isPermutation())
+      continue;
+    SmallVector<Operation *> combiners;
+    if (!getElementTypeOrSelf(init.get().getType()).isInteger(1) ||
+        !matchReduction(op.getRegionOutputArgs(),
+                        init.getOperandNumber() - op.getNumDpsInputs(),
+                        combiners) ||
+        combiners.size() != 1 || !isa<arith::OrIOp>(combiners[0]))
+      return false;
+    any = true;
+  }
+  return any;
+}
+
+/// In the vectorised tile loop `loop` of an op with only flag reductions,
+/// each flag's `flag = flag | or(tile)` (after the cleanup: a 0-d read of the
+/// flag, vector.reduction <or> of the tile's bits with it as accumulator,
+/// a 0-d write back) as `if (or(tile)) flag = true`: the same result on
+/// one thread, and iterations that run at once can no longer lose each
+/// other's bits (each only ever stores true, and reads nothing). Then the
+/// loop becomes an scf.parallel. A loop where some write of a flag does not
+/// have that form stays as it is.
+static void orFlagsOnce(RewriterBase &rewriter, scf::ForOp loop) {
+  struct FlagUpdate {
+    vector::TransferWriteOp write;
+    vector::ReductionOp reduction;
+  };
+  SmallVector<FlagUpdate> updates;
+  bool other = false;
+  loop.getBody()->walk([&](vector::TransferWriteOp write) {
+    if (write.getVectorType().getRank() != 0)
+      return;
+    auto broadcast = write.getVector().getDefiningOp<vector::BroadcastOp>();
+    auto reduction =
+        broadcast ? broadcast.getSource().getDefiningOp<vector::ReductionOp>()
+                  : vector::ReductionOp();
+    auto extract = reduction && reduction.getAcc()
+                       ? reduction.getAcc().getDefiningOp<vector::ExtractOp>()
+                       : vector::ExtractOp();
+    auto read = extract ? extract.getSource().getDefiningOp<vector::TransferReadOp>()
+                        : vector::TransferReadOp();
+    if (!read || reduction.getKind() != vector::CombiningKind::OR ||
+        !reduction.getType().isInteger(1) || read.getBase() != write.getBase() ||
+        !read->hasOneUse() || !extract->hasOneUse() ||
+        !reduction->hasOneUse() || !broadcast->hasOneUse()) {
+      other = true;
+      return;
+    }
+    updates.push_back({write, reduction});
+  });
+  if (other || updates.empty())
+    return;
+  for (auto [write, reduction] : updates) {
+    Location loc = write.getLoc();
+    auto broadcast = write.getVector().getDefiningOp<vector::BroadcastOp>();
+    auto extract = reduction.getAcc().getDefiningOp<vector::ExtractOp>();
+    auto read = extract.getSource().getDefiningOp<vector::TransferReadOp>();
+    rewriter.setInsertionPoint(write);
+    Value any = vector::ReductionOp::create(rewriter, loc,
+                                            vector::CombiningKind::OR,
+                                            reduction.getVector());
+    auto ifOp = scf::IfOp::create(rewriter, loc, any, /*withElseRegion=*/false);
+    rewriter.setInsertionPointToStart(ifOp.thenBlock());
+    Value yes = arith::ConstantOp::create(rewriter, loc, rewriter.getBoolAttr(true));
+    memref::StoreOp::create(rewriter, loc, yes, write.getBase(), ValueRange());
+    rewriter.eraseOp(write);
+    rewriter.eraseOp(broadcast);
+    rewriter.eraseOp(reduction);
+    rewriter.eraseOp(extract);
+    rewriter.eraseOp(read);
+  }
+  forToParallel(rewriter, loop);
 }
 
 namespace {
@@ -376,7 +465,8 @@ dropWindowTileUnitDims(RewriterBase &rewriter, linalg::GenericOp tile) {
 /// 1-2); false when it stays. `window`: a window op whose channel loop was
 /// moved innermost (file comment).
 static bool vectorizeOne(RewriterBase &rewriter, linalg::LinalgOp op,
-                         const TilePlan &plan, bool window) {
+                         const TilePlan &plan, bool window,
+                         SmallVectorImpl<scf::ForOp> &flagLoops) {
   // (A window's maps are not projected permutations: its tile is checked
   // once its unit dimensions are dropped, below.)
   if (!window && failed(linalg::vectorizeOpPrecondition(op)))
@@ -434,10 +524,16 @@ static bool vectorizeOne(RewriterBase &rewriter, linalg::LinalgOp op,
     int64_t outermost = llvm::find_if(tileSizes, [](int64_t s) {
                           return s != 0;
                         }) - tileSizes.begin();
-    if (!tiled->loops.empty() &&
-        op.getIteratorTypesArray()[outermost] == utils::IteratorType::parallel)
-      if (auto loop = dyn_cast<scf::ForOp>(tiled->loops.front().getOperation()))
+    // One that walks a reduction dimension only to OR inf / nan tests into
+    // flags may become one after the cleanup (orFlagsOnce).
+    if (auto loop = tiled->loops.empty()
+                        ? scf::ForOp()
+                        : dyn_cast<scf::ForOp>(tiled->loops.front().getOperation())) {
+      if (op.getIteratorTypesArray()[outermost] == utils::IteratorType::parallel)
         forToParallel(rewriter, loop);
+      else if (hasOnlyFlagReductions(op))
+        flagLoops.push_back(loop);
+    }
     rewriter.eraseOp(op);
     tile = tiled->tiledOps.front();
   }
@@ -613,8 +709,9 @@ LogicalResult mlir::amp::vectorizeLinalgForCpu(Operation *root,
     if (plan.inner)
       candidates.push_back({op, plan});
   });
+  SmallVector<scf::ForOp> flagLoops;
   for (auto [op, plan] : candidates)
-    vectorizeOne(rewriter, op, plan, windows.contains(op));
+    vectorizeOne(rewriter, op, plan, windows.contains(op), flagLoops);
 
   // Step 3: unit dimensions away, transfers and multi-reductions lowered.
   RewritePatternSet patterns(root->getContext());
@@ -645,5 +742,8 @@ LogicalResult mlir::amp::vectorizeLinalgForCpu(Operation *root,
            "keep scalar loops)";
     return failure();
   }
+  // The flag-only reductions' tile loops as parallel ones.
+  for (scf::ForOp loop : flagLoops)
+    orFlagsOnce(rewriter, loop);
   return success();
 }
