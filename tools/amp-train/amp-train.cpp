@@ -199,7 +199,7 @@ static cl::opt<int64_t> cpuParallelMinWork(
     cl::desc("Run the CPU step's loop nests that execute at least this many "
              "ops on the OpenMP threads (amp-cpu-parallelize-loops; "
              "OMP_NUM_THREADS of them); 0 runs every loop on one thread"),
-    cl::init(1048576), cl::cat(category));
+    cl::init(4194304), cl::cat(category));
 static cl::opt<bool> noJitCache("no-jit-cache",
                                 cl::desc("Compile the step even if it is in "
                                          "the JIT cache, and do not store it"),

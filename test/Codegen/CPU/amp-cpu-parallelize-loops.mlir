@@ -92,3 +92,23 @@ func.func @rows(%x: memref<2x2048xf32>) {
   }
   return
 }
+
+// -----
+
+// A vector op counts once per element: 16 iterations of a few ops on
+// vector<256xf32> are over min-work, as many scalar ops would not be.
+// CHECK-LABEL: func.func private @wide__par0(
+// CHECK-LABEL: func.func @wide(
+// CHECK: call @wide__par0(%c0, %c16, %arg0)
+func.func @wide(%x: memref<16x256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %pad = arith.constant 0.0 : f32
+  scf.parallel (%i) = (%c0) to (%c16) step (%c1) {
+    %v = vector.transfer_read %x[%i, %c0], %pad {in_bounds = [true]} : memref<16x256xf32>, vector<256xf32>
+    %w = arith.addf %v, %v : vector<256xf32>
+    vector.transfer_write %w, %x[%i, %c0] {in_bounds = [true]} : vector<256xf32>, memref<16x256xf32>
+  }
+  return
+}
