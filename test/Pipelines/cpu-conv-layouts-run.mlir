@@ -10,7 +10,7 @@
 // RUN: amp-opt %s --amp-cpu-pipeline="blas" --mlir-disable-threading --mlir-print-ir-after=amp-convolutions-to-gemm -o /dev/null 2>&1 | FileCheck %s --check-prefix=IR
 // RUN: amp-opt %s --amp-cpu-pipeline="blas" \
 // RUN:   | mlir-runner -e main -entry-point-result=void -shared-libs=%amp_runtime_dir/libamp_runtime_cpu.so,%mlir_c_runner_utils,%mlir_runner_utils | FileCheck %s
-// RUN: amp-opt %s --amp-cpu-pipeline="blas=false runtime-allocator=false" \
+// RUN: amp-opt %s --amp-cpu-pipeline="blas=false runtime-allocator=false parallel-min-work=0" \
 // RUN:   | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils | FileCheck %s
 
 // CHECK: {{\[\[}}{{\[\[}}12, -13, -10, 14, 3, -1, -5, 12],

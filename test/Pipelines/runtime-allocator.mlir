@@ -1,12 +1,12 @@
 // amp-cpu-pipeline allocates a step's buffers through MLIR's generic
 // allocation functions, which the amp runtime defines with a cache of freed
 // buffers (runtime/lib/cpu/StepAllocator.cpp); runtime-allocator=false keeps
-// malloc / free (no runtime dependency with blas=false). Both run the step
-// to the same numbers.
+// malloc / free (no runtime dependency with blas=false parallel-min-work=0).
+// Both run the step to the same numbers.
 // RUN: amp-opt %examples/mlp_sgd.mlir --amp-cpu-pipeline | FileCheck %s --check-prefix=CACHED
 // RUN: amp-opt %examples/mlp_sgd.mlir --amp-cpu-pipeline=runtime-allocator=false | FileCheck %s --check-prefix=MALLOC
 // RUN: amp-opt %s --amp-cpu-pipeline | mlir-runner -e main -entry-point-result=void -shared-libs=%amp_runtime_dir/libamp_runtime_cpu.so,%mlir_c_runner_utils,%mlir_runner_utils | FileCheck %s --check-prefix=OUT
-// RUN: amp-opt %s --amp-cpu-pipeline="blas=false runtime-allocator=false" | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils | FileCheck %s --check-prefix=OUT
+// RUN: amp-opt %s --amp-cpu-pipeline="blas=false runtime-allocator=false parallel-min-work=0" | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils | FileCheck %s --check-prefix=OUT
 
 // CACHED-DAG: llvm.call @_mlir_memref_to_llvm_alloc(
 // CACHED-DAG: llvm.call @_mlir_memref_to_llvm_free(

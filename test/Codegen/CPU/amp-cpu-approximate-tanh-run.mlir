@@ -3,8 +3,8 @@
 // libm). Worst distance in ulp over 2M points of [-10, 10), 2M points of
 // [1e-6, 1) and 2M tiny values from 1e-30 (the polynomial returns x there):
 // at most 5 ulp; inf, nan, large values and -0 as tanhf gives them.
-// RUN: amp-opt %s --amp-cpu-pipeline="blas=false runtime-allocator=false" --mlir-print-ir-after=amp-cpu-approximate-tanh -o /dev/null 2>&1 | FileCheck %s --check-prefix=IR
-// RUN: amp-opt %s --amp-cpu-pipeline="blas=false runtime-allocator=false" \
+// RUN: amp-opt %s --amp-cpu-pipeline="blas=false runtime-allocator=false parallel-min-work=0" --mlir-print-ir-after=amp-cpu-approximate-tanh -o /dev/null 2>&1 | FileCheck %s --check-prefix=IR
+// RUN: amp-opt %s --amp-cpu-pipeline="blas=false runtime-allocator=false parallel-min-work=0" \
 // RUN:   | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils | FileCheck %s
 
 // IR-LABEL: func.func @tanh_of(

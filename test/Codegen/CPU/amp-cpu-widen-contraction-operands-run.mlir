@@ -5,7 +5,7 @@
 // RUN: amp-opt %s --amp-cpu-pipeline --mlir-print-ir-after=amp-lower-contractions-to-runtime -o /dev/null 2>&1 | FileCheck %s --check-prefix=IR
 // RUN: amp-opt %s --amp-cpu-pipeline \
 // RUN:   | mlir-runner -e main -entry-point-result=void -shared-libs=%amp_runtime_dir/libamp_runtime_cpu.so,%mlir_c_runner_utils,%mlir_runner_utils | FileCheck %s
-// RUN: amp-opt %s --amp-cpu-pipeline="blas=false runtime-allocator=false" \
+// RUN: amp-opt %s --amp-cpu-pipeline="blas=false runtime-allocator=false parallel-min-work=0" \
 // RUN:   | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils | FileCheck %s
 
 // One f32 GEMM call (dtype 0 for both operands), no f16 buffer left.

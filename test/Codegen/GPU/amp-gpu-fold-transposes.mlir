@@ -4,8 +4,8 @@
 // and with it followed by the GEMM lowering through the CPU runtime
 // (amp_rt_gemm_ex with a transpose flag).
 // RUN: amp-opt %s --amp-gpu-fold-transposes | FileCheck %s
-// RUN: amp-opt %s --amp-cpu-pipeline="blas=false runtime-allocator=false" | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils | FileCheck %s --check-prefix=OUT
-// RUN: amp-opt %s --amp-gpu-fold-transposes --amp-cpu-pipeline="blas=false runtime-allocator=false" | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils | FileCheck %s --check-prefix=OUT
+// RUN: amp-opt %s --amp-cpu-pipeline="blas=false runtime-allocator=false parallel-min-work=0" | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils | FileCheck %s --check-prefix=OUT
+// RUN: amp-opt %s --amp-gpu-fold-transposes --amp-cpu-pipeline="blas=false runtime-allocator=false parallel-min-work=0" | mlir-runner -e main -entry-point-result=void -shared-libs=%mlir_c_runner_utils | FileCheck %s --check-prefix=OUT
 // The CPU pipeline's default: transposes folded, contractions on the runtime's GEMM (oneDNN / OpenBLAS).
 // RUN: amp-opt %s --amp-cpu-pipeline | mlir-runner -e main -entry-point-result=void -shared-libs=%amp_runtime_dir/libamp_runtime_cpu.so,%mlir_c_runner_utils | FileCheck %s --check-prefix=OUT
 // RUN: amp-opt %s --amp-gpu-fold-transposes --one-shot-bufferize="bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map" --amp-lower-contractions-to-runtime \
