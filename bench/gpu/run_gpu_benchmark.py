@@ -134,6 +134,7 @@ def run_amp_train(amp_train, step_dir, precision, steps, warmup, extra=()):
 
 def run_torch(model, inputs, opt_args, mode, steps, warmup):
     import torch
+    from amp_mlir.torch import torch_train_step
 
     device = torch.device("cuda")
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -151,20 +152,8 @@ def run_torch(model, inputs, opt_args, mode, steps, warmup):
     loss_fn = torch.nn.functional.cross_entropy
 
     def step():
-        opt.zero_grad(set_to_none=True)
-        if dtype is None:
-            loss = loss_fn(forward(x), y)
-        else:
-            with torch.autocast("cuda", dtype=dtype):
-                loss = loss_fn(forward(x), y)
-        if scaler is not None:
-            scaler.scale(loss).backward()
-            scaler.step(opt)
-            scaler.update()
-        else:
-            loss.backward()
-            opt.step()
-        return loss
+        return torch_train_step(forward, loss_fn, opt, (x,), y, device_type="cuda", autocast=dtype,
+                                scaler=scaler)
 
     losses = []
     for _ in range(warmup):

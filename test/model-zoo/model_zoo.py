@@ -58,25 +58,12 @@ def _optimizer(params, kind, options):
 
 
 def torch_step(case, model, opt, inputs, autocast=None, scaler=None):
-    """One PyTorch training step of ``case`` on ``model``: forward and loss (under
-    ``torch.autocast("cpu", autocast)`` when given), backward (through ``scaler`` when given), update.
-    Returns the loss."""
-    import contextlib
+    """One PyTorch training step of ``case`` on ``model`` (amp_mlir.torch.torch_train_step: CPU
+    autocast to ``autocast`` when given, backward through ``scaler`` when given). Returns the loss."""
+    from amp_mlir.torch import torch_train_step
 
-    import torch
-
-    context = torch.autocast("cpu", dtype=autocast) if autocast is not None else contextlib.nullcontext()
-    opt.zero_grad()
-    with context:
-        loss = case.loss_fn(model(*inputs[:-1]), inputs[-1])
-    if scaler is not None:
-        scaler.scale(loss).backward()
-        scaler.step(opt)
-        scaler.update()
-    else:
-        loss.backward()
-        opt.step()
-    return loss
+    return torch_train_step(model, case.loss_fn, opt, inputs[:-1], inputs[-1], autocast=autocast,
+                            scaler=scaler)
 
 
 def torch_losses(case, dtype, autocast=None):

@@ -9,6 +9,7 @@ update) as an amp-mlir TOSA training step.
 
 from ._export import ExportedStep, export_train_step
 from ._lower import UnsupportedOpError, supported_ops
-from ._reference import torch_reference_losses
+from ._reference import torch_reference_losses, torch_train_step
 
-__all__ = ["export_train_step", "ExportedStep", "UnsupportedOpError", "supported_ops", "torch_reference_losses"]
+__all__ = ["export_train_step", "ExportedStep", "UnsupportedOpError", "supported_ops", "torch_reference_losses",
+           "torch_train_step"]

@@ -2,9 +2,31 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 
 import torch
+
+
+def torch_train_step(forward, loss_fn, opt, inputs, target, *, device_type: str = "cpu", autocast=None,
+                     scaler=None):
+    """One PyTorch training step: gradients cleared, ``loss_fn(forward(*inputs), target)`` (under
+    ``torch.autocast(device_type, autocast)`` when ``autocast`` is a dtype), backward (through the
+    GradScaler ``scaler`` when given: scaled backward, unscaling step, scale update), update. Returns
+    the loss. The one step the reference runs, the model zoo and the CPU / GPU benchmarks time."""
+    context = (torch.autocast(device_type, dtype=autocast) if autocast is not None
+               else contextlib.nullcontext())
+    opt.zero_grad()
+    with context:
+        loss = loss_fn(forward(*inputs), target)
+    if scaler is not None:
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+    else:
+        loss.backward()
+        opt.step()
+    return loss
 
 
 def torch_reference_losses(model: torch.nn.Module, loss_fn, example_inputs: tuple, *, steps: int,
@@ -26,9 +48,6 @@ def torch_reference_losses(model: torch.nn.Module, loss_fn, example_inputs: tupl
     inputs = [t.float() if t.is_floating_point() else t for t in example_inputs]
     losses = []
     for _ in range(steps):
-        opt.zero_grad()
-        loss = loss_fn(model(*inputs[:-1]), inputs[-1])
-        loss.backward()
-        opt.step()
+        loss = torch_train_step(model, loss_fn, opt, inputs[:-1], inputs[-1])
         losses.append(float(loss.detach()))
     return losses
