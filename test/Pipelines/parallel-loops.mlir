@@ -8,6 +8,10 @@
 // RUN: amp-opt %s --amp-cpu-pipeline=parallel-min-work=1 | env OMP_NUM_THREADS=2 mlir-runner -e main -entry-point-result=void -shared-libs=%amp_runtime_dir/libamp_runtime_cpu.so,%mlir_c_runner_utils,%mlir_runner_utils | FileCheck %s --check-prefix=OUT
 // RUN: amp-opt %s --amp-cpu-pipeline=parallel-min-work=0 | mlir-runner -e main -entry-point-result=void -shared-libs=%amp_runtime_dir/libamp_runtime_cpu.so,%mlir_c_runner_utils,%mlir_runner_utils | FileCheck %s --check-prefix=OUT
 
+// RUN: not amp-opt %s --amp-cpu-pipeline=parallel-min-work=-1 -o %t.bad 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not test -s %t.bad
+
+// BAD: error: amp-cpu-parallelize-loops: min-work must be >= 0 (0: off), got -1
 // PAR-DAG: llvm.func internal @step__par{{[0-9]+}}__task(
 // PAR-DAG: llvm.call @amp_rt_parallel_for(
 // PAR-NOT: amp.parallel_step

@@ -230,7 +230,8 @@ static void addLoopsToLLVMPasses(OpPassManager &pm, bool runtimeAllocator,
   // The large parallel nests on the runtime's threads (each outlined into a
   // function of its parallel range, called through amp_rt_parallel_for
   // below).
-  if (parallelMinWork > 0) {
+  // (A negative bound reaches the pass, which rejects it.)
+  if (parallelMinWork != 0) {
     AmpCpuParallelizeLoopsPassOptions parallelize;
     parallelize.minWork = parallelMinWork;
     pm.addPass(createAmpCpuParallelizeLoopsPass(parallelize));
@@ -300,7 +301,7 @@ static void addLoopsToLLVMPasses(OpPassManager &pm, bool runtimeAllocator,
   }
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
-  if (parallelMinWork > 0)
+  if (parallelMinWork != 0)
     pm.addPass(createAmpCpuLowerParallelCallsPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }

@@ -191,6 +191,12 @@ struct AmpCpuParallelizeLoopsPass
           AmpCpuParallelizeLoopsPass> {
   using Base::Base;
   void runOnOperation() override {
+    if (minWork < 0) {
+      getOperation().emitError()
+          << "amp-cpu-parallelize-loops: min-work must be >= 0 (0: off), got "
+          << static_cast<int64_t>(minWork);
+      return signalPassFailure();
+    }
     amp::parallelizeLoopNests(getOperation(), minWork);
   }
 };
