@@ -4,16 +4,19 @@ torch-mlir's FX importer into TOSA and linalg on tensors, with amp-mlir's traini
 The algorithm:
 
 1. **One functional step.** ``_step_function`` builds ``step(params, state, buffers, inputs, seed)``:
-   the forward pass and the loss under ``torch.func.vjp`` (buffers, e.g. batch-norm running
-   statistics, are cloned inside the differentiated function and returned as auxiliary outputs, so
-   their in-place update becomes a result), the backward pass from ``vjp_fn(seed)`` (the seed of
-   d(loss)/d(loss) is an *argument*, which ``amp-loss-scaling`` scales: no constant has to be found in
-   the graph), then the optimizer update written out as torch.optim computes it (SGD with momentum and
-   weight decay, Adam, AdamW; single-tensor forms).
+   the forward pass and the loss on detached copies of the parameters that require grad (buffers,
+   e.g. batch-norm running statistics, are cloned inside the forward and returned with the loss, so
+   their in-place update becomes a result), the backward pass from
+   ``torch.autograd.grad(loss, params, seed)`` as AOTAutograd traces it (the seed of d(loss)/d(loss)
+   is an *argument*, which ``amp-loss-scaling`` scales: no constant has to be found in the graph; a
+   custom ``autograd.Function``'s Python backward is traced like any other, which ``torch.func.vjp``
+   refuses without ``setup_context``), then the optimizer update written out as torch.optim computes
+   it (SGD with momentum and weight decay, Adam, AdamW; single-tensor forms).
 2. **Capture.** ``make_fx`` with the decompositions of ops that mutate without declaring it (batch
    norm's running statistics become a functional op plus ``copy_``), then ``make_fx`` over
-   ``functionalize`` of that graph with torch-mlir's decomposition table and ours (_decompositions.py)
-   gives one flat aten graph without mutation, each node with its Python source location.
+   ``functionalize`` of that graph, replayed with each ``view`` as a ``reshape`` (``_Replay``), with
+   torch-mlir's decomposition table and ours (_decompositions.py) gives one flat aten graph without
+   mutation, each node with its Python source location.
 3. **Import.** ``torch_mlir.fx.stateless_fx_import`` makes the torch dialect (backend contract), then
    one pass pipeline lowers it: ``convert-torch-to-tosa`` first (named ops our autocast policy knows
    best; scatter becomes ``tosa.scatter``), ``convert-torch-to-linalg`` / ``-scf`` / ``-arith`` /
@@ -34,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from torch.func import functional_call, functionalize, vjp
+from torch.func import functional_call, functionalize
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from . import _decompositions
@@ -93,8 +96,13 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
                 loss = loss_fn(out, target)
             return loss, tuple(bufs[k] for k in buffer_names)
 
-        loss, vjp_fn, new_buffers = vjp(forward, *params, has_aux=True)
-        grads = list(vjp_fn(seed))
+        # The backward pass as AOTAutograd traces it: the autograd engine run by torch.autograd.grad
+        # under make_fx records every backward op, a custom autograd.Function's backward included
+        # (torch.func.vjp would need each such Function to define setup_context, which models such as
+        # transformers' BLOOM do not).
+        leaves = [p.detach().requires_grad_(True) for p in params]
+        loss, new_buffers = forward(*leaves)
+        grads = list(torch.autograd.grad(loss, leaves, seed, allow_unused=True, materialize_grads=True))
         new_params, new_state = [], []
         if optimizer == "sgd":
             if weight_decay != 0:
@@ -123,6 +131,19 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
         return (*new_params, *new_state, *new_buffers, loss)
 
     return step
+
+
+class _Replay(torch.fx.Interpreter):
+    """Runs the first captured graph again (step 2), each ``view`` as a ``reshape``: the full decomposition
+    table can give a tensor other strides than the eager kernel the first capture recorded (BLOOM's fused
+    query-key-value gradient: a ``select_backward`` decomposed into a scatter), and a view of the same shape
+    is then no longer expressible. A reshape is that view where it still is one (traced as the same
+    ``view``) and a copy where not; the functionalized graph computes the same values either way."""
+
+    def call_function(self, target, args, kwargs):
+        if target is torch.ops.aten.view.default:
+            target = torch.ops.aten.reshape.default
+        return super().call_function(target, args, kwargs)
 
 
 def _clean_graph(gm):
@@ -221,7 +242,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
                             record_stack_traces=True)(*flat)
 
             def replay(*args):
-                return torch.fx.Interpreter(first).run(*args)
+                return _Replay(first).run(*args)
 
             with torch.fx.traceback.preserve_node_meta():
                 gm = make_fx(functionalize(replay, remove="mutations"), decomposition_table=_decompositions.table(),
