@@ -52,6 +52,25 @@ def test_convolution_backward(stride, padding, dilation, groups):
     _close(_decomp().convolution_backward(*args), aten.convolution_backward.default(*args))
 
 
+@pytest.mark.parametrize("shape, weight, stride, padding, dilation, groups, bias", [
+    ((2, 8, 7, 7), (12, 2, 3, 3), 1, 1, 1, 4, True),  # 2 input, 3 output channels per group
+    ((1, 6, 9, 8), (6, 3, 3, 2), 2, 0, 2, 2, False),
+    ((2, 4, 5, 5), (8, 1, 3, 3), 1, 1, 1, 4, True),  # depthwise: left to torch-mlir
+    ((2, 4, 5, 5), (8, 4, 3, 3), 1, 1, 1, 1, True),  # ungrouped: left to torch-mlir
+])
+def test_grouped_convolution(shape, weight, stride, padding, dilation, groups, bias):
+    torch.manual_seed(5)
+    x = torch.randn(*shape, dtype=torch.float64)
+    w = torch.randn(*weight, dtype=torch.float64)
+    b = torch.randn(weight[0], dtype=torch.float64) if bias else None
+    args = (x, w, b, [stride] * 2, [padding] * 2, [dilation] * 2, False, [0, 0], groups)
+    got = _decomp().convolution(*args)
+    if groups == 1 or weight[1] == 1:
+        assert got is NotImplemented
+    else:
+        _close(got, aten.convolution.default(*args))
+
+
 def test_embedding_dense_backward():
     torch.manual_seed(2)
     idx = torch.randint(0, 10, (3, 5))
@@ -67,6 +86,23 @@ def test_max_pool2d_with_indices_backward():
     g = torch.randn_like(out)
     args = (g, x, [2, 2], [2, 2], [0, 0], [1, 1], False, idx)
     _close(_decomp().max_pool2d_with_indices_backward(*args), aten.max_pool2d_with_indices_backward.default(*args))
+
+
+@pytest.mark.parametrize("shape, kernel, stride, padding, ceil_mode, count_include_pad, divisor", [
+    ((2, 3, 8, 8), [2, 2], [2, 2], [0, 0], False, True, None),
+    ((2, 3, 7, 9), [3, 3], [1, 1], [1, 1], False, False, None),  # PoolFormer's token mixer
+    ((1, 2, 7, 6), [3, 2], [2, 3], [1, 1], True, True, None),  # ceil mode: last windows clipped
+    ((1, 2, 7, 6), [3, 3], [2, 2], [1, 0], True, False, None),
+    ((3, 5, 5), [2, 3], [1, 2], [1, 1], False, True, 4),  # no batch dimension, divisor_override
+    ((2, 4, 1, 1), [3, 3], [1, 1], [1, 1], False, False, None),  # 1x1 map: offsets that read only padding
+])
+def test_avg_pool2d_backward(shape, kernel, stride, padding, ceil_mode, count_include_pad, divisor):
+    torch.manual_seed(4)
+    x = torch.randn(*shape, dtype=torch.float64)
+    out = aten.avg_pool2d.default(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor)
+    g = torch.randn_like(out)
+    args = (g, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor)
+    _close(_decomp().avg_pool2d_backward(*args), aten.avg_pool2d_backward.default(*args))
 
 
 @pytest.mark.parametrize("size, stride, offset, dense", [

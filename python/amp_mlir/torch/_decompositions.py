@@ -8,6 +8,12 @@ semantics:
   stride-s "zero interleave" (unsqueeze, pad, reshape) and a shift (pad / slice). No scatter, so the
   result is the same on every backend, and identical to PyTorch's (the gradient goes to the position
   the forward pass picked, ties included).
+- ``avg_pool2d_backward`` (any kernel, stride, padding, ``ceil_mode``, ``count_include_pad``,
+  ``divisor_override``): the output gradient divided by each window's divisor (computed at capture
+  time from the static shapes, as PyTorch's kernel counts it: the window clipped to the padded input,
+  or to the input alone without ``count_include_pad``), then placed back for each of the kh x kw window
+  offsets the same way as max pooling's; positions in the padding are dropped. torch-mlir lowers the
+  forward op but not this one (PoolFormer's pooling token mixer has ``count_include_pad=False``).
 - ``embedding_dense_backward``: ``one_hot(indices)^T @ grad`` (rows at ``padding_idx`` zero), a GEMM
   instead of torch-mlir's accumulating ``index_put``, which neither its TOSA nor its linalg lowering
   takes without the ``tm_tensor`` dialect. The cost is that of one more matmul of the embedding's size
@@ -22,6 +28,11 @@ semantics:
   for a depthwise convolution (one input channel per group), a depthwise convolution over the C*N
   (channel, sample) planes whose filters are the matching output-gradient planes, summed over N
   (torch-mlir lowers a grouped convolution with several channels per group on neither path).
+- ``convolution`` grouped with several input channels per group (ResNeXt, RegNet; and the grouped
+  convolutions the backward above makes from them): one ungrouped convolution per group on its slice
+  of the input channels and of the filters, concatenated along the channels. torch-mlir lowers neither
+  such a convolution (to TOSA or linalg) nor a transposed one; depthwise (one input channel per group)
+  and ungrouped convolutions are left to it.
 - ``native_layer_norm``: mean, then the mean of the squared deviations, in the input's own type
   (PyTorch's float32 kernels do the same); torch-mlir's decomposition computes the variance in
   float64, which put ``[batch, tokens, width]`` f64 buffers into every transformer step.
@@ -38,6 +49,10 @@ def _place(y, stride, offset, size):
     """``z[..., a*stride + offset] = y[..., a]`` along the last dimension, zeros elsewhere, length
     ``size``."""
     n = y.shape[-1]
+    if offset + (n - 1) * stride < 0 or offset >= size:
+        # Nothing lands on the grid (a window offset that only ever reads padding, as on a 1x1 map):
+        # zeros, not an empty slice, which torch-mlir does not lower.
+        return y.new_zeros((*y.shape[:-1], size))
     if stride > 1:
         y = torch.nn.functional.pad(y.unsqueeze(-1), (0, stride - 1)).flatten(-2)  # length n*stride
     length = n * stride
@@ -75,6 +90,42 @@ def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, pad
             part = _place(part.transpose(-1, -2), sh, i * dh - ph, h).transpose(-1, -2)  # [..., h, w]
             grad_input = part if grad_input is None else grad_input + part
     return grad_input
+
+
+def _avg_pool_divisors(out, size, kernel, stride, pad, count_include_pad, device):
+    """The divisor of each of ``out`` windows along one dimension, as PyTorch's avg_pool2d kernel counts
+    it: the window clipped to the padded input, then to the input itself unless ``count_include_pad``.
+    Built from ``arange`` (a constant tensor from Python data would be captured as an in-place
+    ``detach_``, which torch-mlir does not lower)."""
+    start = torch.arange(out, device=device) * stride - pad
+    end = torch.clamp(start + kernel, max=size + pad)
+    if not count_include_pad:
+        start, end = torch.clamp(start, min=0), torch.clamp(end, max=size)
+    return end - start
+
+
+def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                        divisor_override):
+    kh, kw = (list(kernel_size) * 2)[:2] if len(kernel_size) == 1 else kernel_size
+    stride = stride if stride else kernel_size
+    sh, sw = (list(stride) * 2)[:2] if len(stride) == 1 else stride
+    ph, pw = (list(padding) * 2)[:2] if len(padding) == 1 else padding
+    h, w = self.shape[-2:]
+    ho, wo = grad_output.shape[-2:]
+    if divisor_override:
+        grad = grad_output / divisor_override
+    else:
+        # Within the padded input, a clipped window's divisor is its height times its width.
+        rows = _avg_pool_divisors(ho, h, kh, sh, ph, count_include_pad, grad_output.device)
+        cols = _avg_pool_divisors(wo, w, kw, sw, pw, count_include_pad, grad_output.device)
+        grad = grad_output / (rows.unsqueeze(1) * cols.unsqueeze(0)).to(grad_output.dtype)
+    grad_input = None
+    for i in range(kh):
+        for j in range(kw):
+            part = _place(grad, sw, j - pw, w)  # [..., ho, w]
+            part = _place(part.transpose(-1, -2), sh, i - ph, h).transpose(-1, -2)  # [..., h, w]
+            grad_input = part if grad_input is None else grad_input + part
+    return grad_input.to(self.dtype)
 
 
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
@@ -159,6 +210,20 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
     return grad_input, grad_weight, grad_bias
 
 
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    cin_g = weight.shape[1]
+    if transposed or groups == 1 or cin_g == 1:
+        return NotImplemented
+    cout_g = weight.shape[0] // groups
+    parts = []
+    for i in range(groups):
+        part_bias = None if bias is None else bias[i * cout_g:(i + 1) * cout_g]
+        parts.append(aten.convolution.default(input[:, i * cin_g:(i + 1) * cin_g],
+                                              weight[i * cout_g:(i + 1) * cout_g], part_bias, stride, padding,
+                                              dilation, False, output_padding, 1))
+    return torch.cat(parts, 1)
+
+
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """Layer norm in the input's own type (two passes: the mean, then the mean of the squared
     deviations), as PyTorch's kernels compute it for float32. torch-mlir's own decomposition computes
@@ -226,8 +291,10 @@ def table():
 
     t = dict(tm_fx.get_decomposition_table())
     t[aten.max_pool2d_with_indices_backward.default] = max_pool2d_with_indices_backward
+    t[aten.avg_pool2d_backward.default] = avg_pool2d_backward
     t[aten.embedding_dense_backward.default] = embedding_dense_backward
     t[aten.convolution_backward.default] = convolution_backward
+    t[aten.convolution.default] = convolution
     t[aten.native_layer_norm.default] = native_layer_norm
     t[aten.as_strided.default] = as_strided
     t[aten.as_strided_scatter.default] = as_strided_scatter
