@@ -41,7 +41,7 @@ def test_native_layer_norm_stays_in_float32():
 
 
 @pytest.mark.parametrize("stride, padding, dilation, groups", [(1, 0, 1, 1), (2, 1, 1, 1), (1, 2, 2, 1),
-                                                               (2, 1, 1, 4)])
+                                                               (2, 1, 1, 4), (1, 1, 2, 2)])
 def test_convolution_backward(stride, padding, dilation, groups):
     torch.manual_seed(1)
     x = torch.randn(2, 4, 9, 9, dtype=torch.float64)
@@ -55,6 +55,8 @@ def test_convolution_backward(stride, padding, dilation, groups):
 @pytest.mark.parametrize("shape, weight, stride, padding, dilation, groups, bias", [
     ((2, 8, 7, 7), (12, 2, 3, 3), 1, 1, 1, 4, True),  # 2 input, 3 output channels per group
     ((1, 6, 9, 8), (6, 3, 3, 2), 2, 0, 2, 2, False),
+    ((2, 6, 10, 9), (9, 2, 3, 3), 3, 2, 1, 3, True),  # stride 3: the last window needs zeros past the end
+    ((2, 8, 11), (8, 2, 3), 2, 1, 2, 4, True),  # 1-D
     ((2, 4, 5, 5), (8, 1, 3, 3), 1, 1, 1, 4, True),  # depthwise: left to torch-mlir
     ((2, 4, 5, 5), (8, 4, 3, 3), 1, 1, 1, 1, True),  # ungrouped: left to torch-mlir
 ])
@@ -63,7 +65,8 @@ def test_grouped_convolution(shape, weight, stride, padding, dilation, groups, b
     x = torch.randn(*shape, dtype=torch.float64)
     w = torch.randn(*weight, dtype=torch.float64)
     b = torch.randn(weight[0], dtype=torch.float64) if bias else None
-    args = (x, w, b, [stride] * 2, [padding] * 2, [dilation] * 2, False, [0, 0], groups)
+    d = len(shape) - 2
+    args = (x, w, b, [stride] * d, [padding] * d, [dilation] * d, False, [0] * d, groups)
     got = _decomp().convolution(*args)
     if groups == 1 or weight[1] == 1:
         assert got is NotImplemented

@@ -18,21 +18,24 @@ semantics:
   instead of torch-mlir's accumulating ``index_put``, which neither its TOSA nor its linalg lowering
   takes without the ``tm_tensor`` dialect. The cost is that of one more matmul of the embedding's size
   (for a tied language-model head: as much as the head's forward matmul); exact up to summation order.
-- ``convolution_backward`` (2-D, not transposed, any stride / padding / dilation / groups): both
-  gradients as *forward* convolutions, which every lowering takes (torch-mlir's own decomposition
-  makes transposed grouped convolutions, which neither its TOSA nor its linalg lowering converts):
-  the input gradient is the stride-dilated output gradient convolved with the flipped, group-transposed
-  weights; the weight gradient is a convolution with the batch as the reduced channel dimension:
-  input ``[Cin/g, g*N, H, W]`` (the channels of one group as the batch), weights the output gradient
-  ``[Cout, N, Ho, Wo]``, stride = the forward dilation, dilation = the forward stride, ``groups = g``;
-  for a depthwise convolution (one input channel per group), a depthwise convolution over the C*N
-  (channel, sample) planes whose filters are the matching output-gradient planes, summed over N
-  (torch-mlir lowers a grouped convolution with several channels per group on neither path).
-- ``convolution`` grouped with several input channels per group (ResNeXt, RegNet; and the grouped
-  convolutions the backward above makes from them): one ungrouped convolution per group on its slice
-  of the input channels and of the filters, concatenated along the channels. torch-mlir lowers neither
-  such a convolution (to TOSA or linalg) nor a transposed one; depthwise (one input channel per group)
-  and ungrouped convolutions are left to it.
+- ``convolution_backward`` (2-D, not transposed, any stride / padding / dilation / groups): the
+  gradients as *forward* convolutions and GEMMs, which every lowering takes (torch-mlir's own
+  decomposition makes transposed grouped convolutions, which neither its TOSA nor its linalg lowering
+  converts): the input gradient is the stride-dilated output gradient convolved with the flipped,
+  group-transposed weights. The weight gradient of an ungrouped convolution is a convolution with the
+  batch as the reduced channel dimension: input ``[Cin, N, H, W]``, weights the output gradient
+  ``[Cout, N, Ho, Wo]``, stride = the forward dilation, dilation = the forward stride; of a depthwise
+  convolution (one input channel per group), a depthwise convolution over the C*N (channel, sample)
+  planes whose filters are the matching output-gradient planes, summed over N; of a grouped one with
+  several channels per group, one batched matmul over the groups of the output gradient and the
+  forward im2col (below), ``[g, Cout/g, N*Ho*Wo] x [g, N*Ho*Wo, Cin/g*kh*kw]`` (as a convolution it
+  would be grouped again, with an Ho x Wo filter: Ho*Wo taps to gather).
+- ``convolution`` (1-D and 2-D) grouped with several input channels per group (ResNeXt, RegNet; and
+  the input-gradient convolutions the backward above makes from them), which torch-mlir lowers on
+  neither path: im2col (the padded input under each filter tap, by narrow and reshape, ``_im2col``) and
+  one batched matmul over the groups, ``[g, Cout/g, Cin/g*kh*kw] x [g, Cin/g*kh*kw, N*Ho*Wo]`` (one GEMM
+  call with g batches, not g convolutions: RegNet-Y-400MF has up to 55 groups a layer). Depthwise (one
+  input channel per group) and ungrouped convolutions are left to torch-mlir.
 - ``native_layer_norm``: mean, then the mean of the squared deviations, in the input's own type
   (PyTorch's float32 kernels do the same); torch-mlir's decomposition computes the variance in
   float64, which put ``[batch, tokens, width]`` f64 buffers into every transformer step.
@@ -198,6 +201,11 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
         gw = torch.nn.functional.conv2d(x, wgo, None, (dh, dw), 0, (sh, sw), cin * n)  # [1, C*N*m, >=kh, >=kw]
         gw = gw[0, :, :kh, :kw].reshape(cin, n, m, kh, kw).sum(1)
         grad_weight = gw.reshape(cout, 1, kh, kw)
+    elif output_mask[1] and g > 1:
+        # Grouped, several channels per group: output gradient x im2col^T, one GEMM per group.
+        cols = _im2col(input, g, kh, kw, (sh, sw), (ph, pw), (dh, dw), ho, wo)  # [g, Cin/g*kh*kw, N*Ho*Wo]
+        go = grad_output.reshape(n, g, cout // g, ho * wo).permute(1, 2, 0, 3).reshape(g, cout // g, n * ho * wo)
+        grad_weight = torch.bmm(go, cols.transpose(1, 2)).reshape(cout, cin_g, kh, kw)
     elif output_mask[1]:
         x = _pad_or_crop(_pad_or_crop(input, 2, ph, ph), 3, pw, pw)
         # [N, g, Cin/g, H, W] -> [Cin/g, g, N, H, W] -> [Cin/g, g*N, H, W]
@@ -210,18 +218,48 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
     return grad_input, grad_weight, grad_bias
 
 
+def _every(x, dim, start, stride, count):
+    """``x[start : start + count * stride : stride]`` along ``dim``, as a narrow and a reshape (zeros past
+    the end where the last window needs them) instead of a stepped slice."""
+    need = start + count * stride
+    if need > x.shape[dim]:
+        x = _pad_or_crop(x, dim, 0, need - x.shape[dim])
+    x = x.narrow(dim, start, count * stride)
+    if stride > 1:
+        x = x.unflatten(dim, (count, stride)).select(dim + 1, 0)
+    return x
+
+
+def _im2col(input, groups, kh, kw, stride, padding, dilation, ho, wo):
+    """The padded ``input`` [N, Cin, H, W] under each of the kh x kw filter taps, arranged per group as
+    ``[g, Cin/g*kh*kw, N*Ho*Wo]``: a group's rows are ordered as its filters' (channel, row, column)."""
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    n, cin = input.shape[:2]
+    x = _pad_or_crop(_pad_or_crop(input, 2, ph, ph), 3, pw, pw)
+    taps = [_every(_every(x, 2, i * dh, sh, ho), 3, j * dw, sw, wo) for i in range(kh) for j in range(kw)]
+    k = cin // groups * kh * kw
+    return torch.stack(taps, 2).reshape(n, groups, k, ho * wo).permute(1, 2, 0, 3).reshape(groups, k, n * ho * wo)
+
+
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     cin_g = weight.shape[1]
-    if transposed or groups == 1 or cin_g == 1:
+    if transposed or groups == 1 or cin_g == 1 or input.dim() not in (3, 4):
         return NotImplemented
-    cout_g = weight.shape[0] // groups
-    parts = []
-    for i in range(groups):
-        part_bias = None if bias is None else bias[i * cout_g:(i + 1) * cout_g]
-        parts.append(aten.convolution.default(input[:, i * cin_g:(i + 1) * cin_g],
-                                              weight[i * cout_g:(i + 1) * cout_g], part_bias, stride, padding,
-                                              dilation, False, output_padding, 1))
-    return torch.cat(parts, 1)
+    if input.dim() == 3:  # 1-D: the 2-D form on a height of one
+        out = convolution(input.unsqueeze(2), weight.unsqueeze(2), bias, [1, *stride], [0, *padding],
+                          [1, *dilation], False, [0, *output_padding], groups)
+        return out.squeeze(2)
+    stride, padding, dilation = _pair(stride), _pair(padding), _pair(dilation)
+    n, _, h, w = input.shape
+    cout, _, kh, kw = weight.shape
+    ho = (h + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    wo = (w + 2 * padding[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    cols = _im2col(input, groups, kh, kw, stride, padding, dilation, ho, wo)
+    out = torch.bmm(weight.reshape(groups, cout // groups, -1), cols)  # [g, Cout/g, N*Ho*Wo]
+    out = out.reshape(cout, n, ho, wo).transpose(0, 1)
+    if bias is not None:
+        out = out + bias.reshape(1, cout, 1, 1)
+    return out
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):

@@ -235,6 +235,161 @@ def gru2():
                    (torch.randn(3, 7, 12, generator=g), torch.randint(0, 5, (3,), generator=g)), "adam", {"lr": 1e-2})
 
 
+# A second batch (2026-11-27): more torchvision CNNs (dense blocks, grouped convolutions, inception
+# branches), timm token mixers (MLP-Mixer, PoolFormer's pooling, DeiT), transformers decoders and
+# encoder-decoders (LLaMA with grouped-query attention, T5, RoBERTa, GPT-Neo local attention, BLOOM's
+# ALiBi and custom GELU autograd.Function), nn.TransformerEncoder and a Conv1d + bidirectional GRU.
+
+
+def densenet121():
+    import torchvision
+    return _image_classifier(lambda: torchvision.models.densenet121(num_classes=10),
+                             "sgd", {"lr": 0.002, "momentum": 0.9}, "torchvision")
+
+
+def regnet_y_400mf():
+    import torchvision
+    return _image_classifier(lambda: torchvision.models.regnet_y_400mf(num_classes=10),
+                             "sgd", {"lr": 0.002, "momentum": 0.9}, "torchvision")
+
+
+def mnasnet0_5():
+    import torchvision
+    return _image_classifier(lambda: torchvision.models.mnasnet0_5(num_classes=10, dropout=0.0),
+                             "sgd", {"lr": 0.002, "momentum": 0.9}, "torchvision")
+
+
+def googlenet():
+    import torchvision
+    return _image_classifier(lambda: torchvision.models.googlenet(num_classes=10, aux_logits=False,
+                                                                  init_weights=True, dropout=0.0),
+                             "sgd", {"lr": 0.002, "momentum": 0.9}, "torchvision", batch=2)
+
+
+def mixer_tiny():
+    from timm.models.mlp_mixer import MlpMixer
+    return _image_classifier(lambda: MlpMixer(num_classes=10, img_size=32, patch_size=8, num_blocks=2, embed_dim=64),
+                             "adamw", {"lr": 1e-3, "weight_decay": 0.05}, "timm", batch=2, size=32)
+
+
+def poolformer_tiny():
+    from timm.models.metaformer import GroupNorm1, MetaFormer, Pooling
+    return _image_classifier(lambda: MetaFormer(num_classes=10, depths=(1, 1, 1, 1), dims=(16, 32, 48, 64),
+                                                downsample_norm=None, token_mixers=Pooling, mlp_act=torch.nn.GELU,
+                                                mlp_bias=True, norm_layers=GroupNorm1, layer_scale_init_values=1e-5,
+                                                res_scale_init_values=None, use_mlp_head=False),
+                             "adamw", {"lr": 1e-3, "weight_decay": 0.05}, "timm", batch=2, size=32)
+
+
+def deit_tiny():
+    import timm
+    return _image_classifier(lambda: timm.create_model("deit_tiny_patch16_224", num_classes=10, img_size=32,
+                                                       patch_size=8, depth=2),
+                             "adamw", {"lr": 1e-3, "weight_decay": 0.05}, "timm", batch=2, size=32)
+
+
+def llama():
+    import transformers
+    cfg = transformers.LlamaConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+                                   intermediate_size=128, vocab_size=128, max_position_embeddings=32,
+                                   attn_implementation="eager")
+    return _causal_lm(lambda: transformers.LlamaForCausalLM(cfg))
+
+
+class _T5Logits(torch.nn.Module):
+    """T5 as a sequence-to-sequence model on the same tokens in and out, reduced to its logits."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids):
+        return self.model(input_ids=ids, decoder_input_ids=ids).logits
+
+
+def t5():
+    import transformers
+    cfg = transformers.T5Config(num_layers=2, num_decoder_layers=2, d_model=64, d_kv=16, num_heads=4, d_ff=128,
+                                vocab_size=128, dropout_rate=0.0, decoder_start_token_id=0, pad_token_id=0)
+    torch.manual_seed(0)
+    m = _T5Logits(transformers.T5ForConditionalGeneration(cfg))
+    ids = torch.randint(0, 128, (2, 16), generator=_gen(1))
+    return ZooCase(m, _lm_loss, (ids, torch.roll(ids, -1, 1)), "adamw", {"lr": 1e-3, "weight_decay": 0.01},
+                   "transformers")
+
+
+def roberta():
+    import transformers
+    cfg = transformers.RobertaConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=2, intermediate_size=128,
+                                     vocab_size=128, max_position_embeddings=40, num_labels=3, hidden_dropout_prob=0.0,
+                                     attention_probs_dropout_prob=0.0, attn_implementation="eager")
+    return _sequence_classifier(lambda: transformers.RobertaForSequenceClassification(cfg), 3)
+
+
+def gpt_neo():
+    import transformers
+    cfg = transformers.GPTNeoConfig(num_layers=2, hidden_size=64, num_heads=2, attention_types=[[["global", "local"], 1]],
+                                    window_size=8, vocab_size=128, max_position_embeddings=32, embed_dropout=0.0,
+                                    attention_dropout=0.0, resid_dropout=0.0, attn_implementation="eager")
+    return _causal_lm(lambda: transformers.GPTNeoForCausalLM(cfg))
+
+
+def bloom():
+    import transformers
+    cfg = transformers.BloomConfig(n_layer=2, hidden_size=64, n_head=4, vocab_size=128, hidden_dropout=0.0,
+                                   attention_dropout=0.0, attn_implementation="eager")
+    return _causal_lm(lambda: transformers.BloomForCausalLM(cfg))
+
+
+class TransformerEncoderClassifier(torch.nn.Module):
+    """Token embedding, a 2-layer pre-norm nn.TransformerEncoder (GELU), mean over tokens, a linear head."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(50, 32)
+        layer = torch.nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True, norm_first=True,
+                                                 activation="gelu")
+        self.enc = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.fc = torch.nn.Linear(32, 6)
+
+    def forward(self, x):
+        return self.fc(self.enc(self.emb(x)).mean(1))
+
+
+def nn_transformer():
+    torch.manual_seed(0)
+    g = _gen(1)
+    return ZooCase(TransformerEncoderClassifier(), torch.nn.functional.cross_entropy,
+                   (torch.randint(0, 50, (3, 10), generator=g), torch.randint(0, 6, (3,), generator=g)), "adamw",
+                   {"lr": 1e-3, "weight_decay": 0.01})
+
+
+class Conv1dBiGRU(torch.nn.Module):
+    """Conv1d + batch norm + SiLU, a dilated grouped Conv1d, max pooling, a bidirectional GRU, a linear head."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv1d(4, 16, 5, padding=2)
+        self.bn = torch.nn.BatchNorm1d(16)
+        self.c2 = torch.nn.Conv1d(16, 16, 3, dilation=2, groups=4)
+        self.gru = torch.nn.GRU(16, 20, bidirectional=True, batch_first=True)
+        self.fc = torch.nn.Linear(40, 3)
+
+    def forward(self, x):
+        h = torch.nn.functional.silu(self.bn(self.c1(x)))
+        h = torch.nn.functional.max_pool1d(self.c2(h), 2)
+        out, _ = self.gru(h.transpose(1, 2))
+        return self.fc(out[:, -1])
+
+
+def conv1d_bigru():
+    torch.manual_seed(0)
+    g = _gen(1)
+    return ZooCase(Conv1dBiGRU(), torch.nn.functional.cross_entropy,
+                   (torch.randn(3, 4, 24, generator=g), torch.randint(0, 3, (3,), generator=g)), "sgd",
+                   {"lr": 0.01, "momentum": 0.9})
+
+
 ZOO = {
     "resnet18": resnet18,
     "mobilenet_v3_small": mobilenet_v3_small,
@@ -255,4 +410,18 @@ UNSEEN = {
     "squeezenet1_1": squeezenet1_1,
     "mobilenet_v2": mobilenet_v2,
     "opt": opt,
+    "densenet121": densenet121,
+    "regnet_y_400mf": regnet_y_400mf,
+    "mnasnet0_5": mnasnet0_5,
+    "googlenet": googlenet,
+    "mixer_tiny": mixer_tiny,
+    "poolformer_tiny": poolformer_tiny,
+    "deit_tiny": deit_tiny,
+    "llama": llama,
+    "t5": t5,
+    "roberta": roberta,
+    "gpt_neo": gpt_neo,
+    "bloom": bloom,
+    "nn_transformer": nn_transformer,
+    "conv1d_bigru": conv1d_bigru,
 }
