@@ -9,8 +9,8 @@ semantics:
   result is the same on every backend, and identical to PyTorch's (the gradient goes to the position
   the forward pass picked, ties included).
 - ``avg_pool2d_backward`` (any kernel, stride, padding, ``ceil_mode``, ``count_include_pad``,
-  ``divisor_override``): the output gradient divided by each window's divisor (computed at capture
-  time from the static shapes, as PyTorch's kernel counts it: the window clipped to the padded input,
+  ``divisor_override``): the output gradient divided by each window's divisor (from the static shapes,
+  as PyTorch's kernel counts it: the window clipped to the padded input,
   or to the input alone without ``count_include_pad``), then placed back for each of the kh x kw window
   offsets the same way as max pooling's; positions in the padding are dropped. torch-mlir lowers the
   forward op but not this one (PoolFormer's pooling token mixer has ``count_include_pad=False``).
@@ -72,13 +72,15 @@ def _place(y, stride, offset, size):
     return y
 
 
+def _pool_window(kernel_size, stride, padding):
+    """A 2-D pooling window's (kernel, stride, padding) pairs; an empty stride is the kernel's."""
+    return _pair(kernel_size), _pair(stride if stride else kernel_size), _pair(padding)
+
+
 def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode,
                                      indices):
-    kh, kw = (list(kernel_size) * 2)[:2] if len(kernel_size) == 1 else kernel_size
-    stride = stride if stride else kernel_size
-    sh, sw = (list(stride) * 2)[:2] if len(stride) == 1 else stride
-    ph, pw = (list(padding) * 2)[:2] if len(padding) == 1 else padding
-    dh, dw = (list(dilation) * 2)[:2] if len(dilation) == 1 else dilation
+    (kh, kw), (sh, sw), (ph, pw) = _pool_window(kernel_size, stride, padding)
+    dh, dw = _pair(dilation)
     h, w = self.shape[-2:]
     ho, wo = grad_output.shape[-2:]
     rows = torch.arange(ho, device=indices.device) * sh - ph
@@ -109,10 +111,7 @@ def _avg_pool_divisors(out, size, kernel, stride, pad, count_include_pad, device
 
 def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
                         divisor_override):
-    kh, kw = (list(kernel_size) * 2)[:2] if len(kernel_size) == 1 else kernel_size
-    stride = stride if stride else kernel_size
-    sh, sw = (list(stride) * 2)[:2] if len(stride) == 1 else stride
-    ph, pw = (list(padding) * 2)[:2] if len(padding) == 1 else padding
+    (kh, kw), (sh, sw), (ph, pw) = _pool_window(kernel_size, stride, padding)
     h, w = self.shape[-2:]
     ho, wo = grad_output.shape[-2:]
     if divisor_override:
