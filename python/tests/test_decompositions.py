@@ -130,3 +130,35 @@ def test_as_strided_and_scatter(size, stride, offset, dense):
         return
     _close(got, aten.as_strided.default(x, size, stride, offset))
     _close(scattered, aten.as_strided_scatter.default(x, src, size, stride, offset))
+
+
+def test_random_stream_is_uniform_and_counter_based():
+    """The step's random numbers: in [0, 1), uniform (mean and variance of 2^16 draws within 5 standard
+    errors), a function of (state, op, index) only, and different for another state or op."""
+    d = _decomp()
+    u = d._uniform(torch.tensor(3), 0, (256, 256), torch.float32, None)
+    assert u.shape == (256, 256) and float(u.min()) >= 0.0 and float(u.max()) < 1.0
+    n = u.numel()
+    assert abs(float(u.mean()) - 0.5) < 5 * (1 / 12 / n) ** 0.5
+    assert abs(float(u.var()) - 1 / 12) < 5 * (1 / 180 / n) ** 0.5  # Var(sample variance) = (mu4 - sigma^4) / n = 1/180 / n
+    assert torch.equal(u, d._uniform(torch.tensor(3), 0, (256, 256), torch.float32, None))
+    for other in (d._uniform(torch.tensor(4), 0, (256, 256), torch.float32, None),
+                  d._uniform(torch.tensor(3), 1, (256, 256), torch.float32, None)):
+        assert float((other == u).float().mean()) < 0.01
+    # neighbouring elements are not correlated
+    flat = u.reshape(-1)
+    assert abs(float(torch.corrcoef(torch.stack([flat[:-1], flat[1:]]))[0, 1])) < 0.02
+
+
+def test_random_dropout_and_bernoulli():
+    d = _decomp()
+    x = torch.full((64, 64), 2.0)
+    out, keep = d._native_dropout(torch.tensor(0), 0, x, 0.25, True)
+    assert keep.dtype == torch.bool and abs(float(keep.float().mean()) - 0.75) < 0.03
+    assert torch.equal(out, torch.where(keep, x / 0.75, torch.zeros(())))
+    probs = torch.rand(64, 64)
+    b = d._bernoulli(torch.tensor(5), 2, probs)
+    assert torch.equal(b, (d._uniform(torch.tensor(5), 2, (64, 64), torch.float32, None) < probs).float())
+    assert torch.equal(d._bernoulli_p(torch.tensor(5), 2, x, probs), b)
+    half = d._bernoulli_p(torch.tensor(5), 2, x)  # p left out: 0.5
+    assert set(torch.unique(half).tolist()) == {0.0, 1.0} and abs(float(half.mean()) - 0.5) < 0.03

@@ -349,3 +349,77 @@ def test_torch_mlir_custom_function_and_fused_qkv(tmp_path, amp_tools):
         opt.step()
         want.append(float(loss.detach()))
     np.testing.assert_allclose(ours, want, rtol=1e-5)
+
+
+class _Bernoulli(nn.Module):
+    """loss = mean(w * bernoulli(1/2)) over 4096 elements: with lr 0, each step's loss is the kept
+    fraction of that step's draw."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(4096))
+
+    def forward(self, x):
+        return (self.w * torch.bernoulli(torch.full_like(self.w, 0.5))).mean() + 0.0 * x.sum()
+
+
+def _losses_of(proc):
+    assert proc.returncode == 0, proc.stderr
+    return [json.loads(line)["loss"] for line in proc.stdout.splitlines() if line.startswith("{")]
+
+
+def test_torch_mlir_random_ops_draw_from_the_step_state(tmp_path, amp_tools):
+    """A random op is drawn from the step's random-number state (an argument the step advances), not
+    traced into a constant: the compiled step's draws are the Python reference's (_decompositions.
+    _uniform at state = step, op 0) bit for bit, different at every step."""
+    _torch_mlir()
+    from amp_mlir.torch import _decompositions
+
+    step = export_train_step(_Bernoulli(), lambda out, target: out, (torch.zeros(1), torch.zeros(1)),
+                             optimizer="sgd", lr=0.0, out_dir=tmp_path)
+    kinds = [a["kind"] for a in step.manifest["arguments"]]
+    assert kinds.count("rng") == 1
+    i = kinds.index("rng")
+    assert any(r.get("update_of") == i for r in step.manifest["results"])
+    ours = _losses_of(subprocess.run([amp_tools["amp_train"], str(step.mlir_path), "--inputs", str(tmp_path),
+                                      "--steps", "3", "--precision=fp32", "--no-jit-cache"],
+                                     capture_output=True, text=True))
+    want = [float((_decompositions._uniform(torch.tensor(s), 0, (4096,), torch.float32, None) < 0.5).float().mean())
+            for s in range(3)]
+    assert ours == pytest.approx(want, rel=1e-6) and len(set(want)) == 3
+
+
+def test_torch_mlir_dropout_mask_changes_every_step(tmp_path, amp_tools):
+    """nn.Dropout in training mode: a fresh mask at every step (the same model without the random-number
+    state would repeat one mask), kept at rate 1 - p, in fp32 and f16 alike."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Dropout(0.5), nn.Linear(4096, 1, bias=False))
+    nn.init.ones_(model[1].weight)
+    # lr 1e-6, not 0: the f16 step must use its gradients (the loss scaling checks them)
+    step = export_train_step(model, lambda out, target: out.mean() / 4096, (torch.ones(1, 4096), torch.zeros(1)),
+                             optimizer="sgd", lr=1e-6, out_dir=tmp_path)
+    for precision in ("fp32", "f16"):
+        losses = _losses_of(subprocess.run([amp_tools["amp_train"], str(step.mlir_path), "--inputs", str(tmp_path),
+                                            "--steps", "4", f"--precision={precision}", "--no-jit-cache"],
+                                           capture_output=True, text=True))
+        # each loss is (kept fraction) / (1 - p): 1 within 5 standard errors of 4096 draws
+        assert all(abs(v - 1.0) < 5 * 2 * (0.25 / 4096) ** 0.5 for v in losses), losses
+        assert len(set(losses)) == 4, losses
+
+
+def test_torch_mlir_other_random_ops_are_named(tmp_path):
+    """A random op the capture does not draw (randn) is an UnsupportedOpError naming it."""
+    _torch_mlir()
+
+    class Noisy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, x):
+            return self.fc(x + torch.randn_like(x))
+
+    with pytest.raises(UnsupportedOpError, match="randn_like"):
+        export_train_step(Noisy(), F.cross_entropy, (torch.randn(3, 4), torch.randint(0, 2, (3,))),
+                          out_dir=tmp_path)

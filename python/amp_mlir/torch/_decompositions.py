@@ -36,6 +36,18 @@ semantics:
   one batched matmul over the groups, ``[g, Cout/g, Cin/g*kh*kw] x [g, Cin/g*kh*kw, N*Ho*Wo]`` (one GEMM
   call with g batches, not g convolutions: RegNet-Y-400MF has up to 55 groups a layer). Depthwise (one
   input channel per group) and ungrouped convolutions are left to torch-mlir.
+- Random ops (``native_dropout``, ``bernoulli``, ``rand``, ``rand_like``, ``uniform``; ``RANDOM``, which the
+  capture's replay calls in their place): drawn from the step's random-number state, an int32 argument
+  the step advances by one, instead
+  of PyTorch's generator, which tracing runs once, so that its numbers would be constants (the same
+  dropout mask at every step). A uniform number is a counter-based hash (lowbias32's xor-shift-multiply
+  rounds in int32, whose multiplications wrap the same way in PyTorch and in MLIR, and which every torch-mlir
+  conversion keeps: its TOSA conversion does int64 additions in int32 and its floor division tests signs
+  with a product that overflows for large int64 values) of the state, the op's position in the step and
+  the element's index, scaled to [0, 1) from its top 24 bits: different at every step and for every op
+  and element, the same on every backend, and not PyTorch's Philox stream (compare with PyTorch at
+  dropout 0). Other random ops (``randn``, ``randint``, ...) are left to torch-mlir, which rejects them by
+  name.
 - ``native_layer_norm``: mean, then the mean of the squared deviations, in the input's own type
   (PyTorch's float32 kernels do the same); torch-mlir's decomposition computes the variance in
   float64, which put ``[batch, tokens, width]`` f64 buffers into every transformer step.
@@ -259,6 +271,111 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     if bias is not None:
         out = out + bias.reshape(1, cout, 1, 1)
     return out
+
+
+# ------------------------------------------------------------------ random numbers
+
+_RANDOM_OTHER = ("randn", "randn_like", "normal", "normal_", "randint", "randint_like", "randperm",
+                 "multinomial", "exponential_", "geometric_", "log_normal_", "cauchy_", "poisson")
+
+
+def _i32(value):
+    """``value`` (taken modulo 2^32) as an int32 scalar tensor."""
+    value %= 1 << 32
+    return torch.full((), value - (1 << 32) if value >= 1 << 31 else value, dtype=torch.int32)
+
+
+def _shr(x, shift):
+    """Logical right shift of int32 ``x`` (an arithmetic shift with the copied sign bits masked off)."""
+    return torch.bitwise_and(torch.bitwise_right_shift(x, _i32(shift)), _i32((1 << (32 - shift)) - 1))
+
+
+def _hash32(x):
+    """A 32-bit integer hash of int32 ``x`` (lowbias32's xor-shift-multiply rounds; the multiplications
+    wrap modulo 2^32, in PyTorch as in MLIR)."""
+    for shift, mul in ((16, 0x7FEB352D), (15, 0x846CA68B)):
+        x = torch.bitwise_xor(x, _shr(x, shift))
+        x = x * _i32(mul)
+    return torch.bitwise_xor(x, _shr(x, 16))
+
+
+def _uniform(state, op, shape, dtype, device):
+    """Uniform numbers in [0, 1) of ``shape``: the ``op``-th random op of the step at random-number state
+    ``state`` (module comment)."""
+    key = _hash32(torch.bitwise_xor(_hash32(torch.bitwise_xor(state.to(torch.int32), _i32(0x5BD1E995))),
+                                    _i32((op + 1) * 0x632BE5AB)))
+    numel = 1
+    for d in shape:
+        numel *= int(d)
+    index = torch.arange(numel, dtype=torch.int32, device=device)
+    bits = _hash32(torch.bitwise_xor(_hash32(torch.bitwise_xor(index, key)), key))
+    top24 = _shr(bits, 8)
+    return (top24.to(torch.float32) * (1.0 / (1 << 24))).reshape(tuple(shape)).to(dtype)
+
+
+def _native_dropout(state, op, input, p, train):
+    if train is False or p == 0:
+        return input.clone(), torch.ones_like(input, dtype=torch.bool)
+    keep = _uniform(state, op, input.shape, torch.float32, input.device) >= p
+    return input * keep.to(input.dtype) * (1.0 / (1.0 - p)), keep
+
+
+def _bernoulli(state, op, input, generator=None):
+    """bernoulli(input): ``input`` holds the probabilities."""
+    return (_uniform(state, op, input.shape, torch.float32, input.device) < input).to(input.dtype)
+
+
+def _bernoulli_p(state, op, input, p=0.5, generator=None):
+    """bernoulli(input, p) (input's shape and type; p a number, 0.5 when the call leaves it out, or a
+    tensor)."""
+    return (_uniform(state, op, input.shape, torch.float32, input.device) < p).to(input.dtype)
+
+
+def _rand_like(state, op, input, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    return _uniform(state, op, input.shape, dtype or input.dtype, input.device)
+
+
+def _rand(state, op, size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    return _uniform(state, op, size, dtype or torch.get_default_dtype(), device)
+
+
+def _uniform_op(state, op, input, low=0.0, high=1.0, generator=None):
+    return low + (high - low) * _uniform(state, op, input.shape, input.dtype, input.device)
+
+
+def _in_place(fn):
+    def run(state, op, input, *args, **kwargs):
+        return input.copy_(fn(state, op, input, *args, **kwargs))
+    return run
+
+
+# The random ops the capture draws from the step's random-number state: aten overload -> function of
+# (state, op index, *the op's arguments).
+RANDOM = {
+    aten.native_dropout.default: _native_dropout,
+    aten.bernoulli.default: _bernoulli,
+    aten.bernoulli.p: _bernoulli_p,
+    aten.bernoulli.Tensor: _bernoulli_p,
+    aten.bernoulli_.float: _in_place(_bernoulli_p),
+    aten.bernoulli_.Tensor: _in_place(_bernoulli_p),
+    aten.rand_like.default: _rand_like,
+    aten.rand.default: _rand,
+    aten.uniform.default: _uniform_op,
+    aten.uniform_.default: _in_place(_uniform_op),
+}
+
+
+def random_ops(gm) -> tuple:
+    """The random ops of a captured graph: (those ``RANDOM`` draws, names of the others)."""
+    drawn, other = set(), set()
+    for n in gm.graph.nodes:
+        if n.op != "call_function" or not isinstance(n.target, torch._ops.OpOverload):
+            continue
+        if n.target in RANDOM:
+            drawn.add(n.target)
+        elif n.target.__name__.split(".")[0] in _RANDOM_OTHER:
+            other.add(n.target.__name__)
+    return drawn, other
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):

@@ -77,15 +77,19 @@ _GLUE = ("torch.constant.", "torch.prim.ListConstruct", "torch_c.")
 
 
 def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buffers, n_inputs, optimizer, lr,
-                   momentum, weight_decay, betas, eps, forward_context=contextlib.nullcontext):
-    """``step(*params, *state, *buffers, *inputs, seed) -> (*params', *state', *buffers', loss)``."""
+                   momentum, weight_decay, betas, eps, random_state=False, forward_context=contextlib.nullcontext):
+    """``step(*params, *state, *buffers, [rng], *inputs, seed) -> (*params', *state', *buffers', [rng + 1],
+    loss)``; ``rng`` (with ``random_state``) is the random-number state the step's random ops draw from
+    (``_decompositions.random_stream``), advanced by one each step."""
     b1, b2 = betas
 
     def step(*flat):
         params = list(flat[:n_params])
         state = list(flat[n_params:n_params + n_state])
         buffers = list(flat[n_params + n_state:n_params + n_state + n_buffers])
-        inputs = flat[n_params + n_state + n_buffers:-1]
+        rest = flat[n_params + n_state + n_buffers:]
+        new_rng = (rest[0] + torch.ones_like(rest[0]),) if random_state else ()
+        inputs = rest[1 if random_state else 0:-1]
         seed = flat[-1]
         model_inputs, target = inputs[:-1], inputs[-1]
 
@@ -128,7 +132,7 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
                 new_m.append(m2)
                 new_v.append(v2)
             new_state = new_m + new_v + [t]
-        return (*new_params, *new_state, *new_buffers, loss)
+        return (*new_params, *new_state, *new_buffers, *new_rng, loss)
 
     return step
 
@@ -138,11 +142,27 @@ class _Replay(torch.fx.Interpreter):
     table can give a tensor other strides than the eager kernel the first capture recorded (BLOOM's fused
     query-key-value gradient: a ``select_backward`` decomposed into a scatter), and a view of the same shape
     is then no longer expressible. A reshape is that view where it still is one (traced as the same
-    ``view``) and a copy where not; the functionalized graph computes the same values either way."""
+    ``view``) and a copy where not; the functionalized graph computes the same values either way.
+
+    Each random op becomes its ``_decompositions.RANDOM`` function of the step's random-number state
+    (argument ``rng_index``) and of its position among the step's random ops."""
+
+    def __init__(self, gm, rng_index=None):
+        super().__init__(gm)
+        self.rng_index = rng_index
+
+    def run(self, *args):
+        self.rng = args[self.rng_index] if self.rng_index is not None else None
+        self.random_ops = 0
+        return super().run(*args)
 
     def call_function(self, target, args, kwargs):
         if target is torch.ops.aten.view.default:
             target = torch.ops.aten.reshape.default
+        draw = _decompositions.RANDOM.get(target)
+        if draw is not None and self.rng is not None:
+            self.random_ops += 1
+            return draw(self.rng, self.random_ops - 1, *args, **kwargs)
         return super().call_function(target, args, kwargs)
 
 
@@ -218,14 +238,23 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     in_names = (["x"] if n_in == 2 else [f"x{i}" for i in range(n_in - 1)]) + ["target"]
     seed = torch.ones((), dtype=torch.float32)
 
-    flat = params + state + buffers + inputs + [seed]
-    all_names = names + state_names + [f"buffer {k}" for k in buffer_names] + in_names + ["grad seed"]
-    kinds = ["param"] * n_params + state_kinds + ["buffer"] * len(buffers) + ["input"] * (n_in - 1) + \
-        ["target", "seed"]
+    # The random-number state (dropout, stochastic depth): an argument the step advances, there only when
+    # the captured step draws random numbers (below).
+    rng = [torch.zeros((), dtype=torch.int32)]
 
-    step = _step_function(model, loss_fn, names, buffer_names, n_params, len(state), len(buffers), n_in,
-                          optimizer, float(lr), float(momentum), float(weight_decay),
-                          tuple(float(b) for b in betas), float(eps))
+    def layout(random_state):
+        r = rng if random_state else []
+        flat = params + state + buffers + r + inputs + [seed]
+        all_names = names + state_names + [f"buffer {k}" for k in buffer_names] + \
+            ["random-number state"] * len(r) + in_names + ["grad seed"]
+        kinds = ["param"] * n_params + state_kinds + ["buffer"] * len(buffers) + ["rng"] * len(r) + \
+            ["input"] * (n_in - 1) + ["target", "seed"]
+        step = _step_function(model, loss_fn, names, buffer_names, n_params, len(state), len(buffers), n_in,
+                              optimizer, float(lr), float(momentum), float(weight_decay),
+                              tuple(float(b) for b in betas), float(eps), random_state=random_state)
+        return flat, all_names, kinds, step
+
+    flat, all_names, kinds, step = layout(False)
     was_training = model.training
     try:
         # oneDNN off while capturing: its fused kernels (mkldnn_rnn_layer for nn.LSTM, ...) have no
@@ -240,9 +269,22 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
             # with its source locations.
             first = make_fx(step, decomposition_table=_decompositions.mutation_table(),
                             record_stack_traces=True)(*flat)
+            random_ops, other = _decompositions.random_ops(first)
+            if other:
+                raise UnsupportedOpError(
+                    f"the training step draws random numbers with {', '.join(sorted(other))}: amp_mlir.torch "
+                    f"draws them for dropout, bernoulli, rand and uniform only")
+            if random_ops:
+                # Captured again with the random-number state as an argument, which the replay's
+                # decompositions draw from (a random op traced as is would be a constant, the same
+                # dropout mask at every step).
+                flat, all_names, kinds, step = layout(True)
+                first = make_fx(step, decomposition_table=_decompositions.mutation_table(),
+                                record_stack_traces=True)(*flat)
+            rng_index = kinds.index("rng") if random_ops else None
 
             def replay(*args):
-                return _Replay(first).run(*args)
+                return _Replay(first, rng_index).run(*args)
 
             with torch.fx.traceback.preserve_node_meta():
                 gm = make_fx(functionalize(replay, remove="mutations"), decomposition_table=_decompositions.table(),
@@ -314,7 +356,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     with ctx:
         for i, t in enumerate(flat):
             kind = kinds[i]
-            hint_kind = "state" if kind in ("momentum", "adam_m", "adam_v") else kind
+            hint_kind = "state" if kind in ("momentum", "adam_m", "adam_v", "rng") else kind
             if kind == "buffer":  # batch-norm running statistics (zeros / ones) and counters
                 hint_kind = "param" if t.is_floating_point() else "state"
             hint = "#amp.init<ones>" if kind == "seed" else init_hint(t, hint_kind, num_classes.get(placeholders[i]))
@@ -329,7 +371,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
                              "dtype": str(arr.dtype), "amp_init": hint, "file": fname})
         func.attributes["arg_attrs"] = ir.ArrayAttr.get(arg_attrs)
         res_attrs, res_meta = [], []
-        n_updates = n_params + len(state) + len(buffers)
+        n_updates = n_params + len(state) + len(buffers) + kinds.count("rng")
         for i in range(n_updates):
             res_attrs.append(ir.DictAttr.get({"amp.update_of": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)}))
             res_meta.append({"index": i, "kind": kinds[i], "update_of": i, "name": all_names[i]})
