@@ -74,6 +74,36 @@ def test_grouped_convolution(shape, weight, stride, padding, dilation, groups, b
         _close(got, aten.convolution.default(*args))
 
 
+@pytest.mark.parametrize("stride, padding, output_padding, dilation, groups", [
+    (2, 0, 0, 1, 1), (2, 1, 1, 1, 1), (1, 1, 0, 2, 1), (3, 1, 2, 1, 2)])
+def test_transposed_convolution_backward(stride, padding, output_padding, dilation, groups):
+    torch.manual_seed(6)
+    x = torch.randn(2, 4, 5, 6, dtype=torch.float64)
+    w = torch.randn(4, 6 // groups, 3, 3, dtype=torch.float64)
+    conv = ([stride] * 2, [padding] * 2, [dilation] * 2, True, [output_padding] * 2, groups)
+    y = aten.convolution.default(x, w, None, *conv)
+    g = torch.randn_like(y)
+    args = (g, x, w, [6], *conv, [True, True, True])
+    _close(_decomp().convolution_backward(*args), aten.convolution_backward.default(*args))
+
+
+@pytest.mark.parametrize("size, scale, mode, align_corners", [
+    ((2, 3, 4, 5), 2.0, "bilinear", False), ((1, 2, 3, 4), 2.5, "bilinear", True), ((1, 2, 6, 3), 0.5, "bilinear", False),
+    ((2, 3, 4, 5), 2.0, "nearest", None), ((1, 2, 5, 3), 1.7, "nearest", None)])
+def test_upsample_backward(size, scale, mode, align_corners):
+    torch.manual_seed(7)
+    x = torch.randn(*size, dtype=torch.float64, requires_grad=True)
+    y = torch.nn.functional.interpolate(x, scale_factor=scale, mode=mode, align_corners=align_corners)
+    g = torch.randn_like(y)
+    (want,) = torch.autograd.grad(y, x, g)
+    out_size = list(y.shape[-2:])
+    if mode == "bilinear":
+        got = _decomp().upsample_bilinear2d_backward(g, out_size, list(size), align_corners, scale, scale)
+    else:
+        got = _decomp().upsample_nearest2d_backward(g, out_size, list(size), scale, scale)
+    _close(got, want)
+
+
 def test_embedding_dense_backward():
     torch.manual_seed(2)
     idx = torch.randint(0, 10, (3, 5))

@@ -18,7 +18,9 @@ semantics:
   instead of torch-mlir's accumulating ``index_put``, which neither its TOSA nor its linalg lowering
   takes without the ``tm_tensor`` dialect. The cost is that of one more matmul of the embedding's size
   (for a tied language-model head: as much as the head's forward matmul); exact up to summation order.
-- ``convolution_backward`` (2-D, not transposed, any stride / padding / dilation / groups): the
+- ``convolution_backward`` (2-D, any stride / padding / dilation / groups; transposed as the adjoint of
+  the convolution with the same weights: the input gradient is that convolution of the output gradient,
+  the weight gradient its weight gradient with input and output gradient exchanged): the
   gradients as *forward* convolutions and GEMMs, which every lowering takes (torch-mlir's own
   decomposition makes transposed grouped convolutions, which neither its TOSA nor its linalg lowering
   converts): the input gradient is the stride-dilated output gradient convolved with the flipped,
@@ -48,6 +50,10 @@ semantics:
   and element, the same on every backend, and not PyTorch's Philox stream (compare with PyTorch at
   dropout 0). Other random ops (``randn``, ``randint``, ...) are left to torch-mlir, which rejects them by
   name.
+- ``upsample_bilinear2d_backward`` / ``upsample_nearest2d_backward`` (U-Nets, FPNs): the resampling is
+  linear and separable, ``out = A_h @ in @ A_w^T`` per plane, so the input gradient is
+  ``A_h^T @ grad @ A_w``; each matrix is the forward op (which torch-mlir lowers) applied to an identity
+  image along one dimension, so it follows PyTorch's own index rule (align_corners, scales).
 - ``native_layer_norm``: mean, then the mean of the squared deviations, in the input's own type
   (PyTorch's float32 kernels do the same); torch-mlir's decomposition computes the variance in
   float64, which put ``[batch, tokens, width]`` f64 buffers into every transformer step.
@@ -184,8 +190,23 @@ def _dilate(x, dim, stride):
 
 def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                          output_padding, groups, output_mask):
-    if transposed or input.dim() != 4:
+    if input.dim() != 4:
         return NotImplemented
+    if transposed:
+        # A transposed convolution is the adjoint of the convolution with the same weights: its input
+        # gradient is that convolution of the output gradient, and its weight gradient that convolution's
+        # weight gradient with the roles of input (the output gradient) and output gradient (the input)
+        # exchanged.
+        grad_input = grad_weight = grad_bias = None
+        if output_mask[0]:
+            grad_input = aten.convolution.default(grad_output, weight, None, stride, padding, dilation, False,
+                                                  [0, 0], groups)
+        if output_mask[1]:
+            grad_weight = convolution_backward(input, grad_output, weight, None, stride, padding, dilation, False,
+                                               [0, 0], groups, [False, True, False])[1]
+        if output_mask[2]:
+            grad_bias = grad_output.sum((0, 2, 3))
+        return grad_input, grad_weight, grad_bias
     (sh, sw), (ph, pw), (dh, dw) = _pair(stride), _pair(padding), _pair(dilation)
     n, cin, h, w = input.shape
     cout, cin_g, kh, kw = weight.shape
@@ -378,6 +399,34 @@ def random_ops(gm) -> tuple:
     return drawn, other
 
 
+def _interpolation_matrix(forward, out, size, scale, like):
+    """The [out, size] matrix of a separable, linear 1-D resampling: column j is ``forward`` (an upsample op
+    of (input, output_size, scale of the height, scale of the width)) of the j-th unit vector, resampled
+    along the height of an identity image whose width it keeps."""
+    eye = torch.eye(size, dtype=like.dtype, device=like.device).reshape(1, 1, size, size)
+    return forward(eye, [out, size], scale, None).reshape(out, size)
+
+
+def _upsample_backward(forward, grad_output, output_size, input_size, scales_h, scales_w):
+    """out = A_h @ in @ A_w^T per plane, so grad_in = A_h^T @ grad_out @ A_w."""
+    (ho, wo), (h, w) = output_size, input_size[-2:]
+    a_h = _interpolation_matrix(forward, ho, h, scales_h, grad_output)
+    a_w = _interpolation_matrix(forward, wo, w, scales_w, grad_output)
+    return torch.matmul(torch.matmul(a_h.transpose(0, 1), grad_output), a_w)
+
+
+def upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h=None,
+                                 scales_w=None):
+    def forward(x, size, sh, sw):
+        return aten.upsample_bilinear2d.default(x, size, align_corners, sh, sw)
+    return _upsample_backward(forward, grad_output, output_size, input_size, scales_h, scales_w)
+
+
+def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h=None, scales_w=None):
+    return _upsample_backward(aten.upsample_nearest2d.default, grad_output, output_size, input_size, scales_h,
+                              scales_w)
+
+
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """Layer norm in the input's own type (two passes: the mean, then the mean of the squared
     deviations), as PyTorch's kernels compute it for float32. torch-mlir's own decomposition computes
@@ -446,6 +495,8 @@ def table():
     t = dict(tm_fx.get_decomposition_table())
     t[aten.max_pool2d_with_indices_backward.default] = max_pool2d_with_indices_backward
     t[aten.avg_pool2d_backward.default] = avg_pool2d_backward
+    t[aten.upsample_bilinear2d_backward.default] = upsample_bilinear2d_backward
+    t[aten.upsample_nearest2d_backward.default] = upsample_nearest2d_backward
     t[aten.embedding_dense_backward.default] = embedding_dense_backward
     t[aten.convolution_backward.default] = convolution_backward
     t[aten.convolution.default] = convolution
