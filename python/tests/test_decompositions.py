@@ -104,6 +104,23 @@ def test_upsample_backward(size, scale, mode, align_corners):
     _close(got, want)
 
 
+@pytest.mark.parametrize("size, out", [((2, 3, 7, 7), (2, 2)), ((3, 5, 4), (1, 3)), ((1, 2, 6, 6), (6, 6))])
+def test_adaptive_max_pool2d_backward(size, out):
+    torch.manual_seed(8)
+    x = torch.randn(*size, dtype=torch.float64)
+    y, idx = aten.adaptive_max_pool2d.default(x, list(out))
+    g = torch.randn_like(y)
+    _close(_decomp().adaptive_max_pool2d_backward(g, x, idx), aten.adaptive_max_pool2d_backward.default(g, x, idx))
+
+
+@pytest.mark.parametrize("size, out", [((2, 3, 7, 7), (2, 2)), ((1, 2, 5, 9), (3, 4)), ((3, 6, 6), (1, 1))])
+def test_adaptive_avg_pool2d_backward(size, out):
+    torch.manual_seed(9)
+    x = torch.randn(*size, dtype=torch.float64)
+    g = torch.randn(*size[:-2], *out, dtype=torch.float64)
+    _close(_decomp().adaptive_avg_pool2d_backward(g, x), aten._adaptive_avg_pool2d_backward.default(g, x))
+
+
 def test_embedding_dense_backward():
     torch.manual_seed(2)
     idx = torch.randint(0, 10, (3, 5))

@@ -50,8 +50,11 @@ semantics:
   and element, the same on every backend, and not PyTorch's Philox stream (compare with PyTorch at
   dropout 0). Other random ops (``randn``, ``randint``, ...) are left to torch-mlir, which rejects them by
   name.
-- ``upsample_bilinear2d_backward`` / ``upsample_nearest2d_backward`` (U-Nets, FPNs): the resampling is
-  linear and separable, ``out = A_h @ in @ A_w^T`` per plane, so the input gradient is
+- ``adaptive_max_pool2d_backward``: each output gradient where the flat input position equals its
+  window's index (a one-hot comparison of the P output positions with the H*W input positions, summed
+  over P: P*H*W work per plane, no scatter).
+- ``upsample_bilinear2d_backward`` / ``upsample_nearest2d_backward`` (U-Nets, FPNs) and
+  ``_adaptive_avg_pool2d_backward`` (to more than 1 x 1): the resampling is linear and separable, ``out = A_h @ in @ A_w^T`` per plane, so the input gradient is
   ``A_h^T @ grad @ A_w``; each matrix is the forward op (which torch-mlir lowers) applied to an identity
   image along one dimension, so it follows PyTorch's own index rule (align_corners, scales).
 - ``native_layer_norm``: mean, then the mean of the squared deviations, in the input's own type
@@ -399,31 +402,46 @@ def random_ops(gm) -> tuple:
     return drawn, other
 
 
-def _interpolation_matrix(forward, out, size, scale, like):
-    """The [out, size] matrix of a separable, linear 1-D resampling: column j is ``forward`` (an upsample op
-    of (input, output_size, scale of the height, scale of the width)) of the j-th unit vector, resampled
+def adaptive_max_pool2d_backward(grad_output, self, indices):
+    """Each output gradient goes to the input position its window picked (``indices``: flat positions in
+    the plane), as a one-hot comparison summed over the output positions; no scatter."""
+    h, w = self.shape[-2:]
+    picked = indices.flatten(-2).unsqueeze(-1) == torch.arange(h * w, device=indices.device)  # [..., P, H*W]
+    grad = torch.where(picked, grad_output.flatten(-2).unsqueeze(-1), torch.zeros((), dtype=grad_output.dtype))
+    return grad.sum(-2).reshape(self.shape)
+
+
+def _resampling_matrix(forward, out, size, scale, like):
+    """The [out, size] matrix of a separable, linear 1-D resampling: column j is ``forward`` (a resampling
+    op of (input, output_size, scale of the height, scale of the width)) of the j-th unit vector, resampled
     along the height of an identity image whose width it keeps."""
     eye = torch.eye(size, dtype=like.dtype, device=like.device).reshape(1, 1, size, size)
     return forward(eye, [out, size], scale, None).reshape(out, size)
 
 
-def _upsample_backward(forward, grad_output, output_size, input_size, scales_h, scales_w):
+def _separable_backward(forward, grad_output, output_size, input_size, scales_h=None, scales_w=None):
     """out = A_h @ in @ A_w^T per plane, so grad_in = A_h^T @ grad_out @ A_w."""
     (ho, wo), (h, w) = output_size, input_size[-2:]
-    a_h = _interpolation_matrix(forward, ho, h, scales_h, grad_output)
-    a_w = _interpolation_matrix(forward, wo, w, scales_w, grad_output)
+    a_h = _resampling_matrix(forward, ho, h, scales_h, grad_output)
+    a_w = _resampling_matrix(forward, wo, w, scales_w, grad_output)
     return torch.matmul(torch.matmul(a_h.transpose(0, 1), grad_output), a_w)
+
+
+def adaptive_avg_pool2d_backward(grad_output, self):
+    def forward(x, size, sh, sw):
+        return aten._adaptive_avg_pool2d.default(x, size)
+    return _separable_backward(forward, grad_output, list(grad_output.shape[-2:]), self.shape)
 
 
 def upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h=None,
                                  scales_w=None):
     def forward(x, size, sh, sw):
         return aten.upsample_bilinear2d.default(x, size, align_corners, sh, sw)
-    return _upsample_backward(forward, grad_output, output_size, input_size, scales_h, scales_w)
+    return _separable_backward(forward, grad_output, output_size, input_size, scales_h, scales_w)
 
 
 def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h=None, scales_w=None):
-    return _upsample_backward(aten.upsample_nearest2d.default, grad_output, output_size, input_size, scales_h,
+    return _separable_backward(aten.upsample_nearest2d.default, grad_output, output_size, input_size, scales_h,
                               scales_w)
 
 
@@ -495,6 +513,8 @@ def table():
     t = dict(tm_fx.get_decomposition_table())
     t[aten.max_pool2d_with_indices_backward.default] = max_pool2d_with_indices_backward
     t[aten.avg_pool2d_backward.default] = avg_pool2d_backward
+    t[aten.adaptive_max_pool2d_backward.default] = adaptive_max_pool2d_backward
+    t[aten._adaptive_avg_pool2d_backward.default] = adaptive_avg_pool2d_backward
     t[aten.upsample_bilinear2d_backward.default] = upsample_bilinear2d_backward
     t[aten.upsample_nearest2d_backward.default] = upsample_nearest2d_backward
     t[aten.embedding_dense_backward.default] = embedding_dense_backward
