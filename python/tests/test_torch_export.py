@@ -93,6 +93,13 @@ def _amp_train_uncached(tools, step, precision):
     return rows
 
 
+def _losses(tools, step, steps, precision="fp32"):
+    """amp-train's losses over ``steps`` steps of an exported step from its initial values."""
+    out = _run([tools["amp_train"], str(step.mlir_path), "--inputs", str(step.out_dir), "--steps", str(steps),
+                f"--precision={precision}", "--no-jit-cache"])
+    return [json.loads(line)["loss"] for line in out.splitlines() if line.startswith("{")]
+
+
 _EXPORTS = {}
 
 
@@ -335,20 +342,8 @@ def test_torch_mlir_custom_function_and_fused_qkv(tmp_path, amp_tools):
     model = _FusedQKVAttention()
     inputs = (torch.randn(2, 5, 16), torch.randint(0, 3, (2,)))
     step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.5, out_dir=tmp_path)
-    proc = subprocess.run([amp_tools["amp_train"], str(step.mlir_path), "--inputs", str(tmp_path), "--steps", "4",
-                           "--precision=fp32", "--no-jit-cache"], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    ours = [json.loads(line)["loss"] for line in proc.stdout.splitlines() if line.startswith("{")]
-    ref = copy.deepcopy(model)
-    opt = torch.optim.SGD(ref.parameters(), lr=0.5)
-    want = []
-    for _ in range(4):
-        opt.zero_grad()
-        loss = F.cross_entropy(ref(inputs[0]), inputs[1])
-        loss.backward()
-        opt.step()
-        want.append(float(loss.detach()))
-    np.testing.assert_allclose(ours, want, rtol=1e-5)
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=4, optimizer="sgd", lr=0.5)
+    np.testing.assert_allclose(_losses(amp_tools, step, 4), want, rtol=1e-5)
 
 
 class _Bernoulli(nn.Module):
@@ -361,11 +356,6 @@ class _Bernoulli(nn.Module):
 
     def forward(self, x):
         return (self.w * torch.bernoulli(torch.full_like(self.w, 0.5))).mean() + 0.0 * x.sum()
-
-
-def _losses_of(proc):
-    assert proc.returncode == 0, proc.stderr
-    return [json.loads(line)["loss"] for line in proc.stdout.splitlines() if line.startswith("{")]
 
 
 def test_torch_mlir_random_ops_draw_from_the_step_state(tmp_path, amp_tools):
@@ -381,9 +371,7 @@ def test_torch_mlir_random_ops_draw_from_the_step_state(tmp_path, amp_tools):
     assert kinds.count("rng") == 1
     i = kinds.index("rng")
     assert any(r.get("update_of") == i for r in step.manifest["results"])
-    ours = _losses_of(subprocess.run([amp_tools["amp_train"], str(step.mlir_path), "--inputs", str(tmp_path),
-                                      "--steps", "3", "--precision=fp32", "--no-jit-cache"],
-                                     capture_output=True, text=True))
+    ours = _losses(amp_tools, step, 3)
     want = [float((_decompositions._uniform(torch.tensor(s), 0, (4096,), torch.float32, None) < 0.5).float().mean())
             for s in range(3)]
     assert ours == pytest.approx(want, rel=1e-6) and len(set(want)) == 3
@@ -400,9 +388,7 @@ def test_torch_mlir_dropout_mask_changes_every_step(tmp_path, amp_tools):
     step = export_train_step(model, lambda out, target: out.mean() / 4096, (torch.ones(1, 4096), torch.zeros(1)),
                              optimizer="sgd", lr=1e-6, out_dir=tmp_path)
     for precision in ("fp32", "f16"):
-        losses = _losses_of(subprocess.run([amp_tools["amp_train"], str(step.mlir_path), "--inputs", str(tmp_path),
-                                            "--steps", "4", f"--precision={precision}", "--no-jit-cache"],
-                                           capture_output=True, text=True))
+        losses = _losses(amp_tools, step, 4, precision)
         # each loss is (kept fraction) / (1 - p): 1 within 5 standard errors of 4096 draws
         assert all(abs(v - 1.0) < 5 * 2 * (0.25 / 4096) ** 0.5 for v in losses), losses
         assert len(set(losses)) == 4, losses
@@ -468,17 +454,7 @@ def test_torch_mlir_dense_prediction_ops(make, tmp_path, amp_tools):
     torch.manual_seed(0)
     model, inputs = make()
     step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.05, out_dir=tmp_path)
-    runs = {p: _losses_of(subprocess.run([amp_tools["amp_train"], str(step.mlir_path), "--inputs", str(tmp_path),
-                                          "--steps", "3", f"--precision={p}", "--no-jit-cache"],
-                                         capture_output=True, text=True)) for p in ("fp32", "f16")}
-    ref = copy.deepcopy(model)
-    opt = torch.optim.SGD(ref.parameters(), lr=0.05)
-    want = []
-    for _ in range(3):
-        opt.zero_grad()
-        loss = F.cross_entropy(ref(inputs[0]), inputs[1])
-        loss.backward()
-        opt.step()
-        want.append(float(loss.detach()))
-    np.testing.assert_allclose(runs["fp32"], want, rtol=1e-5)
-    np.testing.assert_allclose(runs["f16"], runs["fp32"], rtol=F16_TOL)
+    fp32 = _losses(amp_tools, step, 3)
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.05)
+    np.testing.assert_allclose(fp32, want, rtol=1e-5)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3, "f16"), fp32, rtol=F16_TOL)
