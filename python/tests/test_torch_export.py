@@ -458,3 +458,26 @@ def test_torch_mlir_dense_prediction_ops(make, tmp_path, amp_tools):
     want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.05)
     np.testing.assert_allclose(fp32, want, rtol=1e-5)
     np.testing.assert_allclose(_losses(amp_tools, step, 3, "f16"), fp32, rtol=F16_TOL)
+
+
+def test_torch_mlir_unsupported_backward_op_is_named(tmp_path, monkeypatch):
+    """An op of the backward pass that nothing lowers is named, and said to be one (its location is the
+    capture's autograd.grad call, not a model line): average pooling's backward with our decomposition
+    taken out of the table."""
+    _torch_mlir()
+    from amp_mlir.torch import _decompositions
+
+    table = _decompositions.table
+
+    def without_avg_pool_backward():
+        t = table()
+        del t[torch.ops.aten.avg_pool2d_backward.default]
+        return t
+
+    monkeypatch.setattr(_decompositions, "table", without_avg_pool_backward)
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.AvgPool2d(3, 1, 1, count_include_pad=False), nn.Flatten(),
+                          nn.Linear(4 * 6 * 6, 2))
+    with pytest.raises(UnsupportedOpError) as info:
+        export_train_step(model, F.cross_entropy, (torch.randn(2, 3, 8, 8), torch.randint(0, 2, (2,))),
+                          out_dir=tmp_path)
+    assert "avg_pool2d_backward" in str(info.value) and "an op of the backward pass" in str(info.value)

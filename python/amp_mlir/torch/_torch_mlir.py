@@ -316,13 +316,21 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
 
     handler = ctx.attach_diagnostic_handler(collect)  # noqa: F841 (attached while it lives)
 
+    def backward_note(text):
+        # The backward pass's ops are recorded while autograd runs, at the step's autograd.grad call: their
+        # location is a line of this file alone, not the model line whose gradient they compute (a forward
+        # op's is a call site: the model's line, called from here).
+        here = f'loc("{Path(__file__).resolve()}"'
+        return f"\n  (a location in {Path(__file__).name} alone: an op of the backward pass)" if here in text else ""
+
     def lower(pipeline, what):
         diagnostics.clear()
         try:
             run_pipeline_with_repro_report(module, pipeline, what)
         except Exception as e:
             detail = "\n".join(f"  {d}" for d in diagnostics[:5]) or f"  {str(e).strip().splitlines()[0]}"
-            raise UnsupportedOpError(f"torch-mlir could not lower the training step ({what}):\n{detail}") from e
+            raise UnsupportedOpError(f"torch-mlir could not lower the training step ({what}):\n{detail}"
+                                     + backward_note(detail)) from e
 
     module = tm_fx.stateless_fx_import(gm, output_type="raw", model_name=name, fx_importer=FxImporter(context=ctx))
     lower("builtin.module(func.func(torch-match-quantized-custom-ops),"
@@ -337,8 +345,8 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         first = {}
         for n, loc in left:
             first.setdefault(n, loc)
-        lines = [f"  {n} ({c}x), first at {first[n]}" for n, c in sorted(by_name.items())]
-        raise UnsupportedOpError("torch-mlir left ops that no amp-mlir pipeline takes:\n" + "\n".join(lines))
+        lines = "\n".join(f"  {n} ({c}x), first at {first[n]}" for n, c in sorted(by_name.items()))
+        raise UnsupportedOpError("torch-mlir left ops that no amp-mlir pipeline takes:\n" + lines + backward_note(lines))
 
     # ------------------------------------------------------------------ the contract
     from torch_mlir import ir
