@@ -121,6 +121,19 @@ def test_adaptive_avg_pool2d_backward(size, out):
     _close(_decomp().adaptive_avg_pool2d_backward(g, x), aten._adaptive_avg_pool2d_backward.default(g, x))
 
 
+@pytest.mark.parametrize("table, dim, idx", [((5, 2), 0, [[0, 3], [3, -1]]), ((7,), 0, [6, 6, 0, 2]),
+                                             ((4, 3, 2), 0, [1]), ((4, 6), 1, [[5, 0, 5], [1, 1, 2]]),
+                                             ((2, 3, 5), 2, [4, 4])])
+def test_index_put_accumulate(table, dim, idx):
+    torch.manual_seed(10)
+    self = torch.randn(*table, dtype=torch.float64)
+    index = torch.tensor(idx)
+    indices = [None] * dim + [index]
+    values = torch.randn(*table[:dim], *index.shape, *table[dim + 1:], dtype=torch.float64)
+    _close(_decomp().index_put(self, indices, values, True), aten.index_put.default(self, indices, values, True))
+    assert _decomp().index_put(self, indices, values, False) is NotImplemented
+
+
 def test_embedding_dense_backward():
     torch.manual_seed(2)
     idx = torch.randint(0, 10, (3, 5))

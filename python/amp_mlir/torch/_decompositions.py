@@ -50,6 +50,9 @@ semantics:
   and element, the same on every backend, and not PyTorch's Philox stream (compare with PyTorch at
   dropout 0). Other random ops (``randn``, ``randint``, ...) are left to torch-mlir, which rejects them by
   name.
+- ``index_put`` accumulating through one integer index tensor (the backward of ``table[idx]`` or
+  ``table[:, idx]``, Swin's and LeViT's relative-position bias tables): ``one_hot(idx)^T @ values`` over
+  the indexed dimension, as the embedding backward; torch-mlir lowers index_put to nothing our pipelines take.
 - ``adaptive_max_pool2d_backward``: each output gradient where the flat input position equals its
   window's index (a one-hot comparison of the P output positions with the H*W input positions, summed
   over P: P*H*W work per plane, no scatter).
@@ -402,6 +405,26 @@ def random_ops(gm) -> tuple:
     return drawn, other
 
 
+def index_put(self, indices, values, accumulate=False):
+    """``self[..., idx, ...] += values`` with one integer index tensor (at dimension d, the ones before it
+    None: the backward of ``table[idx]`` or ``table[:, idx]``, Swin's and LeViT's relative-position bias
+    tables): dimension d moved first, then ``one_hot(idx)^T @ values``, the embedding backward's GEMM.
+    Other index_puts are left to torch-mlir."""
+    given = [i for i, t in enumerate(indices) if t is not None]
+    if not accumulate or len(given) != 1 or indices[given[0]].dtype == torch.bool:
+        return NotImplemented
+    d, index = given[0], indices[given[0]]
+    n, k = self.shape[d], index.dim()
+    idx = index.reshape(-1)
+    idx = torch.where(idx < 0, idx + n, idx)
+    rows = values.expand(*self.shape[:d], *index.shape, *self.shape[d + 1:])
+    rows = rows.movedim(list(range(d, d + k)), list(range(k))).reshape(idx.numel(), -1)  # index dims first
+    one_hot = (idx.unsqueeze(1) == torch.arange(n, device=idx.device)).to(rows.dtype)  # [K, n]
+    target = self.movedim(d, 0)
+    added = (one_hot.transpose(0, 1) @ rows).reshape(target.shape).to(self.dtype)
+    return (target + added).movedim(0, d)
+
+
 def adaptive_max_pool2d_backward(grad_output, self, indices):
     """Each output gradient goes to the input position its window picked (``indices``: flat positions in
     the plane), as a one-hot comparison summed over the output positions; no scatter."""
@@ -514,6 +537,7 @@ def table():
     t[aten.max_pool2d_with_indices_backward.default] = max_pool2d_with_indices_backward
     t[aten.avg_pool2d_backward.default] = avg_pool2d_backward
     t[aten.adaptive_max_pool2d_backward.default] = adaptive_max_pool2d_backward
+    t[aten.index_put.default] = index_put
     t[aten._adaptive_avg_pool2d_backward.default] = adaptive_avg_pool2d_backward
     t[aten.upsample_bilinear2d_backward.default] = upsample_bilinear2d_backward
     t[aten.upsample_nearest2d_backward.default] = upsample_nearest2d_backward
