@@ -16,7 +16,9 @@ The algorithm:
    norm's running statistics become a functional op plus ``copy_``), then ``make_fx`` over
    ``functionalize`` of that graph, replayed with each ``view`` as a ``reshape`` (``_Replay``), with
    torch-mlir's decomposition table and ours (_decompositions.py) gives one flat aten graph without
-   mutation, each node with its Python source location.
+   mutation, each node with its Python source location. A step with random ops (dropout) is captured
+   with one more argument, its random-number state, which the replay's random ops draw from
+   (``_decompositions.RANDOM``; traced as they are, they would be constants).
 3. **Import.** ``torch_mlir.fx.stateless_fx_import`` makes the torch dialect (backend contract), then
    one pass pipeline lowers it: ``convert-torch-to-tosa`` first (named ops our autocast policy knows
    best; scatter becomes ``tosa.scatter``), ``convert-torch-to-linalg`` / ``-scf`` / ``-arith`` /
@@ -80,7 +82,7 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
                    momentum, weight_decay, betas, eps, random_state=False, forward_context=contextlib.nullcontext):
     """``step(*params, *state, *buffers, [rng], *inputs, seed) -> (*params', *state', *buffers', [rng + 1],
     loss)``; ``rng`` (with ``random_state``) is the random-number state the step's random ops draw from
-    (``_decompositions.random_stream``), advanced by one each step."""
+    (``_Replay`` draws them), advanced by one each step."""
     b1, b2 = betas
 
     def step(*flat):
