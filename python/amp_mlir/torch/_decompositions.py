@@ -534,17 +534,19 @@ def table():
     from torch_mlir import fx as tm_fx
 
     t = dict(tm_fx.get_decomposition_table())
-    t[aten.max_pool2d_with_indices_backward.default] = max_pool2d_with_indices_backward
-    t[aten.avg_pool2d_backward.default] = avg_pool2d_backward
-    t[aten.adaptive_max_pool2d_backward.default] = adaptive_max_pool2d_backward
-    t[aten.index_put.default] = index_put
-    t[aten._adaptive_avg_pool2d_backward.default] = adaptive_avg_pool2d_backward
-    t[aten.upsample_bilinear2d_backward.default] = upsample_bilinear2d_backward
-    t[aten.upsample_nearest2d_backward.default] = upsample_nearest2d_backward
-    t[aten.embedding_dense_backward.default] = embedding_dense_backward
-    t[aten.convolution_backward.default] = convolution_backward
-    t[aten.convolution.default] = convolution
-    t[aten.native_layer_norm.default] = native_layer_norm
-    t[aten.as_strided.default] = as_strided
-    t[aten.as_strided_scatter.default] = as_strided_scatter
+    t.update({
+        aten.max_pool2d_with_indices_backward.default: max_pool2d_with_indices_backward,
+        aten.avg_pool2d_backward.default: avg_pool2d_backward,
+        aten.adaptive_max_pool2d_backward.default: adaptive_max_pool2d_backward,
+        aten._adaptive_avg_pool2d_backward.default: adaptive_avg_pool2d_backward,
+        aten.upsample_bilinear2d_backward.default: upsample_bilinear2d_backward,
+        aten.upsample_nearest2d_backward.default: upsample_nearest2d_backward,
+        aten.index_put.default: index_put,
+        aten.embedding_dense_backward.default: embedding_dense_backward,
+        aten.convolution_backward.default: convolution_backward,
+        aten.convolution.default: convolution,
+        aten.native_layer_norm.default: native_layer_norm,
+        aten.as_strided.default: as_strided,
+        aten.as_strided_scatter.default: as_strided_scatter,
+    })
     return t
