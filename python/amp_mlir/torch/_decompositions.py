@@ -157,12 +157,18 @@ def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mo
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     if scale_grad_by_freq:
         raise NotImplementedError("embedding_dense_backward with scale_grad_by_freq=True")
-    d = grad_output.shape[-1]
     ids = indices.reshape(-1)
-    one_hot = (ids.unsqueeze(1) == torch.arange(num_weights, device=ids.device).unsqueeze(0))
-    if padding_idx is not None and padding_idx >= 0:
-        one_hot = one_hot & (ids != padding_idx).unsqueeze(1)
-    return one_hot.to(grad_output.dtype).transpose(0, 1) @ grad_output.reshape(-1, d)
+    keep = (ids != padding_idx) if padding_idx is not None and padding_idx >= 0 else None
+    return _one_hot_sum(ids, num_weights, grad_output.reshape(ids.numel(), -1), keep)
+
+
+def _one_hot_sum(ids, n, rows, keep=None):
+    """``out[i] = sum of rows[k] where ids[k] == i`` for ``ids`` in [0, n) (rows where ``keep`` is false
+    left out): ``one_hot(ids)^T @ rows``, a GEMM instead of a scatter."""
+    one_hot = ids.unsqueeze(1) == torch.arange(n, device=ids.device).unsqueeze(0)  # [K, n]
+    if keep is not None:
+        one_hot = one_hot & keep.unsqueeze(1)
+    return one_hot.to(rows.dtype).transpose(0, 1) @ rows
 
 
 def _pair(v):
@@ -419,9 +425,8 @@ def index_put(self, indices, values, accumulate=False):
     idx = torch.where(idx < 0, idx + n, idx)
     rows = values.expand(*self.shape[:d], *index.shape, *self.shape[d + 1:])
     rows = rows.movedim(list(range(d, d + k)), list(range(k))).reshape(idx.numel(), -1)  # index dims first
-    one_hot = (idx.unsqueeze(1) == torch.arange(n, device=idx.device)).to(rows.dtype)  # [K, n]
     target = self.movedim(d, 0)
-    added = (one_hot.transpose(0, 1) @ rows).reshape(target.shape).to(self.dtype)
+    added = _one_hot_sum(idx, n, rows).reshape(target.shape).to(self.dtype)
     return (target + added).movedim(0, d)
 
 

@@ -291,6 +291,8 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
             with torch.fx.traceback.preserve_node_meta():
                 gm = make_fx(functionalize(replay, remove="mutations"), decomposition_table=_decompositions.table(),
                              record_stack_traces=True)(*flat)
+    except UnsupportedOpError:
+        raise
     except Exception as e:
         raise UnsupportedOpError(f"amp_mlir.torch could not capture the training step: {type(e).__name__}: {e}") \
             from e
