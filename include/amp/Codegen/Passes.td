@@ -169,6 +169,9 @@ def AmpCpuVectorizePass : InterfacePass<"amp-cpu-vectorize", "::mlir::FunctionOp
     its window in the same order) and the op is tiled like a parallel one;
     its tiles, whose input maps (`oh * s + kh * d`) the vectoriser does not
     take, become elementwise ops over the channels on rank-reducing views.
+    The cleanup runs on each op's tile nest with a bound on its rewrites; an
+    op whose cleanup does not settle is tried again with its tile rebuilt
+    without unit dimensions, and otherwise keeps its scalar loops.
   }];
   let options = [
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",

@@ -47,10 +47,10 @@ void hoistScalarReads(Operation *root);
 void splitBlocksAfterLoops(FunctionOpInterface fn, unsigned maxBlockOps);
 
 /// amp-cpu-vectorize: the static linalg ops under `root` whose innermost loop
-/// is parallel tiled and vectorised for `vectorBits`-bit registers, then the
-/// vector cleanup; fails (with an error at `root`) when the cleanup does not
-/// converge.
-LogicalResult vectorizeLinalgForCpu(Operation *root, int64_t vectorBits);
+/// is parallel tiled and vectorised for `vectorBits`-bit registers, each
+/// tile cleaned up with the vector patterns; an op whose cleanup does not
+/// settle is tried again without unit dimensions, or keeps its scalar loops.
+void vectorizeLinalgForCpu(Operation *root, int64_t vectorBits);
 
 /// amp-cpu-widen-contraction-operands: the f16 inputs (bf16 too with `bf16`)
 /// of the f32 contractions under `root` that the body only extends to f32

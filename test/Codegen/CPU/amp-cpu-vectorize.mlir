@@ -427,3 +427,36 @@ func.func @nchw_pool_stays(%in: memref<2x16x9x9xf32>, %k: memref<3x3xf32>, %out:
     ins(%in, %k : memref<2x16x9x9xf32>, memref<3x3xf32>) outs(%out : memref<2x16x7x7xf32>)
   return
 }
+
+// -----
+
+// A batched product with a reduction of size 1 whose output walks its tile
+// along a dimension followed by a unit one (LeViT's attention, timm): the
+// vector cleanup's transfer permutation lowering and leading-unit-dimension
+// patterns rewrite each other's results forever on its tile (before, the
+// pass stopped with "did not converge" after minutes, or grew to gigabytes
+// on MobileViT). Bounded per tile, the op is tried again with its tile
+// rebuilt without unit dimensions: a multiply-add of 8 lanes by a scalar.
+// CHECK-LABEL: func.func @trailing_unit_dimension
+// CHECK: scf.parallel ({{.*}}) to (%c2) step (%c1)
+// CHECK: scf.for {{.*}} to %c8 step %c1
+// CHECK: scf.for {{.*}} to %c16 step %c8
+// CHECK: vector.transfer_read {{.*}} : memref<8xf32, strided<[1], offset: ?>>, vector<8xf32>
+// CHECK: vector.broadcast {{.*}} : f32 to vector<8xf32>
+// CHECK: arith.mulf {{.*}} : vector<8xf32>
+// CHECK: arith.addf {{.*}} : vector<8xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<8xf32>, memref<8xf32, strided<[1], offset: ?>>
+// CHECK-NOT: linalg.
+// OFF-LABEL: func.func @trailing_unit_dimension
+// OFF: linalg.generic
+func.func @trailing_unit_dimension(%a: memref<2x8x16x1xf32, strided<[512, 64, 1, 1]>>, %b: memref<2x8x1x1xf32>, %c: memref<2x8x16x1xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d2)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d2)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+    ins(%a, %b : memref<2x8x16x1xf32, strided<[512, 64, 1, 1]>>, memref<2x8x1x1xf32>) outs(%c : memref<2x8x16x1xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %0 = arith.mulf %x, %y : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  }
+  return
+}

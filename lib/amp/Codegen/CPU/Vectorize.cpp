@@ -31,11 +31,22 @@
 //   2. vectorise the tile (linalg::vectorize): transfer reads of every
 //      operand, the body on vector<1x..x1xt> (or the 2-D tile), a transfer
 //      write;
-//   3. clean up with upstream patterns: unit dimensions cast away, transfers
-//      with permutation maps (transposed reads) lowered to contiguous reads
-//      and vector.transpose (one shuffle of the flattened tile), vector
-//      multi-reductions over the unit outer dimensions (a column sum's
-//      accumulation) lowered to elementwise adds.
+//   3. clean up the tile's nest with upstream patterns: unit dimensions cast
+//      away, transfers with permutation maps (transposed reads) lowered to
+//      contiguous reads and vector.transpose (one shuffle of the flattened
+//      tile), vector multi-reductions over the unit outer dimensions (a
+//      column sum's accumulation) lowered to elementwise adds. The patterns
+//      run on one op's nest at a time, with a bound on their rewrites: some
+//      rewrite each other's results forever (a tile written along a memref
+//      dimension that a unit one follows: the transfer permutation lowering
+//      adds a unit vector dimension, the leading-unit-dimension patterns
+//      take it away). An op whose cleanup hits the bound gets its IR from
+//      before step 1 back and is tried once more with its tile rebuilt
+//      without unit dimensions (as a window's, below: every loop of a tile
+//      without a transposed access has size 1 but the innermost); if that
+//      fails too it keeps its scalar loops, as with vector-bits=0. (Run on
+//      the whole function at once, one such tile made the pass fail after
+//      minutes of rewriting, or take 17 GB: LeViT, MobileViT.)
 //
 // Ops whose innermost loop is a reduction (a row sum walking contiguous
 // memory) keep their scalar loops: a vector reduction reassociates the f32
@@ -463,9 +474,11 @@ dropWindowTileUnitDims(RewriterBase &rewriter, linalg::GenericOp tile) {
 
 /// Tiles `op` as `plan` says and vectorises the tiles (file comment, steps
 /// 1-2); false when it stays. `window`: a window op whose channel loop was
-/// moved innermost (file comment).
+/// moved innermost (file comment). `flat`: the tile is rebuilt without its
+/// unit dimensions before it is vectorised, as a window's is (a window's
+/// always is).
 static bool vectorizeOne(RewriterBase &rewriter, linalg::LinalgOp op,
-                         const TilePlan &plan, bool window,
+                         const TilePlan &plan, bool window, bool flat,
                          SmallVectorImpl<scf::ForOp> &flagLoops) {
   // (A window's maps are not projected permutations: its tile is checked
   // once its unit dimensions are dropped, below.)
@@ -558,7 +571,7 @@ static bool vectorizeOne(RewriterBase &rewriter, linalg::LinalgOp op,
   // projected permutations; every loop but the innermost has size 1 in it:
   // with those dimensions dropped it is an elementwise op over the innermost
   // loop (file comment).
-  if (window) {
+  if (window || flat) {
     auto generic = dyn_cast<linalg::GenericOp>(tile);
     if (!generic || llvm::count_if(tileOp.getStaticLoopRanges(), [](int64_t s) {
                       return s != 1;
@@ -610,20 +623,35 @@ struct FullIntegerMultiReductionToReduction
 };
 } // namespace
 
+/// The cleanup of a vectorised tile (file comment, step 3).
+static FrozenRewritePatternSet cleanupPatterns(MLIRContext *context) {
+  RewritePatternSet patterns(context);
+  patterns.add<FullIntegerMultiReductionToReduction>(context);
+  vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+  vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+  vector::populateVectorTransposeLoweringPatterns(
+      patterns, vector::VectorTransposeLowering::Shuffle1D);
+  vector::populateVectorMultiReductionLoweringPatterns(
+      patterns, vector::VectorMultiReductionLowering::InnerParallel);
+  vector::populateVectorBroadcastLoweringPatterns(patterns);
+  vector::populateVectorShapeCastLoweringPatterns(patterns);
+  vector::TransferReadOp::getCanonicalizationPatterns(patterns, context);
+  vector::TransferWriteOp::getCanonicalizationPatterns(patterns, context);
+  return FrozenRewritePatternSet(std::move(patterns));
+}
+
 namespace {
 struct AmpCpuVectorizePass
     : public amp::impl::AmpCpuVectorizePassBase<AmpCpuVectorizePass> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (failed(amp::vectorizeLinalgForCpu(getOperation(), vectorBits)))
-      return signalPassFailure();
+    amp::vectorizeLinalgForCpu(getOperation(), vectorBits);
   }
 };
 } // namespace
 
-LogicalResult mlir::amp::vectorizeLinalgForCpu(Operation *root,
-                                               int64_t vectorBits) {
+void mlir::amp::vectorizeLinalgForCpu(Operation *root, int64_t vectorBits) {
   // Copies between buffers that are not both contiguous (an insert_slice
   // into a strided view: a strided convolution's input gradient, a padded
   // tensor) as linalg.copy, tiled and vectorised below like any copy (or
@@ -709,41 +737,66 @@ LogicalResult mlir::amp::vectorizeLinalgForCpu(Operation *root,
     if (plan.inner)
       candidates.push_back({op, plan});
   });
-  SmallVector<scf::ForOp> flagLoops;
-  for (auto [op, plan] : candidates)
-    vectorizeOne(rewriter, op, plan, windows.contains(op), flagLoops);
 
-  // Step 3: unit dimensions away, transfers and multi-reductions lowered.
-  RewritePatternSet patterns(root->getContext());
-  patterns.add<FullIntegerMultiReductionToReduction>(root->getContext());
-  vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
-  vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-  vector::populateVectorTransposeLoweringPatterns(
-      patterns, vector::VectorTransposeLowering::Shuffle1D);
-  vector::populateVectorMultiReductionLoweringPatterns(
-      patterns, vector::VectorMultiReductionLowering::InnerParallel);
-  vector::populateVectorBroadcastLoweringPatterns(patterns);
-  vector::populateVectorShapeCastLoweringPatterns(patterns);
-  vector::TransferReadOp::getCanonicalizationPatterns(patterns,
-                                                      root->getContext());
-  vector::TransferWriteOp::getCanonicalizationPatterns(patterns,
-                                                       root->getContext());
-  // A bound on the rewrites, so that patterns that keep rewriting each
-  // other's results fail the pass at the function instead of hanging it.
-  int64_t numOps = 0;
-  root->walk([&](Operation *) { ++numOps; });
-  GreedyRewriteConfig config;
-  config.setMaxNumRewrites(1000 + 100 * numOps);
-  if (failed(applyPatternsGreedily(root, std::move(patterns),
-                                   config))) {
-    root->emitError()
-        << "amp-cpu-vectorize: the vector cleanup patterns did not "
-           "converge (rerun with --cpu-vector-bits=0 / vector-bits=0 to "
-           "keep scalar loops)";
-    return failure();
+  // Step 3 (unit dimensions away, transfers and multi-reductions lowered),
+  // run on each op's tile nest as soon as it is vectorised, with a bound on
+  // the rewrites: upstream's patterns can rewrite each other's results
+  // forever (a tile written along a memref dimension followed by a unit one:
+  // the transfer permutation lowering adds a unit vector dimension that the
+  // leading-unit-dimension patterns take away again). Such an op is then
+  // tried once more with its tile rebuilt without unit dimensions (as a
+  // window's is), and keeps its scalar loops (the IR it had before tiling,
+  // what vector-bits=0 gives it) if that fails too.
+  FrozenRewritePatternSet cleanup = cleanupPatterns(root->getContext());
+  SmallVector<scf::ForOp> flagLoops;
+  // Vectorises `op`; returns the op as it was before (at its place) when its
+  // cleanup did not settle, null otherwise.
+  auto attempt = [&](linalg::LinalgOp op, const TilePlan &plan, bool window,
+                     bool flat) -> linalg::LinalgOp {
+    // Tiling and vectorising replace `op` by the ops between these two.
+    Block *block = op->getBlock();
+    Operation *before = op->getPrevNode();
+    Operation *after = op->getNextNode();
+    auto created = [&] {
+      return llvm::make_range(
+          before ? std::next(before->getIterator()) : block->begin(),
+          after ? after->getIterator() : block->end());
+    };
+    Operation *original = op->clone();
+    SmallVector<scf::ForOp> opFlagLoops;
+    if (!vectorizeOne(rewriter, op, plan, window, flat, opFlagLoops)) {
+      original->destroy();
+      return {};
+    }
+    SmallVector<Operation *> nest;
+    for (Operation &top : created())
+      top.walk([&](Operation *nested) { nest.push_back(nested); });
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    config.setMaxNumRewrites(1000 + 100 * static_cast<int64_t>(nest.size()));
+    if (succeeded(applyOpPatternsGreedily(nest, cleanup, config))) {
+      original->destroy();
+      flagLoops.append(opFlagLoops);
+      return {};
+    }
+    SmallVector<Operation *> tops = llvm::map_to_vector(
+        created(), [](Operation &top) { return &top; });
+    for (Operation *top : llvm::reverse(tops)) {
+      top->dropAllUses();
+      rewriter.eraseOp(top);
+    }
+    block->getOperations().insert(
+        after ? after->getIterator() : block->end(), original);
+    return cast<linalg::LinalgOp>(original);
+  };
+  for (auto [op, plan] : candidates) {
+    bool window = windows.contains(op);
+    linalg::LinalgOp restored = attempt(op, plan, window, /*flat=*/window);
+    if (restored && !window && plan.transposedDim < 0)
+      attempt(restored, plan, /*window=*/false, /*flat=*/true);
   }
+
   // The flag-only reductions' tile loops as parallel ones.
   for (scf::ForOp loop : flagLoops)
     orFlagsOnce(rewriter, loop);
-  return success();
 }
