@@ -168,6 +168,16 @@ def test_avg_pool2d_backward(shape, kernel, stride, padding, ceil_mode, count_in
     _close(_decomp().avg_pool2d_backward(*args), aten.avg_pool2d_backward.default(*args))
 
 
+@pytest.mark.parametrize("shape, shifts, dims", [((2, 6, 6, 4), (-3, -3), (1, 2)), ((2, 6, 6, 4), (3, 3), (1, 2)),
+                                                  ((5, 7), 9, 1), ((5, 7), (2, -1), (0, -1)), ((3, 4), 5, ()),
+                                                  ((3, 4), 4, 1), ((4,), -6, 0)])
+def test_roll(shape, shifts, dims):
+    x = torch.randn(*shape, dtype=torch.float64)
+    got = _decomp().roll(x, shifts, dims)
+    assert torch.equal(got, torch.roll(x, shifts, dims))
+    assert got.data_ptr() != x.data_ptr()
+
+
 @pytest.mark.parametrize("size, stride, offset, dense", [
     ((2, 320, 1, 1), (320, 1, 320, 320), 0, True),   # adaptive_avg_pool2d to 1x1, channels-last strides
     ((2, 320), (320, 1), 0, True),

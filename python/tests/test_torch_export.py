@@ -443,13 +443,29 @@ class _Resample(nn.Module):
         return h.mean((2, 3))
 
 
+class _ShiftedMix(nn.Module):
+    """Swin's cyclic shift: a roll over two dimensions, a per-token mix, the roll back."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.head = nn.Linear(4, 3)
+
+    def forward(self, x):
+        h = torch.roll(x, shifts=(-2, -2), dims=(1, 2))
+        h = torch.roll(F.gelu(self.fc(h)) * torch.arange(1.0, 7.0).view(1, 6, 1, 1), shifts=(2, 2), dims=(1, 2))
+        return self.head((x + h).mean((1, 2)))
+
+
 @pytest.mark.parametrize("make", [
     lambda: (_UNet(), (torch.randn(2, 3, 16, 16), torch.randint(0, 4, (2, 16, 16)))),
     lambda: (_Resample(), (torch.randn(2, 3, 8, 8), torch.randint(0, 4, (2,)))),
-], ids=["unet_conv_transpose", "upsample_instance_norm"])
+    lambda: (_ShiftedMix(), (torch.randn(2, 6, 6, 4), torch.randint(0, 3, (2,)))),
+], ids=["unet_conv_transpose", "upsample_instance_norm", "roll"])
 def test_torch_mlir_dense_prediction_ops(make, tmp_path, amp_tools):
-    """Transposed convolutions and upsampling (their backward ops are decompositions of ours): amp-train's
-    fp32 losses equal PyTorch's over 3 SGD steps; f16 within 2% of fp32."""
+    """Transposed convolutions, upsampling and rolls (their backward ops, and roll itself, are
+    decompositions of ours): amp-train's fp32 losses equal PyTorch's over 3 SGD steps; f16 within 2% of
+    fp32."""
     _torch_mlir()
     torch.manual_seed(0)
     model, inputs = make()

@@ -522,6 +522,26 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
     return NotImplemented
 
 
+def roll(x, shifts, dims=()):
+    """``roll`` as two static slices and a concatenation per rolled dimension (Swin's shifted windows, and
+    its backward, a roll the other way). torch-mlir's own decomposition slices from a start it computes at
+    run time, which leaves the slice's extent dynamic and its TOSA lowering refuses it."""
+    if not dims:  # the flattened tensor, rolled
+        return roll(x.reshape(-1), shifts, (0,)).reshape(x.shape)
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(shifts) != len(dims):
+        return NotImplemented
+    out = x
+    for shift, dim in zip(shifts, dims):
+        dim %= x.dim()
+        n = x.shape[dim]
+        shift = shift % n if n else 0
+        if shift:
+            out = torch.cat((out.narrow(dim, n - shift, shift), out.narrow(dim, 0, n - shift)), dim)
+    return out.clone() if out is x else out  # a result, not an alias of the input
+
+
 def mutation_table():
     """Batch norm in training mode updates its running statistics in place, and native_batch_norm's
     schema does not say so: functionalization would keep the op and lose the update. PyTorch's own
@@ -553,5 +573,6 @@ def table():
         aten.native_layer_norm.default: native_layer_norm,
         aten.as_strided.default: as_strided,
         aten.as_strided_scatter.default: as_strided_scatter,
+        aten.roll.default: roll,
     })
     return t
