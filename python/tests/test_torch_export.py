@@ -476,6 +476,33 @@ def test_torch_mlir_dense_prediction_ops(make, tmp_path, amp_tools):
     np.testing.assert_allclose(_losses(amp_tools, step, 3, "f16"), fp32, rtol=F16_TOL)
 
 
+class _WholeHeadRotary(nn.Module):
+    """Phi-3's partial rotary embedding when the whole head rotates: the part left as is is an empty slice,
+    concatenated back."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 8)
+        self.head = nn.Linear(8, 3)
+
+    def forward(self, x):
+        h = self.fc(x)
+        rot, rest = h[..., :8], h[..., 8:]
+        rot = torch.cat((-rot[..., 4:], rot[..., :4]), -1) * 0.5 + rot
+        return self.head(torch.cat((rot, rest), -1).tanh()).mean(1)
+
+
+def test_torch_mlir_empty_slices_leave_the_step(tmp_path, amp_tools):
+    """An empty slice concatenated back (and its gradient, zeros) is not in the imported step, which
+    torch-mlir could not lower (a slice of dynamic extent): fp32 equals PyTorch over 3 SGD steps."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model, inputs = _WholeHeadRotary(), (torch.randn(2, 5, 6), torch.randint(0, 3, (2,)))
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+
+
 def test_torch_mlir_unsupported_backward_op_is_named(tmp_path, monkeypatch):
     """An op of the backward pass that nothing lowers is named, and said to be one (its location is the
     capture's autograd.grad call, not a model line): average pooling's backward with our decomposition

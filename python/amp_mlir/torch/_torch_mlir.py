@@ -147,7 +147,12 @@ class _Replay(torch.fx.Interpreter):
     ``view``) and a copy where not; the functionalized graph computes the same values either way.
 
     Each random op becomes its ``_decompositions.RANDOM`` function of the step's random-number state
-    (argument ``rng_index``) and of its position among the step's random ops."""
+    (argument ``rng_index``) and of its position among the step's random ops.
+
+    Empty tensors leave the step: a concatenation skips its empty operands, and the gradient of an empty
+    slice is zeros (Phi-3's rotary embedding concatenates the rotated part with the rest of the head, an
+    empty slice when the whole head rotates, and torch-mlir gives such a slice a dynamic extent that
+    nothing lowers). The empty slices are then dead code (``_clean_graph``)."""
 
     def __init__(self, gm, rng_index=None):
         super().__init__(gm)
@@ -159,8 +164,17 @@ class _Replay(torch.fx.Interpreter):
         return super().run(*args)
 
     def call_function(self, target, args, kwargs):
-        if target is torch.ops.aten.view.default:
-            target = torch.ops.aten.reshape.default
+        aten = torch.ops.aten
+        if target is aten.view.default:
+            target = aten.reshape.default
+        elif target is aten.cat.default and any(t.numel() == 0 for t in args[0]):
+            kept = [t for t in args[0] if t.numel() != 0]
+            if kept:
+                args = (kept,) + tuple(args[1:])
+        elif target is aten.slice_backward.default and args[0].numel() == 0:
+            return args[0].new_zeros(args[1])
+        elif target is aten.slice_scatter.default and args[1].numel() == 0:
+            return aten.clone.default(args[0])
         draw = _decompositions.RANDOM.get(target)
         if draw is not None and self.rng is not None:
             self.random_ops += 1
