@@ -67,6 +67,7 @@ semantics:
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 aten = torch.ops.aten
@@ -504,22 +505,49 @@ def _dense_row_major(size, stride, storage_offset, numel) -> bool:
     return expected == numel
 
 
+def _view_indices(size, stride, storage_offset, numel):
+    """The storage index of every element of a strided view (row-major over ``size``), or None when the
+    view reads outside a storage of ``numel`` elements."""
+    idx = np.full((), storage_offset or 0, dtype=np.int64)
+    for s, st in zip(size, stride):
+        idx = idx[..., None] + np.arange(s, dtype=np.int64) * st
+    idx = idx.reshape(tuple(size))
+    return idx if idx.size == 0 or (idx.min() >= 0 and idx.max() < numel) else None
+
+
 def as_strided(x, size, stride, storage_offset=None):
-    """``as_strided`` that only restates a contiguous tensor's layout (adaptive_avg_pool2d to 1x1 gives
-    its result strides ``[C, 1, C, C]``; its backward views a fresh storage the same way) is a reshape;
-    any other falls back to the op, which torch-mlir rejects by name."""
-    if x.is_contiguous() and _dense_row_major(size, stride, storage_offset, x.numel()):
+    """``as_strided`` of a contiguous tensor. One that only restates its layout (adaptive_avg_pool2d to 1x1
+    gives its result strides ``[C, 1, C, C]``; its backward views a fresh storage the same way) is a
+    reshape; any other view inside its storage reads its elements with one gather of constant indices.
+    A non-contiguous input falls back to the op, which torch-mlir rejects by name."""
+    if not x.is_contiguous():
+        return NotImplemented
+    if _dense_row_major(size, stride, storage_offset, x.numel()):
         return x.reshape(size)
-    return NotImplemented
+    idx = _view_indices(size, stride, storage_offset, x.numel())
+    if idx is None:
+        return NotImplemented
+    return x.reshape(-1)[torch.from_numpy(idx)]
 
 
 def as_strided_scatter(input, src, size, stride, storage_offset=None):
-    """``as_strided_scatter`` of a view that covers all of a contiguous ``input`` in row-major order (the
-    functionalized backward of such an ``as_strided``) is ``src`` in ``input``'s shape."""
-    if (input.is_contiguous() and src.numel() == input.numel()
-            and _dense_row_major(size, stride, storage_offset, input.numel())):
+    """``as_strided_scatter`` into a contiguous ``input``: of a view that covers all of it in row-major
+    order (the functionalized backward of such an ``as_strided``), ``src`` in ``input``'s shape; of any
+    other view that names each element once (an in-place ``zero_()`` of a slice of a cloned tensor:
+    torchvision's Swin V2 bias), ``src`` gathered to the view's elements and ``input`` elsewhere (one
+    gather and a select of constant indices and mask). Overlapping views fall back to the op."""
+    if not input.is_contiguous():
+        return NotImplemented
+    numel = input.numel()
+    if src.numel() == numel and _dense_row_major(size, stride, storage_offset, numel):
         return src.reshape(input.shape).to(input.dtype)
-    return NotImplemented
+    idx = _view_indices(size, stride, storage_offset, numel)
+    if idx is None or len(np.unique(idx)) != idx.size:
+        return NotImplemented
+    where = np.full(numel, -1, dtype=np.int64)
+    where[idx.reshape(-1)] = np.arange(idx.size)
+    picked = src.reshape(-1).to(input.dtype)[torch.from_numpy(np.maximum(where, 0))]
+    return torch.where(torch.from_numpy(where >= 0), picked, input.reshape(-1)).reshape(input.shape)
 
 
 def roll(x, shifts, dims=()):
