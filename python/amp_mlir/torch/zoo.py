@@ -390,6 +390,59 @@ def conv1d_bigru():
                    {"lr": 0.01, "momentum": 0.9})
 
 
+
+# A third batch (2026-11-27): timm's hybrid vision models (LeViT: convolution stem, attention with a
+# learned relative-position bias and batch norm on tokens; MobileViT: inverted residuals and
+# transformer blocks on unfolded patches; Swin: shifted windows, its bias table gathered by index) and
+# more transformers decoders and encoders (Mistral's sliding window, Qwen2, ALBERT's shared layers).
+
+
+def levit_128s():
+    import timm
+    # A batch of 4: LeViT normalises its tokens with batch norm, and with 2 images PyTorch's own fp32
+    # run parts from float64 by 2% at step 3 (by 2.5e-5 with 4).
+    return _image_classifier(lambda: timm.create_model("levit_128s", num_classes=10, img_size=64),
+                             "adamw", {"lr": 1e-3, "weight_decay": 0.05}, "timm", batch=4)
+
+
+def mobilevit_xxs():
+    import timm
+    return _image_classifier(lambda: timm.create_model("mobilevit_xxs", num_classes=10),
+                             "adamw", {"lr": 1e-3, "weight_decay": 0.05}, "timm", batch=2)
+
+
+def swin_tiny():
+    from timm.models.swin_transformer import SwinTransformer
+    return _image_classifier(lambda: SwinTransformer(img_size=56, patch_size=4, window_size=7, embed_dim=32,
+                                                     depths=(2, 2), num_heads=(1, 2), num_classes=10,
+                                                     drop_path_rate=0.0),
+                             "adamw", {"lr": 1e-3, "weight_decay": 0.05}, "timm", batch=2, size=56)
+
+
+def mistral():
+    import transformers
+    cfg = transformers.MistralConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
+                                     num_key_value_heads=2, intermediate_size=128, vocab_size=128,
+                                     max_position_embeddings=32, sliding_window=8, attn_implementation="eager")
+    return _causal_lm(lambda: transformers.MistralForCausalLM(cfg))
+
+
+def qwen2():
+    import transformers
+    cfg = transformers.Qwen2Config(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+                                   intermediate_size=128, vocab_size=128, max_position_embeddings=32,
+                                   attn_implementation="eager")
+    return _causal_lm(lambda: transformers.Qwen2ForCausalLM(cfg))
+
+
+def albert():
+    import transformers
+    cfg = transformers.AlbertConfig(num_hidden_layers=2, embedding_size=32, hidden_size=64, num_attention_heads=2,
+                                    intermediate_size=128, vocab_size=128, max_position_embeddings=32, num_labels=4,
+                                    hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                                    classifier_dropout_prob=0.0, attn_implementation="eager")
+    return _sequence_classifier(lambda: transformers.AlbertForSequenceClassification(cfg), 4)
+
 ZOO = {
     "resnet18": resnet18,
     "mobilenet_v3_small": mobilenet_v3_small,
@@ -424,4 +477,10 @@ UNSEEN = {
     "bloom": bloom,
     "nn_transformer": nn_transformer,
     "conv1d_bigru": conv1d_bigru,
+    "levit_128s": levit_128s,
+    "mobilevit_xxs": mobilevit_xxs,
+    "swin_tiny": swin_tiny,
+    "mistral": mistral,
+    "qwen2": qwen2,
+    "albert": albert,
 }
