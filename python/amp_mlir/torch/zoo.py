@@ -288,12 +288,14 @@ def deit_tiny():
                              "adamw", {"lr": 1e-3, "weight_decay": 0.05}, "timm", batch=2, size=32)
 
 
+# The LLaMA-shaped decoders' common size: 2 layers, width 64, 4 query heads sharing 2 key-value heads.
+_LLAMA_SIZE = dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
+                   intermediate_size=128, vocab_size=128, max_position_embeddings=32, attn_implementation="eager")
+
+
 def llama():
     import transformers
-    cfg = transformers.LlamaConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
-                                   intermediate_size=128, vocab_size=128, max_position_embeddings=32,
-                                   attn_implementation="eager")
-    return _causal_lm(lambda: transformers.LlamaForCausalLM(cfg))
+    return _causal_lm(lambda: transformers.LlamaForCausalLM(transformers.LlamaConfig(**_LLAMA_SIZE)))
 
 
 class _T5Logits(torch.nn.Module):
@@ -421,18 +423,13 @@ def swin_tiny():
 
 def mistral():
     import transformers
-    cfg = transformers.MistralConfig(num_hidden_layers=2, hidden_size=64, num_attention_heads=4,
-                                     num_key_value_heads=2, intermediate_size=128, vocab_size=128,
-                                     max_position_embeddings=32, sliding_window=8, attn_implementation="eager")
+    cfg = transformers.MistralConfig(**_LLAMA_SIZE, sliding_window=8)
     return _causal_lm(lambda: transformers.MistralForCausalLM(cfg))
 
 
 def qwen2():
     import transformers
-    cfg = transformers.Qwen2Config(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, num_key_value_heads=2,
-                                   intermediate_size=128, vocab_size=128, max_position_embeddings=32,
-                                   attn_implementation="eager")
-    return _causal_lm(lambda: transformers.Qwen2ForCausalLM(cfg))
+    return _causal_lm(lambda: transformers.Qwen2ForCausalLM(transformers.Qwen2Config(**_LLAMA_SIZE)))
 
 
 def albert():
