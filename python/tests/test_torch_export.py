@@ -521,6 +521,31 @@ def test_torch_mlir_slices_torch_mlir_cannot_lower(model, tmp_path, amp_tools):
     np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
 
 
+class _CheckedInput(nn.Module):
+    """A data-dependent input check that libraries skip while torch.export traces (transformers' padding
+    warning on input ids, which stopped DeBERTa-v2's capture)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        if not torch.compiler.is_compiling() and bool((x == 0).any()):
+            raise ValueError("a zero in the input")
+        return self.fc(x)
+
+
+def test_torch_mlir_captures_as_torch_export_traces(tmp_path, amp_tools):
+    """The capture runs in torch.export's tracing state, so such a check is skipped, not traced: the step
+    exports and trains as PyTorch does."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model, inputs = _CheckedInput(), (torch.randn(2, 4), torch.randint(0, 3, (2,)))
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+
+
 def test_torch_mlir_unsupported_backward_op_is_named(tmp_path, monkeypatch):
     """An op of the backward pass that nothing lowers is named, and said to be one (its location is the
     capture's autograd.grad call, not a model line): average pooling's backward with our decomposition

@@ -139,6 +139,18 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
     return step
 
 
+def _export_tracing():
+    """The state torch.export traces a model in (``torch.compiler.is_compiling()`` and ``is_exporting()``
+    true): libraries then skip their data-dependent input checks, which a capture cannot trace
+    (transformers' padding warning on the input ids: DeBERTa-v2). Nothing when this torch has no such
+    state."""
+    try:
+        from torch._export.utils import _compiling_state_context
+    except ImportError:
+        return contextlib.nullcontext()
+    return _compiling_state_context()
+
+
 class _Replay(torch.fx.Interpreter):
     """Runs the first captured graph again (step 2), each ``view`` as a ``reshape``: the full decomposition
     table can give a tensor other strides than the eager kernel the first capture recorded (BLOOM's fused
@@ -278,7 +290,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         # Attention as its math form (matmul, softmax): the fused CPU kernels' backward ops have no
         # decomposition.
         from torch.nn.attention import SDPBackend, sdpa_kernel
-        with torch.backends.mkldnn.flags(enabled=False), sdpa_kernel([SDPBackend.MATH]):
+        with torch.backends.mkldnn.flags(enabled=False), sdpa_kernel([SDPBackend.MATH]), _export_tracing():
             # First the ops that mutate without saying so in their schema (batch norm's running
             # statistics) as functional ops plus explicit copies, then functionalization (which turns
             # the copies into results) and the full decomposition table, replaying the first graph
