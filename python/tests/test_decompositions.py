@@ -178,6 +178,15 @@ def test_roll(shape, shifts, dims):
     assert got.data_ptr() != x.data_ptr()
 
 
+@pytest.mark.parametrize("shape, pad", [((2, 16, 3), [0, 0, -1, 0]), ((2, 16, 3), [0, 0, 0, -1]),
+                                        ((4, 5), [-2, 3, 1, -1]), ((4, 5), [-1, -1, -2, -2]), ((3, 4), [-4, 2])])
+def test_constant_pad_nd_with_crops(shape, pad):
+    x = torch.randn(*shape, dtype=torch.float64)
+    got = _decomp().constant_pad_nd(x, pad, 0.5)
+    assert torch.equal(got, aten.constant_pad_nd.default(x, pad, 0.5))
+    assert _decomp().constant_pad_nd(x, [1, 0], 0.0) is NotImplemented
+
+
 @pytest.mark.parametrize("numel, size, stride, offset, kind", [
     (640, (2, 320, 1, 1), (320, 1, 320, 320), 0, "reshape"),  # adaptive_avg_pool2d to 1x1, channels-last strides
     (640, (2, 320), (320, 1), 0, "reshape"),

@@ -507,11 +507,28 @@ class _ZeroedKeyBias(nn.Module):
         return self.head((q @ k.transpose(1, 2)).softmax(-1) @ v).mean(1)
 
 
-@pytest.mark.parametrize("model", [_WholeHeadRotary, _ZeroedKeyBias], ids=["empty_slice", "in_place_slice_update"])
+class _Trigram(nn.Module):
+    """MobileBERT's trigram embedding: each token beside its shifted neighbours, made with pads (whose
+    backward crops: a pad by -1)."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Linear(6, 4)
+        self.fc = nn.Linear(12, 3)
+
+    def forward(self, x):
+        e = self.embed(x)
+        t = torch.cat((F.pad(e[:, 1:], [0, 0, 0, 1, 0, 0]), e, F.pad(e[:, :-1], [0, 0, 1, 0, 0, 0])), 2)
+        return self.fc(t.tanh()).mean(1)
+
+
+@pytest.mark.parametrize("model", [_WholeHeadRotary, _ZeroedKeyBias, _Trigram],
+                         ids=["empty_slice", "in_place_slice_update", "crop"])
 def test_torch_mlir_slices_torch_mlir_cannot_lower(model, tmp_path, amp_tools):
     """Slices that torch-mlir could not lower as captured: an empty slice concatenated back (it and its
-    gradient, zeros, leave the step; torch-mlir gave it a dynamic extent), and an in-place op on a slice
-    of a clone (an ``as_strided_scatter`` once functionalized, now a gather and a select): fp32 equals
+    gradient, zeros, leave the step; torch-mlir gave it a dynamic extent), an in-place op on a slice of a
+    clone (an ``as_strided_scatter`` once functionalized, now a gather and a select), a pad by a negative
+    amount (a crop, now a slice; torch-mlir made it a TOSA pad with negative padding): fp32 equals
     PyTorch over 3 SGD steps."""
     _torch_mlir()
     torch.manual_seed(0)

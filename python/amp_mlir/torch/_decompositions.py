@@ -177,8 +177,9 @@ def _pair(v):
     return (v * 2)[:2] if len(v) == 1 else v
 
 
-def _pad_or_crop(x, dim, before, after):
-    """Pad (positive) or crop (negative) ``x`` along ``dim`` by ``before`` / ``after`` elements."""
+def _pad_or_crop(x, dim, before, after, value=0.0):
+    """Pad (positive, with ``value``) or crop (negative) ``x`` along ``dim`` by ``before`` / ``after``
+    elements."""
     if before < 0:
         x = x.narrow(dim, -before, x.shape[dim] + before)
         before = 0
@@ -187,7 +188,7 @@ def _pad_or_crop(x, dim, before, after):
         after = 0
     if before or after:
         pad = [0, 0] * (x.dim() - 1 - dim) + [before, after]
-        x = torch.nn.functional.pad(x, pad)
+        x = torch.nn.functional.pad(x, pad, value=value)
     return x
 
 
@@ -550,6 +551,18 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
     return torch.where(torch.from_numpy(where >= 0), picked, input.reshape(-1)).reshape(input.shape)
 
 
+def constant_pad_nd(x, pad, value=0):
+    """``constant_pad_nd`` with negative pads (crops: the backward of a pad, MobileBERT's trigram
+    embedding) as slices, then pads of what is left. torch-mlir makes it one ``tosa.pad`` with negative
+    padding, which TOSA does not define (its linalg lowering gives a negative offset)."""
+    if all(p >= 0 for p in pad):
+        return NotImplemented
+    out = x
+    for i in range(len(pad) // 2):
+        out = _pad_or_crop(out, x.dim() - 1 - i, pad[2 * i], pad[2 * i + 1], value)
+    return out.clone() if all(p <= 0 for p in pad) else out  # a result, not a view of the input
+
+
 def roll(x, shifts, dims=()):
     """``roll`` as two static slices and a concatenation per rolled dimension (Swin's shifted windows, and
     its backward, a roll the other way). torch-mlir's own decomposition slices from a start it computes at
@@ -602,5 +615,6 @@ def table():
         aten.as_strided.default: as_strided,
         aten.as_strided_scatter.default: as_strided_scatter,
         aten.roll.default: roll,
+        aten.constant_pad_nd.default: constant_pad_nd,
     })
     return t
