@@ -20,6 +20,30 @@ func.func @matmul(%a: tensor<1x4x8xf32>, %b: tensor<1x8x2xf32>, %zp: tensor<1xf3
   return %0 : tensor<1x4x2xf32>
 }
 
+// A product with a 0/1 matrix (an i1 tensor cast to f32, through casts,
+// transposes and reshapes: amp_mlir.torch's embedding backward, one_hot^T @
+// rows) is a scatter-add written as a GEMM: deny, it stays f32 as PyTorch's
+// embedding_dense_backward does (f16 rows overflow once loss-scaled). A
+// product with a float matrix next to it still runs low.
+// CHECK-LABEL: func.func @one_hot_matmul(
+// CHECK: tosa.matmul {{.*}} : (tensor<1x5x4xf32>, tensor<1x4x3xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x5x3xf32>
+// CHECK: tosa.matmul {{.*}} : (tensor<1x5x4xf16>, tensor<1x4x3xf16>, tensor<1xf16>, tensor<1xf16>) -> tensor<1x5x3xf32>
+// BF16-LABEL: func.func @one_hot_matmul(
+// BF16: tosa.matmul {{.*}} : (tensor<1x5x4xf32>, tensor<1x4x3xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x5x3xf32>
+// BF16: tosa.matmul {{.*}} : (tensor<1x5x4xbf16>, tensor<1x4x3xbf16>, tensor<1xbf16>, tensor<1xbf16>) -> tensor<1x5x3xf32>
+func.func @one_hot_matmul(%hits: tensor<4x5xi1>, %dense: tensor<4x5xf32>, %rows: tensor<1x4x3xf32>, %zp: tensor<1xf32>) -> (tensor<1x5x3xf32>, tensor<1x5x3xf32>) {
+  %shape = tosa.const_shape {values = dense<[1, 5, 4]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %0 = tosa.cast %hits : (tensor<4x5xi1>) -> tensor<4x5xi8>
+  %1 = tosa.cast %0 : (tensor<4x5xi8>) -> tensor<4x5xf32>
+  %2 = tosa.transpose %1 {perms = array<i32: 1, 0>} : (tensor<4x5xf32>) -> tensor<5x4xf32>
+  %3 = tosa.reshape %2, %shape : (tensor<5x4xf32>, !tosa.shape<3>) -> tensor<1x5x4xf32>
+  %4 = tosa.matmul %3, %rows, %zp, %zp : (tensor<1x5x4xf32>, tensor<1x4x3xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x5x3xf32>
+  %5 = tosa.transpose %dense {perms = array<i32: 1, 0>} : (tensor<4x5xf32>) -> tensor<5x4xf32>
+  %6 = tosa.reshape %5, %shape : (tensor<5x4xf32>, !tosa.shape<3>) -> tensor<1x5x4xf32>
+  %7 = tosa.matmul %6, %rows, %zp, %zp : (tensor<1x5x4xf32>, tensor<1x4x3xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x5x3xf32>
+  return %4, %7 : tensor<1x5x3xf32>, tensor<1x5x3xf32>
+}
+
 // The zero-point constant is converted at compile time: no cast, and the dead
 // f32 constant is gone. The f16 arguments need no cast at all.
 // CHECK-LABEL: func.func @matmul_const_zp(

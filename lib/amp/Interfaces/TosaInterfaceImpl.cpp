@@ -7,7 +7,8 @@
 //
 //   allow  matmul, conv2d, conv3d, depthwise_conv2d, transpose_conv2d
 //          (low-precision operands; matmul returns f32, convolutions set
-//           acc_type = f32)
+//           acc_type = f32); a matmul with a 0/1 matrix (a gather or
+//          scatter-add written as a GEMM) is deny
 //   deny   exp, log, reciprocal, rsqrt, pow, resize, fft2d, rfft2d,
 //          reduce_sum and reduce_product (accumulating reductions; a
 //          reduce_sum whose input exists in low precision reads it as is and
@@ -42,11 +43,42 @@ using namespace mlir;
 using namespace mlir::amp;
 using namespace mlir::amp::models;
 
+/// True when `value` is a 0/1 matrix: an i1 tensor cast to a number type,
+/// through reshapes, transposes and casts between integer types.
+static bool isSelectionMatrix(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (!isa<tosa::ReshapeOp, tosa::TransposeOp, tosa::CastOp>(def))
+      return false;
+    value = def->getOperand(0);
+    if (!isa<tosa::CastOp>(def))
+      continue;
+    Type element = getElementTypeOrSelf(value.getType());
+    if (element.isInteger(1))
+      return true;
+    if (!element.isInteger())
+      return false;
+  }
+  return false;
+}
+
 namespace {
 /// tosa.matmul: f16 x f16 -> f32. The result keeps its f32 type, so the
-/// product accumulates in f32.
+/// product accumulates in f32. A product with a 0/1 matrix (an i1 tensor
+/// cast to f32) is a gather or a scatter-add written as a GEMM
+/// (amp_mlir.torch's embedding backward and accumulating index_put: each
+/// output sums the selected rows): deny, f32, as PyTorch runs
+/// embedding_dense_backward and index_put_ under autocast. In f16 the rows
+/// would be rounded (and, loss-scaled, overflow: MPNet's embedding
+/// gradients skipped every step down to a scale of 128).
 struct MatMulModel : public CategoryModel<MatMulModel, tosa::MatMulOp,
                                           PrecisionCategory::allow> {
+  std::optional<PrecisionCategory>
+  getPrecisionCategory(Operation *op, const PrecisionPolicy &) const {
+    if (isSelectionMatrix(op->getOperand(0)) ||
+        isSelectionMatrix(op->getOperand(1)))
+      return PrecisionCategory::deny;
+    return PrecisionCategory::allow;
+  }
   bool keepsF32Results(Operation *) const { return true; }
   FailureOr<Operation *> convertToLowPrecision(Operation *op,
                                                RewriterBase &rewriter,
