@@ -203,8 +203,10 @@ def AmpDecomposeAggregatedOpsPass
     sum reduction and a divide, which the rest of the pipeline lowers like
     any linalg op. (Bufferization and the loop lowerings take no
     `linalg.softmax`: it used to survive to the output as an
-    unrealized_conversion_cast.) The IREE input keeps `linalg.softmax`,
-    which IREE compiles itself.
+    unrealized_conversion_cast.) The IREE input decomposes it too, so that
+    its max reduction's `arith.maxnumf` can be expanded (amp-compile
+    --target=iree-input: IREE's CPU backend links no libm, and an f16 maxnum
+    on a CPU without f16 arithmetic is a call of `fmaxf`).
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

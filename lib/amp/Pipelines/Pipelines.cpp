@@ -120,6 +120,13 @@ void mlir::amp::buildAmpTensorInputPipeline(OpPassManager &pm) {
   // instead), math.isinf / isnormal / fpowi (no lowering in IREE).
   pm.addNestedPass<func::FuncOp>(createAmpGeneralizeElementwiseOpsPass());
   pm.addPass(createAmpCpuExpandMathPass());
+  // IREE's llvm-cpu backend links no libm: on a CPU without f16 arithmetic
+  // (AVX-512 FP16) LLVM lowers an f16 maxnum / minnum to calls of fmaxf /
+  // fminf, undefined at iree-lld. So float max / min become compare and
+  // select (upstream arith-expand; the same IEEE semantics), also inside
+  // linalg.softmax, decomposed first for that.
+  pm.addNestedPass<func::FuncOp>(createAmpDecomposeAggregatedOpsPass());
+  pm.addPass(arith::createArithExpandOpsPass());
   pm.addPass(createCanonicalizerPass());
 }
 
