@@ -14,7 +14,7 @@ Per model:
   5. criteria (``check``): our fp32 losses no further from float64 than PyTorch's fp32 losses are, or
      within 1e-4 relative, whichever is larger, at every step (train-mode batch norm over 5 steps is
      chaotic, so a fixed tolerance against PyTorch fp32 cannot work); f16 and bf16 within 2% of our fp32
-     at every step, or within 3x torch.autocast's own gap to PyTorch fp32 at that step (GradScaler
+     at every step, or within 3x the largest gap torch.autocast has shown to PyTorch fp32 by that step (GradScaler
      skips the first f16 steps of some models, PyTorch's as ours); the report written;
   6. with ``--iree`` (the default when iree-base-compiler / iree-base-runtime are installed): each
      precision's step through ``amp-compile --target=iree-input`` and iree-compile (llvm-cpu), run 5 steps
@@ -228,19 +228,25 @@ def check_backend(res: dict, backend: str) -> list:
     for p in ("f16", "bf16"):
         torch_ac = ref.get(f"autocast_{p}")
         if p in ours and "fp32" in ours:
+            torch_gap = 0.0
             for i, (o, r) in enumerate(zip(ours[p], ours["fp32"])):
                 if o is None or r is None:
                     if o != r:
                         fails.append((p, f"{label} {p} step {i}: loss {o}, fp32 loss {r}"))
                     continue
-                # 2%, or LOW_VS_TORCH x PyTorch's own autocast gap at that step (a step GradScaler skips,
-                # as the first f16 step of resnet18 at scale 2^16, moves both curves by a whole step;
-                # resnet18's bf16 curve parts from fp32 by 3% in PyTorch, 7% in ours, at step 3).
-                torch_gap = _rel(torch_ac[i], t32[i]) if torch_ac and t32 else 0.0
+                # 2%, or LOW_VS_TORCH x the largest gap PyTorch's own autocast has shown by that step (a
+                # step GradScaler skips, as the first f16 step of resnet18 at scale 2^16, moves both curves
+                # by a whole step; resnet18's bf16 curve parts from fp32 by 3% in PyTorch, 7% in ours, at
+                # step 3). The largest so far, not the gap at that step: in a chaotic run (train-mode batch
+                # norm) the gap is a noisy sample that can shrink by chance (resnet18 bf16 on an AMD EPYC:
+                # PyTorch's gap >= 2.0% at step 3, 1.55% at step 4).
+                if torch_ac and t32:
+                    torch_gap = max(torch_gap, _rel(torch_ac[i], t32[i]))
                 allowed = max(LOW_RTOL, LOW_VS_TORCH * torch_gap)
                 if _rel(o, r) > allowed:
                     fails.append((p, f"{label} {p} step {i}: {o} is {_rel(o, r):.2%} from its fp32 {r} (> "
-                                     f"{allowed:.2%}: 2% or {LOW_VS_TORCH} x torch.autocast's {torch_gap:.2%})"))
+                                     f"{allowed:.2%}: 2% or {LOW_VS_TORCH} x torch.autocast's largest gap so far, "
+                                     f"{torch_gap:.2%})"))
     return fails
 
 
