@@ -63,6 +63,13 @@ semantics:
 - ``native_layer_norm``: mean, then the mean of the squared deviations, in the input's own type
   (PyTorch's float32 kernels do the same); torch-mlir's decomposition computes the variance in
   float64, which put ``[batch, tokens, width]`` f64 buffers into every transformer step.
+- ``roll``: two static slices and a concatenation per dimension (torch-mlir's slices from a start it
+  computes at run time: a slice of dynamic extent that its TOSA lowering refuses; Swin).
+- ``constant_pad_nd`` by negative amounts (a pad's backward): slices, then pads (torch-mlir makes a
+  ``tosa.pad`` with negative padding, which TOSA does not define; MobileBERT).
+- ``as_strided`` / ``as_strided_scatter`` of a contiguous tensor: a reshape when the view restates its
+  layout, else a gather (and a select) of constant indices for any in-bounds view (the scatter: one that
+  names each element once; torchvision's Swin V2 zeroes part of a cloned bias in place).
 """
 
 from __future__ import annotations
