@@ -36,6 +36,42 @@ func.func @batch_matmul(%a: tensor<3x4x8xf32>, %b: tensor<3x8x2xf32>, %init: ten
   return %0 : tensor<3x4x2xf32>
 }
 
+// A product with a 0/1 matrix (an i1 tensor turned into f32 by a generic
+// whose body is one arith.uitofp, then transposed and collapsed: the linalg
+// import of the embedding backward) is a scatter-add written as a GEMM: deny,
+// it stays f32 (docs/Policy.md, difference 14). A float-to-float cast on the
+// way (%float) makes it an ordinary product again.
+// CHECK-LABEL: func.func @one_hot_matmul(
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<5x4xf32>, tensor<4x3xf32>) outs(%{{.*}} : tensor<5x3xf32>)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<5x4xf16>, tensor<4x3xf16>) outs(%{{.*}} : tensor<5x3xf32>)
+// BF16-LABEL: func.func @one_hot_matmul(
+// BF16: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<5x4xf32>, tensor<4x3xf32>) outs(%{{.*}} : tensor<5x3xf32>)
+// BF16: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<5x4xbf16>, tensor<4x3xbf16>) outs(%{{.*}} : tensor<5x3xf32>)
+func.func @one_hot_matmul(%hits: tensor<1x4x5xi1>, %rows: tensor<4x3xf32>, %float: tensor<4x5xf64>) -> (tensor<5x3xf32>, tensor<5x3xf32>) {
+  %e = tensor.empty() : tensor<1x4x5xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%hits : tensor<1x4x5xi1>) outs(%e : tensor<1x4x5xf32>) {
+  ^bb0(%in: i1, %out: f32):
+    %c = arith.uitofp %in : i1 to f32
+    linalg.yield %c : f32
+  } -> tensor<1x4x5xf32>
+  %1 = tensor.collapse_shape %0 [[0, 1], [2]] : tensor<1x4x5xf32> into tensor<4x5xf32>
+  %t = tensor.empty() : tensor<5x4xf32>
+  %2 = linalg.transpose ins(%1 : tensor<4x5xf32>) outs(%t : tensor<5x4xf32>) permutation = [1, 0]
+  %z = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<5x3xf32>
+  %f = linalg.fill ins(%z : f32) outs(%o : tensor<5x3xf32>) -> tensor<5x3xf32>
+  %3 = linalg.matmul ins(%2, %rows : tensor<5x4xf32>, tensor<4x3xf32>) outs(%f : tensor<5x3xf32>) -> tensor<5x3xf32>
+  %e2 = tensor.empty() : tensor<4x5xf32>
+  %4 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%float : tensor<4x5xf64>) outs(%e2 : tensor<4x5xf32>) {
+  ^bb0(%in: f64, %out: f32):
+    %c = arith.truncf %in : f64 to f32
+    linalg.yield %c : f32
+  } -> tensor<4x5xf32>
+  %5 = linalg.transpose ins(%4 : tensor<4x5xf32>) outs(%t : tensor<5x4xf32>) permutation = [1, 0]
+  %6 = linalg.matmul ins(%5, %rows : tensor<5x4xf32>, tensor<4x3xf32>) outs(%f : tensor<5x3xf32>) -> tensor<5x3xf32>
+  return %3, %6 : tensor<5x3xf32>, tensor<5x3xf32>
+}
+
 // A generic whose body has math.exp is deny: it stays f32 between two matmuls.
 // CHECK-LABEL: func.func @generic_exp(
 // CHECK: %[[M:.*]] = linalg.matmul {{.*}} -> tensor<4x8xf32>

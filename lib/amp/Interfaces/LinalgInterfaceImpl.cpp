@@ -7,7 +7,10 @@
 //   1. contractions and convolutions (linalg.matmul, batch_matmul, conv_*, a
 //      generic whose body is a multiply-accumulate) are *allow*: their inputs
 //      go to low precision, their f32 init keeps the accumulator f32
-//      (linalg accumulates in the output element type);
+//      (linalg accumulates in the output element type). A contraction with
+//      a 0/1 operand (an i1 tensor cast to a number: a gather or scatter-add
+//      written as a GEMM, models::isSelectionMatrix) is *deny* instead, as
+//      tosa.matmul's model has it (docs/Policy.md, difference 14);
 //   2. other reductions whose body combines into the init with addf / subf /
 //      mulf / divf (sums, means, sum pooling) are accumulating: always *deny*,
 //      but they read an input that exists in low precision as is (f16 in,
@@ -129,8 +132,12 @@ struct LinalgModel
   std::optional<PrecisionCategory>
   getPrecisionCategory(Operation *op, const PrecisionPolicy &policy) const {
     auto linalgOp = cast<linalg::LinalgOp>(op);
-    if (isContractionOrConvolution(linalgOp))
+    if (isContractionOrConvolution(linalgOp)) {
+      if (linalg::isaContractionOpInterface(linalgOp) &&
+          llvm::any_of(linalgOp.getDpsInputs(), isSelectionMatrix))
+        return PrecisionCategory::deny;
       return PrecisionCategory::allow;
+    }
     if (isAccumulating(linalgOp))
       return PrecisionCategory::deny;
     if (Block *body = linalgOp.getBlock())

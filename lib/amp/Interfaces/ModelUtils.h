@@ -94,6 +94,17 @@ void attachBoundary(MLIRContext *ctx) {
   (OpTys::template attachInterface<BoundaryModel<OpTys>>(*ctx), ...);
 }
 
+/// True when `value` holds only zeros and ones because it is an i1 tensor
+/// turned into numbers: followed back through reshapes, transposes,
+/// broadcasts and element casts (tosa.reshape / transpose / cast,
+/// tensor.expand_shape / collapse_shape / cast, linalg.transpose /
+/// broadcast, and an elementwise linalg op whose body is one cast) to an i1
+/// tensor, with no float-to-float cast on the way. A contraction with such
+/// an operand is a gather or a scatter-add written as a GEMM (the embedding
+/// backward and the accumulating index_put of our torch front end): each
+/// output sums the rows it selects.
+bool isSelectionMatrix(Value value);
+
 /// Converts a scalar float `value` to `type`: a constant is re-created in the
 /// new type, anything else gets an arith.truncf / arith.extf before `op`.
 Value convertScalar(RewriterBase &rewriter, Operation *op, Value value,

@@ -43,24 +43,6 @@ using namespace mlir;
 using namespace mlir::amp;
 using namespace mlir::amp::models;
 
-/// True when `value` is a 0/1 matrix: an i1 tensor cast to a number type,
-/// through reshapes, transposes and casts between integer types.
-static bool isSelectionMatrix(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (!isa<tosa::ReshapeOp, tosa::TransposeOp, tosa::CastOp>(def))
-      return false;
-    value = def->getOperand(0);
-    if (!isa<tosa::CastOp>(def))
-      continue;
-    Type element = getElementTypeOrSelf(value.getType());
-    if (element.isInteger(1))
-      return true;
-    if (!element.isInteger())
-      return false;
-  }
-  return false;
-}
-
 namespace {
 /// tosa.matmul: f16 x f16 -> f32. The result keeps its f32 type, so the
 /// product accumulates in f32. A product with a 0/1 matrix (an i1 tensor
