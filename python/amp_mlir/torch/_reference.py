@@ -43,6 +43,9 @@ def torch_reference_losses(model: torch.nn.Module, loss_fn, example_inputs: tupl
     elif optimizer == "adam":
         opt = torch.optim.Adam(params, lr=1e-3 if lr is None else lr, betas=betas, eps=eps,
                                weight_decay=weight_decay, foreach=False)
+    elif optimizer == "adamw":
+        opt = torch.optim.AdamW(params, lr=1e-3 if lr is None else lr, betas=betas, eps=eps,
+                                weight_decay=weight_decay, foreach=False)
     else:
         raise ValueError(optimizer)
     inputs = [t.float() if t.is_floating_point() else t for t in example_inputs]

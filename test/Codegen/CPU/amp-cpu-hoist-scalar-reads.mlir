@@ -162,3 +162,23 @@ func.func @in_loop(%acc: tensor<4xf32>, %v: f32) -> tensor<4xf32> {
   }
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A generic without outputs (torch-mlir's cf.assert check of a reciprocal,
+// left alone when fusion took the value it computed) keeps its one-element
+// input: without operands, no lowering to loops would take it.
+// CHECK-LABEL: func.func @assert_only(
+// CHECK-SAME: %[[T:[^:]*]]: tensor<f32>
+// CHECK: linalg.generic {{.*}} ins(%[[T]] : tensor<f32>) {
+// CHECK: cf.assert
+func.func @assert_only(%t: tensor<f32>) {
+  linalg.generic {indexing_maps = [affine_map<() -> ()>], iterator_types = []} ins(%t : tensor<f32>) {
+  ^bb0(%in: f32):
+    %c = arith.constant 0.0 : f32
+    %b = arith.cmpf one, %in, %c : f32
+    cf.assert %b, "unimplemented: tensor with zero element"
+    linalg.yield
+  }
+  return
+}

@@ -24,7 +24,9 @@
 //      read.
 //   3. Replaces the generic's block argument by that scalar (the body now
 //      captures it from above) and rebuilds the generic without the input;
-//      replaces a `tensor.extract` reader by it.
+//      replaces a `tensor.extract` reader by it. A generic with no outputs
+//      whose every input would go keeps them all (it would be left with no
+//      operands, which no lowering to loops takes).
 //
 // After bufferization the tensor has one reader (a memref.load) instead of
 // one per parameter. Same values, same order of arithmetic per element.
@@ -180,16 +182,25 @@ void mlir::amp::hoistScalarReads(Operation *root) {
         linalg::isaContractionOpInterface(generic) ||
         linalg::isaConvolutionOpInterface(generic))
       continue;
-    llvm::BitVector dropped(generic->getNumOperands());
+    SmallVector<std::pair<OpOperand *, SmallVector<int64_t>>> reads;
     for (OpOperand *input : generic.getDpsInputOperands()) {
       FailureOr<SmallVector<int64_t>> position = constantPosition(
           input->get(), generic.getMatchingIndexingMap(input));
-      if (failed(position))
-        continue;
+      if (succeeded(position))
+        reads.emplace_back(input, std::move(*position));
+    }
+    // A generic without outputs exists for its body's side effects (the
+    // importer's cf.assert checks, left when fusion took the values it
+    // computed): it keeps its operands, since upstream's lowering to loops
+    // does not take a linalg op that has none.
+    if (generic.getNumDpsInits() == 0 &&
+        reads.size() == static_cast<size_t>(generic.getNumDpsInputs()))
+      continue;
+    llvm::BitVector dropped(generic->getNumOperands());
+    for (auto &[input, position] : reads) {
       BlockArgument arg = generic.getMatchingBlockArgument(input);
       if (!arg.use_empty())
-        rewriter.replaceAllUsesWith(arg,
-                                    scalars.get(input->get(), *position));
+        rewriter.replaceAllUsesWith(arg, scalars.get(input->get(), position));
       dropped.set(input->getOperandNumber());
     }
     if (dropped.any())
