@@ -19,8 +19,10 @@
 //      memref.get_global is copied into a device buffer right after it (the
 //      global itself lives in host memory).
 //
-// Values a wrapped run computes must not be needed by host code after it
-// (they would have to be read back): that is reported as an error.
+// A cf.assert on the run's values (torch-mlir's checks) joins the run: the
+// device lowering makes it __assertfail. Values a wrapped run computes must
+// not be needed by host code after it (they would have to be read back):
+// that is reported as an error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +32,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -59,6 +62,11 @@ static bool isScalarArithmetic(Operation &op) {
          llvm::none_of(op.getOperandTypes(), llvm::IsaPred<MemRefType>) &&
          llvm::none_of(op.getResultTypes(), llvm::IsaPred<MemRefType>);
 }
+
+/// True for a check of loaded data (torch-mlir's cf.assert, e.g. on a
+/// reciprocal's operand in a scalar update): it joins an open run like the
+/// arithmetic it checks (device code lowers it to __assertfail).
+static bool isCheck(Operation &op) { return isa<cf::AssertOp>(op); }
 
 /// Wraps `ops` (consecutive in one block) in a one-iteration scf.parallel.
 static LogicalResult wrapInSingleThread(ArrayRef<Operation *> ops) {
@@ -98,7 +106,7 @@ static LogicalResult wrapHostCompute(func::FuncOp fn) {
   SmallVector<SmallVector<Operation *>> runs(1);
   for (Operation &op : fn.getBody().front()) {
     if (touchesMemory(op) ||
-        (!runs.back().empty() && isScalarArithmetic(op))) {
+        (!runs.back().empty() && (isScalarArithmetic(op) || isCheck(op)))) {
       runs.back().push_back(&op);
       continue;
     }
