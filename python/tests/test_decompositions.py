@@ -134,6 +134,44 @@ def test_index_put_accumulate(table, dim, idx):
     assert _decomp().index_put(self, indices, values, False) is NotImplemented
 
 
+@pytest.mark.parametrize("table, dim, idx", [((3, 4, 5), 1, ([[0], [3], [-1]], [[4, 0, 4]])),
+                                             ((2, 6, 7, 3), 1, ([1, 5, 1], [6, 6, -7])),
+                                             ((5, 4), 0, ([[0, 4], [2, 2]], [3, 3]))])
+def test_index_put_accumulate_adjacent_indices(table, dim, idx):
+    """Index tensors at adjacent dimensions, broadcast together (col2im's rows and columns)."""
+    torch.manual_seed(11)
+    self = torch.randn(*table, dtype=torch.float64)
+    index = [torch.tensor(i) for i in idx]
+    indices = [None] * dim + index
+    shape = torch.broadcast_shapes(*[i.shape for i in index])
+    values = torch.randn(*table[:dim], *shape, *table[dim + len(index):], dtype=torch.float64)
+    _close(_decomp().index_put(self, indices, values, True), aten.index_put.default(self, indices, values, True))
+    # separated by a None: PyTorch moves the indexed dimensions first; left to torch-mlir
+    assert _decomp().index_put(self, [torch.tensor([0]), None, torch.tensor([0])], values, True) is NotImplemented
+
+
+def test_index_put_is_col2im():
+    """nn.Unfold's backward (PyTorch's col2im decomposition: an accumulating index_put with two index
+    tensors) with this index_put in place of aten's equals aten.col2im."""
+    from torch._decomp import decomposition_table
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class OurIndexPut(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func in (aten._unsafe_index_put.default, aten.index_put.default):
+                out = _decomp().index_put(*args, **(kwargs or {}))
+                assert out is not NotImplemented
+                return out
+            return func(*args, **(kwargs or {}))
+
+    torch.manual_seed(12)
+    cols = torch.randn(2, 3 * 2 * 3, 12, dtype=torch.float64)
+    args = ([5, 6], [2, 3], [1, 1], [1, 0], [1, 2])
+    with OurIndexPut():
+        got = decomposition_table[aten.col2im.default](cols, *args)
+    _close(got, aten.col2im.default(cols, *args))
+
+
 def test_embedding_dense_backward():
     torch.manual_seed(2)
     idx = torch.randint(0, 10, (3, 5))

@@ -457,13 +457,28 @@ class _ShiftedMix(nn.Module):
         return self.head((x + h).mean((1, 2)))
 
 
+class _UnfoldMix(nn.Module):
+    """nn.Unfold's sliding blocks (ConvBERT's span convolution), mixed by a linear layer: the backward is
+    col2im, an accumulating index_put with two index tensors."""
+
+    def __init__(self):
+        super().__init__()
+        self.pre = nn.Conv2d(3, 3, 1)
+        self.unfold = nn.Unfold(kernel_size=(3, 2), padding=(1, 0), stride=(1, 2))
+        self.fc = nn.Linear(3 * 3 * 2, 3)
+
+    def forward(self, x):
+        return self.fc(self.unfold(torch.tanh(self.pre(x))).transpose(1, 2)).mean(1)
+
+
 @pytest.mark.parametrize("make", [
     lambda: (_UNet(), (torch.randn(2, 3, 16, 16), torch.randint(0, 4, (2, 16, 16)))),
     lambda: (_Resample(), (torch.randn(2, 3, 8, 8), torch.randint(0, 4, (2,)))),
     lambda: (_ShiftedMix(), (torch.randn(2, 6, 6, 4), torch.randint(0, 3, (2,)))),
-], ids=["unet_conv_transpose", "upsample_instance_norm", "roll"])
+    lambda: (_UnfoldMix(), (torch.randn(2, 3, 5, 6), torch.randint(0, 3, (2,)))),
+], ids=["unet_conv_transpose", "upsample_instance_norm", "roll", "unfold"])
 def test_torch_mlir_dense_prediction_ops(make, tmp_path, amp_tools):
-    """Transposed convolutions, upsampling and rolls (their backward ops, and roll itself, are
+    """Transposed convolutions, upsampling, rolls and unfold (their backward ops, and roll itself, are
     decompositions of ours): amp-train's fp32 losses equal PyTorch's over 3 SGD steps; f16 within 2% of
     fp32."""
     _torch_mlir()

@@ -50,9 +50,10 @@ semantics:
   and element, the same on every backend, and not PyTorch's Philox stream (compare with PyTorch at
   dropout 0). Other random ops (``randn``, ``randint``, ...) are left to torch-mlir, which rejects them by
   name.
-- ``index_put`` accumulating through one integer index tensor (the backward of ``table[idx]`` or
-  ``table[:, idx]``, Swin's and LeViT's relative-position bias tables): ``one_hot(idx)^T @ values`` over
-  the indexed dimension, as the embedding backward; torch-mlir lowers index_put to nothing our pipelines take.
+- ``index_put`` accumulating through integer index tensors at adjacent dimensions (the backward of
+  ``table[idx]`` or ``table[:, idx]``, Swin's and LeViT's relative-position bias tables; of ``col2im``,
+  i.e. ``nn.Unfold``'s backward, with two): one flat index into those dimensions merged, then
+  ``one_hot(idx)^T @ values``, as the embedding backward; torch-mlir lowers index_put to nothing our pipelines take.
 - ``adaptive_max_pool2d_backward``: each output gradient where the flat input position equals its
   window's index (a one-hot comparison of the P output positions with the H*W input positions, summed
   over P: P*H*W work per plane, no scatter).
@@ -73,6 +74,8 @@ semantics:
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import torch
@@ -421,22 +424,27 @@ def random_ops(gm) -> tuple:
 
 
 def index_put(self, indices, values, accumulate=False):
-    """``self[..., idx, ...] += values`` with one integer index tensor (at dimension d, the ones before it
-    None: the backward of ``table[idx]`` or ``table[:, idx]``, Swin's and LeViT's relative-position bias
-    tables): dimension d moved first, then ``one_hot(idx)^T @ values``, the embedding backward's GEMM.
-    Other index_puts are left to torch-mlir."""
+    """``self[..., idx_1, ..., idx_m, ...] += values`` with integer index tensors at adjacent dimensions
+    d..d+m-1 (the ones before them None): the backward of ``table[idx]`` or ``table[:, idx]`` (Swin's and
+    LeViT's relative-position bias tables) and, with two, of ``col2im`` (``nn.Unfold``'s backward: ConvBERT).
+    The indices (broadcast together) become one flat index into those dimensions merged, moved first, then
+    ``one_hot(idx)^T @ values``, the embedding backward's GEMM. Other index_puts are left to torch-mlir."""
     given = [i for i, t in enumerate(indices) if t is not None]
-    if not accumulate or len(given) != 1 or indices[given[0]].dtype == torch.bool:
+    if not accumulate or not given or given != list(range(given[0], given[0] + len(given))) or \
+            any(indices[i].dtype == torch.bool for i in given):
         return NotImplemented
-    d, index = given[0], indices[given[0]]
-    n, k = self.shape[d], index.dim()
-    idx = index.reshape(-1)
-    idx = torch.where(idx < 0, idx + n, idx)
-    rows = values.expand(*self.shape[:d], *index.shape, *self.shape[d + 1:])
-    rows = rows.movedim(list(range(d, d + k)), list(range(k))).reshape(idx.numel(), -1)  # index dims first
-    target = self.movedim(d, 0)
-    added = _one_hot_sum(idx, n, rows).reshape(target.shape).to(self.dtype)
-    return (target + added).movedim(0, d)
+    d, m = given[0], len(given)
+    sizes = self.shape[d:d + m]
+    index = 0
+    for part, size in zip(torch.broadcast_tensors(*[indices[i] for i in given]), sizes):
+        index = index * size + torch.where(part < 0, part + size, part)
+    n, k = math.prod(sizes), index.dim()
+    merged = self.reshape(*self.shape[:d], n, *self.shape[d + m:])
+    rows = values.expand(*self.shape[:d], *index.shape, *self.shape[d + m:])
+    rows = rows.movedim(list(range(d, d + k)), list(range(k))).reshape(index.numel(), -1)  # index dims first
+    target = merged.movedim(d, 0)
+    added = _one_hot_sum(index.reshape(-1), n, rows).reshape(target.shape).to(self.dtype)
+    return (target + added).movedim(0, d).reshape(self.shape)
 
 
 def adaptive_max_pool2d_backward(grad_output, self, indices):
