@@ -35,6 +35,23 @@ func.func @offset_block(%h: memref<4x16xf32>, %o: memref<48x16xf32>) {
 
 // -----
 
+// A dense view at offset 0 that is not of the identity layout (the first
+// block of a concatenation: BEiT's relative-position table) is a loop too:
+// upstream's gpu.memcpy lowering takes the identity layout only (it left
+// this copy and an unrealized cast behind).
+// CHECK-LABEL: func.func @first_block
+// CHECK-NOT: gpu.memcpy
+// CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) =
+// CHECK: %[[V:.*]] = memref.load %{{.*}}[%[[I]], %[[J]]] : memref<49x2xf32>
+// CHECK: memref.store %[[V]], %{{.*}}[%[[I]], %[[J]]] : memref<49x2xf32, strided<[2, 1]>>
+func.func @first_block(%h: memref<49x2xf32>, %o: memref<52x2xf32>) {
+  %v = memref.subview %o[0, 0] [49, 2] [1, 1] : memref<52x2xf32> to memref<49x2xf32, strided<[2, 1]>>
+  memref.copy %h, %v : memref<49x2xf32> to memref<49x2xf32, strided<[2, 1]>>
+  return
+}
+
+// -----
+
 // Contiguous buffers still get one gpu.memcpy.
 // CHECK-LABEL: func.func @whole
 // CHECK: gpu.memcpy
