@@ -440,6 +440,38 @@ def albert():
                                     classifier_dropout_prob=0.0, attn_implementation="eager")
     return _sequence_classifier(lambda: transformers.AlbertForSequenceClassification(cfg), 4)
 
+
+# A fourth group (2026-11-27): ConvBERT (span convolutions through nn.Unfold, whose backward is col2im) and
+# BEiT (an image transformer with relative-position bias tables).
+def convbert():
+    import transformers
+    cfg = transformers.ConvBertConfig(num_hidden_layers=2, hidden_size=64, embedding_size=64, num_attention_heads=2,
+                                      intermediate_size=128, vocab_size=128, max_position_embeddings=32, num_labels=3,
+                                      hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    return _sequence_classifier(lambda: transformers.ConvBertForSequenceClassification(cfg), 3)
+
+
+class _PixelLogits(torch.nn.Module):
+    """A Hugging Face image classifier reduced to its logits."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, pixels):
+        return self.model(pixel_values=pixels).logits
+
+
+def beit():
+    import transformers
+    cfg = transformers.BeitConfig(image_size=32, patch_size=8, num_hidden_layers=2, hidden_size=64,
+                                  num_attention_heads=2, intermediate_size=128, num_labels=10,
+                                  use_relative_position_bias=True, layer_scale_init_value=0.1,
+                                  hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, drop_path_rate=0.0)
+    return _image_classifier(lambda: _PixelLogits(transformers.BeitForImageClassification(cfg)),
+                             "adamw", {"lr": 1e-3, "weight_decay": 0.05}, "transformers", size=32)
+
+
 ZOO = {
     "resnet18": resnet18,
     "mobilenet_v3_small": mobilenet_v3_small,
@@ -480,4 +512,6 @@ UNSEEN = {
     "mistral": mistral,
     "qwen2": qwen2,
     "albert": albert,
+    "convbert": convbert,
+    "beit": beit,
 }
