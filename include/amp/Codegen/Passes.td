@@ -19,11 +19,13 @@ def AmpGpuHostToDevicePass : Pass<"amp-gpu-host-to-device", "::mlir::ModuleOp"> 
 
     - each maximal run of host compute (an `scf.for` nest from a reduction
       without parallel dimensions, scalar `memref.load`/`memref.store` and the
-      arithmetic between them) is wrapped in a one-iteration `scf.parallel`,
+      arithmetic between them, and the `cf.assert` checks of torch-mlir's
+      linalg import on it) is wrapped in a one-iteration `scf.parallel`,
       so the mapping turns it into a single-thread kernel instead of host
       code reading device memory;
     - `memref.alloc`/`memref.dealloc` become `gpu.alloc`/`gpu.dealloc`,
-      `memref.copy` becomes `gpu.memcpy`;
+      `memref.copy` becomes `gpu.memcpy` between buffers of the identity
+      layout (the only one its lowering takes), a copy loop otherwise;
     - a `memref.get_global` (a constant) is copied to a device buffer before
       use.
 
@@ -116,7 +118,10 @@ def AmpCpuHoistScalarReadsPass
     captures the scalar and the input is dropped. One-shot bufferization's
     conflict analysis is quadratic in the readers of one tensor, and these
     tensors had one reader per parameter. Contractions and convolutions are
-    left alone (the GEMM lowering matches their bodies). Same values.
+    left alone (the GEMM lowering matches their bodies), and so is a generic
+    without outputs whose every input would go (torch-mlir's `cf.assert`
+    checks: left without operands, no lowering to loops would take it).
+    Same values.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
