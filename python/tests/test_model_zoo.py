@@ -40,3 +40,25 @@ def test_model_trains_like_pytorch(name, amp_tools, repo_dir, tmp_path):
         assert all(len(res["iree"][p]) == zoo.STEPS for p in zoo.PRECISIONS), res.get("iree_errors")
     else:
         print(f"{name}: IREE is not installed, the IREE backend was not run")
+
+
+@pytest.mark.parametrize("name", ["gpt2"])
+def test_linalg_import_trains_like_pytorch(name, amp_tools, repo_dir, tmp_path):
+    """The same criteria for a step imported linalg-first (``dialect="linalg"``: torch-mlir's cf.assert
+    checks, linalg contractions for the embedding's one-hot GEMMs, AdamW), with IREE and the GPU
+    pipeline's PTX through ptxas where they are installed."""
+    zoo = _zoo(repo_dir)
+    import shutil
+    from pathlib import Path
+
+    build = Path(amp_tools["amp_train"]).parent.parent
+    gpu = bool(shutil.which("ptxas") or Path("/usr/local/cuda/bin/ptxas").exists())
+    res = zoo.run_model(name, build, tmp_path, iree=zoo.iree_available(), gpu=gpu, dialect="linalg")
+    if "skipped" in res:
+        pytest.skip(f"{name}: {res['skipped']}")
+    assert "linalg.generic" in (tmp_path / name / "train_step.mlir").read_text()
+    fails = zoo.check(res)
+    assert not fails, "\n".join(fails) + f"\nours: {res.get('ours')}\niree: {res.get('iree')}"
+    assert len(res["ours"]["fp32"]) == zoo.STEPS
+    if gpu:
+        assert res["gpu"] == "ptxas clean", res["gpu"]

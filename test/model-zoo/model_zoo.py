@@ -3,10 +3,11 @@
 amp-train in fp32, f16 and bf16, compared with PyTorch on the same machine; docs/ModelZoo.md is its table.
 
     python test/model-zoo/model_zoo.py --build build --work /tmp/zoo [--models resnet18,gpt2] \
-        [--doc docs/ModelZoo.md] [--json results.json] [--gpu]
+        [--doc docs/ModelZoo.md] [--json results.json] [--gpu] [--dialect linalg]
 
 Per model:
-  1. ``export_train_step`` (torch-mlir front end) writes the step and its initial values;
+  1. ``export_train_step`` (torch-mlir front end; ``--dialect linalg``: its linalg-on-tensors import
+     instead of TOSA first) writes the step and its initial values;
   2. ``amp-opt --amp-pipeline="precision=f16 report=..."`` writes the autocast decisions report;
   3. ``amp-train --steps 5`` in fp32, f16 and bf16 on the exported values;
   4. PyTorch trains copies of the same model on the same batch with the same optimizer: in float64 (the
@@ -128,11 +129,11 @@ def run_iree(step_mlir, inputs: Path, build: Path, work: Path, res: dict, log=pr
         log(f"{res['model']}: IREE {p} {res['iree'][p]} (iree-compile {out['iree_compile_s']} s)")
 
 
-def run_model(name, build: Path, work: Path, gpu=False, iree=False, log=print) -> dict:
+def run_model(name, build: Path, work: Path, gpu=False, iree=False, log=print, dialect="tosa") -> dict:
     import torch
     from amp_mlir.torch.zoo import UNSEEN, ZOO
 
-    res = {"model": name}
+    res = {"model": name, "dialect": dialect}
     try:
         case = {**ZOO, **UNSEEN}[name]()
     except ModuleNotFoundError as e:
@@ -144,7 +145,7 @@ def run_model(name, build: Path, work: Path, gpu=False, iree=False, log=print) -
     shutil.rmtree(out, ignore_errors=True)
     t = time.time()
     try:
-        step = case.export(out)
+        step = case.export(out, dialect=dialect)
     except Exception as e:
         res["error"] = f"export: {type(e).__name__}: {e}"
         return res
@@ -400,6 +401,8 @@ def main(argv=None) -> int:
     ap.add_argument("--doc", type=Path)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--gpu", action="store_true", help="also compile each step for CUDA and run ptxas")
+    ap.add_argument("--dialect", choices=["tosa", "linalg"], default="tosa",
+                    help="torch-mlir's import: TOSA first (the default) or linalg-on-tensors first")
     ap.add_argument("--iree", action=argparse.BooleanOptionalAction, default=None,
                     help="also compile and run each step with IREE (default: when IREE is installed)")
     args = ap.parse_args(argv)
@@ -408,7 +411,7 @@ def main(argv=None) -> int:
     for name in args.models.split(","):
         r = run_model(name, args.build.resolve(), args.work.resolve(), gpu=args.gpu,
                       iree=iree_available() if args.iree is None else args.iree,
-                      log=lambda m: print(m, file=sys.stderr, flush=True))
+                      log=lambda m: print(m, file=sys.stderr, flush=True), dialect=args.dialect)
         results.append(r)
         for f in check(r):
             print(f"{name}: FAIL {f}", file=sys.stderr)

@@ -23,13 +23,14 @@ class ZooCase:
     options: dict = field(default_factory=dict)
     package: str = "torch"
 
-    def export(self, out_dir):
+    def export(self, out_dir, dialect="tosa"):
         """The whole training step, exported by :func:`amp_mlir.torch.export_train_step` into
-        ``out_dir`` (step, manifest, initial arrays); returns its :class:`ExportedStep`."""
+        ``out_dir`` (step, manifest, initial arrays) through torch-mlir's ``dialect`` import ("tosa" or
+        "linalg"); returns its :class:`ExportedStep`."""
         from ._export import export_train_step
 
         return export_train_step(self.model, self.loss_fn, self.inputs, optimizer=self.optimizer,
-                                 out_dir=out_dir, **self.options)
+                                 out_dir=out_dir, dialect=dialect, **self.options)
 
 
 def _lm_loss(logits, labels):
