@@ -39,14 +39,16 @@ def _lm_loss(logits, labels):
 
 
 class _Logits(torch.nn.Module):
-    """A Hugging Face model whose forward returns an output object, reduced to its logits."""
+    """A Hugging Face model whose forward returns an output object, reduced to its logits; its one input
+    goes in as the keyword ``argument`` (token ids, or ``pixel_values`` for an image model)."""
 
-    def __init__(self, model):
+    def __init__(self, model, argument="input_ids"):
         super().__init__()
         self.model = model
+        self.argument = argument
 
-    def forward(self, ids):
-        return self.model(input_ids=ids).logits
+    def forward(self, x):
+        return self.model(**{self.argument: x}).logits
 
 
 class LSTMClassifier(torch.nn.Module):
@@ -452,24 +454,13 @@ def convbert():
     return _sequence_classifier(lambda: transformers.ConvBertForSequenceClassification(cfg), 3)
 
 
-class _PixelLogits(torch.nn.Module):
-    """A Hugging Face image classifier reduced to its logits."""
-
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-
-    def forward(self, pixels):
-        return self.model(pixel_values=pixels).logits
-
-
 def beit():
     import transformers
     cfg = transformers.BeitConfig(image_size=32, patch_size=8, num_hidden_layers=2, hidden_size=64,
                                   num_attention_heads=2, intermediate_size=128, num_labels=10,
                                   use_relative_position_bias=True, layer_scale_init_value=0.1,
                                   hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, drop_path_rate=0.0)
-    return _image_classifier(lambda: _PixelLogits(transformers.BeitForImageClassification(cfg)),
+    return _image_classifier(lambda: _Logits(transformers.BeitForImageClassification(cfg), "pixel_values"),
                              "adamw", {"lr": 1e-3, "weight_decay": 0.05}, "transformers", size=32)
 
 
