@@ -479,6 +479,29 @@ def AmpCpuParallelizeLoopsPass
                            "::mlir::scf::SCFDialect"];
 }
 
+def AmpCpuDropDeadArgumentsPass
+    : Pass<"amp-cpu-drop-dead-arguments", "::mlir::ModuleOp"> {
+  let summary = "Remove the arguments a private LLVM function never reads "
+                "(the descriptor fields of static memrefs) from it and its "
+                "calls";
+  let description = [{
+    On the LLVM dialect, after reconcile-unrealized-casts. func-to-llvm
+    passes each memref as its descriptor (3 + 2 * rank scalars), but the
+    functions of amp-cpu-outline-loops and amp-cpu-parallelize-loops read
+    static shapes, whose offsets, sizes and strides are constants in their
+    bodies: they read one field per buffer. For every private `llvm.func`
+    with a body whose only uses are direct `llvm.call`s, its extractvalue
+    ops are folded through the insertvalue chains that rebuild its
+    descriptors, its dead ops erased, and the arguments left unread
+    removed from it and from every call; the callers' ops that computed
+    only those operands are erased too. The first two arguments of an
+    `amp.parallel_step` function (its range) stay. A function whose address
+    is taken, that is public or that something other than a call names is
+    left alone.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def AmpCpuLowerParallelCallsPass
     : Pass<"amp-cpu-lower-parallel-calls", "::mlir::ModuleOp"> {
   let summary = "Call amp-cpu-parallelize-loops' functions through the "

@@ -308,9 +308,13 @@ static void addLoopsToLLVMPasses(OpPassManager &pm, bool runtimeAllocator,
   }
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  // The outlined and parallel functions take only the descriptor fields
+  // they read (the aligned pointers of static buffers), before the parallel
+  // calls pack their arguments into structs.
+  pm.addPass(createAmpCpuDropDeadArgumentsPass());
   if (parallelMinWork != 0)
     pm.addPass(createAmpCpuLowerParallelCallsPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
 #define AMP_LOWERING_OPTION(targets, field, argument, type, cpuDefault,        \
