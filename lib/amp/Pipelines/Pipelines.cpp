@@ -246,6 +246,8 @@ static void addLoopsToLLVMPasses(OpPassManager &pm, bool runtimeAllocator,
   // One function per loop nest in large steps: LLVM's loop passes are
   // superlinear in the loops of one function.
   pm.addPass(createAmpCpuOutlineLoopsPass());
+  // Repeated blocks' loop functions lowered and compiled once.
+  pm.addPass(createAmpCpuMergeIdenticalFunctionsPass());
   // From here on, the passes that rewrite each function on its own run
   // nested on func.func: over the outlined functions (hundreds in a CNN's
   // step), in parallel. Only the ones that add declarations to the module or
