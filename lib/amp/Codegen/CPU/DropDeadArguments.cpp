@@ -35,12 +35,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DirectCalls.h"
 #include "amp/Codegen/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/BitVector.h"
-#include "llvm/ADT/MapVector.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPCPUDROPDEADARGUMENTSPASS
@@ -102,32 +101,21 @@ struct AmpCpuDropDeadArgumentsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // Every use of every symbol, in one walk: a function qualifies when
-    // each of its uses is the callee of a direct call.
-    llvm::MapVector<StringAttr, SmallVector<LLVM::CallOp>> calls;
-    llvm::DenseSet<StringAttr> otherwiseUsed;
-    std::optional<SymbolTable::UseRange> uses =
-        SymbolTable::getSymbolUses(&module.getBodyRegion());
-    if (!uses)
-      return; // an op that may refer to symbols in ways not listed
-    for (const SymbolTable::SymbolUse &use : *uses) {
-      StringAttr root = use.getSymbolRef().getRootReference();
-      auto call = dyn_cast<LLVM::CallOp>(use.getUser());
-      if (call && call.getCalleeAttr() == use.getSymbolRef())
-        calls[root].push_back(call);
-      else
-        otherwiseUsed.insert(root);
-    }
+    // A function qualifies when each of its uses is the callee of a call.
+    FailureOr<amp::DirectCalls<LLVM::CallOp>> direct =
+        amp::DirectCalls<LLVM::CallOp>::collect(module);
+    if (failed(direct))
+      return; // an op that may name symbols in ways not listed
 
     StringRef parallelMark =
         amp::AmpDialect::ParallelStepAttrHelper::getNameStr();
     llvm::SetVector<LLVM::LLVMFuncOp> callers;
     for (auto fn : module.getOps<LLVM::LLVMFuncOp>()) {
-      if (fn.isExternal() || !fn.isPrivate() || fn.isVarArg() ||
-          otherwiseUsed.contains(fn.getSymNameAttr()))
+      if (fn.isExternal() || !fn.isPrivate() || fn.isVarArg())
         continue;
-      auto it = calls.find(fn.getSymNameAttr());
-      if (it == calls.end())
+      const SmallVector<LLVM::CallOp> *calls =
+          direct->getOnlyCalls(fn.getSymNameAttr());
+      if (!calls)
         continue;
       // Step 1.
       simplifyBody(fn);
@@ -140,7 +128,7 @@ struct AmpCpuDropDeadArgumentsPass
           dead.set(arg.getArgNumber());
       if (dead.none())
         continue;
-      for (LLVM::CallOp call : it->second) {
+      for (LLVM::CallOp call : *calls) {
         MutableOperandRange operands = call.getCalleeOperandsMutable();
         for (int i = dead.size() - 1; i >= 0; --i)
           if (dead.test(i))

@@ -26,9 +26,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DirectCalls.h"
 #include "amp/Codegen/Passes.h"
 #include "mlir/IR/OperationSupport.h"
-#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/MapVector.h"
 
 namespace mlir::amp {
@@ -66,27 +66,17 @@ struct AmpCpuMergeIdenticalFunctionsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // Step 1: the uses of every symbol, in one walk.
-    llvm::DenseMap<StringAttr, SmallVector<func::CallOp>> calls;
-    llvm::DenseSet<StringAttr> otherwiseUsed;
-    std::optional<SymbolTable::UseRange> uses =
-        SymbolTable::getSymbolUses(&module.getBodyRegion());
-    if (!uses)
+    // Step 1.
+    FailureOr<amp::DirectCalls<func::CallOp>> direct =
+        amp::DirectCalls<func::CallOp>::collect(module);
+    if (failed(direct))
       return;
-    for (const SymbolTable::SymbolUse &use : *uses) {
-      StringAttr root = use.getSymbolRef().getRootReference();
-      auto call = dyn_cast<func::CallOp>(use.getUser());
-      if (call && call.getCalleeAttr() == use.getSymbolRef())
-        calls[root].push_back(call);
-      else
-        otherwiseUsed.insert(root);
-    }
 
     // Step 2.
     llvm::MapVector<llvm::hash_code, SmallVector<func::FuncOp>> buckets;
     for (auto fn : module.getOps<func::FuncOp>())
       if (!fn.isExternal() && fn.isPrivate() &&
-          !otherwiseUsed.contains(fn.getSymNameAttr()))
+          direct->getOnlyCalls(fn.getSymNameAttr()))
         buckets[hashFunction(fn)].push_back(fn);
 
     // Step 3.
@@ -106,7 +96,7 @@ struct AmpCpuMergeIdenticalFunctionsPass
           continue;
         }
         FlatSymbolRefAttr callee = FlatSymbolRefAttr::get(*original);
-        for (func::CallOp call : calls.lookup(fn.getSymNameAttr()))
+        for (func::CallOp call : *direct->getOnlyCalls(fn.getSymNameAttr()))
           call.setCalleeAttr(callee);
         fn.erase();
       }
