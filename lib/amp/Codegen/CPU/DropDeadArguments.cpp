@@ -38,7 +38,7 @@
 #include "DirectCalls.h"
 #include "amp/Codegen/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Transforms/RegionUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/BitVector.h"
 
 namespace mlir::amp {
