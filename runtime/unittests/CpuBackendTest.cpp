@@ -906,6 +906,40 @@ TEST(CpuGemmOut, SixteenBitCIsTheF32ResultRoundedOnce) {
   amp_blas_destroy(handle);
 }
 
+/// amp_gemm_out into a dense 16-bit C (ldc == m: the whole batch entry is
+/// rounded as one run) gives the same bits as the f32 GEMM rounded once.
+TEST(CpuGemmOut, DenseSixteenBitC) {
+  const int64_t m = 7, n = 5, k = 11, batch = 3;
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
+  amp_blas_handle *handle = nullptr;
+  ASSERT_EQ(amp_blas_create(&handle), AMP_OK);
+  for (amp_dtype dtype : {AMP_DTYPE_F16, AMP_DTYPE_BF16}) {
+    auto narrow = [&](float v) {
+      return dtype == AMP_DTYPE_F16 ? floatToHalf(v) : floatToBf16(v);
+    };
+    std::vector<uint16_t> a(m * k * batch), b(k * n * batch);
+    for (uint16_t &x : a)
+      x = narrow(dist(rng));
+    for (uint16_t &x : b)
+      x = narrow(dist(rng));
+    std::vector<float> ref(m * n * batch);
+    std::vector<uint16_t> c(m * n * batch, 0xABCD);
+    ASSERT_EQ(amp_gemm(handle, AMP_OP_N, AMP_OP_N, m, n, k, 1.0f, a.data(),
+                       dtype, m, b.data(), dtype, k, 0.0f, ref.data(), m,
+                       batch, m * k, k * n, m * n, nullptr),
+              AMP_OK);
+    ASSERT_EQ(amp_gemm_out(handle, AMP_OP_N, AMP_OP_N, m, n, k, 1.0f,
+                           a.data(), dtype, m, b.data(), dtype, k, 0.0f,
+                           c.data(), dtype, m, batch, m * k, k * n, m * n,
+                           nullptr),
+              AMP_OK);
+    for (size_t i = 0; i < c.size(); ++i)
+      ASSERT_EQ(c[i], narrow(ref[i])) << i;
+  }
+  amp_blas_destroy(handle);
+}
+
 // OpenMP's thread-count controls, from the libgomp that oneDNN loads (null
 // where the runtime threads its GEMMs otherwise).
 extern "C" {

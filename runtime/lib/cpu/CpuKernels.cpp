@@ -429,6 +429,18 @@ void gemm(amp_transpose transA, amp_transpose transB, int64_t m, int64_t n,
   }
 }
 
+/// `n` contiguous f32 values to f16 / bf16, rounded to nearest even (the
+/// branch-free conversions of Rules.h, which the compiler vectorises).
+static void narrowF16(const float *src, uint16_t *dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = floatToHalf(src[i]);
+}
+
+static void narrowBf16(const float *src, uint16_t *dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = floatToBf16(src[i]);
+}
+
 void gemmOut(amp_transpose transA, amp_transpose transB, int64_t m, int64_t n,
              int64_t k, float alpha, const void *a, amp_dtype dtype,
              int64_t lda, const void *b, int64_t ldb, float beta, void *c,
@@ -463,11 +475,12 @@ void gemmOut(amp_transpose transA, amp_transpose transB, int64_t m, int64_t n,
          static_cast<const char *>(a) + i * strideA * elementSize, dtype, lda,
          static_cast<const char *>(b) + i * strideB * elementSize, ldb, beta,
          block.data(), m, 1, 0, 0, 0);
-    for (int64_t col = 0; col < n; ++col)
-      for (int64_t row = 0; row < m; ++row) {
-        float v = block[col * m + row];
-        ci[col * ldc + row] = half ? floatToHalf(v) : floatToBf16(v);
-      }
+    // A column at a time (all of C at once when its columns are adjacent),
+    // one conversion per loop so that the loop vectorises.
+    const int64_t columns = ldc == m ? 1 : n, run = ldc == m ? m * n : m;
+    for (int64_t col = 0; col < columns; ++col)
+      (half ? narrowF16 : narrowBf16)(block.data() + col * m, ci + col * ldc,
+                                      run);
   }
 }
 
