@@ -28,6 +28,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LLVMContext.h"
@@ -125,6 +126,11 @@ static cl::opt<unsigned>
                       "default 2): amp-train's step optimizer "
                       "(amp/Runner/StepOptimizer.h), then code generation"),
              cl::Prefix, cl::init(2), cl::cat(category));
+static cl::opt<bool> verifyEach(
+    "verify-each",
+    cl::desc("Verify the IR after every pass (default: once, after each "
+             "pipeline), to find the pass that breaks a step"),
+    cl::init(false), cl::cat(category));
 
 /// Writes the PTX of every gpu.binary object (format isa) to `os`.
 static LogicalResult writePtx(ModuleOp module, llvm::raw_ostream &os) {
@@ -224,6 +230,12 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  // MLIR's pass-manager options (--mlir-timing, --mlir-print-ir-after=...,
+  // --mlir-pass-statistics), hidden: they apply to the pipelines a step
+  // goes through (runPipeline); the passes registered for them to name.
+  amp::registerAllPasses();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
   cl::HideUnrelatedOptions(category);
   parseToolCommandLine(argc, argv, "amp-compile",
                               "amp-compile: compile an amp-mlir training step "
@@ -275,7 +287,7 @@ int main(int argc, char **argv) {
     config.precision = precision;
     buildAmpPipeline(amp, config);
   }
-  if (failed(amp.run(*module)))
+  if (failed(runPipeline(amp, *module, verifyEach, "amp-pipeline")))
     return EXIT_FAILURE;
 
   PassManager pm(&context);
@@ -319,7 +331,10 @@ int main(int argc, char **argv) {
     gpu.nvvm = emit != Emit::GPU;
     buildAmpGpuPipeline(pm, gpu);
   }
-  if (failed(pm.run(*module)))
+  const char *pipeline = target == Target::IREEInput ? "amp-tensor-input-pipeline"
+                         : target == Target::CPU     ? "amp-cpu-pipeline"
+                                                     : "amp-gpu-pipeline";
+  if (failed(runPipeline(pm, *module, verifyEach, pipeline)))
     return EXIT_FAILURE;
 
   // A regular file is written to a temporary file next to it and renamed

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "amp/InitAll.h"
 #include "amp/Runner/JitCache.h"
 #include "amp/Runner/TrainingRunner.h"
 #include "ToolInput.h"
@@ -21,7 +22,9 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/DynamicLibrary.h"
@@ -200,6 +203,12 @@ static cl::opt<int64_t> cpuParallelMinWork(
              "ops on the OpenMP threads (amp-cpu-parallelize-loops; "
              "OMP_NUM_THREADS of them); 0 runs every loop on one thread"),
     cl::init(4194304), cl::cat(category));
+static cl::opt<bool> verifyEach(
+    "verify-each",
+    cl::desc("Verify the IR after every pass of the AMP rewrite and the "
+             "lowering (default: once, after each pipeline), to find the pass "
+             "that breaks a step"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> noJitCache("no-jit-cache",
                                 cl::desc("Compile the step even if it is in "
                                          "the JIT cache, and do not store it"),
@@ -259,6 +268,12 @@ static void keepStepMemory() {
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   keepStepMemory();
+  // MLIR's pass-manager options (--mlir-timing, --mlir-print-ir-after=...,
+  // --mlir-pass-statistics), hidden: they apply to the pipelines a step
+  // goes through (runPipeline); the passes registered for them to name.
+  amp::registerAllPasses();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
   cl::HideUnrelatedOptions(category);
   parseToolCommandLine(argc, argv, "amp-train",
       "amp-train: run an amp-mlir training step on the CPU\n\n"
@@ -345,6 +360,7 @@ int main(int argc, char **argv) {
   }
   options.run.jitCache = !noJitCache;
   options.run.jitCacheDir = jitCacheDir;
+  options.run.verifyEachPass = verifyEach;
   auto compileStart = std::chrono::steady_clock::now();
   FailureOr<std::unique_ptr<TrainingRunner>> runner =
       TrainingRunner::create(std::move(module), options);

@@ -91,6 +91,10 @@ struct RunConfig {
   /// `jitCacheDir` (empty: $AMP_CACHE_DIR or ~/.cache/amp-mlir/jit).
   bool jitCache = true;
   std::string jitCacheDir;
+  /// Verify the IR after every pass of the AMP rewrite and the lowering
+  /// instead of once after each (runPipeline, Pipelines.h): to find the pass
+  /// that breaks a step's IR.
+  bool verifyEachPass = false;
 };
 
 /// The runner's defaults for the lowering: the CPU pipeline's, with no chip

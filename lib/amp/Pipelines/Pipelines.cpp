@@ -30,6 +30,8 @@
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/FileSystem.h"
@@ -338,6 +340,24 @@ LoweringConfig AmpGpuPipelineOptions::toConfig() const {
   return config;
 }
 #undef AMP_LOWERING_OPTION
+
+LogicalResult mlir::amp::runPipeline(PassManager &pm, ModuleOp module,
+                                    bool verifyEachPass, StringRef what) {
+  pm.enableVerifier(verifyEachPass);
+  // A tool's --mlir-timing, --mlir-print-ir-*, ... (no-ops unless the tool
+  // registered them).
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  applyDefaultTimingPassManagerCLOptions(pm);
+  if (failed(pm.run(module)))
+    return failure();
+  if (verifyEachPass || succeeded(verify(module)))
+    return success();
+  return emitError(module.getLoc())
+         << "internal error: the IR after " << what
+         << " does not verify (the errors above); --verify-each names the "
+            "pass that broke it";
+}
 
 void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
                                     const LoweringConfig &config) {

@@ -229,7 +229,8 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
     PassManager pm(context);
     autocastReport = std::make_shared<AutocastReport>();
     buildAmpPipeline(pm, options.amp, autocastReport);
-    if (failed(pm.run(moduleOp)))
+    if (failed(runPipeline(pm, moduleOp, options.run.verifyEachPass,
+                           "amp-pipeline")))
       return failure();
   }
 
@@ -432,9 +433,11 @@ LogicalResult TrainingRunner::lower(func::FuncOp fn,
                   BoolAttr::get(context, false));
   LoweringConfig config = getEffectiveLoweringConfig(
       options, executor->getChip());
-  if (config.target == LoweringTarget::GPU)
+  bool gpu = config.target == LoweringTarget::GPU;
+  if (gpu)
     buildAmpGpuPipeline(pm, config);
   else
     buildAmpCpuPipeline(pm, config);
-  return pm.run(*module);
+  return runPipeline(pm, *module, options.run.verifyEachPass,
+                     gpu ? "amp-gpu-pipeline" : "amp-cpu-pipeline");
 }
