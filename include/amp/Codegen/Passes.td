@@ -419,11 +419,14 @@ def AmpCpuOutlineLoopsPass
   let summary = "Move each top-level loop of a large step into its own "
                 "function, so that LLVM's loop passes stay linear";
   let description = [{
-    For the CPU, after the step is bufferized and lowered to scf loops. A
-    training step is one function with thousands of loops in a row, and
-    LLVM's function passes are superlinear in the number of loops of one
-    function: on an imported resnet18 step (about 3000 loops) `opt -O2`
-    takes 127 s, 91 s of it in IndVarSimplify. Every top-level loop (an op
+    For the CPU, after the step is bufferized: amp-cpu-pipeline runs it on
+    the linalg ops on buffers (each becomes a loop nest later), before
+    amp-cpu-vectorize, so that the passes after it rewrite the outlined
+    functions in parallel; the GPU pipeline's host emulation on its scf
+    loops. A training step is one function with thousands of loop nests in a
+    row, and LLVM's function passes are superlinear in the number of loops
+    of one function: on an imported resnet18 step (about 3000 loops) `opt
+    -O2` takes 127 s, 91 s of it in IndVarSimplify. Every top-level loop (an op
     with regions directly in the body of a function that has at least
     `min-loops` of them) moves, with at most `loops-per-function - 1`
     neighbours, into a private function `@<fn>__loop<N>` marked `noinline`

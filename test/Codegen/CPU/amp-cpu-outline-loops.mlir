@@ -109,3 +109,39 @@ func.func @mixed(%m: memref<8xf32>) -> memref<8xf32> {
   }
   return %b : memref<8xf32>
 }
+
+// -----
+
+// Linalg ops on buffers (amp-cpu-pipeline outlines before vectorising): each
+// counts as a loop nest; the fill, the generic and the copy between two
+// allocations form one group, the GEMM call ends it.
+// CHECK-LABEL: func.func private @ops__loop0(
+// CHECK-SAME: %{{.*}}: memref<8xf32>, %{{.*}}: memref<8xf32>) attributes {passthrough = ["noinline"]}
+// CHECK: linalg.fill
+// CHECK: linalg.generic
+// CHECK: arith.mulf
+// CHECK: return
+// CHECK-LABEL: func.func private @ops__loop1(
+// CHECK: linalg.copy
+// CHECK-LABEL: func.func @ops(
+// CHECK: %[[A:.*]] = memref.alloc() : memref<8xf32>
+// CHECK: call @ops__loop0(%[[A]], %arg0)
+// CHECK-NEXT: call @gemm2(%[[A]])
+// CHECK-NEXT: call @ops__loop1(%[[A]], %arg0)
+// CHECK-NOT: linalg.
+func.func private @gemm2(memref<8xf32>)
+func.func @ops(%m: memref<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %a = memref.alloc() : memref<8xf32>
+  linalg.fill ins(%zero : f32) outs(%a : memref<8xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                  iterator_types = ["parallel"]}
+      ins(%m : memref<8xf32>) outs(%a : memref<8xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %p = arith.mulf %x, %x : f32
+    linalg.yield %p : f32
+  }
+  call @gemm2(%a) : (memref<8xf32>) -> ()
+  linalg.copy ins(%a : memref<8xf32>) outs(%m : memref<8xf32>)
+  return
+}

@@ -4,7 +4,12 @@
 // time in the number of loops of one function, and a bufferized training
 // step is one function with one loop nest per linalg op: thousands. This
 // pass moves the top-level loop nests of such a function, a few at a time,
-// into functions of their own:
+// into functions of their own. "Loop nest" is any op with regions: the CPU
+// pipeline runs the pass on the linalg ops on buffers, before they are
+// vectorised and become loops, so that every function-local pass after it
+// runs on the outlined functions in parallel (and once per set of identical
+// ones, amp-cpu-merge-identical-functions); the GPU emulation runs it on scf
+// loops.
 //
 //   1. In each non-external function, count the ops with regions that sit
 //      directly in the body (the loop nests; scf.if too); below `min-loops`
