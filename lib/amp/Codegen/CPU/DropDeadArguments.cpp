@@ -72,6 +72,18 @@ static void simplifyBody(LLVM::LLVMFuncOp fn) {
   }
 }
 
+/// `attrs` (an arg_attrs array of a function or a call; may be null) without
+/// the entries of the arguments `dead`.
+static ArrayAttr withoutDead(ArrayAttr attrs, const llvm::BitVector &dead) {
+  if (!attrs)
+    return attrs;
+  SmallVector<Attribute> left;
+  for (auto [i, attr] : llvm::enumerate(attrs))
+    if (!dead.test(i))
+      left.push_back(attr);
+  return ArrayAttr::get(attrs.getContext(), left);
+}
+
 /// Removes the arguments `dead` of `fn` from its type, its entry block and
 /// its argument attributes. (LLVMFuncOp's FunctionOpInterface cannot: its
 /// LLVMFunctionType has no clone without arguments.)
@@ -83,13 +95,8 @@ static void eraseArguments(LLVM::LLVMFuncOp fn, const llvm::BitVector &dead) {
       params.push_back(param);
   fn.setFunctionType(LLVM::LLVMFunctionType::get(type.getReturnType(), params,
                                                  type.isVarArg()));
-  if (ArrayAttr attrs = fn.getArgAttrsAttr()) {
-    SmallVector<Attribute> left;
-    for (auto [i, attr] : llvm::enumerate(attrs))
-      if (!dead.test(i))
-        left.push_back(attr);
-    fn.setArgAttrsAttr(ArrayAttr::get(fn.getContext(), left));
-  }
+  if (ArrayAttr attrs = fn.getArgAttrsAttr())
+    fn.setArgAttrsAttr(withoutDead(attrs, dead));
   fn.getBody().front().eraseArguments(dead);
 }
 
@@ -133,13 +140,8 @@ struct AmpCpuDropDeadArgumentsPass
         for (int i = dead.size() - 1; i >= 0; --i)
           if (dead.test(i))
             operands.erase(i);
-        if (ArrayAttr attrs = call.getArgAttrsAttr()) {
-          SmallVector<Attribute> left;
-          for (auto [i, attr] : llvm::enumerate(attrs))
-            if (!dead.test(i))
-              left.push_back(attr);
-          call.setArgAttrsAttr(ArrayAttr::get(&getContext(), left));
-        }
+        if (ArrayAttr attrs = call.getArgAttrsAttr())
+          call.setArgAttrsAttr(withoutDead(attrs, dead));
         callers.insert(call->getParentOfType<LLVM::LLVMFuncOp>());
       }
       eraseArguments(fn, dead);
