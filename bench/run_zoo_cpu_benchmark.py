@@ -98,8 +98,8 @@ def ours(build, step_dir, precision, steps, env, min_ms=0.0):
 
 
 def fmt_ms(ms):
-    """A step time with three significant digits down to 0.01 ms."""
-    return f"{ms:.1f}" if ms >= 10 else f"{ms:.2f}"
+    """A step time with three significant digits (one decimal from 100 ms)."""
+    return f"{ms:.1f}" if ms >= 100 else f"{ms:.3g}"
 
 
 def main():
