@@ -287,7 +287,8 @@ int main(int argc, char **argv) {
     config.precision = precision;
     buildAmpPipeline(amp, config);
   }
-  if (failed(runPipeline(amp, *module, verifyEach, "amp-pipeline")))
+  if (failed(runPipeline(amp, *module, verifyEach, "amp-pipeline",
+                         /*commandLineOptions=*/true)))
     return EXIT_FAILURE;
 
   PassManager pm(&context);
@@ -334,7 +335,8 @@ int main(int argc, char **argv) {
   const char *pipeline = target == Target::IREEInput ? "amp-tensor-input-pipeline"
                          : target == Target::CPU     ? "amp-cpu-pipeline"
                                                      : "amp-gpu-pipeline";
-  if (failed(runPipeline(pm, *module, verifyEach, pipeline)))
+  if (failed(runPipeline(pm, *module, verifyEach, pipeline,
+                         /*commandLineOptions=*/true)))
     return EXIT_FAILURE;
 
   // A regular file is written to a temporary file next to it and renamed

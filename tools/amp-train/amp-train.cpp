@@ -361,6 +361,7 @@ int main(int argc, char **argv) {
   options.run.jitCache = !noJitCache;
   options.run.jitCacheDir = jitCacheDir;
   options.run.verifyEachPass = verifyEach;
+  options.run.passManagerCommandLine = true;
   auto compileStart = std::chrono::steady_clock::now();
   FailureOr<std::unique_ptr<TrainingRunner>> runner =
       TrainingRunner::create(std::move(module), options);

@@ -140,8 +140,13 @@ void buildAmpTensorInputPipeline(OpPassManager &pm);
 /// time (densenet121's fp32 step: 25.9 s with, 15.7 s without); a pass that
 /// breaks the IR is still caught before anything is translated, and
 /// `verifyEachPass` then names it. `what` names the pipeline in that error.
+/// With `commandLineOptions`, MLIR's pass-manager and timing options
+/// (--mlir-timing, --mlir-print-ir-after, ...) apply: only for a tool that
+/// registered them (registerPassManagerCLOptions,
+/// registerDefaultTimingManagerCLOptions).
 LogicalResult runPipeline(PassManager &pm, ModuleOp module,
-                          bool verifyEachPass, llvm::StringRef what);
+                          bool verifyEachPass, llvm::StringRef what,
+                          bool commandLineOptions = false);
 
 /// Registers `amp-pipeline`, `amp-cpu-pipeline`, `amp-gpu-pipeline` and
 /// `amp-tensor-input-pipeline` with the global registry.

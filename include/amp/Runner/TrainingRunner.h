@@ -95,6 +95,10 @@ struct RunConfig {
   /// instead of once after each (runPipeline, Pipelines.h): to find the pass
   /// that breaks a step's IR.
   bool verifyEachPass = false;
+  /// Apply MLIR's pass-manager command-line options (--mlir-timing, ...) to
+  /// the AMP rewrite and the lowering: only in a tool that registered them
+  /// (amp-train).
+  bool passManagerCommandLine = false;
 };
 
 /// The runner's defaults for the lowering: the CPU pipeline's, with no chip

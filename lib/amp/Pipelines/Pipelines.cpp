@@ -357,13 +357,16 @@ LoweringConfig AmpGpuPipelineOptions::toConfig() const {
 #undef AMP_LOWERING_OPTION
 
 LogicalResult mlir::amp::runPipeline(PassManager &pm, ModuleOp module,
-                                    bool verifyEachPass, StringRef what) {
+                                    bool verifyEachPass, StringRef what,
+                                    bool commandLineOptions) {
   pm.enableVerifier(verifyEachPass);
-  // A tool's --mlir-timing, --mlir-print-ir-*, ... (no-ops unless the tool
-  // registered them).
-  if (failed(applyPassManagerCLOptions(pm)))
-    return failure();
-  applyDefaultTimingPassManagerCLOptions(pm);
+  // A tool's --mlir-timing, --mlir-print-ir-*, ... (applyPassManagerCLOptions
+  // fails where they are not registered: a library client, Python).
+  if (commandLineOptions) {
+    if (failed(applyPassManagerCLOptions(pm)))
+      return failure();
+    applyDefaultTimingPassManagerCLOptions(pm);
+  }
   if (failed(pm.run(module)))
     return failure();
   if (verifyEachPass || succeeded(verify(module)))

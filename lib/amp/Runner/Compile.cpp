@@ -230,7 +230,8 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
     autocastReport = std::make_shared<AutocastReport>();
     buildAmpPipeline(pm, options.amp, autocastReport);
     if (failed(runPipeline(pm, moduleOp, options.run.verifyEachPass,
-                           "amp-pipeline")))
+                           "amp-pipeline",
+                           options.run.passManagerCommandLine)))
       return failure();
   }
 
@@ -439,5 +440,6 @@ LogicalResult TrainingRunner::lower(func::FuncOp fn,
   else
     buildAmpCpuPipeline(pm, config);
   return runPipeline(pm, *module, options.run.verifyEachPass,
-                     gpu ? "amp-gpu-pipeline" : "amp-cpu-pipeline");
+                     gpu ? "amp-gpu-pipeline" : "amp-cpu-pipeline",
+                     options.run.passManagerCommandLine);
 }
