@@ -28,7 +28,6 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Support/Timing.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LLVMContext.h"
@@ -230,12 +229,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
-  // MLIR's pass-manager options (--mlir-timing, --mlir-print-ir-after=...,
-  // --mlir-pass-statistics), hidden: they apply to the pipelines a step
-  // goes through (runPipeline); the passes registered for them to name.
-  amp::registerAllPasses();
-  registerPassManagerCLOptions();
-  registerDefaultTimingManagerCLOptions();
+  registerPassManagerToolOptions();
   cl::HideUnrelatedOptions(category);
   parseToolCommandLine(argc, argv, "amp-compile",
                               "amp-compile: compile an amp-mlir training step "

@@ -14,7 +14,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "amp/InitAll.h"
 #include "amp/Runner/JitCache.h"
 #include "amp/Runner/TrainingRunner.h"
 #include "ToolInput.h"
@@ -24,7 +23,6 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Support/Timing.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/DynamicLibrary.h"
@@ -268,12 +266,7 @@ static void keepStepMemory() {
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   keepStepMemory();
-  // MLIR's pass-manager options (--mlir-timing, --mlir-print-ir-after=...,
-  // --mlir-pass-statistics), hidden: they apply to the pipelines a step
-  // goes through (runPipeline); the passes registered for them to name.
-  amp::registerAllPasses();
-  registerPassManagerCLOptions();
-  registerDefaultTimingManagerCLOptions();
+  registerPassManagerToolOptions();
   cl::HideUnrelatedOptions(category);
   parseToolCommandLine(argc, argv, "amp-train",
       "amp-train: run an amp-mlir training step on the CPU\n\n"

@@ -11,7 +11,10 @@
 #ifndef AMP_TOOLS_COMMON_TOOLINPUT_H
 #define AMP_TOOLS_COMMON_TOOLINPUT_H
 
+#include "amp/InitAll.h"
 #include "amp/Support/ParserGuard.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include <cstdlib>
 #include <string>
@@ -31,6 +34,17 @@
 #include <string>
 
 namespace mlir::amp {
+
+/// MLIR's pass-manager options (--mlir-timing, --mlir-print-ir-after=...,
+/// --mlir-pass-statistics), for a tool whose pipelines apply them
+/// (runPipeline's commandLineOptions); every pass registered, for
+/// --mlir-print-ir-after to name. Call before HideUnrelatedOptions: they
+/// stay hidden.
+inline void registerPassManagerToolOptions() {
+  registerAllPasses();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+}
 
 /// llvm::cl::ParseCommandLineOptions, with its complaints in the tools'
 /// error format ("amp-train: error: for the --precision option: ..."); exits
