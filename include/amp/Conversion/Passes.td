@@ -287,10 +287,23 @@ def AmpFuseElementwisePass
     as per-thread loops on the GPU: 0.5 GFLOP through 1M threads of 512
     multiply-adds). The cast stays one elementwise op (one kernel, one f16
     buffer) and the contraction one GEMM call.
+
+    With `multi-use`, a second phase fuses an elementwise producer that
+    several ops read into its first elementwise reader (identity maps on
+    both sides; the other readers after it in the block), and those readers
+    read the fused op's extra result: nothing is computed twice (upstream's
+    rule would recompute the producer, so it fuses single-use producers
+    only). An optimizer update whose new state the parameter update and the
+    skip guard both read becomes one loop over each parameter (SGD with
+    momentum under dynamic loss scaling was three). Both pipelines set it.
   }];
   let options = [
     Option<"keepContractions", "keep-contractions", "bool", /*default=*/"true",
            "Fuse nothing into a contraction">,
+    Option<"multiUse", "multi-use", "bool", /*default=*/"false",
+           "Also fuse an elementwise producer that other ops read into an "
+           "elementwise consumer when those readers come after the "
+           "consumer: the fused op yields the producer's results too">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::affine::AffineDialect",

@@ -158,9 +158,11 @@ static void addTensorToBufferPasses(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createLinalgFoldUnitExtentDimsPass());
   // Elementwise fusion; with GEMM calls, nothing fused into a contraction
-  // (its operands stay buffers of the GEMM's input type).
+  // (its operands stay buffers of the GEMM's input type); a producer that
+  // several ops read fused into the first of them (multi-use).
   AmpFuseElementwisePassOptions fuse;
   fuse.keepContractions = gemmCalls;
+  fuse.multiUse = true;
   pm.addNestedPass<func::FuncOp>(createAmpFuseElementwisePass(fuse));
   pm.addPass(createCanonicalizerPass());
   // Each gradient's check into the update loop that reads it.

@@ -21,6 +21,30 @@
 // the row-wise dot product of a loss) still fuse: their consumer is a plain
 // reduction before the fusion.
 //
+// With multi-use, a second phase fuses a producer whose results other ops
+// read too. Upstream's patterns would keep such a producer for its other
+// readers and recompute it inside the fused op; here the other readers read
+// the fused op's copy of the result (upstream yields it as an extra result),
+// so nothing is computed twice. Conditions: producer and consumer are
+// linalg.generic ops with only parallel loops, the consumer reads the
+// producer's result through the identity map and the producer writes it
+// through the identity map (the fused loop walks both in the same order),
+// the fused op stays within kMaxFusedOperands operands, and every other
+// reader comes after the consumer in the block (the fused op is created
+// where the consumer was and must dominate them). One walk over each block
+// in order checks positions against a numbering taken once (the fused op
+// takes the consumer's number); a fused op is offered as a consumer again
+// before the walk moves on. (Upstream's patterns are not run again after
+// it: their reshape propagation would move a fused update into the unit
+// dimensions of its gradient's shape, and the state it returns would be a
+// reshape, copied into the result's buffer, instead of the buffer itself.)
+//
+// What it is for: an optimizer update whose new state several ops read
+// (SGD's momentum buffer, which the parameter update reads and, under
+// dynamic loss scaling, the skip guard selects) was a loop per op over
+// every parameter (three for SGD with momentum under loss scaling), and is
+// one loop now that reads each input once and writes each state once.
+//
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
@@ -30,6 +54,8 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SetVector.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::amp {
@@ -38,6 +64,93 @@ namespace mlir::amp {
 } // namespace mlir::amp
 
 using namespace mlir;
+
+/// Most operands (inputs and outputs) a multi-use fusion may give the fused
+/// op: beyond this, one loop streams more buffers than it gains by reading
+/// the shared ones once.
+static constexpr unsigned kMaxFusedOperands = 12;
+
+static bool hasOnlyParallelLoops(linalg::GenericOp op) {
+  return op.hasPureTensorSemantics() &&
+         op.getNumParallelLoops() == op.getNumLoops();
+}
+
+/// Whether `operand` of an all-parallel consumer may fuse its multi-use
+/// producer (file comment, second phase); `position` numbers the block's ops.
+static bool isMultiUseFusable(OpOperand &operand,
+                              const DenseMap<Operation *, unsigned> &position) {
+  auto consumer = cast<linalg::GenericOp>(operand.getOwner());
+  auto producer = operand.get().getDefiningOp<linalg::GenericOp>();
+  if (!producer || producer->hasOneUse() ||
+      producer->getBlock() != consumer->getBlock() ||
+      !hasOnlyParallelLoops(producer) ||
+      !linalg::areElementwiseOpsFusable(&operand) ||
+      !consumer.getMatchingIndexingMap(&operand).isIdentity() ||
+      !producer
+           .getIndexingMapMatchingResult(cast<OpResult>(operand.get()))
+           .isIdentity() ||
+      producer->getNumOperands() + consumer->getNumOperands() >
+          kMaxFusedOperands + 1)
+    return false;
+  auto consumerPosition = position.find(consumer);
+  if (consumerPosition == position.end())
+    return false;
+  Block *block = consumer->getBlock();
+  for (Value result : producer->getResults())
+    for (Operation *user : result.getUsers()) {
+      if (user == consumer)
+        continue;
+      auto userPosition = position.find(block->findAncestorOpInBlock(*user));
+      if (userPosition == position.end() || userPosition->second == ~0u ||
+          userPosition->second <= consumerPosition->second)
+        return false;
+    }
+  return true;
+}
+
+/// The second phase of the file comment on one block; the fused ops left at
+/// the end are in `fusedOps`.
+static void fuseMultiUseProducers(RewriterBase &rewriter, Block &block,
+                                  llvm::SetVector<Operation *> &fusedOps) {
+  DenseMap<Operation *, unsigned> position;
+  unsigned next = 0;
+  for (Operation &op : block)
+    position[&op] = next++;
+  for (Operation *op = block.empty() ? nullptr : &block.front(); op;) {
+    auto consumer = dyn_cast<linalg::GenericOp>(op);
+    if (!consumer || !hasOnlyParallelLoops(consumer)) {
+      op = op->getNextNode();
+      continue;
+    }
+    Operation *fusedOp = nullptr;
+    for (OpOperand &operand : consumer->getOpOperands()) {
+      if (!isMultiUseFusable(operand, position))
+        continue;
+      Operation *producer = operand.get().getDefiningOp();
+      rewriter.setInsertionPoint(consumer);
+      FailureOr<linalg::ElementwiseOpFusionResult> fused =
+          linalg::fuseElementwiseOps(rewriter, &operand);
+      if (failed(fused))
+        continue;
+      fusedOp = fused->fusedOp;
+      fusedOps.insert(fusedOp);
+      position[fusedOp] = position.lookup(consumer);
+      for (auto [original, replacement] : fused->replacements)
+        rewriter.replaceAllUsesExcept(original, replacement, fusedOp);
+      position[consumer] = ~0u;
+      fusedOps.remove(consumer);
+      rewriter.eraseOp(consumer);
+      if (producer->use_empty()) {
+        position[producer] = ~0u;
+        fusedOps.remove(producer);
+        rewriter.eraseOp(producer);
+      }
+      break;
+    }
+    // A fused op is offered as a consumer again.
+    op = fusedOp ? fusedOp : op->getNextNode();
+  }
+}
 
 namespace {
 struct AmpFuseElementwisePass
@@ -70,6 +183,22 @@ struct AmpFuseElementwisePass
     (void)applyPatternsGreedily(getOperation(), std::move(patterns),
                                 GreedyRewriteConfig().setUseTopDownTraversal(
                                     true));
+    if (!multiUse)
+      return;
+    SmallVector<Block *> blocks;
+    getOperation()->walk([&](Block *block) { blocks.push_back(block); });
+    IRRewriter rewriter(context);
+    llvm::SetVector<Operation *> fusedOps;
+    for (Block *block : blocks)
+      fuseMultiUseProducers(rewriter, *block, fusedOps);
+    // The fused ops read an input twice where producer and consumer both
+    // read it, and yield results nothing reads: deduplicated and dropped.
+    RewritePatternSet cleanup(context);
+    linalg::populateEraseUnusedOperandsAndResultsPatterns(cleanup);
+    (void)applyOpPatternsGreedily(
+        fusedOps.takeVector(), std::move(cleanup),
+        GreedyRewriteConfig().setStrictness(
+            GreedyRewriteStrictness::ExistingOps));
   }
 };
 } // namespace

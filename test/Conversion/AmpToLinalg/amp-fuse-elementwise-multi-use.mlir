@@ -1,0 +1,103 @@
+// amp-fuse-elementwise{multi-use}: an elementwise producer that several ops
+// read fuses into its first reader when the others come after it; the
+// fused op yields the producer's result for them (nothing is computed
+// twice). Without multi-use (upstream's rule) a multi-use producer stays.
+// RUN: amp-opt %s --pass-pipeline='builtin.module(func.func(amp-fuse-elementwise{multi-use=true}))' | FileCheck %s
+// RUN: amp-opt %s --pass-pipeline='builtin.module(func.func(amp-fuse-elementwise))' | FileCheck %s --check-prefix=SINGLE
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+
+// SGD with momentum under a skip guard: the new momentum buffer is read by
+// the parameter update and by the buffer's own guard. One loop reads the
+// parameter, buffer and gradient once and writes both guarded states.
+// CHECK-LABEL: func.func @momentum_update(
+// CHECK: %[[F:.*]]:2 = linalg.generic
+// CHECK-SAME: ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK-COUNT-2: arith.select
+// CHECK: linalg.yield
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[F]]#{{[01]}}, %[[F]]#{{[01]}}
+// SINGLE-LABEL: func.func @momentum_update(
+// SINGLE-COUNT-3: linalg.generic
+func.func @momentum_update(%p: tensor<4x8xf32>, %buf: tensor<4x8xf32>, %g: tensor<4x8xf32>, %skip: i1)
+    -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %mom = arith.constant 0.9 : f32
+  %lr = arith.constant 0.1 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %nb = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%buf, %g : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%b: f32, %d: f32, %o: f32):
+    %m = arith.mulf %b, %mom : f32
+    %s = arith.addf %m, %d : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %np = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %nb : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %b, %lr : f32
+    %s = arith.subf %a, %m : f32
+    %k = arith.select %skip, %a, %s : f32
+    linalg.yield %k : f32
+  } -> tensor<4x8xf32>
+  %gb = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%buf, %nb : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %k = arith.select %skip, %a, %b : f32
+    linalg.yield %k : f32
+  } -> tensor<4x8xf32>
+  return %np, %gb : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// A reader before the first elementwise one (here a row sum) would read a
+// value the fused op defines later: nothing fuses.
+// CHECK-LABEL: func.func @reader_in_front(
+// CHECK-COUNT-3: linalg.generic
+// CHECK-NOT: linalg.generic
+func.func @reader_in_front(%x: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4x8xf32>) {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %sq = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %er = tensor.empty() : tensor<4xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%er : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%sq : tensor<4x8xf32>) outs(%acc : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %neg = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%sq : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<4x8xf32>
+  return %sum, %neg : tensor<4xf32>, tensor<4x8xf32>
+}
+
+// A reader through a transposed map would walk the producer's result in
+// the other order: it stays two loops.
+// CHECK-LABEL: func.func @transposed_reader(
+// CHECK-COUNT-2: linalg.generic
+// CHECK-NOT: linalg.generic
+func.func @transposed_reader(%x: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %e = tensor.empty() : tensor<8x8xf32>
+  %sq = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    linalg.yield %m : f32
+  } -> tensor<8x8xf32>
+  %t = linalg.generic {indexing_maps = [#tr, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%sq : tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<8x8xf32>
+  return %sq, %t : tensor<8x8xf32>, tensor<8x8xf32>
+}
