@@ -578,6 +578,29 @@ def test_torch_mlir_captures_as_torch_export_traces(tmp_path, amp_tools):
     np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
 
 
+def test_torch_mlir_mixture_of_experts_trains(tmp_path, amp_tools):
+    """A Hugging Face mixture-of-experts model as built (Mixtral, 4 experts, 2 per token; transformers'
+    default grouped_mm experts, whose group sizes the routing decides: ``aten.histc``,
+    ``aten._grouped_mm``) is captured with its experts as batched_mm (static shapes, the same sums) and
+    trains as PyTorch does; the model's own setting is back afterwards."""
+    _torch_mlir()
+    transformers = pytest.importorskip("transformers", reason="transformers is not installed")
+    from amp_mlir.torch.zoo import _lm_loss, _Logits
+    cfg = transformers.MixtralConfig(num_hidden_layers=1, hidden_size=32, num_attention_heads=2,
+                                     num_key_value_heads=1, intermediate_size=64, vocab_size=64,
+                                     max_position_embeddings=16, num_local_experts=4, num_experts_per_tok=2,
+                                     attn_implementation="eager")
+    torch.manual_seed(0)
+    model = _Logits(transformers.MixtralForCausalLM(cfg))
+    before = model.model.config._experts_implementation
+    ids = torch.randint(0, 64, (2, 8), generator=torch.Generator().manual_seed(1))
+    inputs = (ids, torch.roll(ids, -1, 1))
+    step = export_train_step(model, _lm_loss, inputs, optimizer="adamw", lr=1e-3, out_dir=tmp_path)
+    assert model.model.config._experts_implementation == before
+    want = torch_reference_losses(model, _lm_loss, inputs, steps=3, optimizer="adamw", lr=1e-3)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+
+
 class _EmbeddingClassifier(nn.Module):
     """An embedding (its backward: a one-hot GEMM), a layer norm and a linear head."""
 

@@ -151,6 +151,29 @@ def _export_tracing():
     return _compiling_state_context()
 
 
+@contextlib.contextmanager
+def _static_experts(model):
+    """Hugging Face mixture-of-experts layers run as ``batched_mm`` while the step is captured: each
+    token's chosen experts' weights gathered and applied as batched matrix products, every shape static.
+    The default ``grouped_mm`` sorts the tokens by expert and multiplies groups whose sizes the routing
+    decides (``aten.histc``, ``aten._grouped_mm``: nothing a static graph holds), and ``eager`` loops
+    over the experts a batch selects (data-dependent control flow); both compute the same sums. The
+    models' configs are restored afterwards."""
+    changed = []
+    for module in model.modules():
+        config = getattr(module, "config", None)
+        current = getattr(config, "_experts_implementation", None) if config is not None else None
+        if current is not None and current != "batched_mm" and not any(c is config for c, _ in changed):
+            changed.append((config, current))
+    try:
+        for config, _ in changed:
+            config._experts_implementation = "batched_mm"
+        yield
+    finally:
+        for config, current in changed:
+            config._experts_implementation = current
+
+
 class _Replay(torch.fx.Interpreter):
     """Runs the first captured graph again (step 2), each ``view`` as a ``reshape``: the full decomposition
     table can give a tensor other strides than the eager kernel the first capture recorded (BLOOM's fused
@@ -288,9 +311,10 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         # oneDNN off while capturing: its fused kernels (mkldnn_rnn_layer for nn.LSTM, ...) have no
         # decomposition; the reference ops they stand for do.
         # Attention as its math form (matmul, softmax): the fused CPU kernels' backward ops have no
-        # decomposition.
+        # decomposition. Mixture-of-experts layers with static shapes (_static_experts).
         from torch.nn.attention import SDPBackend, sdpa_kernel
-        with torch.backends.mkldnn.flags(enabled=False), sdpa_kernel([SDPBackend.MATH]), _export_tracing():
+        with torch.backends.mkldnn.flags(enabled=False), sdpa_kernel([SDPBackend.MATH]), _export_tracing(), \
+                _static_experts(model):
             # First the ops that mutate without saying so in their schema (batch norm's running
             # statistics) as functional ops plus explicit copies, then functionalization (which turns
             # the copies into results) and the full decomposition table, replaying the first graph
