@@ -601,6 +601,24 @@ def test_torch_mlir_mixture_of_experts_trains(tmp_path, amp_tools):
     np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
 
 
+def test_export_again_into_the_same_directory(tmp_path, amp_tools):
+    """A step exported again into the directory of a larger one (here the same model without dropout:
+    one argument fewer, the random-number state) leaves no initial values of the old step's extra
+    arguments behind, which amp-train would refuse; it trains as PyTorch does."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    inputs = (torch.randn(4, 8), torch.randint(0, 3, (4,)))
+    with_dropout = nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.5), nn.Linear(8, 3))
+    first = export_train_step(with_dropout, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
+    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU(), nn.Linear(8, 3))
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
+    assert len(step.manifest["arguments"]) == len(first.manifest["arguments"]) - 1
+    assert sorted(tmp_path.glob("arg*.npy")) == sorted(tmp_path / f"arg{i}.npy"
+                                                      for i in range(len(step.manifest["arguments"])))
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+
+
 class _EmbeddingClassifier(nn.Module):
     """An embedding (its backward: a one-hot GEMM), a layer norm and a linear head."""
 

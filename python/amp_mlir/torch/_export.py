@@ -6,6 +6,7 @@ import contextlib
 import json
 import math
 import operator
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,6 +157,16 @@ def _find_seed(gm, loss_node):
     return seeds[0]
 
 
+def _remove_stale_arguments(out_dir: Path, count: int):
+    """Removes the ``arg<N>.npy`` files of an earlier export into ``out_dir`` beyond this step's ``count``
+    arguments (amp-train refuses an inputs directory with files for arguments the step does not have: a
+    step exported again without dropout has one argument fewer, its random-number state)."""
+    for path in out_dir.glob("arg*.npy"):
+        match = re.fullmatch(r"arg(\d+)\.npy", path.name)
+        if match and int(match.group(1)) >= count:
+            path.unlink()
+
+
 def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *, optimizer: str = "sgd",
                       lr: float | None = None, momentum: float = 0.0, weight_decay: float = 0.0,
                       betas=(0.9, 0.999), eps: float = 1e-8, out_dir, name: str = "train_step",
@@ -201,6 +212,7 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         text, manifest, gm, n_params, n_state = _torch_mlir.import_train_step(
             model, loss_fn, example_inputs, optimizer=optimizer, lr=lr, momentum=momentum,
             weight_decay=weight_decay, betas=betas, eps=eps, out_dir=out, name=name, dialect=dialect)
+        _remove_stale_arguments(out, len(manifest["arguments"]))
         return ExportedStep(mlir_path=out / f"{name}.mlir", out_dir=out, name=name, text=text, manifest=manifest,
                             graph_module=gm, arg_names=[a["name"] for a in manifest["arguments"]],
                             num_params=n_params, num_state=n_state)
@@ -357,5 +369,6 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
                               optimizer=dict(kind=optimizer, lr=lr, momentum=momentum, weight_decay=weight_decay,
                                              betas=list(betas), eps=eps),
                               arguments=arg_meta, results=res_meta, aten_ops=ops)
+    _remove_stale_arguments(out_dir, len(arg_meta))
     return ExportedStep(mlir_path=mlir_path, out_dir=out_dir, name=name, text=text, manifest=manifest,
                         graph_module=gm, arg_names=arg_names, num_params=n_params, num_state=len(state))
