@@ -623,6 +623,48 @@ struct FullIntegerMultiReductionToReduction
 };
 } // namespace
 
+namespace {
+/// A 0-d transfer_read of a memref of rank one or more (one element of a
+/// view, e.g. a K = 1 batched matmul's A operand left as loops) as a
+/// memref.load: upstream's LLVM lowering takes no 0-d transfer of a view
+/// whose last dimension is strided. (0-d reads of rank-0 memrefs, such as the
+/// inf / nan flag of a check, keep their form.)
+struct ZeroDTransferReadOfView : OpRewritePattern<vector::TransferReadOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::TransferReadOp op,
+                                PatternRewriter &rewriter) const override {
+    auto memref = dyn_cast<MemRefType>(op.getBase().getType());
+    if (op.getVectorType().getRank() != 0 || !memref || memref.getRank() == 0 ||
+        op.getMask())
+      return failure();
+    Value element = memref::LoadOp::create(rewriter, op.getLoc(), op.getBase(),
+                                           op.getIndices());
+    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(op, op.getVectorType(),
+                                                     element);
+    return success();
+  }
+};
+
+/// The store counterpart of ZeroDTransferReadOfView.
+struct ZeroDTransferWriteOfView : OpRewritePattern<vector::TransferWriteOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::TransferWriteOp op,
+                                PatternRewriter &rewriter) const override {
+    auto memref = dyn_cast<MemRefType>(op.getBase().getType());
+    if (op.getVectorType().getRank() != 0 || !memref || memref.getRank() == 0 ||
+        op.getMask())
+      return failure();
+    Value element = vector::ExtractOp::create(rewriter, op.getLoc(),
+                                              op.getVector(), ArrayRef<int64_t>{});
+    rewriter.replaceOpWithNewOp<memref::StoreOp>(op, element, op.getBase(),
+                                                 op.getIndices());
+    return success();
+  }
+};
+} // namespace
+
 /// The cleanup of a vectorised tile (file comment, step 3).
 static FrozenRewritePatternSet cleanupPatterns(MLIRContext *context) {
   RewritePatternSet patterns(context);
@@ -635,6 +677,7 @@ static FrozenRewritePatternSet cleanupPatterns(MLIRContext *context) {
       patterns, vector::VectorMultiReductionLowering::InnerParallel);
   vector::populateVectorBroadcastLoweringPatterns(patterns);
   vector::populateVectorShapeCastLoweringPatterns(patterns);
+  patterns.add<ZeroDTransferReadOfView, ZeroDTransferWriteOfView>(context);
   vector::TransferReadOp::getCanonicalizationPatterns(patterns, context);
   vector::TransferWriteOp::getCanonicalizationPatterns(patterns, context);
   return FrozenRewritePatternSet(std::move(patterns));
