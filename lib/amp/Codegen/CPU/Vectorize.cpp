@@ -623,6 +623,13 @@ struct FullIntegerMultiReductionToReduction
 };
 } // namespace
 
+/// An unmasked 0-d transfer of a memref of rank one or more.
+static bool isZeroDTransferOfView(VectorTransferOpInterface op) {
+  auto memref = dyn_cast<MemRefType>(op.getBase().getType());
+  return op.getVectorType().getRank() == 0 && memref &&
+         memref.getRank() != 0 && !op.getMask();
+}
+
 namespace {
 /// A 0-d transfer_read of a memref of rank one or more (one element of a
 /// view, e.g. a K = 1 batched matmul's A operand left as loops) as a
@@ -634,9 +641,7 @@ struct ZeroDTransferReadOfView : OpRewritePattern<vector::TransferReadOp> {
 
   LogicalResult matchAndRewrite(vector::TransferReadOp op,
                                 PatternRewriter &rewriter) const override {
-    auto memref = dyn_cast<MemRefType>(op.getBase().getType());
-    if (op.getVectorType().getRank() != 0 || !memref || memref.getRank() == 0 ||
-        op.getMask())
+    if (!isZeroDTransferOfView(op))
       return failure();
     Value element = memref::LoadOp::create(rewriter, op.getLoc(), op.getBase(),
                                            op.getIndices());
@@ -652,9 +657,7 @@ struct ZeroDTransferWriteOfView : OpRewritePattern<vector::TransferWriteOp> {
 
   LogicalResult matchAndRewrite(vector::TransferWriteOp op,
                                 PatternRewriter &rewriter) const override {
-    auto memref = dyn_cast<MemRefType>(op.getBase().getType());
-    if (op.getVectorType().getRank() != 0 || !memref || memref.getRank() == 0 ||
-        op.getMask())
+    if (!isZeroDTransferOfView(op))
       return failure();
     Value element = vector::ExtractOp::create(rewriter, op.getLoc(),
                                               op.getVector(), ArrayRef<int64_t>{});
