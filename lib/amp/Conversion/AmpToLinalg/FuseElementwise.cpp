@@ -101,7 +101,7 @@ static bool isMultiUseFusable(OpOperand &operand,
       if (user == consumer)
         continue;
       auto userPosition = position.find(block->findAncestorOpInBlock(*user));
-      if (userPosition == position.end() || userPosition->second == ~0u ||
+      if (userPosition == position.end() ||
           userPosition->second <= consumerPosition->second)
         return false;
     }
@@ -137,11 +137,12 @@ static void fuseMultiUseProducers(RewriterBase &rewriter, Block &block,
       position[fusedOp] = position.lookup(consumer);
       for (auto [original, replacement] : fused->replacements)
         rewriter.replaceAllUsesExcept(original, replacement, fusedOp);
-      position[consumer] = ~0u;
+      // (Erased ops leave the numbering: a new op may reuse their address.)
+      position.erase(consumer);
       fusedOps.remove(consumer);
       rewriter.eraseOp(consumer);
       if (producer->use_empty()) {
-        position[producer] = ~0u;
+        position.erase(producer);
         fusedOps.remove(producer);
         rewriter.eraseOp(producer);
       }
