@@ -121,6 +121,50 @@ func.func @weight_gradient(%x: tensor<8x6x6x4xf32>, %dy: tensor<16x4x4x4xf32>) -
 
 // -----
 
+// An f16 weight gradient: the f32 result is rounded to f16 before the
+// transpose. The contraction still writes [O, C, Kh*Kw]; the rounding runs on
+// that layout and fuses into the update that reads it (the only reader), so
+// neither a transpose nor an f16 copy of the gradient is left.
+// CHECK-LABEL: func.func @weight_gradient_rounded
+// CHECK-NOT: linalg.transpose
+// CHECK: %[[G:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<16x8x9xf32>)
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[G]] {{.*}} : tensor<16x8x9xf32> into tensor<16x8x3x3xf32>
+// CHECK: %[[U:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[E]] : tensor<16x8x3x3xf32>, tensor<16x8x3x3xf32>)
+// CHECK: %[[H:.*]] = arith.truncf %{{.*}} : f32 to f16
+// CHECK: arith.extf %[[H]] : f16 to f32
+// CHECK: return %[[U]]
+// CHECK-NOT: linalg.transpose
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @weight_gradient_rounded(%x: tensor<8x6x6x4xf16>, %dy: tensor<16x4x4x4xf16>, %w: tensor<16x8x3x3xf32>) -> tensor<16x8x3x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %lr = arith.constant 0.1 : f32
+  %e = tensor.empty() : tensor<8x3x3x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<8x3x3x16xf32>) -> tensor<8x3x3x16xf32>
+  %y = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %dy : tensor<8x6x6x4xf16>, tensor<16x4x4x4xf16>) outs(%init : tensor<8x3x3x16xf32>) -> tensor<8x3x3x16xf32>
+  %eh = tensor.empty() : tensor<8x3x3x16xf16>
+  %h = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+         ins(%y : tensor<8x3x3x16xf32>) outs(%eh : tensor<8x3x3x16xf16>) {
+  ^bb0(%in: f32, %out: f16):
+    %r = arith.truncf %in : f32 to f16
+    linalg.yield %r : f16
+  } -> tensor<8x3x3x16xf16>
+  %e2 = tensor.empty() : tensor<16x8x3x3xf16>
+  %t = linalg.transpose ins(%h : tensor<8x3x3x16xf16>) outs(%e2 : tensor<16x8x3x3xf16>) permutation = [3, 0, 1, 2]
+  %e3 = tensor.empty() : tensor<16x8x3x3xf32>
+  %u = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+         ins(%w, %t : tensor<16x8x3x3xf32>, tensor<16x8x3x3xf16>) outs(%e3 : tensor<16x8x3x3xf32>) {
+  ^bb0(%a: f32, %g: f16, %out: f32):
+    %gf = arith.extf %g : f16 to f32
+    %s = arith.mulf %gf, %lr : f32
+    %d = arith.subf %a, %s : f32
+    linalg.yield %d : f32
+  } -> tensor<16x8x3x3xf32>
+  return %u : tensor<16x8x3x3xf32>
+}
+
+// -----
+
 // A grouped convolution keeps its loops.
 // CHECK-LABEL: func.func @grouped
 // CHECK: linalg.conv_2d_ngchw_gfchw
