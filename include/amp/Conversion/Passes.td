@@ -296,6 +296,16 @@ def AmpFuseElementwisePass
     only). An optimizer update whose new state the parameter update and the
     skip guard both read becomes one loop over each parameter (SGD with
     momentum under dynamic loss scaling was three). Both pipelines set it.
+
+    With `transposes`, a `linalg.transpose` whose input an all-parallel
+    `linalg.generic` makes for it alone is generalized first, so that the
+    patterns fuse the two: one loop reads the producer's inputs and writes
+    the transposed result (the f16 rounding of a convolution's NHWC output
+    and its transpose to NCHW were two passes over the activation). Not
+    where a contraction or convolution reads the transpose (through reshapes
+    and copies): `amp-convolutions-to-gemm` traces filters through named
+    transposes and the GEMM lowerings read transposed operands in place.
+    Both pipelines set it.
   }];
   let options = [
     Option<"keepContractions", "keep-contractions", "bool", /*default=*/"true",
@@ -304,6 +314,10 @@ def AmpFuseElementwisePass
            "Also fuse an elementwise producer that other ops read into an "
            "elementwise consumer when those readers come after the "
            "consumer: the fused op yields the producer's results too">,
+    Option<"transposes", "transposes", "bool", /*default=*/"false",
+           "Also fuse an elementwise producer into the transpose that is its "
+           "only reader (one loop that writes the transposed result), "
+           "unless a contraction or convolution reads the transpose">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::affine::AffineDialect",

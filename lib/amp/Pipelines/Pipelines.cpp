@@ -163,6 +163,7 @@ static void addTensorToBufferPasses(OpPassManager &pm,
   AmpFuseElementwisePassOptions fuse;
   fuse.keepContractions = gemmCalls;
   fuse.multiUse = true;
+  fuse.transposes = true;
   pm.addNestedPass<func::FuncOp>(createAmpFuseElementwisePass(fuse));
   pm.addPass(createCanonicalizerPass());
   // Each gradient's check into the update loop that reads it.

@@ -165,6 +165,35 @@ func.func @weight_gradient_rounded(%x: tensor<8x6x6x4xf16>, %dy: tensor<16x4x4x4
 
 // -----
 
+// The same rounding fused with the transpose (amp-fuse-elementwise's
+// `transposes`): one op reads the [C, Kh, Kw, O] result through the
+// transposing map. It runs on the [O, C, Kh*Kw] result instead.
+// CHECK-LABEL: func.func @weight_gradient_rounded_fused
+// CHECK: %[[G:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<16x8x9xf32>)
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[G]] {{.*}} : tensor<16x8x9xf32> into tensor<16x8x3x3xf32>
+// CHECK: %[[H:.*]] = linalg.generic {indexing_maps = [#[[ID:.*]], #[[ID]]]{{.*}} ins(%[[E]] : tensor<16x8x3x3xf32>) outs(%{{.*}} : tensor<16x8x3x3xf16>)
+// CHECK: arith.truncf
+// CHECK: return %[[H]]
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#to_oihw = affine_map<(d0, d1, d2, d3) -> (d1, d2, d3, d0)>
+func.func @weight_gradient_rounded_fused(%x: tensor<8x6x6x4xf16>, %dy: tensor<16x4x4x4xf16>) -> tensor<16x8x3x3xf16> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x3x3x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<8x3x3x16xf32>) -> tensor<8x3x3x16xf32>
+  %y = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %dy : tensor<8x6x6x4xf16>, tensor<16x4x4x4xf16>) outs(%init : tensor<8x3x3x16xf32>) -> tensor<8x3x3x16xf32>
+  %eh = tensor.empty() : tensor<16x8x3x3xf16>
+  %h = linalg.generic {indexing_maps = [#to_oihw, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+         ins(%y : tensor<8x3x3x16xf32>) outs(%eh : tensor<16x8x3x3xf16>) {
+  ^bb0(%in: f32, %out: f16):
+    %r = arith.truncf %in : f32 to f16
+    linalg.yield %r : f16
+  } -> tensor<16x8x3x3xf16>
+  return %h : tensor<16x8x3x3xf16>
+}
+
+// -----
+
 // A grouped convolution keeps its loops.
 // CHECK-LABEL: func.func @grouped
 // CHECK: linalg.conv_2d_ngchw_gfchw

@@ -234,14 +234,23 @@ static Value fillValue(Value filled) {
   return v;
 }
 
-/// `op` computes each element of its one result from the same element of
-/// its one input: all-parallel, identity maps, the init's value unread.
-static bool isUnaryElementwise(linalg::GenericOp op) {
-  return op.getNumDpsInputs() == 1 && op.getNumDpsInits() == 1 &&
-         op.getNumLoops() == op.getNumParallelLoops() &&
-         llvm::all_of(op.getIndexingMapsArray(),
-                      [](AffineMap map) { return map.isIdentity(); }) &&
-         !op.payloadUsesValueFromOperand(op.getDpsInitOperand(0));
+/// A weight gradient's [C, Kh, Kw, F] back to PyTorch's OIHW [F, C, Kh, Kw].
+static constexpr int64_t kToOihw[] = {3, 0, 1, 2};
+
+/// `op` computes each element of its one rank-4 result from one element of
+/// its one input, result = transpose(input, `permutation`) elementwise (the
+/// identity permutation: the same element): all-parallel, the output map
+/// the identity, the init's value unread.
+static bool isUnaryElementwise(linalg::GenericOp op,
+                               ArrayRef<int64_t> permutation) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != 4 || op.getNumLoops() != op.getNumParallelLoops() ||
+      op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)))
+    return false;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  return maps[1].isIdentity() &&
+         maps[0] == AffineMap::getPermutationMap(
+                        invertPermutationVector(permutation), op.getContext());
 }
 
 /// `op` fused into the linalg.generic that is its result's only reader, as
@@ -366,21 +375,31 @@ static LogicalResult im2colNhwcFhwc(RewriterBase &rewriter,
   // going back to the OIHW layout), perhaps through one elementwise op of
   // its own (the rounding of an f16 weight gradient), and the init is a
   // splat.
+  // `outUser` is the op the transposed result replaces: the transpose, or
+  // an elementwise op that reads the result through the transposing map
+  // (the transpose and such an op, fused); `outCast` is the elementwise op
+  // to run again on the transposed result.
   linalg::GenericOp outCast;
-  linalg::TransposeOp outTranspose;
+  Operation *outUser = nullptr;
   if (conv->hasOneUse()) {
     Operation *user = *conv->getUsers().begin();
-    if (auto generic = dyn_cast<linalg::GenericOp>(user);
-        generic && isUnaryElementwise(generic) && generic->hasOneUse()) {
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    if (generic && isUnaryElementwise(generic, kToOihw)) {
       outCast = generic;
-      user = *generic->getUsers().begin();
+      outUser = generic;
+    } else {
+      if (generic && isUnaryElementwise(generic, {0, 1, 2, 3}) &&
+          generic->hasOneUse()) {
+        outCast = generic;
+        user = *generic->getUsers().begin();
+      }
+      auto transpose = dyn_cast<linalg::TransposeOp>(user);
+      if (transpose && transpose.getPermutation() == ArrayRef(kToOihw))
+        outUser = transpose;
     }
-    outTranspose = dyn_cast<linalg::TransposeOp>(user);
   }
   Value splat = fillValue(init);
-  bool transposedOut =
-      outTranspose &&
-      outTranspose.getPermutation() == ArrayRef<int64_t>{3, 0, 1, 2} && splat;
+  bool transposedOut = outUser && splat;
   Type accElem = outputType.getElementType();
   Value acc;
   SmallVector<ReassociationIndices> outGroups;
@@ -422,27 +441,28 @@ static LogicalResult im2colNhwcFhwc(RewriterBase &rewriter,
                                     .getResult());
       });
   if (transposedOut) {
-    auto transposedType =
-        cast<RankedTensorType>(outTranspose.getResult()[0].getType());
+    auto transposedType = cast<RankedTensorType>(outUser->getResult(0).getType());
     Value result = tensor::ExpandShapeOp::create(
-        rewriter, loc, transposedType.clone(accElem), gemm.getResult(0),
-        outGroups);
+        rewriter, loc, RankedTensorType::get({f, n, oh, ow}, accElem),
+        gemm.getResult(0), outGroups);
     if (outCast) {
       // The elementwise op again, on the transposed result.
-      rewriter.setInsertionPoint(outTranspose);
+      rewriter.setInsertionPoint(outUser);
       Value empty = tensor::EmptyOp::create(rewriter, outCast.getLoc(),
                                             transposedType.getShape(),
                                             transposedType.getElementType());
+      AffineMap identity = AffineMap::getMultiDimIdentityMap(4, ctx);
       auto moved = linalg::GenericOp::create(
           rewriter, outCast.getLoc(), TypeRange{transposedType},
           ValueRange{result}, ValueRange{empty},
-          outCast.getIndexingMapsArray(), outCast.getIteratorTypesArray());
+          SmallVector<AffineMap>{identity, identity},
+          outCast.getIteratorTypesArray());
       rewriter.cloneRegionBefore(outCast.getRegion(), moved.getRegion(),
                                  moved.getRegion().begin());
       result = moved.getResult(0);
     }
-    rewriter.replaceOp(outTranspose, result);
-    if (outCast)
+    rewriter.replaceOp(outUser, result);
+    if (outCast && outCast != outUser)
       rewriter.eraseOp(outCast);
     rewriter.eraseOp(conv);
     if (outCast)

@@ -45,6 +45,18 @@
 // every parameter (three for SGD with momentum under loss scaling), and is
 // one loop now that reads each input once and writes each state once.
 //
+// With transposes, before the patterns run: a linalg.transpose whose input
+// is the only use of an all-parallel linalg.generic is generalized (its
+// input map the inverse permutation), so that the patterns fuse the
+// producer into it like into any elementwise consumer. The autocast rounds
+// a convolution's NHWC output to f16 and TOSA then transposes it to NCHW:
+// two passes over the activation (f32 in, f16 out, f16 in, f16 out) become
+// one (f32 in, f16 out), which amp-cpu-vectorize tiles in 2-D like a
+// transpose. Transposes that a contraction or convolution reads, through
+// reshapes, transposes and copies, stay named: amp-convolutions-to-gemm
+// traces a filter back to PyTorch's OIHW weight through them, and the GEMM
+// lowerings read a transposed operand in place.
+//
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
@@ -153,6 +165,59 @@ static void fuseMultiUseProducers(RewriterBase &rewriter, Block &block,
   }
 }
 
+/// Whether a contraction or a convolution reads `value`, directly or
+/// through reshapes and copies (which amp-convolutions-to-gemm and the GEMM
+/// lowerings trace to read in place).
+static bool readByContraction(Value value) {
+  SmallVector<Value> work{value};
+  DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    for (Operation *user : v.getUsers()) {
+      if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+              linalg::TransposeOp>(user)) {
+        work.push_back(user->getResult(0));
+        continue;
+      }
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
+      if (!linalgOp)
+        continue;
+      if (linalg::isaContractionOpInterface(linalgOp) ||
+          linalg::isaConvolutionOpInterface(linalgOp))
+        return true;
+      // A copy (one input, a body that yields it: a reverse, a broadcast).
+      auto generic = dyn_cast<linalg::GenericOp>(user);
+      if (generic && generic.getNumDpsInputs() == 1 &&
+          generic->getNumResults() == 1 &&
+          generic.getBody()->getTerminator()->getOperand(0) ==
+              generic.getBody()->getArgument(0))
+        work.push_back(generic->getResult(0));
+    }
+  }
+  return false;
+}
+
+/// The transposes the greedy fusion may fuse their producer into
+/// (`transposes`, file comment): made linalg.generic ops, which the
+/// patterns fuse.
+static void generalizeTransposesOfElementwise(RewriterBase &rewriter,
+                                              Operation *root) {
+  SmallVector<linalg::TransposeOp> transposes;
+  root->walk([&](linalg::TransposeOp op) {
+    auto producer = op.getInput().getDefiningOp<linalg::GenericOp>();
+    if (op.hasPureTensorSemantics() && producer &&
+        producer->hasOneUse() && hasOnlyParallelLoops(producer) &&
+        !readByContraction(op->getResult(0)))
+      transposes.push_back(op);
+  });
+  for (linalg::TransposeOp op : transposes) {
+    rewriter.setInsertionPoint(op);
+    (void)linalg::generalizeNamedOp(rewriter, op);
+  }
+}
+
 namespace {
 struct AmpFuseElementwisePass
     : public amp::impl::AmpFuseElementwisePassBase<AmpFuseElementwisePass> {
@@ -170,6 +235,10 @@ struct AmpFuseElementwisePass
       auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
       return !consumer || !linalg::isaContractionOpInterface(consumer);
     };
+    if (transposes) {
+      IRRewriter rewriter(context);
+      generalizeTransposesOfElementwise(rewriter, getOperation());
+    }
     RewritePatternSet patterns(context);
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, control);
