@@ -194,6 +194,39 @@ func.func @weight_gradient_rounded_fused(%x: tensor<8x6x6x4xf16>, %dy: tensor<16
 
 // -----
 
+// A bf16 step's update with its gradient's rounding and transpose fused in:
+// the update reads the [C, Kh, Kw, O] result through the transposing map. It
+// reads the [O, C, Kh*Kw] result through the identity instead (no
+// transposed read in the update loop).
+// CHECK-LABEL: func.func @weight_gradient_read_by_update
+// CHECK: %[[G:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<16x8x9xf32>)
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[G]] {{.*}} : tensor<16x8x9xf32> into tensor<16x8x3x3xf32>
+// CHECK: %[[U:.*]] = linalg.generic {indexing_maps = [#[[ID:.*]], #[[ID]], #[[ID]]]{{.*}} ins(%{{.*}}, %[[E]] : tensor<16x8x3x3xf32>, tensor<16x8x3x3xf32>)
+// CHECK: return %[[U]]
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#to_oihw = affine_map<(d0, d1, d2, d3) -> (d1, d2, d3, d0)>
+func.func @weight_gradient_read_by_update(%x: tensor<8x6x6x4xbf16>, %dy: tensor<16x4x4x4xbf16>, %w: tensor<16x8x3x3xf32>) -> tensor<16x8x3x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %lr = arith.constant 0.1 : f32
+  %e = tensor.empty() : tensor<8x3x3x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<8x3x3x16xf32>) -> tensor<8x3x3x16xf32>
+  %y = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %dy : tensor<8x6x6x4xbf16>, tensor<16x4x4x4xbf16>) outs(%init : tensor<8x3x3x16xf32>) -> tensor<8x3x3x16xf32>
+  %e2 = tensor.empty() : tensor<16x8x3x3xf32>
+  %u = linalg.generic {indexing_maps = [#id, #to_oihw, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+         ins(%w, %y : tensor<16x8x3x3xf32>, tensor<8x3x3x16xf32>) outs(%e2 : tensor<16x8x3x3xf32>) {
+  ^bb0(%a: f32, %g: f32, %out: f32):
+    %h = arith.truncf %g : f32 to bf16
+    %gf = arith.extf %h : bf16 to f32
+    %s = arith.mulf %gf, %lr : f32
+    %d = arith.subf %a, %s : f32
+    linalg.yield %d : f32
+  } -> tensor<16x8x3x3xf32>
+  return %u : tensor<16x8x3x3xf32>
+}
+
+// -----
+
 // A grouped convolution keeps its loops.
 // CHECK-LABEL: func.func @grouped
 // CHECK: linalg.conv_2d_ngchw_gfchw

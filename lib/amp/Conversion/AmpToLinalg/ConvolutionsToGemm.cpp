@@ -237,20 +237,14 @@ static Value fillValue(Value filled) {
 /// A weight gradient's [C, Kh, Kw, F] back to PyTorch's OIHW [F, C, Kh, Kw].
 static constexpr int64_t kToOihw[] = {3, 0, 1, 2};
 
-/// `op` computes each element of its one rank-4 result from one element of
-/// its one input, result = transpose(input, `permutation`) elementwise (the
-/// identity permutation: the same element): all-parallel, the output map
-/// the identity, the init's value unread.
-static bool isUnaryElementwise(linalg::GenericOp op,
-                               ArrayRef<int64_t> permutation) {
-  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
-      op.getNumLoops() != 4 || op.getNumLoops() != op.getNumParallelLoops() ||
-      op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)))
-    return false;
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  return maps[1].isIdentity() &&
-         maps[0] == AffineMap::getPermutationMap(
-                        invertPermutationVector(permutation), op.getContext());
+/// `op` computes each element of its one result from the same element of
+/// its one input: all-parallel, identity maps, the init's value unread.
+static bool isUnaryElementwise(linalg::GenericOp op) {
+  return op.getNumDpsInputs() == 1 && op.getNumDpsInits() == 1 &&
+         op.getNumLoops() == op.getNumParallelLoops() &&
+         llvm::all_of(op.getIndexingMapsArray(),
+                      [](AffineMap map) { return map.isIdentity(); }) &&
+         !op.payloadUsesValueFromOperand(op.getDpsInitOperand(0));
 }
 
 /// `op` fused into the linalg.generic that is its result's only reader, as
@@ -370,36 +364,37 @@ static LogicalResult im2colNhwcFhwc(RewriterBase &rewriter,
       filterRows, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
 
   // 3. out[n, m, f] += cols[n, m, k] * matrix[f, k], in the output's type,
-  // into [N, Oh*Ow, F], or straight into [F, N, Oh*Ow] when the only user
-  // of the result is its transpose to [F, N, Oh, Ow] (a weight gradient
-  // going back to the OIHW layout), perhaps through one elementwise op of
-  // its own (the rounding of an f16 weight gradient), and the init is a
-  // splat.
-  // `outUser` is the op the transposed result replaces: the transpose, or
-  // an elementwise op that reads the result through the transposing map
-  // (the transpose and such an op, fused); `outCast` is the elementwise op
-  // to run again on the transposed result.
+  // into [N, Oh*Ow, F], or straight into [F, N, Oh*Ow] when the init is a
+  // splat and the result's only user puts it back into the OIHW layout [F,
+  // N, Oh, Ow] (a weight gradient): its transpose (`outTranspose`), perhaps
+  // after an elementwise op of its own (`outCast`: the rounding of an f16
+  // weight gradient), or a linalg.generic that reads it through the
+  // transposing map (`outRead`: such a transpose fused with its neighbours
+  // by amp-fuse-elementwise{transposes}).
   linalg::GenericOp outCast;
-  Operation *outUser = nullptr;
+  linalg::TransposeOp outTranspose;
+  OpOperand *outRead = nullptr;
+  AffineMap toOihwRead = AffineMap::getPermutationMap(
+      invertPermutationVector(kToOihw), ctx);
   if (conv->hasOneUse()) {
-    Operation *user = *conv->getUsers().begin();
+    OpOperand &use = *conv->getUses().begin();
+    Operation *user = use.getOwner();
     auto generic = dyn_cast<linalg::GenericOp>(user);
-    if (generic && isUnaryElementwise(generic, kToOihw)) {
-      outCast = generic;
-      outUser = generic;
+    if (generic && generic.isDpsInput(&use) &&
+        generic.getMatchingIndexingMap(&use) == toOihwRead) {
+      outRead = &use;
     } else {
-      if (generic && isUnaryElementwise(generic, {0, 1, 2, 3}) &&
-          generic->hasOneUse()) {
+      if (generic && isUnaryElementwise(generic) && generic->hasOneUse()) {
         outCast = generic;
         user = *generic->getUsers().begin();
       }
-      auto transpose = dyn_cast<linalg::TransposeOp>(user);
-      if (transpose && transpose.getPermutation() == ArrayRef(kToOihw))
-        outUser = transpose;
+      outTranspose = dyn_cast<linalg::TransposeOp>(user);
+      if (outTranspose && outTranspose.getPermutation() != ArrayRef(kToOihw))
+        outTranspose = {};
     }
   }
   Value splat = fillValue(init);
-  bool transposedOut = outUser && splat;
+  bool transposedOut = (outTranspose || outRead) && splat;
   Type accElem = outputType.getElementType();
   Value acc;
   SmallVector<ReassociationIndices> outGroups;
@@ -441,32 +436,48 @@ static LogicalResult im2colNhwcFhwc(RewriterBase &rewriter,
                                     .getResult());
       });
   if (transposedOut) {
-    auto transposedType = cast<RankedTensorType>(outUser->getResult(0).getType());
     Value result = tensor::ExpandShapeOp::create(
         rewriter, loc, RankedTensorType::get({f, n, oh, ow}, accElem),
         gemm.getResult(0), outGroups);
-    if (outCast) {
-      // The elementwise op again, on the transposed result.
-      rewriter.setInsertionPoint(outUser);
-      Value empty = tensor::EmptyOp::create(rewriter, outCast.getLoc(),
-                                            transposedType.getShape(),
-                                            transposedType.getElementType());
-      AffineMap identity = AffineMap::getMultiDimIdentityMap(4, ctx);
-      auto moved = linalg::GenericOp::create(
-          rewriter, outCast.getLoc(), TypeRange{transposedType},
-          ValueRange{result}, ValueRange{empty},
-          SmallVector<AffineMap>{identity, identity},
-          outCast.getIteratorTypesArray());
-      rewriter.cloneRegionBefore(outCast.getRegion(), moved.getRegion(),
-                                 moved.getRegion().begin());
-      result = moved.getResult(0);
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(4, ctx);
+    linalg::GenericOp reader;
+    if (outRead) {
+      // The reader reads the transposed result in place.
+      reader = cast<linalg::GenericOp>(outRead->getOwner());
+      SmallVector<AffineMap> maps = reader.getIndexingMapsArray();
+      maps[outRead->getOperandNumber()] = identity;
+      rewriter.modifyOpInPlace(reader, [&] {
+        outRead->set(result);
+        reader.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+      });
+    } else {
+      if (outCast) {
+        // The elementwise op again, on the transposed result.
+        auto transposedType =
+            cast<RankedTensorType>(outTranspose.getResult()[0].getType());
+        rewriter.setInsertionPoint(outTranspose);
+        Value empty = tensor::EmptyOp::create(rewriter, outCast.getLoc(),
+                                              transposedType.getShape(),
+                                              transposedType.getElementType());
+        reader = linalg::GenericOp::create(
+            rewriter, outCast.getLoc(), TypeRange{transposedType},
+            ValueRange{result}, ValueRange{empty},
+            SmallVector<AffineMap>{identity, identity},
+            outCast.getIteratorTypesArray());
+        rewriter.cloneRegionBefore(outCast.getRegion(), reader.getRegion(),
+                                   reader.getRegion().begin());
+        result = reader.getResult(0);
+      }
+      rewriter.replaceOp(outTranspose, result);
+      if (outCast)
+        rewriter.eraseOp(outCast);
     }
-    rewriter.replaceOp(outUser, result);
-    if (outCast && outCast != outUser)
-      rewriter.eraseOp(outCast);
     rewriter.eraseOp(conv);
-    if (outCast)
-      fuseIntoOnlyReader(rewriter, result.getDefiningOp<linalg::GenericOp>());
+    // A cast of the gradient (one input, all-parallel) into the op that
+    // reads it (the optimizer update).
+    if (reader && reader.getNumDpsInputs() == 1 &&
+        reader.getNumLoops() == reader.getNumParallelLoops())
+      fuseIntoOnlyReader(rewriter, reader);
     return success();
   }
   rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
