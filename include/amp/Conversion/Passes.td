@@ -297,15 +297,16 @@ def AmpFuseElementwisePass
     skip guard both read becomes one loop over each parameter (SGD with
     momentum under dynamic loss scaling was three). Both pipelines set it.
 
-    With `transposes`, a `linalg.transpose` whose input an all-parallel
-    `linalg.generic` makes for it alone is generalized first, so that the
-    patterns fuse the two: one loop reads the producer's inputs and writes
-    the transposed result (the f16 rounding of a convolution's NHWC output
-    and its transpose to NCHW were two passes over the activation). Not
-    where a contraction or convolution reads the transpose (through reshapes
-    and copies): `amp-convolutions-to-gemm` traces filters through named
-    transposes and the GEMM lowerings read transposed operands in place.
-    Both pipelines set it.
+    With `transposes`, a last phase fuses an all-parallel `linalg.generic`
+    into the `linalg.transpose` that is its only reader: one loop reads the
+    producer's inputs and writes the transposed result (the f16 rounding of
+    a convolution's NHWC output and its transpose to NCHW were two passes
+    over the activation). Nothing is fused into the result's readers after
+    it (a many-operand loop reading one operand transposed tiles them all in
+    2-D). Not where a contraction or convolution reads the transpose
+    (through reshapes and copies): `amp-convolutions-to-gemm` traces filters
+    through named transposes and the GEMM lowerings read transposed operands
+    in place. Both pipelines set it.
   }];
   let options = [
     Option<"keepContractions", "keep-contractions", "bool", /*default=*/"true",

@@ -78,3 +78,39 @@ func.func @two_readers(%y: tensor<4x8xf32>) -> (tensor<8x4xf16>, tensor<4x8xf16>
   %t = linalg.transpose ins(%h : tensor<4x8xf16>) outs(%e2 : tensor<8x4xf16>) permutation = [1, 0]
   return %t, %h : tensor<8x4xf16>, tensor<4x8xf16>
 }
+
+// -----
+
+// The fused rounding and transpose is not fused further into its reader (a
+// loop of many operands that reads one of them transposed tiles all of them
+// in 2-D): the update reads its result through the identity.
+// CHECK-DAG: #[[TR:.*]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @rounded_then_update(
+// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[TR]], #[[ID]]]
+// CHECK: arith.truncf
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[ID]], #[[ID]]]
+// CHECK-SAME: ins(%{{.*}}, %[[R]] :
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @rounded_then_update(%g: tensor<4x8xf32>, %w: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %lr = arith.constant 0.1 : f32
+  %e = tensor.empty() : tensor<4x8xbf16>
+  %h = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%g : tensor<4x8xf32>) outs(%e : tensor<4x8xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  } -> tensor<4x8xbf16>
+  %e2 = tensor.empty() : tensor<8x4xbf16>
+  %t = linalg.transpose ins(%h : tensor<4x8xbf16>) outs(%e2 : tensor<8x4xbf16>) permutation = [1, 0]
+  %e3 = tensor.empty() : tensor<8x4xf32>
+  %u = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%w, %t : tensor<8x4xf32>, tensor<8x4xbf16>) outs(%e3 : tensor<8x4xf32>) {
+  ^bb0(%a: f32, %b: bf16, %out: f32):
+    %bf = arith.extf %b : bf16 to f32
+    %s = arith.mulf %bf, %lr : f32
+    %d = arith.subf %a, %s : f32
+    linalg.yield %d : f32
+  } -> tensor<8x4xf32>
+  return %u : tensor<8x4xf32>
+}

@@ -47,13 +47,16 @@
 //     and the init is a splat, the contraction writes [F, N, Oh*Ow]
 //     directly (output map (f, n, m); amp-lower-contractions-to-runtime
 //     computes such a C as C^T = B^T A^T) into a fill of that shape, and
-//     the transpose is replaced. An elementwise op of one input between
-//     the two (the f16 rounding of a weight gradient under autocast) moves
-//     after the contraction, onto the transposed layout, and is fused into
-//     the op that reads it (the optimizer update), which elementwise fusion
-//     could not do across the transpose: the gradient is then neither
-//     transposed nor stored in f16 (resnet18's f16 step: 13 transposes of
-//     weight gradients gone).
+//     the transpose is replaced. So too when the rounding of the gradient
+//     to f16 / bf16 under autocast stands between the two, or is fused with
+//     the transpose (amp-fuse-elementwise{transposes}: one op reading the
+//     result through the transposing map): the rounding then runs on the
+//     transposed layout, and is fused into the op that reads it (the
+//     optimizer update), which elementwise fusion could not do across the
+//     transpose: the gradient is neither transposed nor stored in f16
+//     (resnet18's f16 step: 13 transposes of weight gradients gone). Any
+//     other op reading the result through the transposing map reads the
+//     transposed result through the identity instead.
 //
 // The backward convolutions of a strided convolution are dilated ones (its
 // weight gradient convolves the input with the output gradient dilated by
