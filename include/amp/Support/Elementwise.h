@@ -5,7 +5,9 @@
 // the unscaled gradient, the keep-on-overflow select, the f32 widening of a
 // GEMM operand, the combination of the check's partial maxima): every loop
 // parallel, each input either of the result's shape (read element by
-// element) or rank 0 (broadcast), a fresh `tensor.empty` as the output.
+// element) or rank 0 (broadcast), a fresh `tensor.empty` as the output. And
+// the one way the amp passes fuse such an op into another outside upstream's
+// fusion patterns.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +16,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 namespace mlir::amp {
@@ -28,6 +31,15 @@ using ElementwiseBody =
 /// Returns its result.
 Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
                        ValueRange inputs, ElementwiseBody body);
+
+/// The producer of `operand` (an input of a linalg.generic) fused into its
+/// owner by upstream's linalg::fuseElementwiseOps, the fused op created where
+/// the owner is; the uses of the owner's and the producer's results replaced
+/// by the fused op's, and each of the two erased once nothing reads it.
+/// Returns the fused op; failure, with nothing changed, where upstream does
+/// not fuse the two (linalg::areElementwiseOpsFusable).
+FailureOr<Operation *> fuseElementwiseProducer(RewriterBase &rewriter,
+                                               OpOperand &operand);
 
 } // namespace mlir::amp
 

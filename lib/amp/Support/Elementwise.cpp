@@ -3,11 +3,14 @@
 // buildElementwise: identity indexing maps for inputs of the result's shape,
 // the empty map for rank-0 inputs (broadcast), all loops parallel, the body
 // over the inputs' block arguments (the output's is not read).
+// fuseElementwiseProducer: upstream's fusion of one producer, and the
+// replacement of uses and erasure that its callers otherwise each repeat.
 //
 //===----------------------------------------------------------------------===//
 
 #include "amp/Support/Elementwise.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -38,4 +41,25 @@ Value mlir::amp::buildElementwise(OpBuilder &b, Location loc,
                                        body(nb, l, args.take_front(numInputs)));
              })
       .getResult(0);
+}
+
+FailureOr<Operation *>
+mlir::amp::fuseElementwiseProducer(RewriterBase &rewriter,
+                                   OpOperand &operand) {
+  Operation *consumer = operand.getOwner();
+  Operation *producer = operand.get().getDefiningOp();
+  if (!producer || !linalg::areElementwiseOpsFusable(&operand))
+    return failure();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(consumer);
+  FailureOr<linalg::ElementwiseOpFusionResult> fused =
+      linalg::fuseElementwiseOps(rewriter, &operand);
+  if (failed(fused))
+    return failure();
+  for (auto [original, replacement] : fused->replacements)
+    rewriter.replaceAllUsesExcept(original, replacement, fused->fusedOp);
+  for (Operation *op : {consumer, producer})
+    if (op->use_empty())
+      rewriter.eraseOp(op);
+  return fused->fusedOp;
 }

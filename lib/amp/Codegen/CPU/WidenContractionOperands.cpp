@@ -219,21 +219,9 @@ static Value widen(RewriterBase &rewriter, Value value, bool bf16,
 static void fuseIntoProducer(RewriterBase &rewriter,
                              linalg::GenericOp widening) {
   OpOperand *input = widening.getDpsInputOperand(0);
-  auto producer = input->get().getDefiningOp<linalg::GenericOp>();
-  if (!producer || !input->get().hasOneUse() ||
-      !linalg::areElementwiseOpsFusable(input))
-    return;
-  // (The fused op is created at the rewriter's insertion point.)
-  rewriter.setInsertionPoint(widening);
-  FailureOr<linalg::ElementwiseOpFusionResult> fused =
-      linalg::fuseElementwiseOps(rewriter, input);
-  if (failed(fused))
-    return;
-  for (auto [original, replacement] : fused->replacements)
-    rewriter.replaceAllUsesExcept(original, replacement, fused->fusedOp);
-  for (Operation *op : {widening.getOperation(), producer.getOperation()})
-    if (op->use_empty())
-      rewriter.eraseOp(op);
+  if (input->get().getDefiningOp<linalg::GenericOp>() &&
+      input->get().hasOneUse())
+    (void)amp::fuseElementwiseProducer(rewriter, *input);
 }
 
 void mlir::amp::widenContractionOperands(Operation *root, bool bf16) {

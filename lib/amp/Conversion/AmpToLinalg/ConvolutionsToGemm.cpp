@@ -80,6 +80,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
+#include "amp/Support/Elementwise.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -257,20 +258,8 @@ static void fuseIntoOnlyReader(RewriterBase &rewriter, linalg::GenericOp op) {
   if (!op || !op->hasOneUse())
     return;
   OpOperand &use = *op->getUses().begin();
-  Operation *reader = use.getOwner();
-  if (!isa<linalg::GenericOp>(reader) ||
-      !linalg::areElementwiseOpsFusable(&use))
-    return;
-  rewriter.setInsertionPoint(reader);
-  FailureOr<linalg::ElementwiseOpFusionResult> fused =
-      linalg::fuseElementwiseOps(rewriter, &use);
-  if (failed(fused))
-    return;
-  for (auto [original, replacement] : fused->replacements)
-    rewriter.replaceAllUsesExcept(original, replacement, fused->fusedOp);
-  for (Operation *dead : {reader, op.getOperation()})
-    if (dead->use_empty())
-      rewriter.eraseOp(dead);
+  if (isa<linalg::GenericOp>(use.getOwner()))
+    (void)amp::fuseElementwiseProducer(rewriter, use);
 }
 
 /// Step 1-3 of the file comment for a float conv_2d_nhwc_fhwc with static

@@ -64,6 +64,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
+#include "amp/Support/Elementwise.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -218,24 +219,12 @@ static void fuseProducersIntoTransposes(RewriterBase &rewriter,
       transposes.push_back(op);
   });
   for (linalg::TransposeOp op : transposes) {
-    auto producer = op.getInput().getDefiningOp<linalg::GenericOp>();
     rewriter.setInsertionPoint(op);
     FailureOr<linalg::GenericOp> generic =
         linalg::generalizeNamedOp(rewriter, op);
-    if (failed(generic))
-      continue;
-    OpOperand *input = generic->getDpsInputOperand(0);
-    if (!linalg::areElementwiseOpsFusable(input))
-      continue;
-    FailureOr<linalg::ElementwiseOpFusionResult> fused =
-        linalg::fuseElementwiseOps(rewriter, input);
-    if (failed(fused))
-      continue;
-    for (auto [original, replacement] : fused->replacements)
-      rewriter.replaceAllUsesExcept(original, replacement, fused->fusedOp);
-    rewriter.eraseOp(*generic);
-    if (producer->use_empty())
-      rewriter.eraseOp(producer);
+    if (succeeded(generic))
+      (void)amp::fuseElementwiseProducer(rewriter,
+                                         *generic->getDpsInputOperand(0));
   }
 }
 
