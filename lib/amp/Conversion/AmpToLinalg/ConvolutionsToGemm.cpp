@@ -358,32 +358,41 @@ static LogicalResult im2colNhwcFhwc(RewriterBase &rewriter,
   // 3. out[n, m, f] += cols[n, m, k] * matrix[f, k], in the output's type,
   // into [N, Oh*Ow, F], or straight into [F, N, Oh*Ow] when the init is a
   // splat and the result's only user puts it back into the OIHW layout [F,
-  // N, Oh, Ow] (a weight gradient): its transpose (`outTranspose`), perhaps
-  // after an elementwise op of its own (`outCast`: the rounding of an f16
-  // weight gradient), or a linalg.generic that reads it through the
-  // transposing map (`outRead`: such a transpose fused with its neighbours
-  // by amp-fuse-elementwise{transposes}).
-  linalg::GenericOp outCast;
+  // N, Oh, Ow] (a weight gradient): its transpose (`outTranspose`), or a
+  // linalg.generic that reads it through the transposing map (`outRead`:
+  // the gradient's f16 rounding fused with that transpose, as
+  // amp-fuse-elementwise{transposes} does; a rounding still apart from the
+  // transpose is fused into it here the same way).
   linalg::TransposeOp outTranspose;
   OpOperand *outRead = nullptr;
   AffineMap toOihwRead = AffineMap::getPermutationMap(
       invertPermutationVector(kToOihw), ctx);
+  auto isToOihw = [](Operation *op) {
+    auto transpose = dyn_cast_or_null<linalg::TransposeOp>(op);
+    return transpose && transpose.getPermutation() == ArrayRef(kToOihw);
+  };
+  if (conv->hasOneUse()) {
+    auto rounding = dyn_cast<linalg::GenericOp>(*conv->getUsers().begin());
+    if (rounding && isUnaryElementwise(rounding) && rounding->hasOneUse() &&
+        isToOihw(*rounding->getUsers().begin())) {
+      Operation *transpose = *rounding->getUsers().begin();
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPoint(transpose);
+      FailureOr<linalg::GenericOp> generic = linalg::generalizeNamedOp(
+          rewriter, cast<linalg::TransposeOp>(transpose));
+      if (succeeded(generic))
+        (void)amp::fuseElementwiseProducer(rewriter,
+                                           *generic->getDpsInputOperand(0));
+    }
+  }
   if (conv->hasOneUse()) {
     OpOperand &use = *conv->getUses().begin();
-    Operation *user = use.getOwner();
-    auto generic = dyn_cast<linalg::GenericOp>(user);
+    auto generic = dyn_cast<linalg::GenericOp>(use.getOwner());
     if (generic && generic.isDpsInput(&use) &&
-        generic.getMatchingIndexingMap(&use) == toOihwRead) {
+        generic.getMatchingIndexingMap(&use) == toOihwRead)
       outRead = &use;
-    } else {
-      if (generic && isUnaryElementwise(generic) && generic->hasOneUse()) {
-        outCast = generic;
-        user = *generic->getUsers().begin();
-      }
-      outTranspose = dyn_cast<linalg::TransposeOp>(user);
-      if (outTranspose && outTranspose.getPermutation() != ArrayRef(kToOihw))
-        outTranspose = {};
-    }
+    else if (isToOihw(use.getOwner()))
+      outTranspose = cast<linalg::TransposeOp>(use.getOwner());
   }
   Value splat = fillValue(init);
   bool transposedOut = (outTranspose || outRead) && splat;
@@ -431,43 +440,24 @@ static LogicalResult im2colNhwcFhwc(RewriterBase &rewriter,
     Value result = tensor::ExpandShapeOp::create(
         rewriter, loc, RankedTensorType::get({f, n, oh, ow}, accElem),
         gemm.getResult(0), outGroups);
-    AffineMap identity = AffineMap::getMultiDimIdentityMap(4, ctx);
-    linalg::GenericOp reader;
-    if (outRead) {
-      // The reader reads the transposed result in place.
-      reader = cast<linalg::GenericOp>(outRead->getOwner());
-      SmallVector<AffineMap> maps = reader.getIndexingMapsArray();
-      maps[outRead->getOperandNumber()] = identity;
-      rewriter.modifyOpInPlace(reader, [&] {
-        outRead->set(result);
-        reader.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
-      });
-    } else {
-      if (outCast) {
-        // The elementwise op again, on the transposed result.
-        auto transposedType =
-            cast<RankedTensorType>(outTranspose.getResult()[0].getType());
-        rewriter.setInsertionPoint(outTranspose);
-        Value empty = tensor::EmptyOp::create(rewriter, outCast.getLoc(),
-                                              transposedType.getShape(),
-                                              transposedType.getElementType());
-        reader = linalg::GenericOp::create(
-            rewriter, outCast.getLoc(), TypeRange{transposedType},
-            ValueRange{result}, ValueRange{empty},
-            SmallVector<AffineMap>{identity, identity},
-            outCast.getIteratorTypesArray());
-        rewriter.cloneRegionBefore(outCast.getRegion(), reader.getRegion(),
-                                   reader.getRegion().begin());
-        result = reader.getResult(0);
-      }
+    if (outTranspose) {
       rewriter.replaceOp(outTranspose, result);
-      if (outCast)
-        rewriter.eraseOp(outCast);
+      rewriter.eraseOp(conv);
+      return success();
     }
-    rewriter.eraseOp(conv);
-    // A cast of the gradient (one input, all-parallel) into the op that
+    // The reader reads the transposed result in place; a cast of the
+    // gradient (one input, all-parallel) is then fused into the op that
     // reads it (the optimizer update).
-    if (reader && reader.getNumDpsInputs() == 1 &&
+    auto reader = cast<linalg::GenericOp>(outRead->getOwner());
+    SmallVector<AffineMap> maps = reader.getIndexingMapsArray();
+    maps[outRead->getOperandNumber()] =
+        AffineMap::getMultiDimIdentityMap(4, ctx);
+    rewriter.modifyOpInPlace(reader, [&] {
+      outRead->set(result);
+      reader.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+    });
+    rewriter.eraseOp(conv);
+    if (reader.getNumDpsInputs() == 1 &&
         reader.getNumLoops() == reader.getNumParallelLoops())
       fuseIntoOnlyReader(rewriter, reader);
     return success();
