@@ -37,7 +37,9 @@ Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
 /// the owner is; the uses of the owner's and the producer's results replaced
 /// by the fused op's, and each of the two erased once nothing reads it.
 /// Returns the fused op; failure, with nothing changed, where upstream does
-/// not fuse the two (linalg::areElementwiseOpsFusable).
+/// not fuse the two (linalg::areElementwiseOpsFusable) or where an op that
+/// reads another of the producer's results comes before the owner in its
+/// block (it would read the fused op before its definition).
 FailureOr<Operation *> fuseElementwiseProducer(RewriterBase &rewriter,
                                                OpOperand &operand);
 

@@ -50,6 +50,15 @@ mlir::amp::fuseElementwiseProducer(RewriterBase &rewriter,
   Operation *producer = operand.get().getDefiningOp();
   if (!producer || !linalg::areElementwiseOpsFusable(&operand))
     return failure();
+  // The fused op takes the consumer's place and the producer's other
+  // readers read it: one of them before the consumer would read it before
+  // it is defined.
+  Block *block = consumer->getBlock();
+  for (OpOperand &use : producer->getUses()) {
+    Operation *reader = block->findAncestorOpInBlock(*use.getOwner());
+    if (reader && reader != consumer && reader->isBeforeInBlock(consumer))
+      return failure();
+  }
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(consumer);
   FailureOr<linalg::ElementwiseOpFusionResult> fused =

@@ -18,7 +18,10 @@
 //   2. The new input is `linalg.generic` { arith.extf } over the T value,
 //      created once per value (every contraction reading it shares it),
 //      right after the value's definition (the start of its block for a
-//      block argument), so it dominates every reader.
+//      block argument), so it dominates every reader; after the widenings
+//      of the same producer's other results, in the order they are made,
+//      so that fusing one into the producer (step 3, the fused op takes
+//      that widening's place) leaves the later ones after the fused op.
 //
 //      A tensor.expand_shape / collapse_shape is widened through (its
 //      source widened, the reshape repeated on f32), and so is a copy (a
@@ -154,7 +157,8 @@ static bool isWidenedThrough(linalg::LinalgOp copy, bool bf16,
 static Value widen(RewriterBase &rewriter, Value value, bool bf16,
                    DenseMap<Value, Value> &widened,
                    SmallVectorImpl<linalg::GenericOp> &widenings,
-                   SmallVectorImpl<Operation *> &throughOps) {
+                   SmallVectorImpl<Operation *> &throughOps,
+                   DenseMap<Operation *, Operation *> &lastWidening) {
   Value &wide = widened[value];
   if (wide)
     return wide;
@@ -166,7 +170,7 @@ static Value widen(RewriterBase &rewriter, Value value, bool bf16,
       isWidenedThrough(cast<linalg::LinalgOp>(copy), bf16, widenings)) {
     auto linalgOp = cast<linalg::LinalgOp>(copy);
     Value source = widen(rewriter, linalgOp.getDpsInputOperand(0)->get(),
-                         bf16, widened, widenings, throughOps);
+                         bf16, widened, widenings, throughOps, lastWidening);
     rewriter.setInsertionPointAfter(copy);
     Value init = tensor::EmptyOp::create(rewriter, copy->getLoc(),
                                          type.getShape(), f32);
@@ -187,7 +191,7 @@ static Value widen(RewriterBase &rewriter, Value value, bool bf16,
           .hasStaticShape()) {
     Value source =
         widen(rewriter, reshape->getOperand(0), bf16, widened, widenings,
-              throughOps);
+              throughOps, lastWidening);
     rewriter.setInsertionPointAfter(reshape);
     IRMapping mapping;
     mapping.map(reshape->getOperand(0), source);
@@ -197,7 +201,12 @@ static Value widen(RewriterBase &rewriter, Value value, bool bf16,
     // (`wide` may dangle after the recursive calls grew the map.)
     return widened[value] = clone->getResult(0);
   }
-  if (auto arg = dyn_cast<BlockArgument>(value))
+  // After the widenings of the producer's other results placed there
+  // before: fusing one into the producer (step 3) puts the fused op where
+  // that widening was, and every later widening must still come after it.
+  if (Operation *last = lastWidening.lookup(value.getDefiningOp()))
+    rewriter.setInsertionPointAfter(last);
+  else if (auto arg = dyn_cast<BlockArgument>(value))
     rewriter.setInsertionPointToStart(arg.getOwner());
   else
     rewriter.setInsertionPointAfter(value.getDefiningOp());
@@ -209,6 +218,8 @@ static Value widen(RewriterBase &rewriter, Value value, bool bf16,
       });
   auto generic = extended.getDefiningOp<linalg::GenericOp>();
   widenings.push_back(generic);
+  if (Operation *producer = value.getDefiningOp())
+    lastWidening[producer] = generic;
   return widened[value] = generic.getResult(0);
 }
 
@@ -234,6 +245,7 @@ void mlir::amp::widenContractionOperands(Operation *root, bool bf16) {
   DenseMap<Value, Value> widened;
   SmallVector<linalg::GenericOp> widenings;
   SmallVector<Operation *> throughOps;
+  DenseMap<Operation *, Operation *> lastWidening;
   for (linalg::LinalgOp op : candidates) {
     rewriter.setInsertionPoint(op);
     FailureOr<linalg::GenericOp> general =
@@ -245,7 +257,7 @@ void mlir::amp::widenContractionOperands(Operation *root, bool bf16) {
       if (!isWidenable(generic, *input, bf16))
         continue;
       Value wide = widen(rewriter, input->get(), bf16, widened, widenings,
-                         throughOps);
+                         throughOps, lastWidening);
       BlockArgument arg = generic.getMatchingBlockArgument(input);
       rewriter.modifyOpInPlace(generic, [&] {
         input->set(wide);
