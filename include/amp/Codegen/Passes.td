@@ -129,6 +129,24 @@ def AmpCpuHoistScalarReadsPass
   ];
 }
 
+def AmpCpuRoundEmulatedFloatsPass
+    : InterfacePass<"amp-cpu-round-emulated-floats", "::mlir::FunctionOpInterface"> {
+  let summary = "Round every emulated f16 / bf16 op's result to its type";
+  let description = [{
+    Right after `arith-emulate-unsupported-floats` and
+    `math-extend-to-supported-types` (which compute f16 / bf16 ops in f32
+    between an `arith.extf` and an `arith.truncf`): drops the
+    `fastmath<contract>` flag those passes put on the casts. With it, the
+    next folding removes `extf(truncf(x))` between two emulated ops, and a
+    chain of f16 ops fused into one loop is computed in f32 and rounded once
+    (excess precision that depends on what fusion put in one loop). Without
+    it, every f16 / bf16 op is rounded to its type, as the autocast's
+    decision says and as PyTorch's eager ops and the GPU pipeline's native
+    f16 arithmetic do.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def AmpCpuApproximateTanhPass
     : Pass<"amp-cpu-approximate-tanh", "::mlir::ModuleOp"> {
   let summary = "Replace f32 math.tanh by upstream's polynomial approximation";

@@ -36,6 +36,12 @@ LogicalResult expandMathOps(Operation *root);
 /// ops only.
 LogicalResult approximateTanhOps(Operation *root);
 
+/// amp-cpu-round-emulated-floats: `contract` dropped from every arith.extf /
+/// arith.truncf under `root`, so that folding keeps the rounding of each
+/// emulated f16 / bf16 op (arith-emulate-unsupported-floats and
+/// math-extend-to-supported-types mark their casts `contract`).
+void roundEmulatedFloats(Operation *root);
+
 /// amp-cpu-hoist-scalar-reads: every one-element read of a static tensor
 /// under `root` (a constant-map linalg.generic input, a constant-index
 /// tensor.extract) as one tensor.extract where the tensor is defined.

@@ -293,6 +293,9 @@ static void addLoopsToLLVMPasses(OpPassManager &pm, bool runtimeAllocator,
     extend.extraTypeStrs = {};
     extend.targetTypeStr = "f32";
     fpm.addPass(math::createMathExtendToSupportedTypes(extend));
+    // Each emulated op rounded to its type (no excess precision, whatever
+    // the fusion).
+    fpm.addPass(createAmpCpuRoundEmulatedFloatsPass());
   }
   // tanh as vectorisable arithmetic instead of a libm call per element.
   pm.addPass(createAmpCpuApproximateTanhPass());
