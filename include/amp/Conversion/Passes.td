@@ -394,6 +394,28 @@ def AmpSplitDeallocsPass
   }];
 }
 
+def AmpCheckVerifiedPass : Pass<"amp-check-verified", "::mlir::ModuleOp"> {
+  let summary = "Fail with an internal error where the IR does not verify";
+  let description = [{
+    The pipelines run with the pass manager's verifier off (`--verify-each`
+    turns it on). In `amp-cpu-pipeline` and `amp-gpu-pipeline` this pass
+    verifies the module once, after the tensor passes and before
+    bufferization: an invalid tensor IR (a value read before its
+    definition) would otherwise bufferize into a step that reads a buffer
+    before it is written, and run. A failure is the verifier's errors and
+
+    ```
+    error: internal error: the IR does not verify before bufferization
+    (the errors above); --verify-each names the pass that broke it
+    ```
+  }];
+  let options = [
+    Option<"stage", "stage", "std::string", /*default=*/"\"here\"",
+           "Where in the pipeline, for the message (e.g. \"before "
+           "bufferization\")">,
+  ];
+}
+
 def AmpCheckLoweredPass : Pass<"amp-check-lowered", "::mlir::ModuleOp"> {
   let summary = "Fail, at the op, when anything but the LLVM dialect is left";
   let description = [{

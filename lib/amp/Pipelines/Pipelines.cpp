@@ -192,6 +192,11 @@ static void addTensorToBufferPasses(OpPassManager &pm,
   if (!gpu)
     pm.addNestedPass<func::FuncOp>(createAmpCpuHoistScalarReadsPass());
 
+  // The tensor passes' result verified once (the verifier is off between
+  // passes; an invalid tensor IR would bufferize into a step that runs).
+  AmpCheckVerifiedPassOptions verified;
+  verified.stage = "before bufferization";
+  pm.addPass(createAmpCheckVerifiedPass(verified));
   // Buffers.
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
