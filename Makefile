@@ -161,7 +161,7 @@ fuzz: build
 # take clang's -shared-libsan (and the backend cannot run here anyway).
 ASAN_BUILD   ?= build-asan
 ASAN_TESTS   ?= Policy Transforms Pipelines Conversion/AmpToLinalg Conversion/Checks Codegen/CPU/amp-cpu-vectorize.mlir \
-                Codegen/CPU/amp-cpu-widen-contraction-operands.mlir Codegen/CPU/amp-cpu-approximate-tanh-run.mlir \
+                Codegen/CPU/amp-cpu-widen-contraction-operands.mlir Codegen/CPU/amp-cpu-approximate-math-run.mlir \
                 Codegen/CPU/amp-cpu-check-in-update.mlir \
                 Conversion/AmpToRuntime/amp-lower-to-runtime.mlir Conversion/AmpToRuntime/check-source.mlir \
                 Dialect Tools/amp-opt fuzz \

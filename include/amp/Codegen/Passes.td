@@ -147,16 +147,18 @@ def AmpCpuRoundEmulatedFloatsPass
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
-def AmpCpuApproximateTanhPass
-    : Pass<"amp-cpu-approximate-tanh", "::mlir::ModuleOp"> {
-  let summary = "Replace f32 math.tanh by upstream's polynomial approximation";
+def AmpCpuApproximateMathPass
+    : Pass<"amp-cpu-approximate-math", "::mlir::ModuleOp"> {
+  let summary = "Replace f32 math.tanh and math.erf by upstream's polynomial "
+                "approximations";
   let description = [{
     For the CPU, after the math ops are extended to f32: every f32
-    `math.tanh` (scalar or vector) becomes the straight-line polynomial of
-    `populatePolynomialApproximateTanhPattern` (clamped input, a
-    rational polynomial evaluated with `math.fma`), which vectorises, instead
-    of a scalar libm `tanhf` call per element. Within a few ulp of libm; each
-    element's result is independent of the vector width.
+    `math.tanh` and `math.erf` (scalar or vector) becomes the straight-line
+    polynomial of `populatePolynomialApproximateTanhPattern` /
+    `populatePolynomialApproximateErfPattern` (clamped input, polynomials
+    evaluated with `math.fma`), which vectorises, instead of a scalar libm
+    `tanhf` / `erff` call per element. Within 5 ulp of libm (erf(-0) is +0);
+    each element's result is independent of the vector width.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -31,10 +31,10 @@ void populateAmpExpandMathPatterns(RewritePatternSet &patterns);
 /// The patterns applied to exactly the ops they rewrite under `root`.
 LogicalResult expandMathOps(Operation *root);
 
-/// amp-cpu-approximate-tanh: every f32 math.tanh under `root` as upstream's
-/// polynomial (populatePolynomialApproximateTanhPattern), applied to the tanh
-/// ops only.
-LogicalResult approximateTanhOps(Operation *root);
+/// amp-cpu-approximate-math: every f32 math.tanh and math.erf under `root` as
+/// upstream's polynomials (populatePolynomialApproximateTanhPattern /
+/// populatePolynomialApproximateErfPattern), applied to those ops only.
+LogicalResult approximateMathOps(Operation *root);
 
 /// amp-cpu-round-emulated-floats: `contract` dropped from every arith.extf /
 /// arith.truncf under `root`, so that folding keeps the rounding of each

@@ -302,15 +302,16 @@ static void addLoopsToLLVMPasses(OpPassManager &pm, bool runtimeAllocator,
     // the fusion).
     fpm.addPass(createAmpCpuRoundEmulatedFloatsPass());
   }
-  // tanh as vectorisable arithmetic instead of a libm call per element.
-  pm.addPass(createAmpCpuApproximateTanhPass());
+  // tanh and erf as vectorisable arithmetic instead of a libm call per
+  // element.
+  pm.addPass(createAmpCpuApproximateMathPass());
   {
     OpPassManager &fpm = pm.nest<func::FuncOp>();
     arith::ArithExpandOpsPassOptions expand;
     expand.includeBf16 = true;
     fpm.addPass(arith::createArithExpandOpsPass(expand));
     // Math first: MathToLLVM takes what has an LLVM intrinsic (vectors too);
-    // MathToLibm calls libm for the rest (erf, erfc, cbrt, atan2, ...), one
+    // MathToLibm calls libm for the rest (f64 erf, erfc, cbrt, atan2, ...), one
     // call per element of a vector through vector.extract / vector.insert,
     // which VectorToLLVM below must still see.
     fpm.addPass(createConvertMathToLLVMPass());
