@@ -129,6 +129,31 @@ def AmpCpuHoistScalarReadsPass
   ];
 }
 
+def AmpCpuStridedCopiesToLinalgPass
+    : InterfacePass<"amp-cpu-strided-copies-to-linalg",
+                    "::mlir::FunctionOpInterface"> {
+  let summary = "Rewrite memref.copy between non-contiguous views as "
+                "linalg.copy";
+  let description = [{
+    Every static `memref.copy` whose source or target is not contiguous
+    row-major (an insert_slice into a strided or padded view, a slice read
+    out of a larger buffer) becomes `scf.for` loops around a `memref.copy`
+    of each contiguous block (`llvm.memcpy`) when the trailing dimensions
+    that both walk contiguously hold at least 256 elements, else a
+    `linalg.copy` of the same operands, which the CPU pipeline vectorises and
+    lowers to loops like any linalg op (both are outlined); `memref.copy` of such views would lower to the runner
+    utilities' `memrefCopy`, one element at a time, or stay in the step body.
+    Contiguous copies stay (`llvm.memcpy`). In `amp-cpu-pipeline` before
+    `amp-cpu-outline-loops`; `amp-cpu-vectorize` does the same first.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 def AmpCpuRoundEmulatedFloatsPass
     : InterfacePass<"amp-cpu-round-emulated-floats", "::mlir::FunctionOpInterface"> {
   let summary = "Round every emulated f16 / bf16 op's result to its type";
@@ -171,8 +196,10 @@ def AmpCpuVectorizePass : InterfacePass<"amp-cpu-vectorize", "::mlir::FunctionOp
   let summary = "Tile and vectorise the CPU step's remaining linalg ops";
   let description = [{
     On buffers, after `amp-lower-contractions-to-runtime`. A `memref.copy`
-    between buffers that are not both contiguous becomes `linalg.copy`
-    (instead of the runner utilities' element-by-element `memrefCopy`).
+    between buffers that are not both contiguous is first rewritten as
+    `amp-cpu-strided-copies-to-linalg` does (loops of memcpy, or
+    `linalg.copy`; instead of the runner utilities' element-by-element
+    `memrefCopy`).
     Every static linalg op whose innermost loop is parallel first has its
     trailing loops merged into one where every operand walks them
     contiguously, as its own trailing dimensions (upstream

@@ -52,6 +52,10 @@ void hoistScalarReads(Operation *root);
 /// regions), the pieces chained with cf.br.
 void splitBlocksAfterLoops(FunctionOpInterface fn, unsigned maxBlockOps);
 
+/// amp-cpu-strided-copies-to-linalg: every static memref.copy under `root`
+/// whose source or target is not contiguous row-major as a linalg.copy.
+void stridedCopiesToLinalg(Operation *root);
+
 /// amp-cpu-vectorize: the static linalg ops under `root` whose innermost loop
 /// is parallel tiled and vectorised for `vectorBits`-bit registers, each
 /// tile cleaned up with the vector patterns; an op whose cleanup does not

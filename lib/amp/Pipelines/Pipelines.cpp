@@ -406,7 +406,10 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
   // own, each lowered once and, from here on, in parallel with the others
   // (densenet121's fp32 step, 2 threads, amp-opt without per-pass
   // verification: 17.0-19.2 s with the outlining after the loops were made,
-  // 13.5-14.9 s with it here).
+  // 13.5-14.9 s with it here). Copies between strided views first become
+  // linalg.copy, outlined with the rest: the step body is glue, compiled at
+  // -O0 (HostCodegen.cpp).
+  pm.nest<func::FuncOp>().addPass(createAmpCpuStridedCopiesToLinalgPass());
   addOutliningPasses(pm);
   // What is left: vector tiles where the innermost loop is parallel.
   if (config.vectorBits > 0) {

@@ -12,11 +12,15 @@
 //    function, and a step's outlined loop functions take up to thousands of
 //    arguments each: code compiled for nothing.
 // 3. The module is split into at most `threads` parts of about the same size:
-//    functions, largest first, each into the part with the lowest cost so
-//    far (instructions; half for an optnone function, which is not optimised
-//    and FastISel selects). A function is never split; the step body
-//    (noinline, optnone) and its outlined loop functions (noinline) are
-//    independent of each other's code: nothing is inlined across them.
+//    loop functions, largest first, each into the part with the lowest cost
+//    so far (instructions), and one more part of the glue: the functions
+//    without a loop (the step body, noinline and optnone once its loops are
+//    outlined, the C-interface wrappers), run once per step, whose code is
+//    generated at -O0 (a 25th of the cost per instruction; the first part
+//    starts with it, the glue part is compiled by the first thread free). A
+//    function is never split; the step body and its outlined loop functions
+//    (noinline) are independent of each other's code: nothing is inlined
+//    across them.
 //    Each part gets its own copy of the private constants it uses, so that
 //    no part reads another's data (the JIT linker places objects anywhere;
 //    only calls go through its stubs), and local functions become hidden
@@ -24,8 +28,8 @@
 //    any other global (a mutable one, global constructors) stays whole.
 // 4. Each part is written to bitcode and, on its own thread, read into its
 //    own LLVMContext, optimised (the step optimizer: -O<level> without
-//    CalledValuePropagation) and compiled to an object by its own
-//    TargetMachine.
+//    CalledValuePropagation; -O0 for the glue) and compiled to an object by
+//    its own TargetMachine (code generation at -O0 for the glue).
 //
 // Code generation (optimisation and instruction selection, about half of a
 // large CNN's compile) thus runs on every core; the objects are linked into
@@ -36,6 +40,7 @@
 #include "RunnerInternal.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/Analysis/CFG.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -152,52 +157,86 @@ static bool isCopyableConstant(const llvm::GlobalVariable &global) {
          global.hasInitializer();
 }
 
-/// What compiling `function` costs, in instructions: an optnone function (a
-/// step body: allocations, descriptors, calls) is not optimised and FastISel
-/// selects it, about half the time per instruction of a loop function
-/// (efficientnet_b0's f16 step: 24 vs 43 us).
-static uint64_t getCompileCost(const llvm::Function &function) {
-  uint64_t instructions = function.getInstructionCount();
-  return function.hasOptNone() ? instructions / 2 : instructions;
+/// Whether `function` is glue: straight-line code, run once per call (the
+/// step body once its loops are outlined: allocations, descriptors, calls;
+/// the C-interface wrappers around it; a skipped step's restoring copies).
+/// When the module is split, its part is optimised and its code generated at
+/// -O0: fast register allocation instead of the greedy one, whose time grows
+/// with the calls such a function makes (densenet121's f16 step: its step
+/// body, 75000 instructions, took 13 s to compile, its 850 restoring
+/// memcpy calls 5 s; 2.5 s together at -O0).
+static bool isGlue(const llvm::Function &function) {
+  SmallVector<std::pair<const llvm::BasicBlock *, const llvm::BasicBlock *>>
+      backEdges;
+  llvm::FindFunctionBackedges(function, backEdges);
+  return backEdges.empty();
 }
 
-/// The parts of `module` (see the file comment), at most `count`; the module
-/// itself when it is not split.
-static SmallVector<std::unique_ptr<llvm::Module>>
-splitModule(std::unique_ptr<llvm::Module> module, unsigned count) {
-  SmallVector<std::unique_ptr<llvm::Module>> parts;
+/// What compiling `function` costs, in instructions of a loop function: glue
+/// costs a 25th per instruction at -O0 (densenet121's f16 step: 2.5 s for its
+/// glue, 10 s for each of two parts of loop functions).
+static uint64_t getCompileCost(const llvm::Function &function) {
+  uint64_t instructions = function.getInstructionCount();
+  return isGlue(function) ? instructions / 25 : instructions;
+}
+
+namespace {
+/// One part of a split module.
+struct Part {
+  std::unique_ptr<llvm::Module> module;
+  /// Only glue functions: code generated at -O0.
+  bool glue = false;
+};
+} // namespace
+
+/// The parts of `module` (see the file comment): at most `count` of loop
+/// functions, and one of the glue, last; the module itself when it is not
+/// split.
+static SmallVector<Part> splitModule(std::unique_ptr<llvm::Module> module,
+                                     unsigned count) {
+  SmallVector<Part> parts;
   SmallVector<llvm::Function *> functions;
-  uint64_t total = 0;
+  uint64_t total = 0, glueCost = 0;
   for (llvm::Function &function : *module)
     if (!function.isDeclaration()) {
       functions.push_back(&function);
       total += getCompileCost(function);
+      if (isGlue(function))
+        glueCost += getCompileCost(function);
     }
+  unsigned loopFunctions = llvm::count_if(
+      functions, [](llvm::Function *function) { return !isGlue(*function); });
   bool splittable =
-      count > 1 && functions.size() > 1 && total >= kMinCostToSplit &&
-      module->alias_empty() && module->ifunc_empty() &&
+      count > 1 && loopFunctions > 0 && functions.size() > 1 &&
+      total >= kMinCostToSplit && module->alias_empty() && module->ifunc_empty() &&
       llvm::all_of(module->globals(), [](const llvm::GlobalVariable &global) {
         return global.isDeclaration() || isCopyableConstant(global);
       });
   if (!splittable) {
-    parts.push_back(std::move(module));
+    parts.push_back({std::move(module), /*glue=*/false});
     return parts;
   }
-  count = std::min<unsigned>(count, functions.size());
+  count = std::min<unsigned>(count, loopFunctions);
+  bool hasGlue = loopFunctions < functions.size();
 
-  // Largest first (then by name: the parts do not depend on the order of
-  // the module), each into the lightest part.
+  // Loop functions largest first (then by name: the parts do not depend on
+  // the order of the module), each into the lightest part. The glue part
+  // comes last, so the thread that finishes first compiles it: the first
+  // part starts with its cost.
   llvm::sort(functions, [](llvm::Function *a, llvm::Function *b) {
     uint64_t costA = getCompileCost(*a), costB = getCompileCost(*b);
     return costA != costB ? costA > costB : a->getName() < b->getName();
   });
   DenseMap<const llvm::GlobalValue *, unsigned> partOf;
   SmallVector<uint64_t> load(count, 0);
+  load[0] = glueCost;
   for (llvm::Function *function : functions) {
-    unsigned lightest = std::min_element(load.begin(), load.end()) -
-                        load.begin();
-    partOf[function] = lightest;
-    load[lightest] += getCompileCost(*function);
+    unsigned part = count;
+    if (!isGlue(*function)) {
+      part = std::min_element(load.begin(), load.end()) - load.begin();
+      load[part] += getCompileCost(*function);
+    }
+    partOf[function] = part;
     // Called from other parts: a local function becomes a hidden external
     // one (its name is already unique in the module).
     if (function->hasLocalLinkage()) {
@@ -205,15 +244,18 @@ splitModule(std::unique_ptr<llvm::Module> module, unsigned count) {
       function->setVisibility(llvm::GlobalValue::HiddenVisibility);
     }
   }
-  for (unsigned i = 0; i < count; ++i) {
+  for (unsigned i = 0; i < count + hasGlue; ++i) {
     llvm::ValueToValueMapTy map;
-    parts.push_back(llvm::CloneModule(
-        *module, map, [&](const llvm::GlobalValue *global) {
-          if (auto *variable = dyn_cast<llvm::GlobalVariable>(global))
-            return isCopyableConstant(*variable);
-          auto it = partOf.find(global);
-          return it != partOf.end() && it->second == i;
-        }));
+    parts.push_back(
+        {llvm::CloneModule(*module, map,
+                           [&](const llvm::GlobalValue *global) {
+                             if (auto *variable =
+                                     dyn_cast<llvm::GlobalVariable>(global))
+                               return isCopyableConstant(*variable);
+                             auto it = partOf.find(global);
+                             return it != partOf.end() && it->second == i;
+                           }),
+         /*glue=*/i == count});
   }
   return parts;
 }
@@ -267,10 +309,9 @@ mlir::amp::compileHostObjects(
   std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects;
   if (threads == 0)
     threads = llvm::hardware_concurrency().compute_thread_count();
-  SmallVector<std::unique_ptr<llvm::Module>> parts =
-      splitModule(std::move(llvmModule), threads);
+  SmallVector<Part> parts = splitModule(std::move(llvmModule), threads);
   if (parts.size() == 1) {
-    auto object = compileToObject(*parts.front(), **machine, optLevel);
+    auto object = compileToObject(*parts.front().module, **machine, optLevel);
     if (!object)
       return emitError(loc) << "code generation failed: "
                             << llvm::toString(object.takeError());
@@ -283,8 +324,8 @@ mlir::amp::compileHostObjects(
   SmallVector<SmallVector<char, 0>> bitcode(parts.size());
   for (auto [part, bytes] : llvm::zip(parts, bitcode)) {
     llvm::raw_svector_ostream stream(bytes);
-    llvm::WriteBitcodeToFile(*part, stream);
-    part.reset();
+    llvm::WriteBitcodeToFile(*part.module, stream);
+    part.module.reset();
   }
   objects.resize(parts.size());
   std::mutex errorsMutex;
@@ -308,7 +349,10 @@ mlir::amp::compileHostObjects(
         auto partMachine = createMachine();
         if (!partMachine)
           return fail(partMachine.takeError());
-        auto object = compileToObject(**part, **partMachine, optLevel);
+        if (parts[i].glue)
+          (*partMachine)->setOptLevel(llvm::CodeGenOptLevel::None);
+        auto object = compileToObject(**part, **partMachine,
+                                      parts[i].glue ? 0 : optLevel);
         if (!object)
           return fail(object.takeError());
         objects[i] = std::move(*object);

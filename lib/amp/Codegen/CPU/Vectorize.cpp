@@ -698,28 +698,12 @@ struct AmpCpuVectorizePass
 } // namespace
 
 void mlir::amp::vectorizeLinalgForCpu(Operation *root, int64_t vectorBits) {
-  // Copies between buffers that are not both contiguous (an insert_slice
-  // into a strided view: a strided convolution's input gradient, a padded
-  // tensor) as linalg.copy, tiled and vectorised below like any copy (or
-  // loops). memref.copy would lower to a call of the runner utilities'
-  // memrefCopy, which walks any layout one element at a time.
+  // Copies between buffers that are not both contiguous as loops of memcpy
+  // or as linalg.copy, tiled and vectorised below like any copy:
+  // amp-cpu-strided-copies-to-linalg (the CPU pipeline runs it before the
+  // outlining already; here for a caller of this pass alone).
+  stridedCopiesToLinalg(root);
   IRRewriter rewriter(root->getContext());
-  SmallVector<memref::CopyOp> stridedCopies;
-  root->walk([&](memref::CopyOp copy) {
-    auto source = dyn_cast<MemRefType>(copy.getSource().getType());
-    auto target = dyn_cast<MemRefType>(copy.getTarget().getType());
-    if (source && target && source.hasStaticShape() &&
-        (!memref::isStaticShapeAndContiguousRowMajor(source) ||
-         !memref::isStaticShapeAndContiguousRowMajor(target)))
-      stridedCopies.push_back(copy);
-  });
-  for (memref::CopyOp copy : stridedCopies) {
-    rewriter.setInsertionPoint(copy);
-    linalg::CopyOp::create(rewriter, copy.getLoc(),
-                           ValueRange{copy.getSource()},
-                           ValueRange{copy.getTarget()});
-    rewriter.eraseOp(copy);
-  }
 
   // Step 0: runs of loops that every operand walks contiguously as one loop
   // (an optimizer update over a [512, 512, 3, 3] filter is one loop of
