@@ -172,12 +172,12 @@ static bool isGlue(const llvm::Function &function) {
   return backEdges.empty();
 }
 
-/// What compiling `function` costs, in instructions of a loop function: glue
+/// What compiling a function costs, in instructions of a loop function: glue
 /// costs a 25th per instruction at -O0 (densenet121's f16 step: 2.5 s for its
 /// glue, 10 s for each of two parts of loop functions).
-static uint64_t getCompileCost(const llvm::Function &function) {
+static uint64_t getCompileCost(const llvm::Function &function, bool glue) {
   uint64_t instructions = function.getInstructionCount();
-  return isGlue(function) ? instructions / 25 : instructions;
+  return glue ? instructions / 25 : instructions;
 }
 
 namespace {
@@ -196,19 +196,27 @@ static SmallVector<Part> splitModule(std::unique_ptr<llvm::Module> module,
                                      unsigned count) {
   SmallVector<Part> parts;
   SmallVector<llvm::Function *> functions;
+  // Each function's cost, and whether it is glue (computed once: the walk
+  // for back edges is linear in the function).
+  DenseMap<const llvm::Function *, std::pair<uint64_t, bool>> costs;
   uint64_t total = 0, glueCost = 0;
+  unsigned loopFunctions = 0;
   for (llvm::Function &function : *module)
     if (!function.isDeclaration()) {
       functions.push_back(&function);
-      total += getCompileCost(function);
-      if (isGlue(function))
-        glueCost += getCompileCost(function);
+      bool glue = isGlue(function);
+      uint64_t cost = getCompileCost(function, glue);
+      costs[&function] = {cost, glue};
+      total += cost;
+      if (glue)
+        glueCost += cost;
+      else
+        ++loopFunctions;
     }
-  unsigned loopFunctions = llvm::count_if(
-      functions, [](llvm::Function *function) { return !isGlue(*function); });
   bool splittable =
       count > 1 && loopFunctions > 0 && functions.size() > 1 &&
-      total >= kMinCostToSplit && module->alias_empty() && module->ifunc_empty() &&
+      total >= kMinCostToSplit && module->alias_empty() &&
+      module->ifunc_empty() &&
       llvm::all_of(module->globals(), [](const llvm::GlobalVariable &global) {
         return global.isDeclaration() || isCopyableConstant(global);
       });
@@ -223,8 +231,8 @@ static SmallVector<Part> splitModule(std::unique_ptr<llvm::Module> module,
   // the order of the module), each into the lightest part. The glue part
   // comes last, so the thread that finishes first compiles it: the first
   // part starts with its cost.
-  llvm::sort(functions, [](llvm::Function *a, llvm::Function *b) {
-    uint64_t costA = getCompileCost(*a), costB = getCompileCost(*b);
+  llvm::sort(functions, [&](llvm::Function *a, llvm::Function *b) {
+    uint64_t costA = costs[a].first, costB = costs[b].first;
     return costA != costB ? costA > costB : a->getName() < b->getName();
   });
   DenseMap<const llvm::GlobalValue *, unsigned> partOf;
@@ -232,9 +240,10 @@ static SmallVector<Part> splitModule(std::unique_ptr<llvm::Module> module,
   load[0] = glueCost;
   for (llvm::Function *function : functions) {
     unsigned part = count;
-    if (!isGlue(*function)) {
+    auto [cost, glue] = costs[function];
+    if (!glue) {
       part = std::min_element(load.begin(), load.end()) - load.begin();
-      load[part] += getCompileCost(*function);
+      load[part] += cost;
     }
     partOf[function] = part;
     // Called from other parts: a local function becomes a hidden external

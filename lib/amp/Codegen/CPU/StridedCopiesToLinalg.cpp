@@ -89,8 +89,8 @@ static void copyBlocks(IRRewriter &rewriter, memref::CopyOp copy,
     auto blockType = memref::SubViewOp::inferRankReducedResultType(
         type.getShape().drop_front(first), cast<MemRefType>(memref.getType()),
         offsets, sizes, strides);
-    return memref::SubViewOp::create(rewriter, loc, blockType, memref,
-                                     offsets, sizes, strides);
+    return memref::SubViewOp::create(rewriter, loc, blockType, memref, offsets,
+                                     sizes, strides);
   };
   Value source = block(copy.getSource());
   Value target = block(copy.getTarget());
@@ -112,8 +112,8 @@ void mlir::amp::stridedCopiesToLinalg(Operation *root) {
     rewriter.setInsertionPoint(copy);
     auto source = cast<MemRefType>(copy.getSource().getType());
     auto target = cast<MemRefType>(copy.getTarget().getType());
-    int64_t first = std::max(getContiguousSuffix(source),
-                             getContiguousSuffix(target));
+    int64_t first =
+        std::max(getContiguousSuffix(source), getContiguousSuffix(target));
     int64_t elements = 1;
     for (int64_t dim = first; dim < source.getRank(); ++dim)
       elements *= source.getDimSize(dim);
@@ -134,8 +134,6 @@ namespace {
 struct AmpCpuStridedCopiesToLinalgPass
     : public amp::impl::AmpCpuStridedCopiesToLinalgPassBase<
           AmpCpuStridedCopiesToLinalgPass> {
-  void runOnOperation() override {
-    amp::stridedCopiesToLinalg(getOperation());
-  }
+  void runOnOperation() override { amp::stridedCopiesToLinalg(getOperation()); }
 };
 } // namespace
