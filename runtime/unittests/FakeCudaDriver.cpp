@@ -14,8 +14,8 @@
 // violation is printed on stderr ("fake libcuda: ...") and counted
 // (fakeCudaViolations). With $AMP_FAKE_CUDA_TRACE set to a path, one line per
 // call is written there (alloc, free, memcpy HtoD|DtoH|DtoD|HtoH BYTES,
-// memset, launch NAME GRID BLOCK, sync, module-load) and "violations N" at
-// exit, for tests that count what crosses the bus.
+// memset, launch NAME GRID BLOCK, sync, module-load, pool-create) and
+// "violations N" at exit, for tests that count what crosses the bus.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,6 +45,11 @@ struct FakeFunction {
 
 struct Allocation {
   size_t bytes;
+  CUcontext owner;
+  CUmemoryPool pool = nullptr; // cuMemAllocFromPoolAsync's
+};
+
+struct FakePool {
   CUcontext owner;
 };
 
@@ -293,37 +298,102 @@ CUresult cuEventRecord(CUevent, CUstream) {
   return needContext("cuEventRecord");
 }
 
-CUresult cuMemAlloc(CUdeviceptr *ptr, size_t bytes) {
-  if (CUresult r = needContext("cuMemAlloc"))
+CUresult fakeAlloc(const char *call, CUdeviceptr *ptr, size_t bytes,
+                   CUmemoryPool pool) {
+  if (CUresult r = needContext(call))
     return r;
   void *memory = std::calloc(bytes ? bytes : 1, 1);
   if (!memory)
     return CUDA_ERROR_OUT_OF_MEMORY;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    allocations[reinterpret_cast<uintptr_t>(memory)] = {bytes, current()};
+    allocations[reinterpret_cast<uintptr_t>(memory)] = {bytes, current(), pool};
   }
   *ptr = reinterpret_cast<CUdeviceptr>(memory);
   record("alloc %zu", bytes);
   return CUDA_SUCCESS;
 }
 
-CUresult cuMemAllocManaged(CUdeviceptr *ptr, size_t bytes, unsigned int) {
-  return cuMemAlloc(ptr, bytes);
-}
-
-CUresult cuMemFree(CUdeviceptr ptr) {
-  if (CUresult r = needContext("cuMemFree"))
+/// Frees `ptr`; `pooled` says whether the call is cuMemFreeAsync (pool
+/// memory only) or cuMemFree (other memory only).
+CUresult fakeFree(const char *call, CUdeviceptr ptr, bool pooled) {
+  if (CUresult r = needContext(call))
     return r;
-  if (CUresult r = needOwner("cuMemFree", ptr))
+  if (CUresult r = needOwner(call, ptr))
     return r;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    if (!allocations.erase(ptr))
+    auto it = allocations.find(ptr);
+    if (it == allocations.end())
       return CUDA_ERROR_INVALID_VALUE;
+    if ((it->second.pool != nullptr) != pooled) {
+      ++violations;
+      std::fprintf(stderr, "fake libcuda: %s of %s memory\n", call,
+                   pooled ? "non-pool" : "pool");
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    allocations.erase(it);
   }
   std::free(reinterpret_cast<void *>(ptr));
   record("free");
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemAlloc(CUdeviceptr *ptr, size_t bytes) {
+  return fakeAlloc("cuMemAlloc", ptr, bytes, nullptr);
+}
+
+CUresult cuMemAllocManaged(CUdeviceptr *ptr, size_t bytes, unsigned int) {
+  return fakeAlloc("cuMemAllocManaged", ptr, bytes, nullptr);
+}
+
+CUresult cuMemFree(CUdeviceptr ptr) { return fakeFree("cuMemFree", ptr, false); }
+
+CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *) {
+  if (CUresult r = needContext("cuMemPoolCreate"))
+    return r;
+  *pool = reinterpret_cast<CUmemoryPool>(new FakePool{current()});
+  record("pool-create");
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute,
+                               void *value) {
+  return pool && value ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *ptr, size_t bytes,
+                                 CUmemoryPool pool, CUstream) {
+  if (!pool)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (reinterpret_cast<FakePool *>(pool)->owner != current())
+    return violation("cuMemAllocFromPoolAsync",
+                     "uses a pool of another context");
+  return fakeAlloc("cuMemAllocFromPoolAsync", ptr, bytes, pool);
+}
+
+CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream) {
+  return fakeFree("cuMemFreeAsync", ptr, true);
+}
+
+CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
+                               CUdeviceptr ptr) {
+  if (CUresult r = needContext("cuPointerGetAttribute"))
+    return r;
+  if (attribute != CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = allocations.find(ptr);
+  if (it == allocations.end())
+    return CUDA_ERROR_INVALID_VALUE;
+  *static_cast<CUmemoryPool *>(data) = it->second.pool;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSynchronize() {
+  if (CUresult r = needContext("cuCtxSynchronize"))
+    return r;
+  record("sync");
   return CUDA_SUCCESS;
 }
 

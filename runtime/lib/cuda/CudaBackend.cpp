@@ -5,8 +5,8 @@
 // enqueue kernels on the caller's stream (no host synchronisation); read,
 // save and load synchronise the device. Unscale lists of at most
 // kParamTensors non-empty tensors travel in the kernel parameters; longer
-// lists are copied into a stream-ordered allocation (cudaMallocAsync /
-// cudaFreeAsync on the same stream), so there is still exactly one launch
+// lists are copied into a stream-ordered allocation (the device pool of
+// Driver.h, cudaFreeAsync on the same stream), so there is still exactly one launch
 // and no buffer is reused across streams.
 //
 // Every entry point that reaches the device opens a ScopedContext (Driver.h):
@@ -291,7 +291,11 @@ amp_status amp_unscale_and_check(amp_scale_state *state,
   }
   const size_t bytes = entries.size() * sizeof(TensorEntry);
   void *table = nullptr;
-  cudaError_t err = cudaMallocAsync(&table, bytes, cudaStream);
+  // From the step's pool when there is one (kept across steps), else from
+  // the device's default pool.
+  auto pool = reinterpret_cast<cudaMemPool_t>(devicePool(scope.driver));
+  cudaError_t err = pool ? cudaMallocFromPoolAsync(&table, bytes, pool, cudaStream)
+                         : cudaMallocAsync(&table, bytes, cudaStream);
   if (err != cudaSuccess)
     return fromCuda(err);
   // A pageable source is staged before cudaMemcpyAsync returns, so

@@ -11,6 +11,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -95,6 +96,33 @@ CUcontext primaryContext(const Driver &driver, int device) {
 } // namespace
 
 void setDefaultDevice(int device) { defaultDevice = device; }
+
+CUmemoryPool devicePool(const Driver &driver) {
+  constexpr int kMaxDevices = 64;
+  static std::mutex mutex;
+  static CUmemoryPool pools[kMaxDevices] = {};
+  static bool failed[kMaxDevices] = {};
+  const int device = defaultDevice;
+  if (!driver.ok || device < 0 || device >= kMaxDevices)
+    return nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (pools[device] || failed[device])
+    return pools[device];
+  CUmemPoolProps props = {};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = device;
+  CUmemoryPool pool = nullptr;
+  cuuint64_t threshold = UINT64_MAX;
+  if (check(driver.cuMemPoolCreate(&pool, &props), "cuMemPoolCreate") &&
+      check(driver.cuMemPoolSetAttribute(
+                pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold),
+            "cuMemPoolSetAttribute"))
+    pools[device] = pool;
+  else
+    failed[device] = true; // cuMemAlloc from now on
+  return pools[device];
+}
 
 ScopedContext::ScopedContext() : driver(Driver::get()) {
   if (!driver.ok)

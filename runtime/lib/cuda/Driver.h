@@ -36,6 +36,7 @@ namespace amp::runtime::cuda {
   X(cuCtxGetCurrent)                                                           \
   X(cuCtxPushCurrent)                                                          \
   X(cuCtxPopCurrent)                                                           \
+  X(cuCtxSynchronize)                                                          \
   X(cuModuleLoadData)                                                          \
   X(cuModuleLoadDataEx)                                                        \
   X(cuModuleUnload)                                                            \
@@ -52,6 +53,11 @@ namespace amp::runtime::cuda {
   X(cuMemAlloc)                                                                \
   X(cuMemAllocManaged)                                                         \
   X(cuMemFree)                                                                 \
+  X(cuMemPoolCreate)                                                           \
+  X(cuMemPoolSetAttribute)                                                     \
+  X(cuMemAllocFromPoolAsync)                                                   \
+  X(cuMemFreeAsync)                                                            \
+  X(cuPointerGetAttribute)                                                     \
   X(cuMemcpyAsync)                                                             \
   X(cuMemsetD32Async)                                                          \
   X(cuMemsetD16Async)
@@ -75,6 +81,14 @@ bool check(CUresult result, const char *what);
 /// The device whose primary context ScopedContext pushes (mgpuSetDefaultDevice;
 /// 0 unless set).
 void setDefaultDevice(int device);
+
+/// The stream-ordered memory pool of the default device, created on first
+/// use with a release threshold of UINT64_MAX: memory a step frees stays in
+/// the pool for the next step instead of going back to the driver at every
+/// synchronisation (what PyTorch's caching allocator does for its own
+/// tensors). Null (reported once) when the driver cannot make one. Call it
+/// with the device's context current (inside a ScopedContext).
+CUmemoryPool devicePool(const Driver &driver);
 
 /// Makes the primary context of the default device current for the scope
 /// (retained once per process and device, never released, like upstream).

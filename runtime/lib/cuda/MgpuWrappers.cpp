@@ -154,26 +154,53 @@ AMP_MGPU void mgpuEventRecord(CUevent event, CUstream stream) {
     check(scope.driver.cuEventRecord(event, stream), "cuEventRecord");
 }
 
-/// isHostShared (i8 in MLIR 22) asks for managed memory.
-AMP_MGPU void *mgpuMemAlloc(uint64_t sizeBytes, CUstream /*stream*/,
+/// isHostShared (i8 in MLIR 22) asks for managed memory. Device memory of a
+/// step (every gpu.alloc is async on the step's stream, amp-gpu-async-chain)
+/// comes from the device's stream-ordered pool (devicePool): cuMemAlloc and
+/// cuMemFree cost tens of microseconds each and cuMemFree waits for the whole
+/// device, which made a step's ~70 temporaries most of its time. Without a
+/// stream (a synchronous gpu.alloc) it is plain cuMemAlloc.
+AMP_MGPU void *mgpuMemAlloc(uint64_t sizeBytes, CUstream stream,
                             bool isHostShared) {
   ScopedContext scope;
   CUdeviceptr ptr = 0;
   if (!scope || sizeBytes == 0)
     return nullptr;
-  if (isHostShared)
+  if (isHostShared) {
     check(scope.driver.cuMemAllocManaged(&ptr, sizeBytes, CU_MEM_ATTACH_GLOBAL),
           "cuMemAllocManaged");
-  else
+  } else if (CUmemoryPool pool =
+                 stream ? amp::runtime::cuda::devicePool(scope.driver)
+                        : nullptr) {
+    check(scope.driver.cuMemAllocFromPoolAsync(&ptr, sizeBytes, pool, stream),
+          "cuMemAllocFromPoolAsync");
+  } else {
     check(scope.driver.cuMemAlloc(&ptr, sizeBytes), "cuMemAlloc");
+  }
   return reinterpret_cast<void *>(ptr);
 }
 
-AMP_MGPU void mgpuMemFree(void *ptr, CUstream /*stream*/) {
+/// Pool memory goes back to the pool in stream order; without a stream the
+/// device is synchronised first, as cuMemFree does for other memory.
+AMP_MGPU void mgpuMemFree(void *ptr, CUstream stream) {
   if (!ptr)
     return;
-  if (ScopedContext scope; scope)
-    check(scope.driver.cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)), "cuMemFree");
+  ScopedContext scope;
+  if (!scope)
+    return;
+  auto device = reinterpret_cast<CUdeviceptr>(ptr);
+  CUmemoryPool pool = nullptr;
+  if (!check(scope.driver.cuPointerGetAttribute(
+                 &pool, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, device),
+             "cuPointerGetAttribute"))
+    return;
+  if (!pool) {
+    check(scope.driver.cuMemFree(device), "cuMemFree");
+    return;
+  }
+  if (!stream && !check(scope.driver.cuCtxSynchronize(), "cuCtxSynchronize"))
+    return;
+  check(scope.driver.cuMemFreeAsync(device, stream), "cuMemFreeAsync");
 }
 
 AMP_MGPU void mgpuMemcpy(void *dst, void *src, size_t sizeBytes,
