@@ -305,6 +305,43 @@ def AmpGpuParallelLoopsFirstPass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def AmpGpuRegisterAccumulatorsPass
+    : Pass<"amp-gpu-register-accumulators", "::mlir::ModuleOp"> {
+  let summary = "A reduction loop's output element carried in a register";
+  let description = [{
+    linalg's loop lowering makes a reduction an `scf.for` that loads its
+    output element, combines it and stores it back every iteration: in a GPU
+    kernel a chain of global-memory round trips (the first H200 run: a
+    512-element sum on one thread, 0.56 ms). In every `scf.for` (innermost
+    first), a `memref.store` in the body to a memref and indices defined
+    outside the loop, whose loads in the body (same memref and index values)
+    all precede it, becomes an iteration argument: one load before the loop,
+    the stored value yielded, one store after it. Only where nothing else in
+    the loop may touch that memory (every other read or write is on a value
+    `AliasAnalysis` proves `NoAlias`; an access at other indices or an op
+    with unknown effects keeps the loop as it is).
+
+    ```mlir
+    scf.for %k = %c0 to %n step %c1 {
+      %a = memref.load %acc[%i] : memref<16xf32>
+      %x = memref.load %in[%k, %i] : memref<512x16xf32>
+      %s = arith.addf %a, %x : f32
+      memref.store %s, %acc[%i] : memref<16xf32>
+    }
+    // becomes
+    %a0 = memref.load %acc[%i] : memref<16xf32>
+    %r = scf.for %k = %c0 to %n step %c1 iter_args(%a = %a0) -> (f32) {
+      %x = memref.load %in[%k, %i] : memref<512x16xf32>
+      %s = arith.addf %a, %x : f32
+      scf.yield %s : f32
+    }
+    memref.store %r, %acc[%i] : memref<16xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def AmpGpuCollapseParallelLoopsPass
     : Pass<"amp-gpu-collapse-parallel-loops", "::mlir::ModuleOp"> {
   let summary = "One dimension per outermost scf.parallel, the last fastest";

@@ -18,6 +18,10 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
+namespace mlir {
+class AliasAnalysis;
+} // namespace mlir
+
 namespace mlir::amp {
 
 //===----------------------------------------------------------------------===//
@@ -121,6 +125,13 @@ void splitLongReductions(Operation *root, int64_t maxThreadWork,
 /// both kinds of loops generalized and interchanged, its parallel loops
 /// first; fails (with an error at each op that cannot be) after the others.
 LogicalResult interchangeParallelLoopsFirst(Operation *root);
+
+/// amp-gpu-register-accumulators: in every scf.for under `root` (innermost
+/// first), each output element a reduction loads and stores back every
+/// iteration at loop-invariant indices becomes an iteration argument (one load
+/// before the loop, one store after it), where `aliases` proves nothing else
+/// in the loop may touch that memory.
+void registerLoopAccumulators(Operation *root, AliasAnalysis &aliases);
 
 /// amp-gpu-collapse-parallel-loops: every outermost multi-dimensional
 /// scf.parallel under `root` collapsed into one dimension, its last

@@ -440,6 +440,10 @@ void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
   pm.addPass(createAmpGpuParallelLoopsFirstPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
+  // A reduction's output element in a register, not a global-memory round
+  // trip per iteration (while the buffers are still allocations that alias
+  // analysis can tell apart).
+  pm.addPass(createAmpGpuRegisterAccumulatorsPass());
   pm.addPass(createAmpGpuHostToDevicePass());
   // One dimension per kernel, the innermost fastest: coalesced accesses and
   // a one-dimensional grid.
