@@ -56,10 +56,23 @@ static int64_t partialsFor(int64_t size, int64_t chunk) {
 }
 
 /// Contractions, named or recognised by structure, are left whole for the
-/// GEMM lowering.
+/// GEMM lowering, except a batch of dot products (no m and no n dimension of
+/// more than one element: layer norm's backward sum of x * dy over each row),
+/// which is a plain reduction to the GEMM lowering too (it keeps its loops)
+/// and is split like one.
 static bool isContraction(linalg::LinalgOp op) {
-  return isa<linalg::ContractionOpInterface>(op.getOperation()) ||
-         linalg::isaContractionOpInterface(op);
+  if (!isa<linalg::ContractionOpInterface>(op.getOperation()) &&
+      !linalg::isaContractionOpInterface(op))
+    return false;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims))
+    return true;
+  SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+  auto anyLong = [&](ArrayRef<unsigned> loops) {
+    return llvm::any_of(loops, [&](unsigned d) { return sizes[d] != 1; });
+  };
+  return anyLong(dims->m) || anyLong(dims->n);
 }
 
 /// Partials shorter than this are not worth a second pass.
