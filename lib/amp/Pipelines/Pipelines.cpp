@@ -459,6 +459,11 @@ void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
   // Fold the grid and block sizes (and the kernels' loop bounds) to
   // constants before outlining.
   pm.addPass(createCanonicalizerPass());
+  // Constants (loop bounds, strides, the divisors of the collapsed index)
+  // into the kernels rather than kernel arguments: upstream's outlining no
+  // longer sinks them, and without them the kernels divided by run-time
+  // 64-bit values and ran loops of unknown trip count (not unrolled).
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createAmpGpuMergeKernelModulesPass());
   pm.addPass(createAmpGpuAsyncChainPass());
