@@ -117,7 +117,7 @@ if [ "$mode" = full ]; then
   PYTHONUNBUFFERED=1 PYTHONPATH="$here/python" timeout -k 10 "${AMP_GPU_BENCH_TIMEOUT:-420}" \
     python3 bench/gpu/run_gpu_benchmark.py --ncu "${exported[@]}" --torch-modes "${AMP_GPU_TORCH_MODES:-fp32,f16,bf16,compile-f16}" \
     --amp-train "$bin/amp-train" --out "$OUT/benchmarks.md" \
-    --json "$OUT/gpu-benchmark.json" --revision "${AMP_REVISION:-unknown}" >"$OUT/gpu-benchmark.log" 2>&1
+    --json "$OUT/gpu-benchmark.json" --revision "${AMP_REVISION:-$(cat gpu-pack/revision 2>/dev/null || echo unknown)}" >"$OUT/gpu-benchmark.log" 2>&1
   note "gpu-benchmark: rc=$? ($((SECONDS - start)) s)"
   tail -n 40 "$OUT/gpu-benchmark.log" >>"$summary"
 fi

@@ -46,6 +46,8 @@ for name in names:
     print(f"zoo: {name}")
 EOF
 tar -C "$stage" -cf - steps zoo | xz -9e -T0 >"$pack/mlir.tar.xz"
+# The revision the build is of (the GPU machine's copy of .git may be older).
+git describe --always --dirty >"$pack/revision"
 tracked=$(git ls-files -z | xargs -0 du -cb | tail -n 1 | cut -f1)
 total=$(( $(du -sb "$pack" | cut -f1) + tracked ))
 echo "$pack: $(du -sh "$pack" | cut -f1); with the working tree $((total / 1048576)) MiB of the device tool's 64"
