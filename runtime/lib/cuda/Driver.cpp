@@ -72,10 +72,11 @@ bool check(CUresult result, const char *what) {
 
 namespace {
 thread_local int defaultDevice = 0;
+/// The per-device tables below (contexts, pools) have this many entries.
+constexpr int kMaxDevices = 64;
 
 /// The retained primary context of `device`, or null (reported).
 CUcontext primaryContext(const Driver &driver, int device) {
-  constexpr int kMaxDevices = 64;
   static std::mutex mutex;
   static CUcontext contexts[kMaxDevices] = {};
   if (device < 0 || device >= kMaxDevices) {
@@ -98,7 +99,6 @@ CUcontext primaryContext(const Driver &driver, int device) {
 void setDefaultDevice(int device) { defaultDevice = device; }
 
 CUmemoryPool devicePool(const Driver &driver) {
-  constexpr int kMaxDevices = 64;
   static std::mutex mutex;
   static CUmemoryPool pools[kMaxDevices] = {};
   static bool failed[kMaxDevices] = {};
