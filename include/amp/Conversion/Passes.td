@@ -234,6 +234,27 @@ def AmpTosaReverseToLinalgPass
   ];
 }
 
+def AmpTosaScatterToForallPass
+    : InterfacePass<"amp-tosa-scatter-to-forall", "::mlir::FunctionOpInterface"> {
+  let summary = "tosa.scatter as an scf.forall over its elements";
+  let description = [{
+    For the CPU and GPU lowerings, before tosa-to-scf: a `tosa.scatter` of
+    `values_in` [N, K, C], `indices` [N, W] and `input` [N, W, C] becomes an
+    `scf.forall` over (n, w, c) whose `shared_outs` is `values_in` and whose
+    `tensor.parallel_insert_slice` writes `input[n, w, c]` to
+    `[n, indices[n, w], c]`. TOSA forbids a scatter to write an element twice,
+    so the iterations are independent: after bufferization and
+    `scf-forall-to-parallel` they are GPU threads (upstream's tosa-to-scf
+    lowering is a sequential `scf.for`, one thread on a GPU). A graph that
+    repeats an index is outside TOSA; one of its writes wins.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def AmpConvolutionsToGemmPass
     : InterfacePass<"amp-convolutions-to-gemm", "::mlir::FunctionOpInterface"> {
   let summary = "2-D convolutions as im2col and a matmul-shaped contraction "

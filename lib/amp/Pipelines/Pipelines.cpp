@@ -98,10 +98,15 @@ static void addTosaToLinalgPasses(OpPassManager &pm, bool toBuffers) {
   pm.addPass(createAmpCheckLoweringInputPass(check));
   // Our own lowerings: tosa.reverse as an affine copy that fuses with its
   // neighbours (the IREE input keeps upstream's lowering).
-  if (toBuffers)
+  // tosa.scatter as a parallel loop (scf.forall; after bufferization
+  // scf-forall-to-parallel makes it GPU threads); the IREE input keeps
+  // upstream's sequential lowering.
+  if (toBuffers) {
     pm.addNestedPass<func::FuncOp>(createAmpTosaReverseToLinalgPass());
-  // tosa.scatter (and TOSA control flow) has its lowering in tosa-to-scf
-  // (scf.for over tensor slices); tosa-to-linalg would reject it.
+    pm.addNestedPass<func::FuncOp>(createAmpTosaScatterToForallPass());
+  }
+  // TOSA control flow (and the IREE input's tosa.scatter) has its lowering
+  // in tosa-to-scf; tosa-to-linalg would reject it.
   pm.addNestedPass<func::FuncOp>(createTosaToSCFPass());
   TosaToLinalgOptions tosaOptions;
   tosaOptions.aggressiveReduceConstant = true;
@@ -207,6 +212,8 @@ static void addTensorToBufferPasses(OpPassManager &pm,
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // amp-tosa-scatter-to-forall's loops, bufferized: scf.parallel.
+  pm.addPass(createForallToParallelLoopPass());
   // CPU: a loss-scaled step's updates written where the results go, the old
   // state copied there only on a bad step.
   if (!gpu)
