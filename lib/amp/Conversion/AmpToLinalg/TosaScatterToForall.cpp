@@ -69,15 +69,15 @@ struct ScatterAsForall : public OpRewritePattern<tosa::ScatterOp> {
     Value n = ivs[0], w = ivs[1], c = ivs[2];
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(forall.getBody());
-    Value k = tensor::ExtractOp::create(rewriter, loc, indices,
-                                        ValueRange{n, w});
+    Value k =
+        tensor::ExtractOp::create(rewriter, loc, indices, ValueRange{n, w});
     k = arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(), k);
     SmallVector<OpFoldResult> ones(3, rewriter.getIndexAttr(1));
     auto elementType =
         RankedTensorType::get({1, 1, 1}, inputType.getElementType());
     Value element = tensor::ExtractSliceOp::create(
-        rewriter, loc, elementType, input,
-        SmallVector<OpFoldResult>{n, w, c}, ones, ones);
+        rewriter, loc, elementType, input, SmallVector<OpFoldResult>{n, w, c},
+        ones, ones);
     rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(
         rewriter, loc, element, forall.getRegionIterArgs().front(),
