@@ -439,8 +439,12 @@ void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
   assert(config.target == LoweringTarget::GPU && "a GPU lowering config");
   pm.addPass(createAmpEmitCInterfacePass());
   addTensorToBufferPasses(pm, config);
-  if (config.cublas)
-    pm.addPass(createAmpLowerContractionsToRuntimePass());
+  // cuBLAS overwrites a zero-filled C (beta = 0): no fill kernel.
+  if (config.cublas) {
+    AmpLowerContractionsToRuntimePassOptions contractions;
+    contractions.overwriteZeroFilledC = true;
+    pm.addPass(createAmpLowerContractionsToRuntimePass(contractions));
+  }
   // Parallel loops on the device; everything else moved there too. The
   // parallel loops of every reduction go outermost first, so that they
   // become threads (one per output element) rather than host loops.
