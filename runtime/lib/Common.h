@@ -66,6 +66,32 @@ amp_status checkGemm(const amp_blas_handle *handle, amp_transpose transA,
                      int64_t batch, int64_t strideA, int64_t strideB,
                      int64_t strideC);
 
+/// amp_rt_gemm_nested's two batch levels (outer and batch), each with one
+/// stride per operand: either can be the strided batch of one GEMM call and
+/// the other the loop of calls around it. The longer one is the batch, so
+/// that attention's [B, heads] products are `heads` calls of B matrices each
+/// rather than B calls of `heads` (B = 128, 8 heads: 8 calls instead of 128,
+/// each a kernel launch on a GPU).
+struct NestedGemmLevels {
+  int64_t calls;        ///< GEMM calls
+  int64_t batch;        ///< matrices per call
+  int64_t callStride[3]; ///< A, B, C (elements) from one call to the next
+  int64_t batchStride[3]; ///< A, B, C (elements) within one call's batch
+};
+
+inline NestedGemmLevels nestedGemmLevels(int64_t outer, int64_t batch,
+                                         int64_t outerStrideA,
+                                         int64_t outerStrideB,
+                                         int64_t outerStrideC,
+                                         int64_t strideA, int64_t strideB,
+                                         int64_t strideC) {
+  if (outer > batch)
+    return {batch, outer, {strideA, strideB, strideC},
+            {outerStrideA, outerStrideB, outerStrideC}};
+  return {outer, batch, {outerStrideA, outerStrideB, outerStrideC},
+          {strideA, strideB, strideC}};
+}
+
 /// The DeviceState of `state`, defined by each backend: host memory on the
 /// CPU, a device pointer (never dereferenced on the host) on CUDA. The
 /// accessors of the C API that only hand out its fields' addresses

@@ -1011,6 +1011,45 @@ TEST(CpuGemmEdges, BetaZeroDoesNotReadC) {
   amp_blas_destroy(handle);
 }
 
+// amp_rt_gemm_nested: attention's products over a [b, t, h, d] view, whose
+// batch levels b (outer) and h (batch) each have their own stride per
+// operand. Whichever level is longer becomes the GEMM's batch and the other
+// the loop of calls (NestedGemmLevels): both orders compute every (b, h)
+// product, C = Q K^T per (b, h), row-major [b, h, t, t], against a double
+// reference; accumulate = 1 adds to C, 0 overwrites it.
+TEST(CpuCompiledGemm, NestedLevelsInEitherOrder) {
+  auto addr = [](const void *p) { return reinterpret_cast<int64_t>(p); };
+  const int64_t t = 3, d = 2;
+  for (auto [bs, hs] : {std::pair<int64_t, int64_t>{5, 2}, {2, 5}, {3, 3}})
+    for (int32_t accumulate : {0, 1}) {
+      std::vector<float> q(bs * t * hs * d), k(q.size());
+      for (size_t i = 0; i < q.size(); ++i) {
+        q[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
+        k[i] = static_cast<float>(static_cast<int>(i % 5) - 2) * 0.5f;
+      }
+      std::vector<float> c(bs * hs * t * t, 0.25f);
+      // q, k: lda = h*d, batch (h) stride d, outer (b) stride t*h*d;
+      // k transposed; C: ldc t, batch stride t*t, outer stride h*t*t.
+      amp_rt_gemm_nested(addr(q.data()), AMP_DTYPE_F32, 0, hs * d, d,
+                         t * hs * d, addr(k.data()), AMP_DTYPE_F32, 1, hs * d,
+                         d, t * hs * d, addr(c.data()), AMP_DTYPE_F32,
+                         accumulate, t, t * t, hs * t * t, bs, hs, t, t, d);
+      for (int64_t b = 0; b < bs; ++b)
+        for (int64_t h = 0; h < hs; ++h)
+          for (int64_t i = 0; i < t; ++i)
+            for (int64_t j = 0; j < t; ++j) {
+              double ref = accumulate ? 0.25 : 0.0;
+              for (int64_t e = 0; e < d; ++e)
+                ref += static_cast<double>(q[((b * t + i) * hs + h) * d + e]) *
+                       k[((b * t + j) * hs + h) * d + e];
+              EXPECT_EQ(c[((b * hs + h) * t + i) * t + j],
+                        static_cast<float>(ref))
+                  << "b=" << b << " h=" << h << " i=" << i << " j=" << j
+                  << " (outer " << bs << ", batch " << hs << ")";
+            }
+    }
+}
+
 TEST(CpuGemmEdges, InvalidArguments) {
   amp_blas_handle *handle = nullptr;
   ASSERT_EQ(amp_blas_create(&handle), AMP_OK);

@@ -420,6 +420,55 @@ TEST(CudaDevice, GemmOutWritesASixteenBitC) {
   amp_blas_destroy(handle);
 }
 
+// amp_rt_gemm_nested on the step's stream: either batch level may be the
+// loop of cuBLAS calls (the longer one is the strided batch); every (b, h)
+// product Q K^T of a [b, t, h, d] view lands in its [b, h, t, t] block. Small
+// integer-valued operands: the sums are exact in f32.
+TEST(CudaDevice, CompiledNestedGemmInEitherOrder) {
+  auto addr = [](const void *p) { return reinterpret_cast<int64_t>(p); };
+  void *stream = mgpuStreamCreate();
+  ASSERT_NE(stream, nullptr);
+  const int64_t t = 3, d = 2;
+  for (auto [bs, hs] : {std::pair<int64_t, int64_t>{5, 2}, {2, 5}})
+    for (int32_t accumulate : {0, 1}) {
+      std::vector<float> q(bs * t * hs * d), k(q.size());
+      for (size_t i = 0; i < q.size(); ++i) {
+        q[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
+        k[i] = static_cast<float>(static_cast<int>(i % 5) - 2) * 0.5f;
+      }
+      std::vector<float> c(bs * hs * t * t, 0.25f);
+      void *dq, *dk, *dc;
+      REQUIRE_CUDA(cudaMalloc(&dq, q.size() * 4));
+      REQUIRE_CUDA(cudaMalloc(&dk, k.size() * 4));
+      REQUIRE_CUDA(cudaMalloc(&dc, c.size() * 4));
+      REQUIRE_CUDA(cudaMemcpy(dq, q.data(), q.size() * 4, cudaMemcpyHostToDevice));
+      REQUIRE_CUDA(cudaMemcpy(dk, k.data(), k.size() * 4, cudaMemcpyHostToDevice));
+      REQUIRE_CUDA(cudaMemcpy(dc, c.data(), c.size() * 4, cudaMemcpyHostToDevice));
+      amp_rt_gemm_nested(addr(dq), AMP_DTYPE_F32, 0, hs * d, d, t * hs * d,
+                         addr(dk), AMP_DTYPE_F32, 1, hs * d, d, t * hs * d,
+                         addr(dc), AMP_DTYPE_F32, accumulate, t, t * t,
+                         hs * t * t, bs, hs, t, t, d);
+      mgpuStreamSynchronize(stream);
+      REQUIRE_CUDA(cudaMemcpy(c.data(), dc, c.size() * 4, cudaMemcpyDeviceToHost));
+      for (int64_t b = 0; b < bs; ++b)
+        for (int64_t h = 0; h < hs; ++h)
+          for (int64_t i = 0; i < t; ++i)
+            for (int64_t j = 0; j < t; ++j) {
+              float ref = accumulate ? 0.25f : 0.0f;
+              for (int64_t e = 0; e < d; ++e)
+                ref += q[((b * t + i) * hs + h) * d + e] *
+                       k[((b * t + j) * hs + h) * d + e];
+              EXPECT_EQ(c[((b * hs + h) * t + i) * t + j], ref)
+                  << "b=" << b << " h=" << h << " (outer " << bs
+                  << ", batch " << hs << ")";
+            }
+      cudaFree(dq);
+      cudaFree(dk);
+      cudaFree(dc);
+    }
+  mgpuStreamDestroy(stream);
+}
+
 TEST(CudaDevice, NcclIsAvailableOrUnsupported) {
   amp_scale_state *state = nullptr;
   ASSERT_EQ(amp_scale_state_create(nullptr, &state), AMP_OK);

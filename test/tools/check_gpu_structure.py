@@ -41,7 +41,8 @@ lowering, pretty-printed. Checked:
      the step against the minimum the step needs (every argument read once,
      every result written once).
 
-Prints the counts it found (contractions, GEMM calls, launches, grids,
+Prints the counts it found (contractions, GEMM calls and the GEMM library
+calls they make, launches, grids,
 the largest thread loops, synchronisations), one line per violation, and
 exits 1 if there is any violation, 0 otherwise.
 """
@@ -318,6 +319,22 @@ def main():
     print(f"{tag}GEMM calls: {gemm_calls}")
     most = max(per_contraction.values(), default=0)
     print(f"{tag}lowered contractions: {len(per_contraction)}, most GEMM calls for one: {most}")
+    # amp_rt_gemm_nested makes min(outer, batch) library calls (the runtime
+    # loops over the shorter batch level, NestedGemmLevels in runtime/lib/
+    # Common.h); its outer and batch are arguments 19 and 20.
+    library_calls, unknown = 0, 0
+    for c in calls:
+        if not c.startswith("call @amp_rt_gemm_nested("):
+            library_calls += 1
+            continue
+        operands = c[len("call @amp_rt_gemm_nested("):].split(")")[0].split(",")
+        sizes = [re.fullmatch(r"\s*%c(\d+)_i64(?:_\d+)?\s*", a) for a in operands[18:20]]
+        if len(operands) != 23 or not all(sizes):
+            unknown += 1
+            continue
+        library_calls += min(int(m.group(1)) for m in sizes)
+    print(f"{tag}GEMM library calls a step: {library_calls}"
+          + (f" (+ {unknown} nested call(s) of unknown size)" if unknown else ""))
     for key, n in sorted(per_contraction.items(), key=lambda kv: int(kv[0])):
         if n > 1:
             violations.append(f"contraction {key} takes {n} GEMM calls (expected 1)")

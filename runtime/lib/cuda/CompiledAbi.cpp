@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CompiledAbi.h"
+#include "../Common.h"
 #include "Driver.h"
 #include "amp_runtime_abi.h"
 
@@ -147,12 +148,17 @@ AMP_RT_DEFINE(amp_rt_gemm_nested) {
   // Element offsets in bytes: A and B share a dtype, C has its own.
   const int64_t inBytes = a_dtype == AMP_DTYPE_F32 ? 4 : 2;
   const int64_t outBytes = c_dtype == AMP_DTYPE_F32 ? 4 : 2;
-  for (int64_t o = 0; o < outer; ++o)
-    stridedGemm("amp_rt_gemm_nested", a + o * outer_stride_a * inBytes, a_dtype, trans_a,
-                lda, stride_a, b + o * outer_stride_b * inBytes, b_dtype,
-                trans_b, ldb, stride_b, c + o * outer_stride_c * outBytes,
-                c_dtype, accumulate ? 1.0f : 0.0f, ldc, stride_c, batch, m, n,
-                k);
+  NestedGemmLevels levels =
+      nestedGemmLevels(outer, batch, outer_stride_a, outer_stride_b,
+                       outer_stride_c, stride_a, stride_b, stride_c);
+  for (int64_t o = 0; o < levels.calls; ++o)
+    stridedGemm("amp_rt_gemm_nested", a + o * levels.callStride[0] * inBytes,
+                a_dtype, trans_a, lda, levels.batchStride[0],
+                b + o * levels.callStride[1] * inBytes, b_dtype, trans_b, ldb,
+                levels.batchStride[1],
+                c + o * levels.callStride[2] * outBytes, c_dtype,
+                accumulate ? 1.0f : 0.0f, ldc, levels.batchStride[2],
+                levels.batch, m, n, k);
 }
 
 } // extern "C"
