@@ -11,6 +11,7 @@
 // RUN:   | mlir-runner -e main -entry-point-result=void -shared-libs=%amp_runtime_dir/libamp_runtime_cpu.so,%mlir_c_runner_utils | FileCheck %s
 
 // CHECK: 1.50098, 0, 5.25, 13,
+// CHECK-NEXT: 1.50098, 5.25, -0.5, 13,
 
 // CALLS-LABEL: func.func @relu_of_matmul(
 // CALLS-NOT: linalg.fill
@@ -33,6 +34,35 @@ func.func @relu_of_matmul(%a: memref<2x3xf16>, %b: memref<3x2xf16>, %out: memref
     %t = arith.truncf %x : f32 to f16
     %r = arith.maximumf %t, %zero16 : f16
     linalg.yield %r : f16
+  }
+  memref.dealloc %c : memref<2x2xf32>
+  return
+}
+
+// C a reshaped view of the buffer (attention's [B, H, T, Dh] product into a
+// [B*H, T, Dh] buffer), read back transposed: the same view of an f16
+// buffer, the reader's map unchanged.
+// CALLS-LABEL: func.func @view_read_transposed(
+// CALLS-NOT: linalg.fill
+// CALLS-NOT: xf32>
+// CALLS: %[[D:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x2xf16>
+// CALLS: %[[V:.*]] = memref.expand_shape %[[D]] {{\[\[}}0, 1], [2]] output_shape [1, 2, 2] : memref<2x2xf16> into memref<1x2x2xf16>
+// CALLS: call @amp_rt_gemm_out({{.*}}) {amp.contraction = {{[0-9]+}} : i64} :
+// CALLS: linalg.generic {{.*}} ins(%[[V]] : memref<1x2x2xf16>) outs(%{{.*}} : memref<1x2x2xf16>)
+// CALLS-NEXT: ^bb0(%[[IN:.*]]: f16, %{{.*}}: f16):
+// CALLS-NEXT: linalg.yield %[[IN]] : f16
+// CALLS: memref.dealloc %[[D]] : memref<2x2xf16>
+func.func @view_read_transposed(%a: memref<1x2x3xf16>, %b: memref<1x3x2xf16>, %out: memref<1x2x2xf16>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() {alignment = 64 : i64} : memref<2x2xf32>
+  %v = memref.expand_shape %c [[0, 1], [2]] output_shape [1, 2, 2] : memref<2x2xf32> into memref<1x2x2xf32>
+  linalg.fill ins(%zero : f32) outs(%v : memref<1x2x2xf32>)
+  linalg.batch_matmul ins(%a, %b : memref<1x2x3xf16>, memref<1x3x2xf16>) outs(%v : memref<1x2x2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k, j)>, affine_map<(i, j, k) -> (i, j, k)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%v : memref<1x2x2xf32>) outs(%out : memref<1x2x2xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    linalg.yield %t : f16
   }
   memref.dealloc %c : memref<2x2xf32>
   return
@@ -93,6 +123,19 @@ func.func @main() {
   scf.for %i = %c0 to %c2 step %c1 {
     scf.for %j = %c0 to %c2 step %c1 {
       %v = memref.load %d[%i, %j] : memref<2x2xf16>
+      %w = arith.extf %v : f16 to f32
+      func.call @printF32(%w) : (f32) -> ()
+      func.call @printComma() : () -> ()
+    }
+  }
+  func.call @printNewline() : () -> ()
+  %a3 = memref.expand_shape %a [[0, 1], [2]] output_shape [1, 2, 3] : memref<2x3xf16> into memref<1x2x3xf16>
+  %b3 = memref.expand_shape %b [[0, 1], [2]] output_shape [1, 3, 2] : memref<3x2xf16> into memref<1x3x2xf16>
+  %e = memref.alloc() : memref<1x2x2xf16>
+  call @view_read_transposed(%a3, %b3, %e) : (memref<1x2x3xf16>, memref<1x3x2xf16>, memref<1x2x2xf16>) -> ()
+  scf.for %i = %c0 to %c2 step %c1 {
+    scf.for %j = %c0 to %c2 step %c1 {
+      %v = memref.load %e[%c0, %i, %j] : memref<1x2x2xf16>
       %w = arith.extf %v : f16 to f32
       func.call @printF32(%w) : (f32) -> ()
       func.call @printComma() : () -> ()

@@ -59,6 +59,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
 namespace mlir::amp {
@@ -238,12 +239,27 @@ static bool isZeroFillBefore(linalg::FillOp fill, Operation *op) {
          value.getValue().isZero();
 }
 
+/// `c` and the chain of reshaped views (expand_shape / collapse_shape) it is
+/// of a buffer, `c` first, the buffer last.
+static SmallVector<Value> reshapeChain(Value c) {
+  SmallVector<Value> views = {c};
+  while (Operation *def = views.back().getDefiningOp()) {
+    if (!isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(def))
+      break;
+    views.push_back(def->getOperand(0));
+  }
+  return views;
+}
+
 /// The low-precision store of the file comment: when `c`, the init of the
-/// contraction `op`, qualifies, returns T's dtype code after replacing `c` by a
-/// T buffer (returned in `c`) and rewriting its readers; -1 (nothing changed)
-/// otherwise.
+/// contraction `op` (the buffer or a reshaped view of it: attention's
+/// [B, H, T, Dh] product into a [B*H, T, Dh] buffer), qualifies, returns T's
+/// dtype code after replacing `c` by the same view of a T buffer (returned in
+/// `c`) and rewriting its readers; -1 (nothing changed) otherwise. A reader
+/// may read any of the views through any map: only its element type changes.
 static int foldLowPrecisionStore(linalg::LinalgOp op, Value &c) {
-  auto alloc = c.getDefiningOp<memref::AllocOp>();
+  SmallVector<Value> views = reshapeChain(c);
+  auto alloc = views.back().getDefiningOp<memref::AllocOp>();
   if (!alloc || alloc->getBlock() != op->getBlock() ||
       !alloc.getType().getLayout().isIdentity() ||
       !alloc.getDynamicSizes().empty() || !alloc.getSymbolOperands().empty())
@@ -252,51 +268,63 @@ static int foldLowPrecisionStore(linalg::LinalgOp op, Value &c) {
   SmallVector<std::pair<linalg::GenericOp, OpOperand *>> readers;
   SmallVector<memref::DeallocOp> deallocs;
   FloatType lowType;
-  for (OpOperand &use : c.getUses()) {
-    Operation *user = use.getOwner();
-    if (user == op.getOperation())
-      continue;
-    if (auto f = dyn_cast<linalg::FillOp>(user)) {
-      if (fill || !isZeroFillBefore(f, op))
+  for (Value view : views)
+    for (OpOperand &use : view.getUses()) {
+      Operation *user = use.getOwner();
+      if (user == op.getOperation() ||
+          (user->getNumResults() == 1 &&
+           llvm::is_contained(views, user->getResult(0))))
+        continue;
+      if (auto f = dyn_cast<linalg::FillOp>(user)) {
+        if (fill || !isZeroFillBefore(f, op))
+          return -1;
+        fill = f;
+        continue;
+      }
+      if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
+        deallocs.push_back(dealloc);
+        continue;
+      }
+      auto generic = dyn_cast<linalg::GenericOp>(user);
+      if (!generic || generic->getBlock() != op->getBlock() ||
+          !op->isBeforeInBlock(generic) || !generic.hasPureBufferSemantics() ||
+          !generic.isDpsInput(&use))
         return -1;
-      fill = f;
-      continue;
-    }
-    if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
-      deallocs.push_back(dealloc);
-      continue;
-    }
-    auto generic = dyn_cast<linalg::GenericOp>(user);
-    if (!generic || generic->getBlock() != op->getBlock() ||
-        !op->isBeforeInBlock(generic) || !generic.hasPureBufferSemantics() ||
-        generic.getNumReductionLoops() != 0 || !generic.isDpsInput(&use) ||
-        !generic.getMatchingIndexingMap(&use).isIdentity())
-      return -1;
-    BlockArgument arg = generic.getMatchingBlockArgument(&use);
-    if (arg.use_empty())
-      return -1;
-    for (Operation *argUser : arg.getUsers()) {
-      auto trunc = dyn_cast<arith::TruncFOp>(argUser);
-      if (!trunc || trunc.getRoundingmodeAttr() ||
-          (lowType && trunc.getType() != lowType))
+      BlockArgument arg = generic.getMatchingBlockArgument(&use);
+      if (arg.use_empty())
         return -1;
-      lowType = cast<FloatType>(trunc.getType());
+      for (Operation *argUser : arg.getUsers()) {
+        auto trunc = dyn_cast<arith::TruncFOp>(argUser);
+        if (!trunc || trunc.getRoundingmodeAttr() ||
+            (lowType && trunc.getType() != lowType))
+          return -1;
+        lowType = cast<FloatType>(trunc.getType());
+      }
+      readers.push_back({generic, &use});
     }
-    readers.push_back({generic, &use});
-  }
   if (!fill || readers.empty() || !lowType ||
       (!lowType.isF16() && !lowType.isBF16()))
     return -1;
 
-  // Rewrite: a T buffer in place of the f32 one.
+  // Rewrite: a T buffer in place of the f32 one, and the same views of it.
   OpBuilder builder(alloc);
   auto lowBuffer = memref::AllocOp::create(
       builder, alloc.getLoc(),
       MemRefType::get(alloc.getType().getShape(), lowType),
       alloc.getAlignmentAttr());
+  IRMapping lowViews;
+  lowViews.map(views.back(), lowBuffer.getResult());
+  for (Value view : llvm::drop_begin(llvm::reverse(views))) {
+    Operation *reshape = view.getDefiningOp();
+    builder.setInsertionPointAfter(reshape);
+    Operation *lowReshape = builder.clone(*reshape, lowViews);
+    lowReshape->getResult(0).setType(
+        cast<MemRefType>(view.getType()).clone(lowType));
+    lowViews.map(view, lowReshape->getResult(0));
+  }
   for (auto [generic, use] : readers) {
     BlockArgument arg = generic.getMatchingBlockArgument(use);
-    use->set(lowBuffer);
+    use->set(lowViews.lookup(use->get()));
     arg.setType(lowType);
     for (Operation *trunc : llvm::make_early_inc_range(arg.getUsers())) {
       trunc->getResult(0).replaceAllUsesWith(arg);
@@ -306,7 +334,7 @@ static int foldLowPrecisionStore(linalg::LinalgOp op, Value &c) {
   for (memref::DeallocOp dealloc : deallocs)
     dealloc.getMemrefMutable().set(lowBuffer);
   fill->erase();
-  c = lowBuffer;
+  c = lowViews.lookup(c);
   return dtypeCode(lowType);
 }
 
@@ -315,12 +343,7 @@ static int foldLowPrecisionStore(linalg::LinalgOp op, Value &c) {
 /// overwrites C (beta = 0) instead of adding to zeros, and the fill's pass
 /// over C goes (file comment, "Zero-filled C").
 static bool dropZeroFill(linalg::LinalgOp op, Value c) {
-  SmallVector<Value> views = {c};
-  while (Operation *def = views.back().getDefiningOp()) {
-    if (!isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(def))
-      break;
-    views.push_back(def->getOperand(0));
-  }
+  SmallVector<Value> views = reshapeChain(c);
   auto alloc = views.back().getDefiningOp<memref::AllocOp>();
   if (!alloc || alloc->getBlock() != op->getBlock())
     return false;
@@ -549,8 +572,13 @@ static bool lowerContraction(linalg::LinalgOp op, ModuleOp module,
     }
   }
   op->erase();
-  if (cCode >= 0 && f32Buffer.use_empty())
-    f32Buffer.getDefiningOp()->erase();
+  // The f32 buffer and its views, when nothing reads them any more.
+  if (cCode >= 0)
+    for (Value view : reshapeChain(f32Buffer)) {
+      if (!view.use_empty())
+        break;
+      view.getDefiningOp()->erase();
+    }
   return true;
 }
 
