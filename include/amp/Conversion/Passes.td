@@ -121,8 +121,8 @@ def AmpLowerContractionsToRuntimePass
     dimension and batch stride per operand) otherwise. Other contractions
     stay linalg.
 
-    When C is a zero-filled f32 buffer of its own whose only readers are
-    elementwise linalg ops that truncate it to f16/bf16 first (amp-autocast's
+    When C is a zero-filled f32 buffer of its own (or a reshaped view of
+    one) whose only readers are linalg ops that truncate it to f16/bf16 first (amp-autocast's
     cast after a matmul, often fused with the next op), the GEMM writes the
     low type directly: `amp_rt_gemm_out` (f32 accumulation, one rounding,
     cuBLAS with a 16-bit C), the readers lose their `arith.truncf` and the f32

@@ -17,7 +17,8 @@
 // one GEMM with k = B*T. Batch dimensions that do not merge (attention's
 // batch and heads over a [B, T, H, Dh] view, whose head stride is Dh) form a
 // second, outer batch level with its own stride per operand: one
-// `amp_rt_gemm_nested` call (the runtime runs `outer` strided-batched GEMMs).
+// `amp_rt_gemm_nested` call (the runtime makes strided-batched GEMM calls
+// over the longer level, one per index of the shorter one).
 // Should more than two batch levels remain after merging, the outermost ones
 // are unrolled into one call per index tuple, at most
 // kMaxCallsPerContraction. A batched contraction (either batch level)
@@ -43,12 +44,14 @@
 // values, one pass over C fewer.
 //
 // Low-precision store (amp-autocast's "accumulate in f32, store low"): when C
-// is a zero-filled f32 buffer allocated for the contraction alone, read only
-// by elementwise linalg ops that immediately truncate it to one type T (f16 or
-// bf16: the autocast's cast after a matmul, often fused with the next op),
-// the GEMM writes T directly: `amp_rt_gemm_out` (cuBLAS CUBLAS_COMPUTE_32F
-// with a 16-bit C, beta = 0) into a T buffer that replaces the f32 one, the
-// readers take that buffer with their arith.truncf removed, and the fill goes.
+// is a zero-filled f32 buffer allocated for the contraction alone (or a
+// reshaped view of one: attention's [B, H, T, Dh] product), read only by
+// linalg ops that immediately truncate it to one type T (f16 or bf16: the
+// autocast's cast after a matmul, often fused with the next op or read
+// through a transposing map), the GEMM writes T directly: `amp_rt_gemm_out`
+// (cuBLAS CUBLAS_COMPUTE_32F with a 16-bit C, beta = 0) into a T buffer that
+// replaces the f32 one, the readers take that buffer (the same views of it)
+// with their arith.truncf removed, and the fill goes.
 // The values are the same bits (one round to nearest even of the f32 sum);
 // the f32 buffer, half of C's traffic and the cast's read are gone.
 //
