@@ -282,8 +282,38 @@ def AmpConvolutionsToGemmPass
     gradient back to OIHW) is written in that layout directly.
     `conv_2d_nhwc_hwcf` and `conv_2d_nchw_fchw` go through upstream's
     `linalg::rewriteInIm2Col` (unit dilations only). Grouped, depthwise
-    (upstream's rewrite would be one GEMM call per channel), integer and
-    1-D / 3-D convolutions keep their loops.
+    (upstream's rewrite would be one GEMM call per channel) and integer
+    convolutions keep their loops; 1-D and 3-D ones are
+    `amp-convolution-generics-to-gemm`'s.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def AmpConvolutionGenericsToGemmPass
+    : InterfacePass<"amp-convolution-generics-to-gemm",
+                    "::mlir::FunctionOpInterface"> {
+  let summary = "Other convolutions (1-D, 3-D, torch-mlir's backward "
+                "convolutions as linalg.generic) as im2col and one contraction";
+  let description = [{
+    For the CPU and GPU lowerings whose contractions become GEMM calls, on
+    tensors, after `amp-convolutions-to-gemm`: a `linalg.generic` with a
+    contraction body (a product of its two inputs summed into the output)
+    whose output and one input W are indexed by projected permutations and
+    whose other input X by any affine map (output position + window offset:
+    a convolution, such as torch-mlir's backward convolutions of 1-D and 3-D
+    convolutions in NCW / NCDHW), and `linalg.conv_1d_nwc_wcf` /
+    `conv_3d_ndhwc_dhwcf` (generalized first), becomes an im2col tensor
+    T[P_x, R] = X[map(P_x, R)] (P_x: the parallel dimensions X reads, R: the
+    reductions), W transposed to [P_w, R] where its map mixes the two, and a
+    contraction over T and W into the output (computed as [P_x, P_w] and
+    transposed back where the output's map mixes them), which
+    `amp-lower-contractions-to-runtime` makes one GEMM call. Ops with a
+    dimension all three operands read (depthwise, grouped), a reduction one
+    input does not read, or dynamic shapes keep their loops.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

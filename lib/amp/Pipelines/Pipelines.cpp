@@ -177,6 +177,8 @@ static void addTensorToBufferPasses(OpPassManager &pm,
   // Convolutions as im2col + one matmul-shaped contraction (a GEMM call).
   if (gemmCalls) {
     pm.addNestedPass<func::FuncOp>(createAmpConvolutionsToGemmPass());
+    // 1-D / 3-D convolutions and torch-mlir's convolution generics too.
+    pm.addNestedPass<func::FuncOp>(createAmpConvolutionGenericsToGemmPass());
     pm.addPass(createCanonicalizerPass());
   }
   // Contractions that become GEMM calls read transposed operands in place

@@ -7,6 +7,10 @@
 // through the permuted indexing map instead; the GEMM lowering then passes a
 // transpose flag to cuBLAS.
 //
+// A transpose that a GEMM needs stays: one that lines up the dimensions of
+// a role (m, n, k, batch) so that they merge into one stride, where reading
+// its input through the permuted map would interleave them.
+//
 // linalg.transpose: result dimension i is input dimension permutation[i], so
 // result[j_0, ..., j_n] = input[k] with k[permutation[i]] = j_i, and the
 // consumer's map for the input has result e_i at position permutation[i].
@@ -38,6 +42,51 @@ static linalg::TransposeOp foldableTranspose(linalg::LinalgOp op,
   return transpose;
 }
 
+/// True if every GEMM role (batch, m, n, k of inferContractionDims) of the
+/// contraction with `maps` over `ranges` is one run of dimensions in each
+/// operand, in the same order in every operand that has it (dimensions of
+/// size 1 ignored): what amp-lower-contractions-to-runtime needs to merge
+/// each role into one stride.
+static bool rolesMerge(ArrayRef<AffineMap> maps, ArrayRef<int64_t> ranges) {
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(maps);
+  if (failed(dims))
+    return false;
+  SmallVector<int> role(ranges.size(), -1);
+  std::array<const SmallVector<unsigned, 2> *, 4> sets = {
+      &dims->batch, &dims->m, &dims->n, &dims->k};
+  for (auto [r, set] : llvm::enumerate(sets))
+    for (unsigned d : *set)
+      role[d] = static_cast<int>(r);
+  std::array<std::optional<SmallVector<unsigned>>, 4> order;
+  for (AffineMap map : maps) {
+    SmallVector<unsigned> seen;
+    std::array<SmallVector<unsigned>, 4> runs;
+    int last = -1;
+    for (AffineExpr expr : map.getResults()) {
+      auto dim = dyn_cast<AffineDimExpr>(expr);
+      if (!dim)
+        return false;
+      unsigned d = dim.getPosition();
+      if (ranges[d] == 1 || role[d] < 0)
+        continue;
+      // A role that starts again after another one: not one run.
+      if (role[d] != last && !runs[role[d]].empty())
+        return false;
+      runs[role[d]].push_back(d);
+      last = role[d];
+    }
+    for (unsigned r = 0; r < 4; ++r) {
+      if (runs[r].empty())
+        continue;
+      if (order[r] && *order[r] != runs[r])
+        return false;
+      order[r] = runs[r];
+    }
+  }
+  return true;
+}
+
 void mlir::amp::foldTransposesIntoContractions(Operation *root) {
   IRRewriter rewriter(root->getContext());
   SmallVector<linalg::LinalgOp> candidates;
@@ -59,8 +108,16 @@ void mlir::amp::foldTransposesIntoContractions(Operation *root) {
       SmallVector<AffineExpr> results(map.getNumResults());
       for (unsigned i = 0, e = permutation.size(); i < e; ++i)
         results[permutation[i]] = map.getResult(i);
-      maps[index] = AffineMap::get(map.getNumDims(), map.getNumSymbols(),
-                                   results, map.getContext());
+      SmallVector<AffineMap> folded(maps);
+      folded[index] = AffineMap::get(map.getNumDims(), map.getNumSymbols(),
+                                     results, map.getContext());
+      // Not where the transpose is what lines up a role's dimensions for the
+      // GEMM (amp-convolution-generics-to-gemm's filters) and folding it
+      // would interleave them.
+      SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
+      if (rolesMerge(maps, ranges) && !rolesMerge(folded, ranges))
+        continue;
+      maps = folded;
       rewriter.modifyOpInPlace(generic, [&] {
         generic.getInputsMutable()[index].assign(transpose.getInput());
       });
