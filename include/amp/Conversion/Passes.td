@@ -293,6 +293,26 @@ def AmpConvolutionsToGemmPass
   ];
 }
 
+def AmpSliceWindowInputsPass
+    : InterfacePass<"amp-slice-window-inputs", "::mlir::FunctionOpInterface"> {
+  let summary = "Inputs read through sums of loop indices sliced to what "
+                "the op reads";
+  let description = [{
+    For the CPU and GPU lowerings, before `linalg-fold-unit-extent-dims`: an
+    input of a `linalg.generic` whose map has results such as `kd + 2 * od`
+    (a convolution's image, as torch-mlir writes strided 3-D backward
+    convolutions) is sliced (`tensor.extract_slice` from 0) along every
+    dimension it is longer than the largest index the op reads (the result
+    at every loop's largest value; sums of indices times non-negative
+    constants only). Dropping a unit loop (od of size 1) would otherwise
+    leave `kd` as a plain index over a longer dimension, which does not
+    verify.
+  }];
+  let dependentDialects = [
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def AmpConvolutionGenericsToGemmPass
     : InterfacePass<"amp-convolution-generics-to-gemm",
                     "::mlir::FunctionOpInterface"> {

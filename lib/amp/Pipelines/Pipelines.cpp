@@ -161,6 +161,9 @@ static void addTensorToBufferPasses(OpPassManager &pm,
     pm.addPass(createAmpLowerToLinalgPass());
   pm.addNestedPass<func::FuncOp>(createAmpDecomposeAggregatedOpsPass());
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  // Window reads sliced to what they read, so that dropping unit loops
+  // leaves no plain index over a longer dimension.
+  pm.addNestedPass<func::FuncOp>(createAmpSliceWindowInputsPass());
   pm.addNestedPass<func::FuncOp>(createLinalgFoldUnitExtentDimsPass());
   // Elementwise fusion; with GEMM calls, nothing fused into a contraction
   // (its operands stay buffers of the GEMM's input type); a producer that
