@@ -165,6 +165,11 @@ static void addTensorToBufferPasses(OpPassManager &pm,
   // leaves no plain index over a longer dimension.
   pm.addNestedPass<func::FuncOp>(createAmpSliceWindowInputsPass());
   pm.addNestedPass<func::FuncOp>(createLinalgFoldUnitExtentDimsPass());
+  // 1-D / 3-D convolutions and torch-mlir's convolution generics as im2col
+  // and a contraction, before fusion (which would fuse their producers into
+  // them: no longer a contraction body).
+  if (gemmCalls)
+    pm.addNestedPass<func::FuncOp>(createAmpConvolutionGenericsToGemmPass());
   // Elementwise fusion; with GEMM calls, nothing fused into a contraction
   // (its operands stay buffers of the GEMM's input type); a producer that
   // several ops read fused into the first of them (multi-use).
@@ -180,8 +185,6 @@ static void addTensorToBufferPasses(OpPassManager &pm,
   // Convolutions as im2col + one matmul-shaped contraction (a GEMM call).
   if (gemmCalls) {
     pm.addNestedPass<func::FuncOp>(createAmpConvolutionsToGemmPass());
-    // 1-D / 3-D convolutions and torch-mlir's convolution generics too.
-    pm.addNestedPass<func::FuncOp>(createAmpConvolutionGenericsToGemmPass());
     pm.addPass(createCanonicalizerPass());
   }
   // Contractions that become GEMM calls read transposed operands in place
