@@ -320,7 +320,8 @@ def AmpConvolutionGenericsToGemmPass
                 "convolutions as linalg.generic) as im2col and one contraction";
   let description = [{
     For the CPU and GPU lowerings whose contractions become GEMM calls, on
-    tensors, after `amp-convolutions-to-gemm`: a `linalg.generic` with a
+    tensors, before elementwise fusion (which would fuse producers into the
+    convolution, leaving no contraction body): a `linalg.generic` with a
     contraction body (a product of its two inputs summed into the output)
     whose output and one input W are indexed by projected permutations and
     whose other input X by any affine map (output position + window offset:

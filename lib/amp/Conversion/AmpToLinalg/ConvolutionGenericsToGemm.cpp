@@ -2,7 +2,9 @@
 //
 // Convolutions that amp-convolutions-to-gemm does not take (it handles the
 // 2-D NHWC convolutions that tosa.conv2d becomes) as im2col and one
-// contraction, for the pipelines whose contractions become GEMM calls:
+// contraction, for the pipelines whose contractions become GEMM calls,
+// before elementwise fusion (a fused producer, such as a batch norm's
+// backward, would leave no contraction body):
 //
 //   * torch-mlir's backward convolutions of 1-D and 3-D convolutions (and
 //     any other convolution it writes as a linalg.generic): a weight
