@@ -216,6 +216,22 @@ def test_roll(shape, shifts, dims):
     assert got.data_ptr() != x.data_ptr()
 
 
+@pytest.mark.parametrize("dim", [0, 2, -1])  # ATen fuses the first or last dimension only
+def test_weight_norm_interface_backward(dim):
+    """weight_norm's backward (wav2vec2's positional convolution) against autograd of ATen's op."""
+    torch.manual_seed(0)
+    v = torch.randn(6, 4, 5, dtype=torch.float64, requires_grad=True)
+    shape = [1, 1, 1]
+    shape[dim % 3] = v.shape[dim]
+    g = torch.randn(*shape, dtype=torch.float64, requires_grad=True)
+    w, norm = aten._weight_norm_interface(v, g, dim % 3)
+    grad_w = torch.randn_like(w)
+    want_v, want_g = torch.autograd.grad(w, (v, g), grad_w)
+    got_v, got_g = _decomp().weight_norm_interface_backward(grad_w, v.detach(), g.detach(), norm.detach(), dim)
+    torch.testing.assert_close(got_v, want_v, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(got_g, want_g, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("shape, pad", [((2, 16, 3), [0, 0, -1, 0]), ((2, 16, 3), [0, 0, 0, -1]),
                                         ((4, 5), [-2, 3, 1, -1]), ((4, 5), [-1, -1, -2, -2]), ((3, 4), [-4, 2])])
 def test_constant_pad_nd_with_crops(shape, pad):

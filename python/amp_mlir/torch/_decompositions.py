@@ -68,6 +68,9 @@ semantics:
   computes at run time: a slice of dynamic extent that its TOSA lowering refuses; Swin).
 - ``constant_pad_nd`` by negative amounts (a pad's backward): slices, then pads (torch-mlir makes a
   ``tosa.pad`` with negative padding, which TOSA does not define; MobileBERT).
+- ``_weight_norm_interface_backward`` (``weight_norm``, wav2vec2's positional convolution): ATen's
+  differentiable form, ``grad_g = s / |v|``, ``grad_v = g / |v| * (grad_w - v s / |v|^2)`` with ``s`` the
+  sum of ``grad_w * v`` over every dimension but ``dim``.
 - ``as_strided`` / ``as_strided_scatter`` of a contiguous tensor: a reshape when the view restates its
   layout, else a gather (and a select) of constant indices for any in-bounds view (the scatter: one that
   names each element once; torchvision's Swin V2 zeroes part of a cloned bias in place).
@@ -598,6 +601,21 @@ def roll(x, shifts, dims=()):
     return out.clone() if out is x else out  # a result, not an alias of the input
 
 
+def weight_norm_interface_backward(grad_w, saved_v, saved_g, saved_norms, dim):
+    """``_weight_norm_interface_backward`` (``weight_norm``'s backward: wav2vec2's and HuBERT's positional
+    convolution), which torch-mlir does not lower, as ATen's differentiable form: with ``w = g v / |v|``
+    and ``s = sum(grad_w * v)`` over every dimension but ``dim``, ``grad_g = s / |v|`` and ``grad_v =
+    g / |v| * (grad_w - v * s / |v|^2)``."""
+    dim %= saved_v.dim()
+    reduce_dims = [i for i in range(saved_v.dim()) if i != dim]
+    s = grad_w * saved_v
+    if reduce_dims:
+        s = s.sum(reduce_dims, keepdim=True)
+    grad_g = s / saved_norms
+    grad_v = (saved_g / saved_norms) * (grad_w - saved_v * (s / (saved_norms * saved_norms)))
+    return grad_v.to(saved_v.dtype), grad_g.to(saved_g.dtype)
+
+
 def mutation_table():
     """Batch norm in training mode updates its running statistics in place, and native_batch_norm's
     schema does not say so: functionalization would keep the op and lose the update. PyTorch's own
@@ -631,5 +649,6 @@ def table():
         aten.as_strided_scatter.default: as_strided_scatter,
         aten.roll.default: roll,
         aten.constant_pad_nd.default: constant_pad_nd,
+        aten._weight_norm_interface_backward.default: weight_norm_interface_backward,
     })
     return t
