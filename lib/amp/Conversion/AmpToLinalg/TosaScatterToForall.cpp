@@ -65,7 +65,7 @@ struct ScatterAsForall : public OpRewritePattern<tosa::ScatterOp> {
     auto forall =
         scf::ForallOp::create(rewriter, loc, upper, ValueRange{valuesIn},
                               /*mapping=*/std::nullopt);
-    ValueRange ivs = forall.getInductionVars();
+    SmallVector<Value> ivs = forall.getInductionVars();
     Value n = ivs[0], w = ivs[1], c = ivs[2];
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(forall.getBody());
