@@ -254,6 +254,21 @@ static SmallVector<Value> reshapeChain(Value c) {
   return views;
 }
 
+/// The uses of `views` (a reshapeChain) other than by `op` and by the
+/// reshapes that make the chain.
+static SmallVector<OpOperand *> otherUses(ArrayRef<Value> views,
+                                          Operation *op) {
+  SmallVector<OpOperand *> uses;
+  for (Value view : views)
+    for (OpOperand &use : view.getUses()) {
+      Operation *user = use.getOwner();
+      if (user != op && !(user->getNumResults() == 1 &&
+                          llvm::is_contained(views, user->getResult(0))))
+        uses.push_back(&use);
+    }
+  return uses;
+}
+
 /// The low-precision store of the file comment: when `c`, the init of the
 /// contraction `op` (the buffer or a reshaped view of it: attention's
 /// [B, H, T, Dh] product into a [B*H, T, Dh] buffer), qualifies, returns T's
@@ -271,40 +286,35 @@ static int foldLowPrecisionStore(linalg::LinalgOp op, Value &c) {
   SmallVector<std::pair<linalg::GenericOp, OpOperand *>> readers;
   SmallVector<memref::DeallocOp> deallocs;
   FloatType lowType;
-  for (Value view : views)
-    for (OpOperand &use : view.getUses()) {
-      Operation *user = use.getOwner();
-      if (user == op.getOperation() ||
-          (user->getNumResults() == 1 &&
-           llvm::is_contained(views, user->getResult(0))))
-        continue;
-      if (auto f = dyn_cast<linalg::FillOp>(user)) {
-        if (fill || !isZeroFillBefore(f, op))
-          return -1;
-        fill = f;
-        continue;
-      }
-      if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
-        deallocs.push_back(dealloc);
-        continue;
-      }
-      auto generic = dyn_cast<linalg::GenericOp>(user);
-      if (!generic || generic->getBlock() != op->getBlock() ||
-          !op->isBeforeInBlock(generic) || !generic.hasPureBufferSemantics() ||
-          !generic.isDpsInput(&use))
+  for (OpOperand *use : otherUses(views, op)) {
+    Operation *user = use->getOwner();
+    if (auto f = dyn_cast<linalg::FillOp>(user)) {
+      if (fill || !isZeroFillBefore(f, op))
         return -1;
-      BlockArgument arg = generic.getMatchingBlockArgument(&use);
-      if (arg.use_empty())
-        return -1;
-      for (Operation *argUser : arg.getUsers()) {
-        auto trunc = dyn_cast<arith::TruncFOp>(argUser);
-        if (!trunc || trunc.getRoundingmodeAttr() ||
-            (lowType && trunc.getType() != lowType))
-          return -1;
-        lowType = cast<FloatType>(trunc.getType());
-      }
-      readers.push_back({generic, &use});
+      fill = f;
+      continue;
     }
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
+      deallocs.push_back(dealloc);
+      continue;
+    }
+    auto generic = dyn_cast<linalg::GenericOp>(user);
+    if (!generic || generic->getBlock() != op->getBlock() ||
+        !op->isBeforeInBlock(generic) || !generic.hasPureBufferSemantics() ||
+        !generic.isDpsInput(use))
+      return -1;
+    BlockArgument arg = generic.getMatchingBlockArgument(use);
+    if (arg.use_empty())
+      return -1;
+    for (Operation *argUser : arg.getUsers()) {
+      auto trunc = dyn_cast<arith::TruncFOp>(argUser);
+      if (!trunc || trunc.getRoundingmodeAttr() ||
+          (lowType && trunc.getType() != lowType))
+        return -1;
+      lowType = cast<FloatType>(trunc.getType());
+    }
+    readers.push_back({generic, use});
+  }
   if (!fill || readers.empty() || !lowType ||
       (!lowType.isF16() && !lowType.isBF16()))
     return -1;
@@ -351,22 +361,16 @@ static bool dropZeroFill(linalg::LinalgOp op, Value c) {
   if (!alloc || alloc->getBlock() != op->getBlock())
     return false;
   linalg::FillOp fill;
-  for (Value view : views) {
-    for (OpOperand &use : view.getUses()) {
-      Operation *user = use.getOwner();
-      if (user == op.getOperation() ||
-          (user->getNumResults() == 1 &&
-           llvm::is_contained(views, user->getResult(0))))
-        continue;
-      if (auto f = dyn_cast<linalg::FillOp>(user);
-          f && !fill && isZeroFillBefore(f, op)) {
-        fill = f;
-        continue;
-      }
-      Operation *inBlock = op->getBlock()->findAncestorOpInBlock(*user);
-      if (!inBlock || !op->isBeforeInBlock(inBlock))
-        return false;
+  for (OpOperand *use : otherUses(views, op)) {
+    Operation *user = use->getOwner();
+    if (auto f = dyn_cast<linalg::FillOp>(user);
+        f && !fill && isZeroFillBefore(f, op)) {
+      fill = f;
+      continue;
     }
+    Operation *inBlock = op->getBlock()->findAncestorOpInBlock(*user);
+    if (!inBlock || !op->isBeforeInBlock(inBlock))
+      return false;
   }
   if (!fill)
     return false;
