@@ -42,11 +42,12 @@ static linalg::TransposeOp foldableTranspose(linalg::LinalgOp op,
   return transpose;
 }
 
-/// True if every GEMM role (batch, m, n, k of inferContractionDims) of the
+/// True if each of the m, n and k roles (inferContractionDims) of the
 /// contraction with `maps` over `ranges` is one run of dimensions in each
 /// operand, in the same order in every operand that has it (dimensions of
 /// size 1 ignored): what amp-lower-contractions-to-runtime needs to merge
-/// each role into one stride.
+/// each into one stride. Batch dimensions may be split: the runtime takes
+/// two batch levels (attention's batch and heads over a [B, T, H, D] view).
 static bool rolesMerge(ArrayRef<AffineMap> maps, ArrayRef<int64_t> ranges) {
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(maps);
@@ -70,6 +71,12 @@ static bool rolesMerge(ArrayRef<AffineMap> maps, ArrayRef<int64_t> ranges) {
       unsigned d = dim.getPosition();
       if (ranges[d] == 1 || role[d] < 0)
         continue;
+      // Batch dimensions may come in two runs, but they still split the
+      // runs of the other roles.
+      if (role[d] == 0) {
+        last = 0;
+        continue;
+      }
       // A role that starts again after another one: not one run.
       if (role[d] != last && !runs[role[d]].empty())
         return false;
