@@ -14,7 +14,8 @@
 // violation is printed on stderr ("fake libcuda: ...") and counted
 // (fakeCudaViolations). With $AMP_FAKE_CUDA_TRACE set to a path, one line per
 // call is written there (alloc, free, memcpy HtoD|DtoH|DtoD|HtoH BYTES,
-// memset, launch NAME GRID BLOCK, sync, module-load, pool-create) and
+// memset, launch NAME GRID BLOCK, sync, module-load, module-unload,
+// pool-create) and
 // "violations N" at exit, for tests that count what crosses the bus.
 //
 //===----------------------------------------------------------------------===//
@@ -226,7 +227,12 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int,
   return cuModuleLoadData(module, image);
 }
 
-CUresult cuModuleUnload(CUmodule) { return needContext("cuModuleUnload"); }
+CUresult cuModuleUnload(CUmodule) {
+  if (CUresult r = needContext("cuModuleUnload"))
+    return r;
+  record("module-unload");
+  return CUDA_SUCCESS;
+}
 
 CUresult cuModuleGetFunction(CUfunction *function, CUmodule, const char *name) {
   if (CUresult r = needContext("cuModuleGetFunction"))

@@ -156,8 +156,8 @@ static cl::opt<bool>
            cl::init(false), cl::cat(category));
 static cl::opt<std::string> jitCacheDir(
     "jit-cache-dir",
-    cl::desc("Where compiled CPU steps are kept across runs (default: "
-             "$AMP_CACHE_DIR, else ~/.cache/amp-mlir/jit)"),
+    cl::desc("Where compiled steps (CPU, CUDA and emulated) are kept across "
+             "runs (default: $AMP_CACHE_DIR, else ~/.cache/amp-mlir/jit)"),
     cl::value_desc("dir"), cl::cat(category));
 enum class CpuGemm { Blas, Loops };
 static cl::opt<CpuGemm> cpuGemm(
@@ -363,8 +363,7 @@ int main(int argc, char **argv) {
   if (timing) {
     std::chrono::duration<double, std::milli> compileTime =
         std::chrono::steady_clock::now() - compileStart;
-    bool cacheOff = noJitCache || device == RunDevice::CUDA ||
-                    getJitCacheDir(jitCacheDir).empty();
+    bool cacheOff = noJitCache || getJitCacheDir(jitCacheDir).empty();
     llvm::errs() << "{\"compile_ms\": "
                  << llvm::format("%.1f", compileTime.count())
                  << ", \"jit_cache\": \""

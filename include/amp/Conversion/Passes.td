@@ -50,7 +50,7 @@ def AmpEmitCInterfacePass : Pass<"amp-emit-c-interface", "::mlir::ModuleOp"> {
     Sets `llvm.emit_c_interface` on every public `func.func` with a body, so
     that `convert-func-to-llvm` emits an `_mlir_ciface_<name>` wrapper taking
     one pointer per memref descriptor: the entry point `amp-train` calls
-    through the ExecutionEngine.
+    (through the packed entry point the runner adds to it).
   }];
 }
 

@@ -14,8 +14,12 @@
 // then a trailer (magic, size, xxh3 of the rest). An entry is written to a
 // temporary file and renamed, so concurrent runs never see half a file;
 // nothing evicts entries (delete the directory to reclaim space). GPU steps
-// are not cached: their kernels are loaded by global constructors, which
-// objects linked outside the ExecutionEngine's IR platform would not run.
+// are cached like CPU steps: their kernel binaries are constants of the host
+// object, loaded by the module's global constructors, which
+// compileHostObjects turns into one function (kStepInitName) that LinkedStep
+// calls once linked (an object linked outside an IR platform runs no
+// constructor by itself), and unloaded by the destructors' (kStepFiniName)
+// before the JIT goes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +47,11 @@ namespace amp {
 /// ~/.cache/amp-mlir/jit. Returns "" when caching is off.
 std::string getJitCacheDir(StringRef requested);
 
+/// The functions a step's objects define for their global constructors and
+/// destructors (empty when the module has none).
+inline constexpr const char *kStepInitName = "__amp_step_init";
+inline constexpr const char *kStepFiniName = "__amp_step_fini";
+
 /// The cache key of `module` (hex SHA-256) compiled with `config` (the
 /// lowering options, as text) by this build.
 std::string computeJitCacheKey(ModuleOp module, StringRef config);
@@ -67,6 +76,8 @@ private:
   LinkedStep() = default;
   std::unique_ptr<llvm::orc::LLJIT> jit;
   void (*packed)(void **) = nullptr;
+  /// kStepFiniName, called before the JIT is destroyed.
+  void (*fini)() = nullptr;
 };
 
 /// The objects of cache entry `path`; fails (with `error` set) when the

@@ -2,7 +2,7 @@
 //
 // Compiles a training step (docs/TrainingStep.md) with the AMP pipeline and the
 // CPU pipeline, JIT-compiles it (its parts on every core; a GPU step's host
-// code with MLIR's ExecutionEngine) and runs it step by
+// code whole; kept in the JIT cache either way) and runs it step by
 // step on host buffers: the results marked `amp.update_of` are fed back into
 // their arguments, and so is the loss-scale state. amp-train is a thin
 // command-line driver around this class; the Python bindings reuse it.
@@ -28,7 +28,6 @@
 
 namespace mlir {
 class DialectRegistry;
-class ExecutionEngine;
 namespace func {
 class FuncOp;
 } // namespace func
@@ -285,10 +284,9 @@ private:
   LogicalResult loadArgument(RunnerArgument &arg, StringRef path);
 
   OwningOpRef<ModuleOp> module;
-  /// The compiled step: a GPU step's host code in the ExecutionEngine
-  /// (engine); a step that runs on the host linked from its objects, compiled
-  /// now or read from the cache (linkedStep); and its packed entry point.
-  std::unique_ptr<ExecutionEngine> engine;
+  /// The compiled step: its objects (the host's code, or a GPU step's host
+  /// code with its kernels), compiled now or read from the cache, linked;
+  /// and its packed entry point.
   std::unique_ptr<LinkedStep> linkedStep;
   void (*packedStep)(void **) = nullptr;
   bool loadedFromCache = false;

@@ -1,8 +1,8 @@
 //===- HostCodegen.cpp - a CPU step's object code, on every core ----------===//
 //
-// The LLVM half of compiling a step that runs on the host (CPU and
-// GPU-emulated steps), after the lowering pipeline has produced the LLVM
-// dialect:
+// The LLVM half of compiling a step's host code (CPU and GPU-emulated steps;
+// a CUDA step's host side, its kernels already a binary constant in it), after
+// the lowering pipeline has produced the LLVM dialect:
 //
 // 1. The module is translated to LLVM IR and given this host's triple and
 //    data layout.
@@ -10,7 +10,8 @@
 //    function the runner calls (args[i] points at argument i: the
 //    ExecutionEngine's convention). The ExecutionEngine adds one to every
 //    function, and a step's outlined loop functions take up to thousands of
-//    arguments each: code compiled for nothing.
+//    arguments each: code compiled for nothing. The global constructors and destructors
+//    (a CUDA step's kernel loading) become two functions LinkedStep calls.
 // 3. The module is split into at most `threads` parts of about the same size:
 //    loop functions, largest first, each into the part with the lowest cost
 //    so far (instructions), and one more part of the glue: the functions
@@ -43,6 +44,7 @@
 #include "llvm/Analysis/CFG.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -147,6 +149,37 @@ static LogicalResult addPackedEntry(llvm::Module &module, StringRef name) {
   }
   builder.CreateRetVoid();
   return success();
+}
+
+/// Replaces the module's global constructors and destructors
+/// (llvm.global_ctors / llvm.global_dtors: a GPU step's kernel loading and
+/// unloading) by kStepInitName and kStepFiniName, which call them by
+/// priority; empty functions where there are none. ORC runs no constructor
+/// of an object it links (that takes an ORC platform and its runtime):
+/// LinkedStep calls these, for a step compiled now or read from the cache.
+static void addInitAndFiniFunctions(llvm::Module &module) {
+  llvm::LLVMContext &context = module.getContext();
+  llvm::IRBuilder<> builder(context);
+  auto *type = llvm::FunctionType::get(builder.getVoidTy(), /*isVarArg=*/false);
+  auto add = [&](StringRef name, StringRef arrayName,
+                 llvm::iterator_range<llvm::orc::CtorDtorIterator> entries) {
+    // (priority, position in the array): equal priorities keep their order.
+    SmallVector<std::tuple<unsigned, unsigned, llvm::Function *>> calls;
+    for (llvm::orc::CtorDtorIterator::Element entry : entries)
+      if (entry.Func)
+        calls.push_back({entry.Priority, calls.size(), entry.Func});
+    llvm::sort(calls);
+    auto *function = llvm::Function::Create(
+        type, llvm::GlobalValue::ExternalLinkage, name, module);
+    builder.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", function));
+    for (auto [priority, position, callee] : calls)
+      builder.CreateCall(callee->getFunctionType(), callee);
+    builder.CreateRetVoid();
+    if (llvm::GlobalVariable *array = module.getNamedGlobal(arrayName))
+      array->eraseFromParent();
+  };
+  add(kStepInitName, "llvm.global_ctors", llvm::orc::getConstructors(module));
+  add(kStepFiniName, "llvm.global_dtors", llvm::orc::getDestructors(module));
 }
 
 /// Whether `global` may be copied into every part that uses it: a private
@@ -272,9 +305,9 @@ static SmallVector<Part> splitModule(std::unique_ptr<llvm::Module> module,
 /// Optimises `module` and compiles it to an object with `machine`.
 static llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 compileToObject(llvm::Module &module, llvm::TargetMachine &machine,
-                unsigned optLevel) {
+                unsigned optLevel, bool vectorize) {
   if (llvm::Error error =
-          makeStepOptimizer(optLevel, &machine, /*vectorize=*/true)(&module))
+          makeStepOptimizer(optLevel, &machine, vectorize)(&module))
     return std::move(error);
   SmallVector<char, 0> bytes;
   llvm::raw_svector_ostream stream(bytes);
@@ -292,7 +325,7 @@ FailureOr<std::vector<std::unique_ptr<llvm::MemoryBuffer>>>
 mlir::amp::compileHostObjects(
     ModuleOp module, StringRef wrapperName,
     llvm::orc::JITTargetMachineBuilder machineBuilder, unsigned optLevel,
-    unsigned threads, Location loc) {
+    unsigned threads, Location loc, bool vectorize) {
   // One target machine per part: they are not shared across threads.
   auto createMachine =
       [&]() -> llvm::Expected<std::unique_ptr<llvm::TargetMachine>> {
@@ -314,13 +347,15 @@ mlir::amp::compileHostObjects(
   if (failed(addPackedEntry(*llvmModule, wrapperName)))
     return emitError(loc) << "the lowered step has no '" << wrapperName
                           << "' function";
+  addInitAndFiniFunctions(*llvmModule);
 
   std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects;
   if (threads == 0)
     threads = llvm::hardware_concurrency().compute_thread_count();
   SmallVector<Part> parts = splitModule(std::move(llvmModule), threads);
   if (parts.size() == 1) {
-    auto object = compileToObject(*parts.front().module, **machine, optLevel);
+    auto object = compileToObject(*parts.front().module, **machine, optLevel,
+                                  vectorize);
     if (!object)
       return emitError(loc) << "code generation failed: "
                             << llvm::toString(object.takeError());
@@ -361,7 +396,7 @@ mlir::amp::compileHostObjects(
         if (parts[i].glue)
           (*partMachine)->setOptLevel(llvm::CodeGenOptLevel::None);
         auto object = compileToObject(**part, **partMachine,
-                                      parts[i].glue ? 0 : optLevel);
+                                      parts[i].glue ? 0 : optLevel, vectorize);
         if (!object)
           return fail(object.takeError());
         objects[i] = std::move(*object);

@@ -8,7 +8,8 @@
 // an object an older one wrote. Each entry ends with a trailer (magic, size,
 // xxh3 of the objects before it): a truncated or damaged entry is not linked
 // but compiled again and overwritten. LinkedStep links the objects of a step,
-// cached or just compiled, into an ORC LLJIT.
+// cached or just compiled, into an ORC LLJIT and runs the step's global
+// constructors (kStepInitName) once linked, its destructors when it goes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -92,7 +93,12 @@ std::string mlir::amp::computeJitCacheKey(ModuleOp module, StringRef config) {
   return llvm::toHex(digest, /*LowerCase=*/true);
 }
 
-LinkedStep::~LinkedStep() = default;
+LinkedStep::~LinkedStep() {
+  // The module's destructors (a GPU step unloads its kernels) while the code
+  // they run is still linked.
+  if (fini)
+    fini();
+}
 
 FailureOr<std::unique_ptr<LinkedStep>>
 LinkedStep::link(std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects,
@@ -139,9 +145,19 @@ LinkedStep::link(std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects,
   auto symbol = (*jit)->lookup(packedName);
   if (!symbol)
     return fail(symbol.takeError());
+  // compileHostObjects defines both (empty where the module had no global
+  // constructor or destructor).
+  auto init = (*jit)->lookup(kStepInitName);
+  if (!init)
+    return fail(init.takeError());
+  auto fini = (*jit)->lookup(kStepFiniName);
+  if (!fini)
+    return fail(fini.takeError());
   std::unique_ptr<LinkedStep> step(new LinkedStep());
   step->packed = symbol->toPtr<void (*)(void **)>();
   step->jit = std::move(*jit);
+  init->toPtr<void (*)()>()();
+  step->fini = fini->toPtr<void (*)()>();
   return step;
 }
 

@@ -7,12 +7,12 @@
 //   $AMP_RUNTIME_DIR: libamp_runtime_cpu.so for the runtime lowering and the
 //   CPU GEMM, libamp_runtime_cuda.so (loaded here, its memory entry points
 //   kept in DeviceApi) for a CUDA step;
-// - the object code of a CPU step compiled before, from the JIT cache
-//   (JitCache.h), keyed by the IR and the lowering options;
-// - else the lowered module (TrainingRunner::lower, Compile.cpp): a step that
-//   runs on the host compiled in parts on every core (HostCodegen.cpp), its
-//   objects stored in the cache and linked (LinkedStep); a GPU step's host
-//   code through MLIR's ExecutionEngine.
+// - the object code of a step compiled before, from the JIT cache
+//   (JitCache.h), keyed by the IR, the lowering options and the device;
+// - else the lowered module (TrainingRunner::lower, Compile.cpp) compiled
+//   (HostCodegen.cpp: a step that runs on the host in parts on every core, a
+//   CUDA step's host code whole), its objects stored in the cache and linked
+//   (LinkedStep, which runs a CUDA step's kernel-loading constructors).
 //
 //===----------------------------------------------------------------------===//
 
@@ -243,46 +243,37 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
     hostError = llvm::toString(detected.takeError());
   std::unique_ptr<llvm::TargetMachine> hostMachine =
       createHostMachine(hostBuilder);
-  // A GPU step's host code is one long run of calls (launches, copies,
-  // runtime calls) whose speed is its calls': code generation at -O0 (fast
-  // register allocation, no DAG combining) takes a fraction of the time.
-  // (The JIT generates code with this machine's level, not
-  // jitCodeGenOptLevel.)
-  if (hostMachine && !executor->runsOnHost())
-    hostMachine->setOptLevel(llvm::CodeGenOptLevel::None);
 
-  // A CPU step compiled before (JitCache.h): link its objects.
+  // A step compiled before (JitCache.h): link its objects.
   std::string cachePath;
-  if (executor->runsOnHost()) {
-    std::string cacheDir = getJitCacheDir(options.run.jitCacheDir);
-    if (!cacheDir.empty() && options.run.jitCache) {
-      // Everything that shapes the object code: the lowering (all its
-      // fields, LoweringConfig::print), the optimisation level, the host
-      // and the libraries linked.
-      std::string config = getEffectiveLoweringConfig(options, "").print() +
-                           " O" + std::to_string(optLevel) + " " +
-                           describeMachine(hostMachine.get()) + " " +
-                           configureStoreMerging().str();
-      for (const std::string &lib : libs)
-        config += " lib=" + lib;
-      SmallString<256> path(cacheDir);
-      llvm::sys::path::append(path,
-                              computeJitCacheKey(moduleOp, config) + ".o");
-      cachePath = path.str().str();
-      std::string error;
-      if (llvm::sys::fs::exists(cachePath)) {
-        auto objects = readJitCacheEntry(cachePath, error);
-        FailureOr<std::unique_ptr<LinkedStep>> linked = failure();
-        if (succeeded(objects))
-          linked = LinkedStep::link(std::move(*objects), packedName, libs,
-                                    error);
-        if (succeeded(linked)) {
-          linkedStep = std::move(*linked);
-          packedStep = linkedStep->getPacked();
-          loadedFromCache = true;
-        }
-        // A broken entry is compiled again and overwritten.
+  std::string cacheDir = getJitCacheDir(options.run.jitCacheDir);
+  if (!cacheDir.empty() && options.run.jitCache) {
+    // Everything that shapes the object code: the lowering (all its fields,
+    // LoweringConfig::print, with a CUDA device's chip), the optimisation
+    // level, the host and the libraries linked.
+    std::string config =
+        getEffectiveLoweringConfig(options, executor->getChip()).print() +
+        " O" + std::to_string(optLevel) + " " +
+        describeMachine(hostMachine.get()) + " " +
+        configureStoreMerging().str();
+    for (const std::string &lib : libs)
+      config += " lib=" + lib;
+    SmallString<256> path(cacheDir);
+    llvm::sys::path::append(path, computeJitCacheKey(moduleOp, config) + ".o");
+    cachePath = path.str().str();
+    std::string error;
+    if (llvm::sys::fs::exists(cachePath)) {
+      auto objects = readJitCacheEntry(cachePath, error);
+      FailureOr<std::unique_ptr<LinkedStep>> linked = failure();
+      if (succeeded(objects))
+        linked =
+            LinkedStep::link(std::move(*objects), packedName, libs, error);
+      if (succeeded(linked)) {
+        linkedStep = std::move(*linked);
+        packedStep = linkedStep->getPacked();
+        loadedFromCache = true;
       }
+      // A broken entry is compiled again and overwritten.
     }
   }
   if (packedStep)
@@ -302,55 +293,31 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
            << " descriptors, expected " << numArgs << " arguments + "
            << numResults << " results";
 
-  // A step that runs on the host: its parts compiled on every core
-  // (HostCodegen.cpp), linked, and stored in the cache.
-  if (executor->runsOnHost()) {
-    if (!hostBuilder)
-      return emitError(entryLoc)
-             << "cannot describe this host to LLVM: " << hostError;
-    auto objects =
-        compileHostObjects(moduleOp, wrapper, *hostBuilder, optLevel,
-                           options.run.compileThreads, entryLoc);
-    if (failed(objects))
-      return failure();
-    if (!cachePath.empty())
-      writeJitCacheEntry(*objects, cachePath);
-    std::string error;
-    auto linked =
-        LinkedStep::link(std::move(*objects), packedName, libs, error);
-    if (failed(linked))
-      return emitError(entryLoc) << "JIT linking of '" << entryName
-                                 << "' failed: " << error;
-    linkedStep = std::move(*linked);
-    packedStep = linkedStep->getPacked();
-    return success();
-  }
-
-  // A GPU step's host code: MLIR's ExecutionEngine, whose global
-  // constructors load the kernel module.
-  SmallVector<StringRef> libRefs(libs.begin(), libs.end());
-  ExecutionEngineOptions engineOptions;
-  // (The options hold a function_ref: the optimizer lives until create.)
-  std::function<llvm::Error(llvm::Module *)> optimizer =
-      makeStepOptimizer(optLevel, hostMachine.get(), /*vectorize=*/false);
-  engineOptions.transformer = optimizer;
-  engineOptions.jitCodeGenOptLevel =
-      static_cast<llvm::CodeGenOptLevel>(optLevel);
-  engineOptions.sharedLibPaths = libRefs;
-  auto engineOrError =
-      ExecutionEngine::create(moduleOp, engineOptions, std::move(hostMachine));
-  if (!engineOrError)
+  // The step's objects: a step that runs on the host in parts on every core
+  // (HostCodegen.cpp); a CUDA step's host code whole (its kernels are a
+  // binary constant its constructors load). That code is one long run of
+  // calls (launches, copies, runtime calls) whose speed is its calls':
+  // without vectorization, and code generation at -O0 (fast register
+  // allocation, no DAG combining) takes a fraction of the time. Stored in
+  // the cache and linked.
+  if (!hostBuilder)
     return emitError(entryLoc)
-           << "JIT compilation of '" << entryName
-           << "' failed: " << llvm::toString(engineOrError.takeError());
-  engine = std::move(*engineOrError);
-  engine->initialize();
-  // Compiles the step now (the JIT is lazy), not in the first step.
-  auto packed = engine->lookupPacked(wrapper);
-  if (!packed)
+           << "cannot describe this host to LLVM: " << hostError;
+  if (!executor->runsOnHost())
+    hostBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::None);
+  auto objects = compileHostObjects(
+      moduleOp, wrapper, *hostBuilder, optLevel, options.run.compileThreads,
+      entryLoc, /*vectorize=*/executor->runsOnHost());
+  if (failed(objects))
+    return failure();
+  if (!cachePath.empty())
+    writeJitCacheEntry(*objects, cachePath);
+  std::string error;
+  auto linked = LinkedStep::link(std::move(*objects), packedName, libs, error);
+  if (failed(linked))
     return emitError(entryLoc)
-           << "JIT compilation of '" << entryName
-           << "' failed: " << llvm::toString(packed.takeError());
-  packedStep = *packed;
+           << "JIT linking of '" << entryName << "' failed: " << error;
+  linkedStep = std::move(*linked);
+  packedStep = linkedStep->getPacked();
   return success();
 }

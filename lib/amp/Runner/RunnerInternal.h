@@ -56,16 +56,20 @@ inline std::string getPackedEntryName(StringRef wrapperName) {
   return ("_mlir_" + wrapperName).str();
 }
 
-/// The object code of `module` (the LLVM dialect, as the CPU pipeline leaves
-/// it) for the machines `machineBuilder` describes (the host's, detected once
-/// by the caller, which keys the JIT cache by the same description),
-/// optimised at -O<optLevel>, with the packed entry point
-/// getPackedEntryName(wrapperName): one object per part, the parts compiled
-/// on up to `threads` threads (0: one per hardware thread). Errors at `loc`.
+/// The object code of `module` (the LLVM dialect, as the CPU or GPU pipeline
+/// leaves it) for the machines `machineBuilder` describes (the host's,
+/// detected once by the caller, which keys the JIT cache by the same
+/// description), optimised at -O<optLevel> (loop and SLP vectorization when
+/// `vectorize`), with the packed entry point getPackedEntryName(wrapperName)
+/// and the module's global constructors and destructors as the functions
+/// kStepInitName and kStepFiniName (LinkedStep calls them): one object per
+/// part, the parts compiled on up to `threads` threads (0: one per hardware
+/// thread). Errors at `loc`.
 FailureOr<std::vector<std::unique_ptr<llvm::MemoryBuffer>>>
 compileHostObjects(ModuleOp module, StringRef wrapperName,
                    llvm::orc::JITTargetMachineBuilder machineBuilder,
-                   unsigned optLevel, unsigned threads, Location loc);
+                   unsigned optLevel, unsigned threads, Location loc,
+                   bool vectorize = true);
 
 /// The runtime's CUDA backend, loaded at run time: its mgpu* memory entry
 /// points (the ones the step's host code uses too) and a device count.
