@@ -4,6 +4,7 @@ within 2% of the initial loss of the fp32 loss after the same number of applied 
 
 import copy
 import json
+import re
 import subprocess
 
 import numpy as np
@@ -576,6 +577,81 @@ def test_torch_mlir_captures_as_torch_export_traces(tmp_path, amp_tools):
     step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
     want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
     np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+
+
+class _ReadsValues(nn.Module):
+    """Python that reads tensor values, as transformers' XLM / FlauBERT (``assert lengths.max().item() <=
+    slen``) and Longformer (``.any().item()`` picks a branch, ``nonzero`` finds the global tokens) do."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 6)
+        self.head = nn.Linear(6, 3)
+
+    def forward(self, x):
+        assert x.abs().max().item() < 1e6
+        h = self.fc(x)
+        if (x > 0).any().item():
+            h = torch.relu(h)
+        if bool(h.sum() > -1e9):  # from the parameters: the warning says so
+            h = h * 2
+        first = x[:, 0] > 0
+        k = int(first.sum())
+        rows = torch.nonzero(first).squeeze(1)
+        h = h + h[rows].sum(0) / k + h[:k].mean(0)
+        # index tensors at dimensions apart (Longformer's global attention), in place and in the backward
+        cols = torch.remainder(rows, 3)
+        h3 = h.reshape(6, 2, 3).clone()
+        h3[rows, :, cols] = 0.0
+        h = h3.reshape(6, 6) + h.reshape(6, 2, 3)[rows, :, cols].sum()
+        h[torch.nonzero(x[:, 0] > 1e3).squeeze(1)] = 1.0  # no row: an empty index, nothing written
+        return self.head(h)
+
+
+def test_torch_mlir_specializes_values_read(tmp_path, amp_tools):
+    """``.item()``, ``bool(tensor)``, ``int(tensor)`` and ``nonzero`` on traced tensors are specialized to
+    the example inputs' values (as torch.export does): the export succeeds, warns with each value and its
+    source line, leaves no ``_local_scalar_dense`` / ``nonzero`` in the step, and trains as PyTorch
+    does on those inputs."""
+    _torch_mlir()
+    from amp_mlir.torch._torch_mlir import SpecializationWarning
+
+    torch.manual_seed(0)
+    model = _ReadsValues()
+    x = torch.randn(6, 4)
+    x[:, 0] = torch.tensor([1.0, -1.0, 2.0, -2.0, 3.0, -0.5])  # 3 rows selected
+    inputs = (x, torch.randint(0, 3, (6,)))
+    with pytest.warns(SpecializationWarning) as record:
+        step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
+    ours = [w for w in record if w.category is SpecializationWarning]
+    assert len(ours) == 1  # once per capture
+    message = str(ours[0].message)
+    for line in (r"test_torch_export\.py:\d+ in forward \(`assert x\.abs\(\)\.max\(\)\.item\(\) < 1e6`\): "
+                 r"value [0-9.]+, from the example inputs x\n",
+                 r"\(`if \(x > 0\)\.any\(\)\.item\(\):`\): value True, from the example inputs x\n",
+                 r"\(`if bool\(h\.sum\(\) > -1e9\)\:.*`\): value True, from the example inputs x and the "
+                 r"parameters \(which change as it trains\)",
+                 r"\(`k = int\(first\.sum\(\)\)`\): value 3, from the example inputs x\n",
+                 r"\(`rows = torch\.nonzero\(first\)\.squeeze\(1\)`\): nonzero count 3, from the example inputs x"):
+        assert re.search(line, message), (line, message)
+    assert "nonzero count 0" in message
+    assert "a later step may need others" in message
+    assert not any("_local_scalar_dense" in op or "nonzero" in op for op in step.manifest["aten_ops"])
+    assert "_local_scalar_dense" not in step.text and "torch.aten" not in step.text
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape, p", [((2, 16), 0.2), ((3, 4, 5), 0.5), ((7,), 1.0), ((4, 3), 0.0), ((1,), 1.0),
+                                     ((8, 4096), 0.01), ((37, 53), 0.9)])
+def test_nonzero_static(shape, p):
+    """nonzero with a known count, static shapes: the same indices as ATen's, row-major."""
+    from amp_mlir.torch._decompositions import nonzero_static
+
+    torch.manual_seed(0)
+    x = (torch.rand(shape) < p).float() * torch.randn(shape)
+    want = torch.nonzero(x)
+    assert torch.equal(nonzero_static(x, want.shape[0]), want)
 
 
 def test_torch_mlir_mixture_of_experts_trains(tmp_path, amp_tools):

@@ -616,6 +616,47 @@ def weight_norm_interface_backward(grad_w, saved_v, saved_g, saved_norms, dim):
     return grad_v.to(saved_v.dtype), grad_g.to(saved_g.dtype)
 
 
+def _inclusive_count(flags):
+    """Inclusive prefix count of a 1-D int32 0/1 tensor without a scan op (our dialects have none): blocks
+    of ``b ~ sqrt(n)``, counted within a block through a ``b x b`` triangle and across blocks through an
+    ``n/b x n/b`` one, ``O(n^1.5)`` work and memory instead of the ``n x n`` of one triangle."""
+    n = flags.shape[0]
+    b = max(1, math.isqrt(n - 1) + 1)
+    nb = -(-n // b)
+    padded = torch.cat([flags, flags.new_zeros(nb * b - n)]) if nb * b > n else flags
+    blocks = padded.reshape(nb, b)
+    pos_b = torch.arange(b, device=flags.device)
+    tri_b = (pos_b[None, :] <= pos_b[:, None]).to(flags.dtype)  # [i, j]: j <= i
+    within = (blocks[:, None, :] * tri_b[None, :, :]).sum(-1)  # (nb, b)
+    pos_nb = torch.arange(nb, device=flags.device)
+    before = (pos_nb[None, :] < pos_nb[:, None]).to(flags.dtype)  # [i, j]: j < i
+    offsets = (before * blocks.sum(1)[None, :]).sum(1)  # (nb,)
+    return (within + offsets[:, None]).reshape(nb * b)[:n]
+
+
+def nonzero_static(x, count):
+    """``aten.nonzero(x)`` when ``x`` is known to have ``count`` non-zero elements (read from the example
+    tensors, ``_torch_mlir._Specializer``): the same ``(count, x.dim())`` indices, row-major order, with
+    static shapes. Each element's destination is a permutation of the flat positions: the ``k``-th non-zero
+    element goes to ``k`` (its inclusive prefix count minus one), the zeros after them in order; one scatter
+    of the positions through it (unique indices: a plain ``index_put``), whose first ``count`` entries are
+    the non-zero elements' flat indices, unravelled by the sizes. Integer ops only (no autocast)."""
+    n = x.numel()
+    if x.dim() == 0 or n == 0 or count == 0:
+        return torch.zeros((count, x.dim()), dtype=torch.int64, device=x.device)
+    flags = (x != 0).reshape(n).to(torch.int32)
+    pos = torch.arange(n, dtype=torch.int32, device=x.device)
+    incl = _inclusive_count(flags)
+    dest = torch.where(flags != 0, incl - 1, count + pos - incl)
+    index = torch.zeros(n, dtype=torch.int32, device=x.device).index_put((dest.to(torch.int64),), pos)
+    index = index[:count].to(torch.int64)
+    cols = []
+    for size in reversed(x.shape):
+        cols.append(torch.remainder(index, size))
+        index = torch.div(index, size, rounding_mode="floor")
+    return torch.stack(cols[::-1], 1)
+
+
 def mutation_table():
     """Batch norm in training mode updates its running statistics in place, and native_batch_norm's
     schema does not say so: functionalization would keep the op and lose the update. PyTorch's own

@@ -18,7 +18,13 @@ The algorithm:
    torch-mlir's decomposition table and ours (_decompositions.py) gives one flat aten graph without
    mutation, each node with its Python source location. A step with random ops (dropout) is captured
    with one more argument, its random-number state, which the replay's random ops draw from
-   (``_decompositions.RANDOM``; traced as they are, they would be constants).
+   (``_decompositions.RANDOM``; traced as they are, they would be constants). A ``.item()`` (also
+   ``bool(t)``, ``int(t)``, a 0-d tensor as a size: ``aten._local_scalar_dense``) on a traced tensor is
+   *specialized*: the first capture runs on the real example tensors, so the value is read from them and
+   the model goes on with it as a Python constant, as torch.export specializes; ``nonzero`` gets the
+   count of the example's non-zero elements as its static row count (``_Specializer``). The step then
+   holds for those values only, which a :class:`SpecializationWarning` names with the model's source
+   lines.
 3. **Import.** ``torch_mlir.fx.stateless_fx_import`` makes the torch dialect (backend contract), then
    one pass pipeline lowers it: ``convert-torch-to-tosa`` first (named ops our autocast policy knows
    best; scatter becomes ``tosa.scatter``), ``convert-torch-to-linalg`` / ``-scf`` / ``-arith`` /
@@ -34,6 +40,8 @@ from __future__ import annotations
 
 import contextlib
 import re
+import sys
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -174,6 +182,129 @@ def _static_experts(model):
             config._experts_implementation = current
 
 
+class SpecializationWarning(UserWarning):
+    """The captured training step holds values read from the example tensors (``.item()``, ``bool(t)``,
+    ``nonzero``'s count): it is right for batches that give the same values (``_Specializer``)."""
+
+
+class _Specializer:
+    """The first capture's decompositions of the ops whose result make_fx cannot trace: make_fx's "real"
+    mode traces on the example tensors themselves, so the value is read from them, as torch.export
+    specializes.
+
+    * ``aten._local_scalar_dense`` (``.item()``, ``bool(t)``, ``int(t)``, ``float(t)``, a 0-d tensor as a
+      size): the value goes on as a Python constant, so the model's ``assert`` / ``if`` runs on the real
+      value and no op is recorded; the graph holds the branch taken for the example inputs.
+    * ``aten.nonzero`` (``torch.where(c)``, boolean-mask indexing's indices): its row count is read, the
+      indices computed in the graph with that static shape (``_decompositions.nonzero_static``).
+
+    Each read is recorded (value, the model's source line, what the value depends on: step arguments,
+    random ops) for :meth:`warn`. A tensor make_fx already knows as a constant, or a fake one (no value),
+    is left to make_fx."""
+
+    _SKIP = (str(Path(torch.__file__).resolve().parent), str(Path(__file__).resolve()),
+             str(Path(_decompositions.__file__).resolve()), str(Path(contextlib.__file__).resolve()))
+
+    _KINDS = {"param": "the parameters", "momentum": "the optimizer state", "adam_m": "the optimizer state",
+              "adam_v": "the optimizer state", "step": "the optimizer state", "buffer": "the buffers",
+              "rng": "the random-number state", "seed": "the gradient seed"}
+
+    def __init__(self, arg_names, arg_kinds):
+        self.arg_names, self.arg_kinds = arg_names, arg_kinds
+        self.records = []
+
+    def table(self, base):
+        aten = torch.ops.aten
+        return {**base, aten._local_scalar_dense.default: self._item, aten.nonzero.default: self._nonzero}
+
+    def _read(self, t, read, what):
+        """``read(t)`` on the real tensor ``t``, recorded as ``what``; None when ``t`` is not a traced real
+        tensor."""
+        from torch._subclasses.fake_tensor import is_fake
+        from torch.fx.experimental.proxy_tensor import get_proxy_mode, get_proxy_slot
+        from torch.utils._mode_utils import no_dispatch
+
+        mode = get_proxy_mode()
+        slot = get_proxy_slot(t, mode.tracer, None) if mode is not None else None
+        if slot is None or slot.constant is not None or is_fake(t) or \
+                type(t) not in (torch.Tensor, torch.nn.Parameter):
+            return None
+        with no_dispatch():
+            value = read(t)
+        self.records.append((what, value, self._where(), self._depends_on(slot.proxy.node)))
+        return value
+
+    def _item(self, t):
+        value = self._read(t, torch.ops.aten._local_scalar_dense.default, "value")
+        return NotImplemented if value is None else value
+
+    def _nonzero(self, t):
+        count = self._read(t, lambda x: int(torch.count_nonzero(x)), "nonzero count")
+        return NotImplemented if count is None else _decompositions.nonzero_static(t, count)
+
+    def _where(self):
+        frame = sys._getframe(1)
+        while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(self._SKIP):
+            frame = frame.f_back
+        if frame is None:
+            return "an unknown source line"
+        import linecache
+
+        line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+        return f"{Path(frame.f_code.co_filename).name}:{frame.f_lineno} in {frame.f_code.co_name}" + \
+            (f" (`{line}`)" if line else "")
+
+    def _depends_on(self, node):
+        """What ``node`` is computed from: the step arguments' indices, and -1 for a random op."""
+        placeholders = {n: i for i, n in enumerate(n for n in node.graph.nodes if n.op == "placeholder")}
+        seen, todo, found = set(), [node], set()
+        while todo:
+            n = todo.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            if n in placeholders:
+                found.add(placeholders[n])
+            elif n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload) and \
+                    torch.Tag.nondeterministic_seeded in n.target.tags:
+                found.add(-1)
+            todo.extend(n.all_input_nodes)
+        return tuple(sorted(found))
+
+    def describe(self):
+        """One line per distinct value read that the step's arguments or random numbers decide, and whether
+        any depends on more than the example inputs (a value computed from constants alone is the same at
+        every step: specializing it changes nothing, it is not listed)."""
+        lines, varies = [], False
+        for what, value, where, deps in dict.fromkeys(self.records):
+            if not deps:
+                continue
+            inputs = [self.arg_names[i] for i in deps if i >= 0 and self.arg_kinds[i] in ("input", "target")]
+            others = sorted({"random numbers" if i < 0 else self._KINDS.get(self.arg_kinds[i], self.arg_kinds[i])
+                             for i in deps} - {"input", "target"})
+            varies = varies or bool(others)
+            source = "the example inputs " + ", ".join(inputs) if inputs else ""
+            if others:
+                source += (" and " if source else "") + ", ".join(others) + " (which change as it trains)"
+            lines.append(f"{where}: {what} {value!r}, from {source}")
+        return lines, varies
+
+    def warn(self):
+        """The warning naming the values the step is specialized to; returns its lines."""
+        lines, varies = self.describe()
+        if lines:
+            warnings.warn(
+                "amp_mlir.torch specialized the training step to values read from the example tensors "
+                "(`.item()`, `bool(tensor)`, a tensor used as a size, `nonzero`'s count), as torch.export "
+                "does: the model branched on them, asserted them or sized tensors by them, and the step "
+                "computes what it does for these values only. It is right for the example inputs and for any "
+                "batch that gives the same values, not for others"
+                + ("; the values that depend on more than the inputs are right for the first step, a later "
+                   "step may need others" if varies else "") + ":\n  " + "\n  ".join(lines),
+                SpecializationWarning, stacklevel=4)
+        return lines
+
+
 class _Replay(torch.fx.Interpreter):
     """Runs the first captured graph again (step 2), each ``view`` as a ``reshape``: the full decomposition
     table can give a tensor other strides than the eager kernel the first capture recorded (BLOOM's fused
@@ -184,10 +315,15 @@ class _Replay(torch.fx.Interpreter):
     Each random op becomes its ``_decompositions.RANDOM`` function of the step's random-number state
     (argument ``rng_index``) and of its position among the step's random ops.
 
-    Empty tensors leave the step: a concatenation skips its empty operands, and the gradient of an empty
-    slice is zeros (Phi-3's rotary embedding concatenates the rotated part with the rest of the head, an
-    empty slice when the whole head rotates, and torch-mlir gives such a slice a dynamic extent that
-    nothing lowers). The empty slices are then dead code (``_clean_graph``)."""
+    An ``index_put`` through index tensors at dimensions apart (``t[i, :, j] = v``) indexes ``t`` with those
+    dimensions moved first (``_decompositions.index_put`` then takes the accumulating one).
+
+    Empty tensors leave the step: a concatenation skips its empty operands, an ``index_put`` or
+    ``index_fill`` through an empty index tensor (a ``nonzero`` that found nothing in the example inputs)
+    writes nothing, and the gradient of an empty slice is zeros (Phi-3's rotary embedding concatenates the
+    rotated part with the rest of the head, an empty slice when the whole head rotates, and torch-mlir gives
+    such a slice a dynamic extent that nothing lowers). The empty slices are then dead code
+    (``_clean_graph``)."""
 
     def __init__(self, gm, rng_index=None):
         super().__init__(gm)
@@ -210,6 +346,24 @@ class _Replay(torch.fx.Interpreter):
             return args[0].new_zeros(args[1])
         elif target is aten.slice_scatter.default and args[1].numel() == 0:
             return aten.clone.default(args[0])
+        elif getattr(target, "overloadpacket", None) in (aten.index_fill, aten.index_fill_) and args[2].numel() == 0:
+            # no index: nothing written (``t[empty] = 1.0``)
+            return args[0] if target.overloadpacket is aten.index_fill_ else aten.clone.default(args[0])
+        elif target in (aten.index_put.default, aten.index_put_.default):
+            in_place = target is aten.index_put_.default
+            given = [i for i, t in enumerate(args[1]) if t is not None]
+            if any(args[1][i].numel() == 0 for i in given):
+                # no index: nothing written (a nonzero that found nothing in the example inputs)
+                return args[0] if in_place else aten.clone.default(args[0])
+            if given and given != list(range(given[0], given[0] + len(given))):
+                # t[i, :, j] (Longformer's global attention): the same index_put on t with the indexed
+                # dimensions moved first, in order (advanced indexing puts the indexed result's dimensions
+                # first when they are apart, so the values keep their layout), moved back.
+                order = given + [d for d in range(args[0].dim()) if d not in given]
+                moved = aten.index_put.default(aten.permute.default(args[0], order), [args[1][i] for i in given],
+                                               *args[2:], **kwargs)
+                out = aten.permute.default(moved, [order.index(d) for d in range(args[0].dim())])
+                return aten.copy_.default(args[0], out) if in_place else out
         draw = _decompositions.RANDOM.get(target)
         if draw is not None and self.rng is not None:
             self.random_ops += 1
@@ -306,6 +460,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         return flat, all_names, kinds, step
 
     flat, all_names, kinds, step = layout(False)
+    specializer = _Specializer(all_names, kinds)
     was_training = model.training
     try:
         # oneDNN off while capturing: its fused kernels (mkldnn_rnn_layer for nn.LSTM, ...) have no
@@ -319,7 +474,8 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
             # statistics) as functional ops plus explicit copies, then functionalization (which turns
             # the copies into results) and the full decomposition table, replaying the first graph
             # with its source locations.
-            first = make_fx(step, decomposition_table=_decompositions.mutation_table(),
+            # .item() and bool(tensor) read the example tensors' values (_Specializer).
+            first = make_fx(step, decomposition_table=specializer.table(_decompositions.mutation_table()),
                             record_stack_traces=True)(*flat)
             random_ops, other = _decompositions.random_ops(first)
             if other:
@@ -331,7 +487,8 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
                 # decompositions draw from (a random op traced as is would be a constant, the same
                 # dropout mask at every step).
                 flat, all_names, kinds, step = layout(True)
-                first = make_fx(step, decomposition_table=_decompositions.mutation_table(),
+                specializer = _Specializer(all_names, kinds)
+                first = make_fx(step, decomposition_table=specializer.table(_decompositions.mutation_table()),
                                 record_stack_traces=True)(*flat)
             rng_index = kinds.index("rng") if random_ops else None
 
@@ -348,6 +505,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
             from e
     finally:
         model.train(was_training)
+    specialized = specializer.warn()
     _clean_graph(gm)
     outs = next(n for n in gm.graph.nodes if n.op == "output").args[0]
     loss_meta = outs[-1].meta.get("val")
@@ -452,6 +610,10 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         "// Arguments (initial values in arg<N>.npy next to this file; amp-train --inputs DIR):",
     ]
     header += [f"//   {i}: {m['name']} ({m['kind']})" for i, m in enumerate(arg_meta)]
+    if specialized:
+        header.append("// Specialized to values read from the example tensors (.item(), bool(tensor), "
+                      "nonzero's count):")
+        header += [f"//   {line}" for line in specialized]
     header.append("// Results: the new value of arguments 0.."
                   f"{n_updates - 1} (amp.update_of), then the loss (amp.loss).")
     text = "\n".join(header) + "\n" + body
