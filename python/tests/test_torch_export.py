@@ -642,6 +642,47 @@ def test_torch_mlir_specializes_values_read(tmp_path, amp_tools):
     np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
 
 
+class _MaskIndexing(nn.Module):
+    """Boolean-mask indexing, as transformers' BART classifier selects its ``<eos>`` positions
+    (``hidden_states[eos_mask, :]``): reads through a mask (whose backward writes through it) and writes."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 6)
+        self.head = nn.Linear(6, 3)
+
+    def forward(self, x):
+        h = self.fc(x).reshape(2, 3, 6)
+        mask = x.reshape(2, 3, 4)[..., 0] > 0  # [2, 3], 3 positions set
+        picked = h[mask, :]  # [3, 6]
+        h = h.clone()
+        h[~mask] = 0.5  # a masked_fill: no nonzero
+        h[mask] = h[mask] * 2.0  # index_put through the mask
+        return self.head(h.reshape(6, 6) + picked.sum(0))
+
+
+def test_torch_mlir_mask_indexing_specialized(tmp_path, amp_tools):
+    """``t[mask]`` and ``t[mask] = v`` (and the backward of the read, an index_put through the mask) take
+    the mask's nonzero indices with the example's count: no dynamic size reaches torch-mlir (BART's
+    classifier failed there on a slice of unknown size), and the step trains as PyTorch does."""
+    _torch_mlir()
+    from amp_mlir.torch._torch_mlir import SpecializationWarning
+
+    torch.manual_seed(0)
+    model = _MaskIndexing()
+    x = torch.randn(6, 4)
+    x[:, 0] = torch.tensor([1.0, -1.0, 2.0, -2.0, 3.0, -0.5])
+    inputs = (x, torch.randint(0, 3, (6,)))
+    with pytest.warns(SpecializationWarning) as record:
+        step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
+    message = str(next(w for w in record if w.category is SpecializationWarning).message)
+    assert re.search(r"\(`picked = h\[mask, :\].*`\): nonzero count 3, from the example inputs x", message), message
+    assert "the backward pass: nonzero count 3" in message
+    assert "?x" not in step.text  # no dynamic size
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+
+
 @pytest.mark.parametrize("shape, p", [((2, 16), 0.2), ((3, 4, 5), 0.5), ((7,), 1.0), ((4, 3), 0.0), ((1,), 1.0),
                                      ((8, 4096), 0.01), ((37, 53), 0.9)])
 def test_nonzero_static(shape, p):

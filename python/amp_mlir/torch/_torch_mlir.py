@@ -197,6 +197,8 @@ class _Specializer:
       value and no op is recorded; the graph holds the branch taken for the example inputs.
     * ``aten.nonzero`` (``torch.where(c)``, boolean-mask indexing's indices): its row count is read, the
       indices computed in the graph with that static shape (``_decompositions.nonzero_static``).
+    * ``aten.index`` / ``index_put`` through a boolean mask (``t[mask]``, ``t[mask] = v`` and the backward of
+      ``t[mask]``): the mask becomes its ``nonzero`` indices, as above.
 
     Each read is recorded (value, the model's source line, what the value depends on: step arguments,
     random ops) for :meth:`warn`. A tensor make_fx already knows as a constant, or a fake one (no value),
@@ -215,7 +217,9 @@ class _Specializer:
 
     def table(self, base):
         aten = torch.ops.aten
-        return {**base, aten._local_scalar_dense.default: self._item, aten.nonzero.default: self._nonzero}
+        return {**base, aten._local_scalar_dense.default: self._item, aten.nonzero.default: self._nonzero,
+                aten.index.Tensor: self._index, aten.index_put.default: self._index_put,
+                aten.index_put_.default: self._index_put_}
 
     def _read(self, t, read, what):
         """``read(t)`` on the real tensor ``t``, recorded as ``what``; None when ``t`` is not a traced real
@@ -242,12 +246,44 @@ class _Specializer:
         count = self._read(t, lambda x: int(torch.count_nonzero(x)), "nonzero count")
         return NotImplemented if count is None else _decompositions.nonzero_static(t, count)
 
+    def _long_indices(self, indices):
+        """Boolean masks among ``indices`` as the integer index tensors they stand for (``t[mask]`` is
+        ``t[mask.nonzero(as_tuple=True)]``), through ``_nonzero``; None when there is no mask, or one that is
+        not a traced real tensor. torch-mlir lowers a mask index with a dynamic size."""
+        if not any(i is not None and i.dtype in (torch.bool, torch.uint8) for i in indices):
+            return None
+        out = []
+        for i in indices:
+            if i is None or i.dtype not in (torch.bool, torch.uint8):
+                out.append(i)
+                continue
+            rows = self._nonzero(i)
+            if rows is NotImplemented:
+                return None
+            out.extend(rows.unbind(1))
+        return out
+
+    def _index(self, t, indices):
+        long = self._long_indices(indices)
+        return NotImplemented if long is None else torch.ops.aten.index.Tensor(t, long)
+
+    def _index_put(self, t, indices, values, accumulate=False):
+        long = self._long_indices(indices)
+        return NotImplemented if long is None else torch.ops.aten.index_put.default(t, long, values, accumulate)
+
+    def _index_put_(self, t, indices, values, accumulate=False):
+        long = self._long_indices(indices)
+        return NotImplemented if long is None else torch.ops.aten.index_put_.default(t, long, values, accumulate)
+
     def _where(self):
         frame = sys._getframe(1)
         while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(self._SKIP):
             frame = frame.f_back
         if frame is None:
             return "an unknown source line"
+        if frame.f_code.co_filename.startswith("<"):
+            # generated code: autograd's backward formulas (the backward of t[mask])
+            return "the backward pass"
         import linecache
 
         line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
