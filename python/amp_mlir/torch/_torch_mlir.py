@@ -24,7 +24,8 @@ The algorithm:
    the model goes on with it as a Python constant, as torch.export specializes; ``nonzero`` gets the
    count of the example's non-zero elements as its static row count (``_Specializer``). The step then
    holds for those values only, which a :class:`SpecializationWarning` names with the model's source
-   lines.
+   lines; a value the parameters decide (a router's) is an error instead, and Switch Transformers'
+   experts run densely so that theirs is never read (``_static_experts``).
 3. **Import.** ``torch_mlir.fx.stateless_fx_import`` makes the torch dialect (backend contract), then
    one pass pipeline lowers it: ``convert-torch-to-tosa`` first (named ops our autocast policy knows
    best; scatter becomes ``tosa.scatter``), ``convert-torch-to-linalg`` / ``-scf`` / ``-arith`` /
@@ -39,6 +40,7 @@ The algorithm:
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import sys
 import warnings
@@ -166,20 +168,41 @@ def _static_experts(model):
     The default ``grouped_mm`` sorts the tokens by expert and multiplies groups whose sizes the routing
     decides (``aten.histc``, ``aten._grouped_mm``: nothing a static graph holds), and ``eager`` loops
     over the experts a batch selects (data-dependent control flow); both compute the same sums. The
-    models' configs are restored afterwards."""
+    models' configs are restored afterwards.
+
+    Switch Transformers' experts (a ``ModuleDict`` of MLPs, always that eager loop: ``nonzero`` over the
+    experts hit, ``torch.where`` for each one's tokens, values the router's parameters decide) run densely
+    instead: every expert on every token, weighted by the token's one-hot routing times its weight (zero
+    for the others: the same sums and gradients; ``num_experts`` times the expert work)."""
     changed = []
     for module in model.modules():
         config = getattr(module, "config", None)
         current = getattr(config, "_experts_implementation", None) if config is not None else None
         if current is not None and current != "batched_mm" and not any(c is config for c, _ in changed):
             changed.append((config, current))
+    dense = [m for m in model.modules() if type(m).__name__ == "SwitchTransformersExperts"]
     try:
         for config, _ in changed:
             config._experts_implementation = "batched_mm"
+        for module in dense:
+            module.forward = functools.partial(_dense_switch_experts, module)
         yield
     finally:
         for config, current in changed:
             config._experts_implementation = current
+        for module in dense:
+            del module.forward
+
+
+def _dense_switch_experts(experts, hidden_states, selected_experts, routing_weights):
+    """``SwitchTransformersExperts.forward`` without reading the routing (``_static_experts``):
+    ``selected_experts`` is the tokens' one-hot choice ``(T, 1, E)`` (all zero for a token over capacity),
+    ``routing_weights`` their router probability ``(T, 1)``."""
+    out = torch.zeros_like(hidden_states)
+    for e in range(experts.num_experts):
+        weight = selected_experts[:, 0, e].to(routing_weights.dtype) * routing_weights[:, 0]
+        out = out + (experts[f"expert_{e}"](hidden_states) * weight[:, None]).to(hidden_states.dtype)
+    return out
 
 
 class SpecializationWarning(UserWarning):
@@ -220,6 +243,28 @@ class _Specializer:
         return {**base, aten._local_scalar_dense.default: self._item, aten.nonzero.default: self._nonzero,
                 aten.index.Tensor: self._index, aten.index_put.default: self._index_put,
                 aten.index_put_.default: self._index_put_}
+
+    def wrap(self, step):
+        """``step`` with ``F.one_hot`` given its class count as a comparison: ATen's (composite) one_hot
+        checks the indices' range with ``.min().item()`` / ``.max().item()``, values that a router's
+        parameters decide (Switch Transformers) and that would otherwise be read (an index out of range
+        gives a zero row here, not an error)."""
+        from torch.overrides import TorchFunctionMode
+
+        class ValueFree(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                kwargs = kwargs or {}
+                if func is torch.nn.functional.one_hot:
+                    t, num_classes = args[0], (args[1] if len(args) > 1 else kwargs.get("num_classes", -1))
+                    if num_classes >= 0:
+                        return (t.unsqueeze(-1) == torch.arange(num_classes, device=t.device)).to(torch.int64)
+                return func(*args, **kwargs)
+
+        def wrapped(*args):
+            with ValueFree():
+                return step(*args)
+
+        return wrapped
 
     def _read(self, t, read, what):
         """``read(t)`` on the real tensor ``t``, recorded as ``what``; None when ``t`` is not a traced real
@@ -308,35 +353,44 @@ class _Specializer:
         return tuple(sorted(found))
 
     def describe(self):
-        """One line per distinct value read that the step's arguments or random numbers decide, and whether
-        any depends on more than the example inputs (a value computed from constants alone is the same at
+        """One line per distinct value read that the step's arguments or random numbers decide, and those of
+        them that depend on more than the example inputs (a value computed from constants alone is the same at
         every step: specializing it changes nothing, it is not listed)."""
-        lines, varies = [], False
+        lines, varying = [], []
         for what, value, where, deps in dict.fromkeys(self.records):
             if not deps:
                 continue
             inputs = [self.arg_names[i] for i in deps if i >= 0 and self.arg_kinds[i] in ("input", "target")]
             others = sorted({"random numbers" if i < 0 else self._KINDS.get(self.arg_kinds[i], self.arg_kinds[i])
                              for i in deps} - {"input", "target"})
-            varies = varies or bool(others)
             source = "the example inputs " + ", ".join(inputs) if inputs else ""
             if others:
                 source += (" and " if source else "") + ", ".join(others) + " (which change as it trains)"
             lines.append(f"{where}: {what} {value!r}, from {source}")
-        return lines, varies
+            if others:
+                varying.append(lines[-1])
+        return lines, varying
 
     def warn(self):
-        """The warning naming the values the step is specialized to; returns its lines."""
-        lines, varies = self.describe()
+        """The warning naming the values the step is specialized to; returns its lines. A value that the
+        parameters, the optimizer state or random numbers decide is an error instead: the step would keep
+        the first step's value while training changes it (a mixture of experts' routing: its token counts
+        per expert), silently wrong from the second step on."""
+        lines, varying = self.describe()
+        if varying:
+            raise UnsupportedOpError(
+                "amp_mlir.torch cannot capture the training step: the model reads values from tensors that "
+                "change as it trains (`.item()`, `bool(tensor)`, a tensor used as a size, `nonzero`'s count) "
+                "and decides its computation by them; a captured step would keep the example's values at "
+                "every step. Compute such parts without reading values (masks, torch.where, every expert on "
+                "every token weighted by its routing):\n  " + "\n  ".join(varying))
         if lines:
             warnings.warn(
                 "amp_mlir.torch specialized the training step to values read from the example tensors "
                 "(`.item()`, `bool(tensor)`, a tensor used as a size, `nonzero`'s count), as torch.export "
                 "does: the model branched on them, asserted them or sized tensors by them, and the step "
                 "computes what it does for these values only. It is right for the example inputs and for any "
-                "batch that gives the same values, not for others"
-                + ("; the values that depend on more than the inputs are right for the first step, a later "
-                   "step may need others" if varies else "") + ":\n  " + "\n  ".join(lines),
+                "batch that gives the same values, not for others:\n  " + "\n  ".join(lines),
                 SpecializationWarning, stacklevel=4)
         return lines
 
@@ -511,7 +565,8 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
             # the copies into results) and the full decomposition table, replaying the first graph
             # with its source locations.
             # .item() and bool(tensor) read the example tensors' values (_Specializer).
-            first = make_fx(step, decomposition_table=specializer.table(_decompositions.mutation_table()),
+            first = make_fx(specializer.wrap(step),
+                            decomposition_table=specializer.table(_decompositions.mutation_table()),
                             record_stack_traces=True)(*flat)
             random_ops, other = _decompositions.random_ops(first)
             if other:
@@ -524,7 +579,8 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
                 # dropout mask at every step).
                 flat, all_names, kinds, step = layout(True)
                 specializer = _Specializer(all_names, kinds)
-                first = make_fx(step, decomposition_table=specializer.table(_decompositions.mutation_table()),
+                first = make_fx(specializer.wrap(step),
+                                decomposition_table=specializer.table(_decompositions.mutation_table()),
                                 record_stack_traces=True)(*flat)
             rng_index = kinds.index("rng") if random_ops else None
 
