@@ -396,8 +396,36 @@ def test_torch_mlir_dropout_mask_changes_every_step(tmp_path, amp_tools):
         assert len(set(losses)) == 4, losses
 
 
+class _NormalNoise(nn.Module):
+    """loss = mean((w * randn(4096))^2), the reparameterisation of a VAE (or Reformer's random rotations)
+    in miniature: with lr 0, each step's loss is the mean square of that step's normal draws."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(4096))
+
+    def forward(self, x):
+        return (self.w * torch.randn(4096)).pow(2).mean() + 0.0 * x.sum()
+
+
+def test_torch_mlir_normal_draws_from_the_step_state(tmp_path, amp_tools):
+    """randn is drawn from the step's random-number state (Box-Muller on two uniform numbers): the compiled
+    step's draws are the Python reference's (_decompositions._normal at state = step, op 0), different at
+    every step, and normal (mean square within 5 standard errors of 1)."""
+    _torch_mlir()
+    from amp_mlir.torch import _decompositions
+
+    step = export_train_step(_NormalNoise(), lambda out, target: out, (torch.zeros(1), torch.zeros(1)),
+                             optimizer="sgd", lr=0.0, out_dir=tmp_path)
+    ours = _losses(amp_tools, step, 3)
+    want = [float(_decompositions._normal(torch.tensor(s), 0, (4096,), torch.float32, None).pow(2).mean())
+            for s in range(3)]
+    np.testing.assert_allclose(ours, want, rtol=1e-5)
+    assert len(set(want)) == 3 and all(abs(v - 1.0) < 5 * (2.0 / 4096) ** 0.5 for v in want), want
+
+
 def test_torch_mlir_other_random_ops_are_named(tmp_path):
-    """A random op the capture does not draw (randn) is an UnsupportedOpError naming it."""
+    """A random op the capture does not draw (randint_like) is an UnsupportedOpError naming it."""
     _torch_mlir()
 
     class Noisy(nn.Module):
@@ -406,9 +434,9 @@ def test_torch_mlir_other_random_ops_are_named(tmp_path):
             self.fc = nn.Linear(4, 2)
 
         def forward(self, x):
-            return self.fc(x + torch.randn_like(x))
+            return self.fc(x + torch.randint_like(x, 0, 3))
 
-    with pytest.raises(UnsupportedOpError, match="randn_like"):
+    with pytest.raises(UnsupportedOpError, match="randint_like"):
         export_train_step(Noisy(), F.cross_entropy, (torch.randn(3, 4), torch.randint(0, 2, (3,))),
                           out_dir=tmp_path)
 

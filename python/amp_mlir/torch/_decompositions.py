@@ -38,7 +38,8 @@ semantics:
   one batched matmul over the groups, ``[g, Cout/g, Cin/g*kh*kw] x [g, Cin/g*kh*kw, N*Ho*Wo]`` (one GEMM
   call with g batches, not g convolutions: RegNet-Y-400MF has up to 55 groups a layer). Depthwise (one
   input channel per group) and ungrouped convolutions are left to torch-mlir.
-- Random ops (``native_dropout``, ``bernoulli``, ``rand``, ``rand_like``, ``uniform``; ``RANDOM``, which the
+- Random ops (``native_dropout``, ``bernoulli``, ``rand``, ``rand_like``, ``uniform``; ``randn``,
+  ``randn_like``, ``normal_`` by Box-Muller on two uniform numbers; ``RANDOM``, which the
   capture's replay calls in their place): drawn from the step's random-number state, an int32 argument
   the step advances by one, instead
   of PyTorch's generator, which tracing runs once, so that its numbers would be constants (the same
@@ -323,7 +324,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
 
 # ------------------------------------------------------------------ random numbers
 
-_RANDOM_OTHER = ("randn", "randn_like", "normal", "normal_", "randint", "randint_like", "randperm",
+_RANDOM_OTHER = ("normal", "randint", "randint_like", "randperm",
                  "multinomial", "exponential_", "geometric_", "log_normal_", "cauchy_", "poisson")
 
 
@@ -391,6 +392,26 @@ def _uniform_op(state, op, input, low=0.0, high=1.0, generator=None):
     return low + (high - low) * _uniform(state, op, input.shape, input.dtype, input.device)
 
 
+def _normal(state, op, shape, dtype, device):
+    """Standard normal numbers of ``shape`` (Box-Muller on two of the op's uniform numbers per element:
+    ``sqrt(-2 log(1 - u1)) cos(2 pi u2)``, 1 - u1 in (0, 1])."""
+    u = _uniform(state, op, (2, *shape), torch.float32, device)
+    z = torch.sqrt(-2.0 * torch.log(1.0 - u[0])) * torch.cos((2.0 * math.pi) * u[1])
+    return z.to(dtype)
+
+
+def _randn(state, op, size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    return _normal(state, op, size, dtype or torch.get_default_dtype(), device)
+
+
+def _randn_like(state, op, input, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
+    return _normal(state, op, input.shape, dtype or input.dtype, input.device)
+
+
+def _normal_op(state, op, input, mean=0.0, std=1.0, generator=None):
+    return mean + std * _normal(state, op, input.shape, input.dtype, input.device)
+
+
 def _in_place(fn):
     def run(state, op, input, *args, **kwargs):
         return input.copy_(fn(state, op, input, *args, **kwargs))
@@ -410,6 +431,9 @@ RANDOM = {
     aten.rand.default: _rand,
     aten.uniform.default: _uniform_op,
     aten.uniform_.default: _in_place(_uniform_op),
+    aten.randn.default: _randn,
+    aten.randn_like.default: _randn_like,
+    aten.normal_.default: _in_place(_normal_op),
 }
 
 
