@@ -271,6 +271,24 @@ def test_as_strided_and_scatter(numel, size, stride, offset, kind):
     _close(scattered, aten.as_strided_scatter.default(x, src, size, stride, offset))
 
 
+def test_strided_ops_on_a_permuted_tensor():
+    """as_strided / as_strided_scatter / new_empty_strided on a dense tensor with permuted strides (zeros_like
+    of a transposed one, and autograd's copies of it): taken in its storage order, the values ATen gives; a
+    tensor with gaps is left to the op."""
+    d = _decomp()
+    base = torch.randn(2, 5, 3, dtype=torch.float64).transpose(1, 2)  # (2, 3, 5), strides (15, 1, 3)
+    assert d._dense_permutation(base.shape, base.stride()) == [0, 2, 1]
+    src = torch.randn(2, 3, dtype=torch.float64)
+    view = ((2, 3), (15, 1), 3)  # base[:, :, 1]
+    _close(d._in_storage_order(d.as_strided_scatter)(base, src, *view),
+           aten.as_strided_scatter.default(base, src, *view))
+    _close(d._in_storage_order(d.as_strided)(base, *view), aten.as_strided.default(base, *view))
+    empty = d.new_empty_strided(base, (2, 3, 5), (15, 1, 3))
+    assert empty.stride() == (15, 1, 3) and not empty.any()
+    assert d._dense_permutation((2, 3), (4, 1)) is None  # a gap: left to the op
+    assert d.new_empty_strided(base, (2, 3), (4, 1)) is NotImplemented
+
+
 def test_random_stream_is_uniform_and_counter_based():
     """The step's random numbers: in [0, 1), uniform (mean and variance of 2^16 draws within 5 standard
     errors), a function of (state, op, index) only, and different for another state or op."""

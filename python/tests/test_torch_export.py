@@ -700,6 +700,40 @@ def test_torch_mlir_refuses_values_that_training_changes(tmp_path):
     assert not (tmp_path / "train_step.mlir").exists()
 
 
+class _ScanIntoTransposed(nn.Module):
+    """A linear recurrence written step by step into ``zeros_like`` of a transposed tensor (which keeps its
+    strides), as transformers' RecurrentGemma runs its RG-LRU scan: autograd's backward of the in-place
+    writes is ``new_empty_strided`` and ``as_strided_scatter`` on that permuted layout."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(8, 8)
+        self.conv = nn.Conv1d(8, 8, 1)
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x):  # (B, T, 8)
+        gate = torch.sigmoid(self.a(x))
+        xs = self.conv(x.transpose(1, 2)).transpose(1, 2)  # (B, T, C), strides of (B, C, T)
+        h = torch.zeros(xs[:, 0].shape)
+        out = torch.zeros_like(xs)
+        for t in range(xs.shape[1]):
+            h = gate[:, t] * h + xs[:, t]
+            out[:, t] = h
+        return self.head(out.mean(1))
+
+
+def test_torch_mlir_writes_into_a_permuted_tensor(tmp_path, amp_tools):
+    """In-place writes into a dense tensor with permuted strides (RecurrentGemma's scan) export, their
+    backward's strided ops taken in the tensor's storage order, and train as PyTorch does."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = _ScanIntoTransposed()
+    inputs = (torch.randn(2, 6, 8), torch.randint(0, 4, (2,)))
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer="adamw", lr=1e-2, out_dir=tmp_path)
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="adamw", lr=1e-2)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+
+
 class _MaskIndexing(nn.Module):
     """Boolean-mask indexing, as transformers' BART classifier selects its ``<eos>`` positions
     (``hidden_states[eos_mask, :]``): reads through a mask (whose backward writes through it) and writes."""

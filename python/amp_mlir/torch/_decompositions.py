@@ -558,11 +558,55 @@ def _view_indices(size, stride, storage_offset, numel):
     return idx if idx.size == 0 or (idx.min() >= 0 and idx.max() < numel) else None
 
 
+def _dense_permutation(size, stride):
+    """The order of the dimensions, outermost first, in which a tensor of ``size`` / ``stride`` lays out
+    its storage when that layout is dense (every element once, no gap: a permutation of a contiguous
+    tensor, e.g. ``zeros_like`` of a transposed one); None otherwise. Size-1 dimensions go first."""
+    ones = [d for d, n in enumerate(size) if n == 1]
+    rest = sorted((d for d, n in enumerate(size) if n != 1), key=lambda d: -stride[d])
+    expected = 1
+    for d in reversed(rest):
+        if stride[d] != expected:
+            return None
+        expected *= size[d]
+    return ones + rest
+
+
+def _in_storage_order(fn):
+    """``fn(input, *view)`` (``as_strided`` / ``as_strided_scatter``, whose view indexes ``input``'s storage)
+    for a dense but permuted ``input`` (autograd's in-place writes into ``zeros_like`` of a transposed tensor:
+    RecurrentGemma's scan): ``fn`` on ``input`` permuted into its storage order and made contiguous (the same
+    storage indices), the result permuted back when it has ``input``'s shape."""
+    def run(input, *args, **kwargs):
+        if input.is_contiguous() or input.storage_offset() != 0:
+            return fn(input, *args, **kwargs)
+        perm = _dense_permutation(input.shape, input.stride())
+        if perm is None:
+            return NotImplemented
+        out = fn(input.permute(perm).contiguous(), *args, **kwargs)
+        if out is NotImplemented or fn is as_strided:
+            return out
+        return out.permute([perm.index(d) for d in range(input.dim())])
+    return run
+
+
+def new_empty_strided(self, size, stride, dtype=None, layout=None, device=None, pin_memory=None):
+    """``new_empty_strided`` with a dense layout (autograd's copy of a permuted tensor for an in-place
+    write into a view of it): zeros in the layout's storage order, permuted into ``size`` (the strides
+    asked for; torch-mlir lowers neither this op nor an uninitialized tensor of given strides)."""
+    perm = _dense_permutation(size, stride)
+    if perm is None:
+        return NotImplemented
+    stored = torch.zeros([size[d] for d in perm], dtype=dtype or self.dtype, device=self.device)
+    return stored.permute([perm.index(d) for d in range(len(size))])
+
+
 def as_strided(x, size, stride, storage_offset=None):
-    """``as_strided`` of a contiguous tensor. One that only restates its layout (adaptive_avg_pool2d to 1x1
-    gives its result strides ``[C, 1, C, C]``; its backward views a fresh storage the same way) is a
-    reshape; any other view inside its storage reads its elements with one gather of constant indices.
-    A non-contiguous input falls back to the op, which torch-mlir rejects by name."""
+    """``as_strided`` of a contiguous tensor (a dense permuted one through ``_in_storage_order``). One that
+    only restates its layout (adaptive_avg_pool2d to 1x1 gives its result strides ``[C, 1, C, C]``; its
+    backward views a fresh storage the same way) is a reshape; any other view inside its storage reads its
+    elements with one gather of constant indices. Another input falls back to the op, which torch-mlir
+    rejects by name."""
     if not x.is_contiguous():
         return NotImplemented
     if _dense_row_major(size, stride, storage_offset, x.numel()):
@@ -710,8 +754,9 @@ def table():
         aten.convolution_backward.default: convolution_backward,
         aten.convolution.default: convolution,
         aten.native_layer_norm.default: native_layer_norm,
-        aten.as_strided.default: as_strided,
-        aten.as_strided_scatter.default: as_strided_scatter,
+        aten.as_strided.default: _in_storage_order(as_strided),
+        aten.as_strided_scatter.default: _in_storage_order(as_strided_scatter),
+        aten.new_empty_strided.default: new_empty_strided,
         aten.roll.default: roll,
         aten.constant_pad_nd.default: constant_pad_nd,
         aten._weight_norm_interface_backward.default: weight_norm_interface_backward,
