@@ -734,6 +734,53 @@ def test_torch_mlir_writes_into_a_permuted_tensor(tmp_path, amp_tools):
     np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
 
 
+class _ReversibleLike(torch.autograd.Function):
+    """A reversible layer's Function (Reformer's _ReversibleFunction in miniature): its backward recomputes
+    the layer and calls torch.autograd.backward, which writes the layer's parameters' .grad itself."""
+
+    @staticmethod
+    def forward(ctx, x, layer):
+        ctx.layer = layer
+        ctx.save_for_backward(x)
+        with torch.no_grad():
+            return x + layer(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        with torch.enable_grad():
+            x = x.detach().requires_grad_()
+            torch.autograd.backward(x + ctx.layer(x), g)
+        return x.grad, None
+
+
+class _Reversible(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.p = nn.Linear(8, 8)
+        self.layer = nn.Linear(8, 8)
+        self.head = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.head(_ReversibleLike.apply(self.p(x), self.layer))
+
+
+def test_torch_mlir_refuses_a_backward_that_writes_grad(tmp_path):
+    """A backward that accumulates into parameters' .grad itself is outside the gradients the step takes:
+    exported, those parameters would silently never train. The export fails naming them, and leaves the
+    model's .grad as it was."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = _Reversible()
+    kept = torch.ones(3)
+    model.head.bias.grad = kept
+    with pytest.raises(UnsupportedOpError, match=r"writes the \.grad of layer\.weight, layer\.bias itself"):
+        export_train_step(model, F.cross_entropy, (torch.randn(4, 8), torch.randint(0, 3, (4,))),
+                          optimizer="sgd", lr=0.5, out_dir=tmp_path)
+    assert model.layer.weight.grad is None and model.head.bias.grad is kept
+    assert not (tmp_path / "train_step.mlir").exists()
+
+
 class _MaskIndexing(nn.Module):
     """Boolean-mask indexing, as transformers' BART classifier selects its ``<eos>`` positions
     (``hidden_states[eos_mask, :]``): reads through a mask (whose backward writes through it) and writes."""

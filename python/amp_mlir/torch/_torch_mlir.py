@@ -552,6 +552,12 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     flat, all_names, kinds, step = layout(False)
     specializer = _Specializer(all_names, kinds)
     was_training = model.training
+    # A backward that writes parameters' .grad itself (a custom autograd.Function calling
+    # torch.autograd.backward: Reformer's reversible layers) bypasses the gradients the step takes: those
+    # parameters would silently never train. Their .grad is checked after the capture and put back.
+    grads_before = [(name, p, p.grad) for name, p in model.named_parameters()]
+    for _, p, _ in grads_before:
+        p.grad = None
     try:
         # oneDNN off while capturing: its fused kernels (mkldnn_rnn_layer for nn.LSTM, ...) have no
         # decomposition; the reference ops they stand for do.
@@ -597,6 +603,16 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
             from e
     finally:
         model.train(was_training)
+        written = [name for name, p, _ in grads_before if p.grad is not None]
+        for _, p, grad in grads_before:
+            p.grad = grad
+    if written:
+        raise UnsupportedOpError(
+            "amp_mlir.torch cannot capture the training step: its backward writes the .grad of "
+            f"{', '.join(written[:8])}{' and others' if len(written) > 8 else ''} itself (a custom "
+            "autograd.Function whose backward calls torch.autograd.backward, as reversible layers do), "
+            "outside the gradients the step computes: those parameters would never train. Return their "
+            "gradients from the Function's backward instead.")
     specialized = specializer.warn()
     _clean_graph(gm)
     outs = next(n for n in gm.graph.nodes if n.op == "output").args[0]
