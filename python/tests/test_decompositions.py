@@ -289,6 +289,31 @@ def test_strided_ops_on_a_permuted_tensor():
     assert d.new_empty_strided(base, (2, 3), (4, 1)) is NotImplemented
 
 
+@pytest.mark.parametrize("shape, dim, index_shape, src_shape", [
+    ((4, 5), 1, (4, 2), (4, 2)),  # gather's backward: k of the n positions a row
+    ((4, 5), 0, (3, 5), (3, 5)),  # repeated indices along dim 0
+    ((3, 6, 2), -2, (2, 4, 2), (3, 4, 2)),  # index smaller than self and src in the other dimensions
+])
+def test_scatter_add(shape, dim, index_shape, src_shape):
+    """scatter_add as a one-hot comparison summed over the index's extent: ATen's values (repeated
+    indices add up; what the index does not cover stays)."""
+    d = _decomp()
+    torch.manual_seed(0)
+    x = torch.randn(*shape, dtype=torch.float64)
+    index = torch.randint(0, shape[dim], index_shape)
+    src = torch.randn(*src_shape, dtype=torch.float64)
+    _close(d.scatter_add(x, dim, index, src), aten.scatter_add.default(x, dim, index, src))
+
+
+def test_topk_unsorted_is_the_sorted_one():
+    d = _decomp()
+    x = torch.randn(5, 7)
+    got = d.topk(x, 3, -1, True, False)
+    want = aten.topk.default(x, 3, -1, True, True)
+    assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+    assert d.topk(x, 3, -1, True, True) is NotImplemented
+
+
 def test_random_stream_is_uniform_and_counter_based():
     """The step's random numbers: in [0, 1), uniform (mean and variance of 2^16 draws within 5 standard
     errors), a function of (state, op, index) only, and different for another state or op."""

@@ -781,6 +781,34 @@ def test_torch_mlir_refuses_a_backward_that_writes_grad(tmp_path):
     assert not (tmp_path / "train_step.mlir").exists()
 
 
+class _GatherRouter(nn.Module):
+    """A router's top-k weights picked with ``gather`` (DeepSeek-V3: ``scores.gather(1, topk(...,
+    sorted=False).indices)``; its backward is a ``scatter_add``) and a loss term read with ``gather``."""
+
+    def __init__(self):
+        super().__init__()
+        self.router = nn.Linear(8, 4)
+        self.head = nn.Linear(8, 3)
+
+    def forward(self, x):
+        scores = self.router(x).sigmoid()
+        picked = scores.gather(1, torch.topk(scores.detach(), k=2, dim=-1, sorted=False).indices)
+        logits = self.head(x) * picked.sum(-1, keepdim=True)
+        return logits - 0.1 * logits.log_softmax(-1).gather(1, torch.zeros(x.shape[0], 1, dtype=torch.long))
+
+
+def test_torch_mlir_gather_backward_and_unsorted_topk(tmp_path, amp_tools):
+    """``gather`` with a gradient (its backward a ``scatter_add``, which torch-mlir's TOSA conversion left
+    as is) and ``topk(sorted=False)`` export and train as PyTorch does."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = _GatherRouter()
+    inputs = (torch.randn(6, 8), torch.randint(0, 3, (6,)))
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer="adamw", lr=1e-2, out_dir=tmp_path)
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="adamw", lr=1e-2)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+
+
 class _MaskIndexing(nn.Module):
     """Boolean-mask indexing, as transformers' BART classifier selects its ``<eos>`` positions
     (``hidden_states[eos_mask, :]``): reads through a mask (whose backward writes through it) and writes."""

@@ -637,6 +637,36 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
     return torch.where(torch.from_numpy(where >= 0), picked, input.reshape(-1)).reshape(input.shape)
 
 
+def scatter_add(self, dim, index, src):
+    """``self.scatter_add(dim, index, src)``: ``self[..., index[i], ...] += src[i]`` along ``dim`` (the
+    backward of ``gather``: ``log_probs.gather(-1, labels)``, DeepSeek-V3's router weights) as a one-hot
+    comparison of ``index`` with the positions of ``dim``, times ``src``, summed over ``index``'s extent
+    there; the part of ``self`` that ``index`` does not cover in the other dimensions gets zeros. No
+    scatter, which torch-mlir's TOSA conversion leaves as ``aten.scatter_add``."""
+    if self.dim() == 0 or index.numel() == 0:
+        return NotImplemented
+    dim = dim % self.dim()
+    src = src[tuple(slice(0, n) for n in index.shape)]  # the part index covers
+    positions = torch.arange(self.shape[dim], device=self.device)
+    onehot = index.movedim(dim, -1).unsqueeze(-1) == positions  # (..., k, n)
+    added = torch.where(onehot, src.movedim(dim, -1).unsqueeze(-1), torch.zeros((), dtype=src.dtype))
+    added = added.sum(-2).movedim(-1, dim)  # index's shape with dim of self's extent
+    pad = []
+    for d in reversed(range(self.dim())):
+        pad += [0, 0 if d == dim else self.shape[d] - added.shape[d]]
+    if any(pad):
+        added = torch.nn.functional.pad(added, pad)
+    return self + added.to(self.dtype)
+
+
+def topk(self, k, dim=-1, largest=True, sorted=True):
+    """``topk(sorted=False)`` as the sorted one (the same elements; unsorted leaves their order open):
+    torch-mlir converts only the sorted form (DeepSeek-V3's router asks for unsorted)."""
+    if sorted:
+        return NotImplemented
+    return aten.topk.default(self, k, dim, largest, True)
+
+
 def constant_pad_nd(x, pad, value=0):
     """``constant_pad_nd`` with negative pads (crops: the backward of a pad, MobileBERT's trigram
     embedding) as slices, then pads of what is left. torch-mlir makes it one ``tosa.pad`` with negative
@@ -759,6 +789,8 @@ def table():
         aten.new_empty_strided.default: new_empty_strided,
         aten.roll.default: roll,
         aten.constant_pad_nd.default: constant_pad_nd,
+        aten.scatter_add.default: scatter_add,
+        aten.topk.default: topk,
         aten._weight_norm_interface_backward.default: weight_norm_interface_backward,
     })
     return t
