@@ -39,7 +39,8 @@ semantics:
   call with g batches, not g convolutions: RegNet-Y-400MF has up to 55 groups a layer). Depthwise (one
   input channel per group) and ungrouped convolutions are left to torch-mlir.
 - Random ops (``native_dropout``, ``bernoulli``, ``rand``, ``rand_like``, ``uniform``; ``randn``,
-  ``randn_like``, ``normal_`` by Box-Muller on two uniform numbers; ``RANDOM``, which the
+  ``randn_like``, ``normal_`` by Box-Muller on two uniform numbers, ``exponential_`` as ``-log(1 - u)``;
+  ``RANDOM``, which the
   capture's replay calls in their place): drawn from the step's random-number state, an int32 argument
   the step advances by one, instead
   of PyTorch's generator, which tracing runs once, so that its numbers would be constants (the same
@@ -325,7 +326,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
 # ------------------------------------------------------------------ random numbers
 
 _RANDOM_OTHER = ("normal", "randint", "randint_like", "randperm",
-                 "multinomial", "exponential_", "geometric_", "log_normal_", "cauchy_", "poisson")
+                 "multinomial", "geometric_", "log_normal_", "cauchy_", "poisson")
 
 
 def _i32(value):
@@ -412,6 +413,13 @@ def _normal_op(state, op, input, mean=0.0, std=1.0, generator=None):
     return mean + std * _normal(state, op, input.shape, input.dtype, input.device)
 
 
+def _exponential_op(state, op, input, lambd=1.0, generator=None):
+    """Exponential numbers of rate ``lambd``: ``-log(1 - u) / lambd`` (PhiMoE's sparsemixer draws Gumbel
+    noise so)."""
+    u = _uniform(state, op, input.shape, torch.float32, input.device)
+    return (-torch.log(1.0 - u) / lambd).to(input.dtype)
+
+
 def _in_place(fn):
     def run(state, op, input, *args, **kwargs):
         return input.copy_(fn(state, op, input, *args, **kwargs))
@@ -434,6 +442,7 @@ RANDOM = {
     aten.randn.default: _randn,
     aten.randn_like.default: _randn_like,
     aten.normal_.default: _in_place(_normal_op),
+    aten.exponential_.default: _in_place(_exponential_op),
 }
 
 
