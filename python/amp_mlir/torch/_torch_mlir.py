@@ -241,8 +241,9 @@ class _Specializer:
     def table(self, base):
         aten = torch.ops.aten
         return {**base, aten._local_scalar_dense.default: self._item, aten.nonzero.default: self._nonzero,
-                aten.index.Tensor: self._index, aten.index_put.default: self._index_put,
-                aten.index_put_.default: self._index_put_}
+                aten.index.Tensor: self._index,
+                aten.index_put.default: functools.partial(self._index_put, aten.index_put.default),
+                aten.index_put_.default: functools.partial(self._index_put, aten.index_put_.default)}
 
     def wrap(self, step):
         """``step`` with ``F.one_hot`` given its class count as a comparison: ATen's (composite) one_hot
@@ -312,13 +313,10 @@ class _Specializer:
         long = self._long_indices(indices)
         return NotImplemented if long is None else torch.ops.aten.index.Tensor(t, long)
 
-    def _index_put(self, t, indices, values, accumulate=False):
+    def _index_put(self, op, t, indices, values, accumulate=False):
+        """``op`` (``index_put`` or its in-place form) with the masks among ``indices`` as integer ones."""
         long = self._long_indices(indices)
-        return NotImplemented if long is None else torch.ops.aten.index_put.default(t, long, values, accumulate)
-
-    def _index_put_(self, t, indices, values, accumulate=False):
-        long = self._long_indices(indices)
-        return NotImplemented if long is None else torch.ops.aten.index_put_.default(t, long, values, accumulate)
+        return NotImplemented if long is None else op(t, long, values, accumulate)
 
     def _where(self):
         frame = sys._getframe(1)
