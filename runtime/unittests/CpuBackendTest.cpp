@@ -940,6 +940,78 @@ TEST(CpuGemmOut, DenseSixteenBitC) {
   amp_blas_destroy(handle);
 }
 
+/// The f16 rounding of a 16-bit C (F16C's vcvtps2ph where the CPU has it,
+/// the scalar rule otherwise) gives the scalar rule's bits on its edge cases:
+/// ties to even, the largest finite value and the first that overflows,
+/// denormals and their ties, signed zeros, infinities (and a nan for a nan).
+/// C = a1 + a2 / 16 with f16 a1, a2 (k = 2): the f32 sums land between
+/// f16 values, on their ties and past 65504; compared with the f32 GEMM's C
+/// rounded by the scalar rule.
+TEST(CpuGemmOut, F16RoundingEdgeCasesMatchTheScalarRule) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> first = {0.0f, -0.0f, 1.0f, -1.0f, 65504.0f,
+                                    -65504.0f, std::ldexp(1.0f, -24),
+                                    std::ldexp(1.0f, -14), 1000.0f, 0.1f, inf,
+                                    -inf};
+  // a2 / 16: 1 + 2^-11 and 1 + 3 * 2^-11 (ties to even), 1.5 and 2.5 times
+  // the smallest denormal (ties), 65504 + 15.99 and 65504 + 16 (the first
+  // sum that overflows).
+  const std::vector<float> second = {0.0f, 1.0f, -1.0f,
+                                     std::ldexp(1.0f, -7),
+                                     3 * std::ldexp(1.0f, -7),
+                                     std::ldexp(1.0f, -21),
+                                     3 * std::ldexp(1.0f, -21), 255.875f,
+                                     256.0f, -256.0f, 1.0f / 3,
+                                     std::ldexp(1.0f, -14), -inf};
+  std::vector<uint16_t> a;  // column-major m x 2
+  std::vector<uint16_t> col0, col1;
+  for (float x : first)
+    for (float y : second) {
+      col0.push_back(floatToHalf(x));
+      col1.push_back(floatToHalf(y));
+    }
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<uint32_t> bits(0, 0x7bff);  // finite f16
+  std::uniform_int_distribution<uint32_t> sign(0, 1);
+  while (col0.size() < 1027) {
+    col0.push_back(static_cast<uint16_t>(bits(rng) | sign(rng) << 15));
+    col1.push_back(static_cast<uint16_t>(bits(rng) | sign(rng) << 15));
+  }
+  const int64_t m = static_cast<int64_t>(col0.size());
+  a = col0;
+  a.insert(a.end(), col1.begin(), col1.end());
+  const uint16_t b[2] = {floatToHalf(1.0f), floatToHalf(1.0f / 16)};
+  std::vector<float> ref(m);
+  std::vector<uint16_t> c(m, 0xABCD);
+  amp_blas_handle *handle = nullptr;
+  ASSERT_EQ(amp_blas_create(&handle), AMP_OK);
+  ASSERT_EQ(amp_gemm(handle, AMP_OP_N, AMP_OP_N, m, 1, 2, 1.0f, a.data(),
+                     AMP_DTYPE_F16, m, b, AMP_DTYPE_F16, 2, 0.0f, ref.data(), m,
+                     1, 0, 0, 0, nullptr),
+            AMP_OK);
+  ASSERT_EQ(amp_gemm_out(handle, AMP_OP_N, AMP_OP_N, m, 1, 2, 1.0f, a.data(),
+                         AMP_DTYPE_F16, m, b, AMP_DTYPE_F16, 2, 0.0f, c.data(),
+                         AMP_DTYPE_F16, m, 1, 0, 0, 0, nullptr),
+            AMP_OK);
+  amp_blas_destroy(handle);
+  int nans = 0, overflows = 0, denormals = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    if (std::isnan(ref[i])) {
+      ++nans;
+      EXPECT_TRUE(std::isnan(halfToFloat(c[i]))) << i;
+      continue;
+    }
+    overflows += std::isfinite(ref[i]) && std::isinf(halfToFloat(c[i]));
+    denormals += (c[i] & 0x7c00) == 0 && (c[i] & 0x3ff) != 0;
+    EXPECT_EQ(c[i], floatToHalf(ref[i])) << i << ": " << ref[i];
+  }
+  // The cases are there: nans (inf - inf), finite sums that overflow,
+  // denormal results.
+  EXPECT_GT(nans, 0);
+  EXPECT_GT(overflows, 0);
+  EXPECT_GT(denormals, 0);
+}
+
 // OpenMP's thread-count controls, from the libgomp that oneDNN loads (null
 // where the runtime threads its GEMMs otherwise).
 extern "C" {
