@@ -101,3 +101,102 @@ func.func @transposed_reader(%x: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x
   } -> tensor<8x8xf32>
   return %sq, %t : tensor<8x8xf32>, tensor<8x8xf32>
 }
+
+// Adam under dynamic loss scaling: the unscaled gradient is read by both
+// moments, and the parameter update reads both moments, which the first
+// fusions made in one op. Fusing that op through one of them must not leave
+// the update reading the other from it (the op would stay, its loop run
+// twice): one loop reads the gradient, the two moments and the parameter
+// once.
+// CHECK-LABEL: func.func @adam_update(
+// CHECK: %[[F:.*]]:3 = linalg.generic
+// CHECK-SAME: ins(%{{[^:]*}} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK: math.sqrt
+// CHECK: linalg.yield
+// CHECK-NOT: linalg.generic
+// CHECK: return
+// SINGLE-LABEL: func.func @adam_update(
+// SINGLE-COUNT-4: linalg.generic
+func.func @adam_update(%p: tensor<4x8xf32>, %m: tensor<4x8xf32>, %v: tensor<4x8xf32>, %g: tensor<4x8xf32>, %inv: f32, %skip: i1)
+    -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %b1 = arith.constant 0.9 : f32
+  %b2 = arith.constant 0.999 : f32
+  %lr = arith.constant 0.001 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %u = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%g : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.mulf %a, %inv : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %nm = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m, %u : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %d: f32, %o: f32):
+    %x = arith.mulf %a, %b1 : f32
+    %s = arith.addf %x, %d : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %nv = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%v, %u : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %d: f32, %o: f32):
+    %x = arith.mulf %a, %b2 : f32
+    %d2 = arith.mulf %d, %d : f32
+    %s = arith.addf %x, %d2 : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %np = linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %nm, %nv : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %mm: f32, %vv: f32, %o: f32):
+    %r = math.sqrt %vv : f32
+    %q = arith.divf %mm, %r : f32
+    %x = arith.mulf %q, %lr : f32
+    %s = arith.subf %a, %x : f32
+    %k = arith.select %skip, %a, %s : f32
+    linalg.yield %k : f32
+  } -> tensor<4x8xf32>
+  %gm = arith.select %skip, %m, %nm : tensor<4x8xf32>
+  %gv = arith.select %skip, %v, %nv : tensor<4x8xf32>
+  return %np, %gm, %gv : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// A linear layer's weight gradient: TOSA's matmul is batched (1 x M x N)
+// and the optimizer reads it as M x N. The reshape stays at the contraction
+// (keep-contractions): folding it into the unscaling by expansion moved that
+// op into the 1 x M x N shape, after which its M x N readers no longer fused
+// with it (a loop and a buffer of its own). The unscaling and both readers
+// are one loop on the reshaped product.
+// CHECK-LABEL: func.func @unit_reshape_of_a_contraction(
+// CHECK: %[[MM:.*]] = linalg.batch_matmul
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[MM]] {{\[}}[0, 1], [2]]
+// CHECK: linalg.generic
+// CHECK-SAME: ins({{.*}}%[[C]]{{.*}} : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @unit_reshape_of_a_contraction(%x: tensor<1x4x16xf32>, %y: tensor<1x16x8xf32>, %p: tensor<4x8xf32>, %q: tensor<4x8xf32>, %inv: f32)
+    -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e3 = tensor.empty() : tensor<1x4x8xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e3 : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %mm = linalg.batch_matmul ins(%x, %y : tensor<1x4x16xf32>, tensor<1x16x8xf32>) outs(%acc : tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %c = tensor.collapse_shape %mm [[0, 1], [2]] : tensor<1x4x8xf32> into tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %u = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.mulf %a, %inv : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p, %u : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%l: f32, %r: f32, %o: f32):
+    %s = arith.subf %l, %r : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %b = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%q, %u : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%l: f32, %r: f32, %o: f32):
+    %s = arith.addf %l, %r : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %a, %b : tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -19,7 +19,12 @@
 // the consumer is not a contraction (linalg::isaContractionOpInterface).
 // Reductions that become contractions by fusion (a sum of products, such as
 // the row-wise dot product of a loss) still fuse: their consumer is a plain
-// reduction before the fusion.
+// reduction before the fusion. With keep-contractions, a reshape that only
+// adds or drops unit dimensions of a contraction's result is not folded
+// into its elementwise reader by expansion: the reader stays in its own
+// shape, where it fuses with the ops that read it (a linear layer's weight
+// gradient, 1 x M x N from TOSA's batched matmul, unscaled for an M x N
+// optimizer update).
 //
 // With multi-use, a second phase fuses a producer whose results other ops
 // read too. Upstream's patterns would keep such a producer for its other
@@ -34,7 +39,9 @@
 // where the consumer was and must dominate them). One walk over each block
 // in order checks positions against a numbering taken once (the fused op
 // takes the consumer's number); a fused op is offered as a consumer again
-// before the walk moves on. (Upstream's patterns are not run again after
+// before the walk moves on. Where the consumer read several results of the
+// producer, the fused op reads the others from its own body too (Adam's
+// update reads both moments, made in one op by the fusions before it). (Upstream's patterns are not run again after
 // it: their reshape propagation would move a fused update into the unit
 // dimensions of its gradient's shape, and the state it returns would be a
 // reshape, copied into the result's buffer, instead of the buffer itself.)
@@ -125,6 +132,40 @@ static bool isMultiUseFusable(OpOperand &operand,
   return true;
 }
 
+/// After `producer` is fused into a consumer through one operand, the fused
+/// op still reads the producer's other results where the consumer read
+/// several (the parameter update reading both of Adam's moments, which an
+/// earlier fusion made in one op): the producer would stay, computed twice.
+/// Those reads take the value the fused body computes for that result
+/// instead (the same element: the consumer read and the producer wrote it
+/// through identity maps), and the cleanup drops the unused operands.
+static void readInlinedResults(RewriterBase &rewriter,
+                               linalg::GenericOp fused, Operation *producer,
+                               const DenseMap<Value, Value> &replacements) {
+  Operation *yield = fused.getBody()->getTerminator();
+  for (OpOperand *input : fused.getDpsInputOperands()) {
+    auto result = dyn_cast<OpResult>(input->get());
+    if (!result || result.getOwner() != producer)
+      continue;
+    auto replacement = replacements.find(result);
+    if (replacement == replacements.end())
+      continue;
+    auto fusedResult = dyn_cast<OpResult>(replacement->second);
+    if (!fusedResult || fusedResult.getOwner() != fused ||
+        fused.getMatchingIndexingMap(input) !=
+            fused.getIndexingMapMatchingResult(fusedResult))
+      continue;
+    Value inlined = yield->getOperand(fusedResult.getResultNumber());
+    BlockArgument argument = fused.getMatchingBlockArgument(input);
+    Operation *definition = inlined.getDefiningOp();
+    if (definition && llvm::any_of(argument.getUsers(), [&](Operation *user) {
+          return !definition->isBeforeInBlock(user);
+        }))
+      continue;
+    rewriter.replaceAllUsesWith(argument, inlined);
+  }
+}
+
 /// The second phase of the file comment on one block; the fused ops left at
 /// the end are in `fusedOps`.
 static void fuseMultiUseProducers(RewriterBase &rewriter, Block &block,
@@ -150,6 +191,8 @@ static void fuseMultiUseProducers(RewriterBase &rewriter, Block &block,
       if (failed(fused))
         continue;
       fusedOp = fused->fusedOp;
+      readInlinedResults(rewriter, cast<linalg::GenericOp>(fusedOp),
+                         producer, fused->replacements);
       fusedOps.insert(fusedOp);
       position[fusedOp] = position.lookup(consumer);
       for (auto [original, replacement] : fused->replacements)
@@ -168,6 +211,34 @@ static void fuseMultiUseProducers(RewriterBase &rewriter, Block &block,
     // A fused op is offered as a consumer again.
     op = fusedOp ? fusedOp : op->getNextNode();
   }
+}
+
+/// Whether `op` is a reshape that only adds or drops unit dimensions of a
+/// contraction's result (a TOSA matmul's 1 x M x N as M x N). Such a reshape
+/// stays where it is (file comment, first phase): folding it into its
+/// elementwise reader by expansion gains nothing (the contraction is never
+/// fused, and the reshape of its buffer is a view) and moves the reader into
+/// the contraction's shape, where the next reader, in the other shape, no
+/// longer fuses with it: the unscaling of a linear layer's weight gradient
+/// was a loop and a buffer of its own before its optimizer update.
+static bool isUnitReshapeOfContraction(Operation *op) {
+  if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op))
+    return false;
+  auto source = op->getOperand(0).getDefiningOp<linalg::LinalgOp>();
+  if (!source || !linalg::isaContractionOpInterface(source))
+    return false;
+  auto [small, large] =
+      isa<tensor::CollapseShapeOp>(op)
+          ? std::pair(op->getResult(0).getType(), op->getOperand(0).getType())
+          : std::pair(op->getOperand(0).getType(), op->getResult(0).getType());
+  auto withoutUnits = [](Type type) {
+    SmallVector<int64_t> shape;
+    for (int64_t size : cast<RankedTensorType>(type).getShape())
+      if (size != 1)
+        shape.push_back(size);
+    return shape;
+  };
+  return withoutUnits(small) == withoutUnits(large);
 }
 
 /// Whether a contraction or a convolution reads `value`, directly or
@@ -243,6 +314,8 @@ struct AmpFuseElementwisePass
       if (!keep)
         return true;
       auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
+      if (consumer && isUnitReshapeOfContraction(producer))
+        return false;
       return !consumer || !linalg::isaContractionOpInterface(consumer);
     };
     RewritePatternSet patterns(context);
