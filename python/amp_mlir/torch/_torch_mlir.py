@@ -548,7 +548,6 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         return flat, all_names, kinds, step
 
     flat, all_names, kinds, step = layout(False)
-    specializer = _Specializer(all_names, kinds)
     was_training = model.training
     # A backward that writes parameters' .grad itself (a custom autograd.Function calling
     # torch.autograd.backward: Reformer's reversible layers) bypasses the gradients the step takes: those
@@ -562,16 +561,37 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         # Attention as its math form (matmul, softmax): the fused CPU kernels' backward ops have no
         # decomposition. Mixture-of-experts layers with static shapes (_static_experts).
         from torch.nn.attention import SDPBackend, sdpa_kernel
-        with torch.backends.mkldnn.flags(enabled=False), sdpa_kernel([SDPBackend.MATH]), _export_tracing(), \
+        with torch.backends.mkldnn.flags(enabled=False), sdpa_kernel([SDPBackend.MATH]), \
                 _static_experts(model):
             # First the ops that mutate without saying so in their schema (batch norm's running
             # statistics) as functional ops plus explicit copies, then functionalization (which turns
             # the copies into results) and the full decomposition table, replaying the first graph
             # with its source locations.
             # .item() and bool(tensor) read the example tensors' values (_Specializer).
-            first = make_fx(specializer.wrap(step),
-                            decomposition_table=specializer.table(_decompositions.mutation_table()),
-                            record_stack_traces=True)(*flat)
+            def trace(tracing_state, flat, all_names, kinds, step):
+                specializer = _Specializer(all_names, kinds)
+                with tracing_state():
+                    return specializer, make_fx(
+                        specializer.wrap(step), decomposition_table=specializer.table(
+                            _decompositions.mutation_table()), record_stack_traces=True)(*flat)
+
+            # In torch.export's state first (libraries skip their data-dependent input checks); where
+            # the model fails in that state and not in PyTorch's own (a library path only compilers
+            # take: Switch Transformers' encoder indexes the attention mask it builds only when not
+            # compiling), in PyTorch's own state, with its data-dependent reads specialized.
+            tracing_state = _export_tracing
+            try:
+                specializer, first = trace(tracing_state, flat, all_names, kinds, step)
+            except UnsupportedOpError:
+                raise
+            except Exception as in_export_state:
+                tracing_state = contextlib.nullcontext
+                try:
+                    specializer, first = trace(tracing_state, flat, all_names, kinds, step)
+                except UnsupportedOpError:
+                    raise
+                except Exception as e:
+                    raise e from in_export_state
             random_ops, other = _decompositions.random_ops(first)
             if other:
                 raise UnsupportedOpError(
@@ -582,10 +602,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
                 # decompositions draw from (a random op traced as is would be a constant, the same
                 # dropout mask at every step).
                 flat, all_names, kinds, step = layout(True)
-                specializer = _Specializer(all_names, kinds)
-                first = make_fx(specializer.wrap(step),
-                                decomposition_table=specializer.table(_decompositions.mutation_table()),
-                                record_stack_traces=True)(*flat)
+                specializer, first = trace(tracing_state, flat, all_names, kinds, step)
             rng_index = kinds.index("rng") if random_ops else None
 
             def replay(*args):
