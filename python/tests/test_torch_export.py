@@ -5,6 +5,7 @@ within 2% of the initial loss of the fp32 loss after the same number of applied 
 import copy
 import json
 import re
+import shutil
 import subprocess
 import warnings
 
@@ -1004,3 +1005,77 @@ def test_torch_mlir_unsupported_backward_op_is_named(tmp_path, monkeypatch):
         export_train_step(model, F.cross_entropy, (torch.randn(2, 3, 8, 8), torch.randint(0, 2, (2,))),
                           out_dir=tmp_path)
     assert "avg_pool2d_backward" in str(info.value) and "an op of the backward pass" in str(info.value)
+
+
+class _RotaryInF32(nn.Module):
+    """A rotary position embedding whose angles (positions times frequencies) are computed inside
+    ``torch.autocast(enabled=False)``, as Llama's are: positions 4000..4015, which f16 cannot hold (its
+    spacing there is 4)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.head = nn.Linear(8, 3)
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, 8, 2).float() / 8)), persistent=False)
+
+    def forward(self, x):
+        pos = torch.arange(4000, 4016, dtype=torch.float32)[None].expand(x.shape[0], -1)
+        with torch.autocast("cpu", enabled=False):
+            angles = pos[:, :, None] @ self.inv_freq[None, None, :]
+            cos, sin = angles.cos(), angles.sin()
+        h = self.lin(x)
+        h1, h2 = h[..., :4], h[..., 4:]
+        return self.head(torch.cat([h1 * cos - h2 * sin, h1 * sin + h2 * cos], -1).mean(1))
+
+
+def test_autocast_disabled_region_stays_f32(tmp_path, amp_tools):
+    """The ops a model computes inside ``torch.autocast(enabled=False)`` (which PyTorch's AMP keeps in
+    float32) are pinned ``#amp.precision<f32>`` (their locations named after the region), and only they:
+    the f16 step computes the rotary angles in f32, its losses within 1e-4 of fp32. Without the pins, the
+    angles' matmul runs in f16 (4001 * 1.0 rounds to 4000) and the f16 losses part from fp32 by 2e-3."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    enter = torch.amp.autocast_mode.autocast.__enter__
+    inputs = (torch.randn(2, 16, 8), torch.tensor([0, 2]))
+    step = export_train_step(_RotaryInF32(), F.cross_entropy, inputs, optimizer="adamw", lr=1e-3,
+                             out_dir=tmp_path / "pinned")
+    assert torch.amp.autocast_mode.autocast.__enter__ is enter  # the capture's hook is gone
+    text = step.mlir_path.read_text()
+    pinned = [line for line in text.splitlines() if "amp.precision = #amp.precision<f32>" in line]
+    assert {line.split("=", 1)[1].split()[0] for line in pinned} >= {"tosa.matmul", "tosa.cos", "tosa.sin"}
+    assert sum("tosa.matmul" in line for line in pinned) == 1  # the angles' only, not the layers'
+    assert 'loc("torch.autocast(enabled=False)"' in text
+    fp32 = _losses(amp_tools, step, 3)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3, "f16"), fp32, rtol=1e-4)
+    unpinned = tmp_path / "unpinned"
+    shutil.copytree(step.out_dir, unpinned)
+    (unpinned / "train_step.mlir").write_text(text.replace(" {amp.precision = #amp.precision<f32>}", ""))
+    out = _run([amp_tools["amp_train"], str(unpinned / "train_step.mlir"), "--inputs", str(unpinned),
+                "--steps", "3", "--precision=f16", "--no-jit-cache"])
+    f16 = [json.loads(line)["loss"] for line in out.splitlines() if line.startswith("{")]
+    assert np.max(np.abs(np.array(f16) / fp32 - 1)) > 1e-3
+
+
+def test_transformers_autocast_region_stays_f32(tmp_path, amp_tools):
+    """transformers enters its ``enabled=False`` regions through ``maybe_autocast``, which enters none
+    while autocast is off (as during the capture): the capture has those modules enter them anyway.
+    GPT-2 with ``reorder_and_upcast_attn`` computes its attention scores in float32 there: both layers'
+    score matmuls are pinned f32 (and no other matmul), the function is transformers' own again
+    afterwards, and the step trains as PyTorch does."""
+    _torch_mlir()
+    transformers = pytest.importorskip("transformers", reason="transformers is not installed")
+    import transformers.models.gpt2.modeling_gpt2 as gpt2
+    import transformers.utils.generic as generic
+    from amp_mlir.torch.zoo import _causal_lm
+    cfg = transformers.GPT2Config(vocab_size=128, n_embd=64, n_layer=2, n_head=4, n_positions=64,
+                                  reorder_and_upcast_attn=True, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+    cfg._attn_implementation = "eager"
+    case = _causal_lm(lambda: transformers.GPT2LMHeadModel(cfg))
+    step = case.export(tmp_path)
+    assert gpt2.maybe_autocast is generic.maybe_autocast
+    pinned = [line for line in step.mlir_path.read_text().splitlines()
+              if "amp.precision = #amp.precision<f32>" in line]
+    assert sum("tosa.matmul" in line for line in pinned) == 2
+    want = torch_reference_losses(case.model, case.loss_fn, case.inputs, steps=3, optimizer=case.optimizer,
+                                  **case.options)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)

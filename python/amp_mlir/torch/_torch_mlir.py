@@ -161,6 +161,104 @@ def _export_tracing():
     return _compiling_state_context()
 
 
+#: The FX annotation (``node.meta["custom"]``) and MLIR location name of an op the model computes inside
+#: ``torch.autocast(enabled=False)`` (``_autocast_regions``).
+_AUTOCAST_KEY = "amp_mlir_autocast"
+_F32_REGION_LOC = "torch.autocast(enabled=False)"
+
+
+@contextlib.contextmanager
+def _autocast_regions():
+    """While the step is captured, each ``torch.autocast`` region the model enters annotates the ops it
+    records: ``enabled=False`` (a region the model's authors keep in float32 under PyTorch's AMP: Llama's
+    rotary embedding computes its angles there, positions times frequencies) as ``"f32"``, an enabled one
+    (re-enabled inside such a region) as ``"auto"``. The import then names those ops' locations and pins them
+    ``#amp.precision<f32>`` (``_pin_autocast_regions``), so that amp-autocast keeps them in f32 as
+    PyTorch's autocast does. The capture itself runs no autocast: entering a region changes nothing else.
+
+    transformers' ``maybe_autocast`` enters a region only when autocast is already on (never while
+    capturing): the loaded transformers modules that call it get one that enters ``enabled=False`` regions
+    always (GPT-2's upcast attention, Nemotron's layer norm, ...), restored afterwards."""
+    import sys
+    import torch.fx.traceback as fx_traceback
+    cls = torch.amp.autocast_mode.autocast
+    enter, leave = cls.__enter__, cls.__exit__
+    annotations = []
+    generic = sys.modules.get("transformers.utils.generic")
+    maybe = getattr(generic, "maybe_autocast", None)
+    callers = [m for name, m in list(sys.modules.items())
+               if maybe is not None and name.startswith("transformers.") and getattr(m, "maybe_autocast", None) is maybe]
+
+    def maybe_autocast(device_type, dtype=None, enabled=True, cache_enabled=None):
+        if not enabled and device_type != "meta":
+            return torch.autocast(device_type, dtype=dtype, enabled=False, cache_enabled=cache_enabled)
+        return maybe(device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+    def __enter__(self):
+        result = enter(self)
+        annotation = fx_traceback.annotate({_AUTOCAST_KEY: "auto" if self._enabled else "f32"})
+        annotation.__enter__()
+        annotations.append(annotation)
+        return result
+
+    def __exit__(self, *exc):
+        annotations.pop().__exit__(*exc)
+        return leave(self, *exc)
+
+    cls.__enter__, cls.__exit__ = __enter__, __exit__
+    for module in callers:
+        module.maybe_autocast = maybe_autocast
+    try:
+        with fx_traceback.preserve_node_meta():
+            yield
+    finally:
+        cls.__enter__, cls.__exit__ = enter, leave
+        for module in callers:
+            module.maybe_autocast = maybe
+
+
+def _name_autocast_regions(importer):
+    """The locations ``importer`` gives the ops of ``torch.autocast(enabled=False)`` regions
+    (``_autocast_regions``) are named ``_F32_REGION_LOC``; the names survive torch-mlir's conversions."""
+    from torch_mlir import ir
+
+    class Naming(type(importer._cc)):
+        __slots__ = ()
+
+        def get_node_location(self, node):
+            loc = super().get_node_location(node)
+            if loc is not None and (node.meta.get("custom") or {}).get(_AUTOCAST_KEY) == "f32":
+                loc = ir.Location.name(_F32_REGION_LOC, childLoc=loc, context=loc.context)
+            return loc
+
+    importer._cc.__class__ = Naming
+
+
+def _pin_autocast_regions(module):
+    """``amp.precision = #amp.precision<f32>`` on every op whose location is named as in a
+    ``torch.autocast(enabled=False)`` region (docs/Policy.md, the pin); the number of ops pinned."""
+    from torch_mlir import ir
+    ctx = module.context
+    ctx.allow_unregistered_dialects = True  # the amp dialect's attribute, written as text
+    marker = f'"{_F32_REGION_LOC}"'
+    pinned = 0
+    with ctx:
+        pin = ir.Attribute.parse("#amp.precision<f32>")
+
+        def walk(op):
+            nonlocal pinned
+            for region in op.regions:
+                for block in region.blocks:
+                    for o in block.operations:
+                        if o.operation.name not in ("func.func", "func.return") and marker in str(o.location):
+                            o.operation.attributes["amp.precision"] = pin
+                            pinned += 1
+                        walk(o.operation)
+
+        walk(module.operation)
+    return pinned
+
+
 @contextlib.contextmanager
 def _static_experts(model):
     """Hugging Face mixture-of-experts layers run as ``batched_mm`` while the step is captured: each
@@ -570,7 +668,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
             # .item() and bool(tensor) read the example tensors' values (_Specializer).
             def trace(tracing_state, flat, all_names, kinds, step):
                 specializer = _Specializer(all_names, kinds)
-                with tracing_state():
+                with tracing_state(), _autocast_regions():
                     return specializer, make_fx(
                         specializer.wrap(step), decomposition_table=specializer.table(
                             _decompositions.mutation_table()), record_stack_traces=True)(*flat)
@@ -667,7 +765,9 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
             raise UnsupportedOpError(f"torch-mlir could not lower the training step ({what}):\n{detail}"
                                      + backward_note(detail)) from e
 
-    module = tm_fx.stateless_fx_import(gm, output_type="raw", model_name=name, fx_importer=FxImporter(context=ctx))
+    importer = FxImporter(context=ctx)
+    _name_autocast_regions(importer)
+    module = tm_fx.stateless_fx_import(gm, output_type="raw", model_name=name, fx_importer=importer)
     lower("builtin.module(func.func(torch-match-quantized-custom-ops),"
           "torchdynamo-export-to-torch-backend-pipeline{ extra-library=})", "aten -> torch backend")
     lower(_pipeline(dialect), f"torch -> {dialect}, then the rest")
@@ -682,6 +782,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
             first.setdefault(n, loc)
         lines = "\n".join(f"  {n} ({c}x), first at {first[n]}" for n, c in sorted(by_name.items()))
         raise UnsupportedOpError("torch-mlir left ops that no amp-mlir pipeline takes:\n" + lines + backward_note(lines))
+    _pin_autocast_regions(module)
 
     # ------------------------------------------------------------------ the contract
     from torch_mlir import ir
