@@ -118,6 +118,7 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
         # transformers' BLOOM do not).
         leaves = [p.detach().requires_grad_(True) for p in params]
         loss, new_buffers = forward(*leaves)
+        _annotate_backward_of_regions(loss)
         grads = list(torch.autograd.grad(loss, leaves, seed, allow_unused=True, materialize_grads=True))
         new_params, new_state = [], []
         if optimizer == "sgd":
@@ -170,7 +171,7 @@ _F32_REGION_LOC = "torch.autocast(enabled=False)"
 @contextlib.contextmanager
 def _autocast_regions():
     """While the step is captured, each ``torch.autocast`` region the model enters annotates the ops it
-    records: ``enabled=False`` (a region the model's authors keep in float32 under PyTorch's AMP: Llama's
+    records (and their backward ops, ``_annotate_backward_of_regions``): ``enabled=False`` (a region the model's authors keep in float32 under PyTorch's AMP: Llama's
     rotary embedding computes its angles there, positions times frequencies) as ``"f32"``, an enabled one
     (re-enabled inside such a region) as ``"auto"``. The import then names those ops' locations and pins them
     ``#amp.precision<f32>`` (``_pin_autocast_regions``), so that amp-autocast keeps them in f32 as
@@ -217,18 +218,64 @@ def _autocast_regions():
             module.maybe_autocast = maybe
 
 
+def _annotate_backward_of_regions(loss):
+    """The backward ops of the forward ops ``_autocast_regions`` annotated get the same annotation: the
+    autograd nodes those ops made (the forward FX nodes' ``seq_nr``) set it while they run, as AOTAutograd
+    carries forward metadata to the backward. PyTorch computes them in the forward's types: a region's
+    backward stays f32 too. Nothing outside a capture that preserves node metadata."""
+    import torch.fx.traceback as fx_traceback
+    from torch.fx.experimental.proxy_tensor import get_proxy_mode
+    mode = get_proxy_mode()
+    if mode is None or not fx_traceback.has_preserved_node_meta() or loss.grad_fn is None:
+        return
+    annotated = {n.meta["seq_nr"]: n.meta["custom"] for n in mode.tracer.graph.nodes
+                 if _AUTOCAST_KEY in (n.meta.get("custom") or {}) and "seq_nr" in n.meta}
+    if not annotated:
+        return
+
+    def prehook(custom):
+        def hook(grad_outputs):
+            fx_traceback.get_current_meta()["custom"] = dict(custom)
+        return hook
+
+    def posthook(grad_inputs, grad_outputs):
+        fx_traceback.get_current_meta().pop("custom", None)
+
+    seen, work = set(), [loss.grad_fn]
+    while work:
+        node = work.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        custom = annotated.get(node._sequence_nr())
+        if custom is not None:
+            node.register_prehook(prehook(custom))
+            node.register_hook(posthook)
+        work.extend(next_node for next_node, _ in node.next_functions)
+
+
 def _name_autocast_regions(importer):
     """The locations ``importer`` gives the ops of ``torch.autocast(enabled=False)`` regions
     (``_autocast_regions``) are named ``_F32_REGION_LOC``; the names survive torch-mlir's conversions."""
     from torch_mlir import ir
+    # The importer gives a node without a location (a backward op: no stack trace) the last one it was
+    # given: after a named one, the next unnamed node gets the plain location back.
+    last = {"plain": None, "named": False}
 
     class Naming(type(importer._cc)):
         __slots__ = ()
 
         def get_node_location(self, node):
             loc = super().get_node_location(node)
-            if loc is not None and (node.meta.get("custom") or {}).get(_AUTOCAST_KEY) == "f32":
-                loc = ir.Location.name(_F32_REGION_LOC, childLoc=loc, context=loc.context)
+            if loc is not None:
+                last["plain"] = loc
+            plain = last["plain"] or ir.Location.unknown(context=self._c)
+            if (node.meta.get("custom") or {}).get(_AUTOCAST_KEY) == "f32":
+                last["named"] = True
+                return ir.Location.name(_F32_REGION_LOC, childLoc=plain, context=plain.context)
+            if last["named"]:
+                last["named"] = False
+                return plain
             return loc
 
     importer._cc.__class__ = Naming
