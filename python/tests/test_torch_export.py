@@ -863,6 +863,24 @@ def test_nonzero_static(shape, p):
     assert torch.equal(nonzero_static(x, want.shape[0]), want)
 
 
+@pytest.mark.parametrize("extra", [-3, 2])
+def test_nonzero_static_other_count(extra):
+    """A batch with fewer or more non-zero elements than the count the step was specialized to: the
+    indices stay in bounds (the scatter that makes them wrote past its buffer when there were fewer, an
+    IndexError here, a write out of bounds in a compiled step), the first ones are ATen's."""
+    from amp_mlir.torch._decompositions import nonzero_static
+
+    torch.manual_seed(0)
+    x = (torch.rand(6, 5) < 0.4).float()
+    want = torch.nonzero(x)
+    count = want.shape[0] + extra
+    got = nonzero_static(x, count)
+    assert got.shape == (count, 2)
+    assert bool((got >= 0).all()) and bool((got < torch.tensor(x.shape)).all())
+    kept = min(count, want.shape[0])
+    assert torch.equal(got[:kept], want[:kept])
+
+
 class _SwitchEncoderClassifier(nn.Module):
     """Switch Transformers' encoder (its sparse layer's experts) and a mean-pooled linear head; with
     `masked`, an attention mask passed."""
@@ -1079,4 +1097,34 @@ def test_transformers_autocast_region_stays_f32(tmp_path, amp_tools):
     assert sum("tosa.matmul" in line for line in pinned) == 2 * 3
     want = torch_reference_losses(case.model, case.loss_fn, case.inputs, steps=3, optimizer=case.optimizer,
                                   **case.options)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+
+
+class _ConstantMaskGates(nn.Module):
+    """Masks made in the step from constant float tensors and compared with Python ints, as X-MOD's
+    language ids (``default_lang_id * ones`` == adapter index) and LED's ``attention_mask < 0`` are."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(16, 8)
+        self.lin = nn.Linear(8, 3)
+
+    def forward(self, ids):
+        c = torch.full(ids.shape, 2.0)
+        inv = 1.0 - torch.ones_like(ids).float()
+        gates = [c > 1, c >= 2, c == 2, c != 0, c < 3, c <= 2, ~(inv < 0), inv == 0]
+        gate = torch.stack(gates).all(0).float()
+        return self.lin((self.emb(ids) * gate[..., None]).mean(1))
+
+
+def test_constant_float_compared_with_int(tmp_path, amp_tools):
+    """Every gate above is true in PyTorch; torch-mlir folded such comparisons wrongly when the scalar was
+    an int (greater-than false, less-than true, equal false; and crashed on the last two), so the step
+    trained without the embedding. The capture compares with a float: the step trains as PyTorch does."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    inputs = (torch.randint(0, 16, (2, 8), generator=torch.Generator().manual_seed(1)), torch.tensor([0, 2]))
+    model = _ConstantMaskGates()
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.5, out_dir=tmp_path)
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.5)
     np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)

@@ -745,16 +745,19 @@ def nonzero_static(x, count):
     """``aten.nonzero(x)`` when ``x`` is known to have ``count`` non-zero elements (read from the example
     tensors, ``_torch_mlir._Specializer``): the same ``(count, x.dim())`` indices, row-major order, with
     static shapes. Each element's destination is a permutation of the flat positions: the ``k``-th non-zero
-    element goes to ``k`` (its inclusive prefix count minus one), the zeros after them in order; one scatter
-    of the positions through it (unique indices: a plain ``index_put``), whose first ``count`` entries are
-    the non-zero elements' flat indices, unravelled by the sizes. Integer ops only (no autocast)."""
+    element goes to ``k`` (its inclusive prefix count minus one), the zeros after all of them in order; one
+    scatter of the positions through it (unique indices: a plain ``index_put``), whose first ``count``
+    entries are the non-zero elements' flat indices, unravelled by the sizes. Integer ops only (no
+    autocast). The zeros go after the non-zero elements ``x`` has, not after ``count``: where a batch has
+    another count than the example's, the step computes other indices than PyTorch (its
+    SpecializationWarning says so), but every one in bounds, and the scatter writes none outside."""
     n = x.numel()
     if x.dim() == 0 or n == 0 or count == 0:
         return torch.zeros((count, x.dim()), dtype=torch.int64, device=x.device)
     flags = (x != 0).reshape(n).to(torch.int32)
     pos = torch.arange(n, dtype=torch.int32, device=x.device)
     incl = _inclusive_count(flags)
-    dest = torch.where(flags != 0, incl - 1, count + pos - incl)
+    dest = torch.where(flags != 0, incl - 1, incl[-1] + pos - incl)
     index = torch.zeros(n, dtype=torch.int32, device=x.device).index_put((dest.to(torch.int64),), pos)
     index = index[:count].to(torch.int64)
     cols = []

@@ -615,6 +615,28 @@ def _clean_graph(gm):
     gm.recompile()
 
 
+def _float_comparison_scalars(gm):
+    """An integer scalar compared with a floating-point tensor (``mask < 0``, ``ids == 0`` on a float mask)
+    as the float it is compared as. torch-mlir's folder of the ``*.Scalar`` comparisons reads an integer
+    scalar against a constant float tensor wrongly: ``x > 1`` with ``x`` all 2.0 became all false, so
+    transformers' X-MOD applied its language adapter to the wrong rows and trained wrong without a word, and
+    LED's ``attention_mask < 0`` on a mask made in the step crashed the import (a read past the folded
+    constant's buffer). With a float scalar it folds right; PyTorch compares in the tensor's type either
+    way."""
+    aten = torch.ops.aten
+    comparisons = {aten.gt.Scalar, aten.ge.Scalar, aten.lt.Scalar, aten.le.Scalar, aten.eq.Scalar,
+                   aten.ne.Scalar}
+    for node in gm.graph.nodes:
+        if node.op != "call_function" or node.target not in comparisons or len(node.args) != 2:
+            continue
+        tensor, scalar = node.args
+        val = getattr(tensor, "meta", {}).get("val")
+        if isinstance(scalar, int) and not isinstance(scalar, bool) and val is not None and \
+                val.is_floating_point():
+            node.args = (tensor, float(scalar))
+    gm.recompile()
+
+
 def _unconverted(module, dialects=("torch", "torch_c", "tm_tensor")):
     """(op name, location) of every op of ``dialects`` left in ``module`` that is not glue."""
     left = []
@@ -775,6 +797,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
             "gradients from the Function's backward instead.")
     specialized = specializer.warn()
     _clean_graph(gm)
+    _float_comparison_scalars(gm)
     outs = next(n for n in gm.graph.nodes if n.op == "output").args[0]
     loss_meta = outs[-1].meta.get("val")
     if loss_meta is None or tuple(loss_meta.shape) != () or not loss_meta.is_floating_point():
