@@ -171,11 +171,12 @@ _F32_REGION_LOC = "torch.autocast(enabled=False)"
 @contextlib.contextmanager
 def _autocast_regions():
     """While the step is captured, each ``torch.autocast`` region the model enters annotates the ops it
-    records (and their backward ops, ``_annotate_backward_of_regions``): ``enabled=False`` (a region the model's authors keep in float32 under PyTorch's AMP: Llama's
-    rotary embedding computes its angles there, positions times frequencies) as ``"f32"``, an enabled one
-    (re-enabled inside such a region) as ``"auto"``. The import then names those ops' locations and pins them
-    ``#amp.precision<f32>`` (``_pin_autocast_regions``), so that amp-autocast keeps them in f32 as
-    PyTorch's autocast does. The capture itself runs no autocast: entering a region changes nothing else.
+    records (and their backward ops, ``_annotate_backward_of_regions``): ``enabled=False`` (a region the
+    model's authors keep in float32 under PyTorch's AMP: rotary angles, positions times frequencies;
+    GPT-2's upcast attention scores) as ``"f32"``, an enabled one (re-enabled inside such a region) as
+    ``"auto"``. The import then names those ops' locations and pins them ``#amp.precision<f32>``
+    (``_pin_autocast_regions``), so that amp-autocast keeps them in f32 as PyTorch's autocast does. The
+    capture itself runs no autocast: entering a region changes nothing else.
 
     transformers' ``maybe_autocast`` enters a region only when autocast is already on (never while
     capturing): the loaded transformers modules that call it get one that enters ``enabled=False`` regions
@@ -187,8 +188,8 @@ def _autocast_regions():
     annotations = []
     generic = sys.modules.get("transformers.utils.generic")
     maybe = getattr(generic, "maybe_autocast", None)
-    callers = [m for name, m in list(sys.modules.items())
-               if maybe is not None and name.startswith("transformers.") and getattr(m, "maybe_autocast", None) is maybe]
+    callers = [m for name, m in list(sys.modules.items()) if maybe is not None
+               and name.startswith("transformers.") and getattr(m, "maybe_autocast", None) is maybe]
 
     def maybe_autocast(device_type, dtype=None, enabled=True, cache_enabled=None):
         if not enabled and device_type != "meta":
