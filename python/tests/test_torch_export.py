@@ -1128,3 +1128,32 @@ def test_constant_float_compared_with_int(tmp_path, amp_tools):
     step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.5, out_dir=tmp_path)
     want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.5)
     np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+
+
+class _ResampleTo(nn.Module):
+    """A 7 x 7 map made by a layer, resampled bilinearly with ``align_corners`` to ``size``."""
+
+    def __init__(self, size):
+        super().__init__()
+        self.size = size
+        self.a = nn.Linear(16, 49)
+        self.b = nn.Linear(size[0] * size[1], 3)
+
+    def forward(self, x):
+        m = self.a(x).reshape(-1, 1, 7, 7)
+        r = F.interpolate(m, size=self.size, mode="bilinear", align_corners=True)
+        return self.b(r.flatten(1))
+
+
+@pytest.mark.parametrize("size", [(1, 1), (1, 5), (5, 1), (3, 4)])
+def test_align_corners_resample_to_one_pixel(tmp_path, amp_tools, size):
+    """align_corners=True to one pixel along a dimension takes its first element in PyTorch; torch-mlir's
+    resize took the centre (timm CSATv2's last stage, silently off). Forward and backward train as PyTorch
+    does, one-pixel dimensions or not."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = _ResampleTo(size)
+    inputs = (torch.randn(2, 16, generator=torch.Generator().manual_seed(1)), torch.tensor([0, 2]))
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.5, out_dir=tmp_path)
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.5)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)

@@ -63,6 +63,8 @@ semantics:
   ``_adaptive_avg_pool2d_backward`` (to more than 1 x 1): the resampling is linear and separable, ``out = A_h @ in @ A_w^T`` per plane, so the input gradient is
   ``A_h^T @ grad @ A_w``; each matrix is the forward op (which torch-mlir lowers) applied to an identity
   image along one dimension, so it follows PyTorch's own index rule (align_corners, scales).
+- ``upsample_bilinear2d`` with ``align_corners`` to one pixel along a dimension: that dimension sliced to
+  its first element, as PyTorch takes it (torch-mlir's ``tosa.resize`` samples the centre).
 - ``native_layer_norm``: mean, then the mean of the squared deviations, in the input's own type
   (PyTorch's float32 kernels do the same); torch-mlir's decomposition computes the variance in
   float64, which put ``[batch, tokens, width]`` f64 buffers into every transformer step.
@@ -521,6 +523,23 @@ def upsample_bilinear2d_backward(grad_output, output_size, input_size, align_cor
     return _separable_backward(forward, grad_output, output_size, input_size, scales_h, scales_w)
 
 
+def upsample_bilinear2d(x, output_size, align_corners, scales_h=None, scales_w=None):
+    """Bilinear resampling with ``align_corners`` to one pixel along a dimension takes that dimension's
+    first element (PyTorch's scale is 0 there); torch-mlir's ``tosa.resize`` samples its centre (timm
+    CSATv2 upsamples a 7 x 7 map to its 1 x 1 last stage: the first loss 5.5e-4 off, silently). Such a
+    dimension is sliced to its first element, and the resampling, one pixel to one, takes it as is; every
+    other resampling is left to the op."""
+    ho, wo = output_size
+    h, w = x.shape[-2:]
+    if not align_corners or not ((ho == 1 and h > 1) or (wo == 1 and w > 1)):
+        return NotImplemented
+    if ho == 1:
+        x = x[..., :1, :]
+    if wo == 1:
+        x = x[..., :1]
+    return aten.upsample_bilinear2d.default(x, output_size, align_corners, scales_h, scales_w)
+
+
 def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h=None, scales_w=None):
     return _separable_backward(aten.upsample_nearest2d.default, grad_output, output_size, input_size, scales_h,
                               scales_w)
@@ -789,6 +808,7 @@ def table():
         aten.avg_pool2d_backward.default: avg_pool2d_backward,
         aten.adaptive_max_pool2d_backward.default: adaptive_max_pool2d_backward,
         aten._adaptive_avg_pool2d_backward.default: adaptive_avg_pool2d_backward,
+        aten.upsample_bilinear2d.default: upsample_bilinear2d,
         aten.upsample_bilinear2d_backward.default: upsample_bilinear2d_backward,
         aten.upsample_nearest2d_backward.default: upsample_nearest2d_backward,
         aten.index_put.default: index_put,
