@@ -41,10 +41,11 @@
 // takes the consumer's number); a fused op is offered as a consumer again
 // before the walk moves on. Where the consumer read several results of the
 // producer, the fused op reads the others from its own body too (Adam's
-// update reads both moments, made in one op by the fusions before it). (Upstream's patterns are not run again after
-// it: their reshape propagation would move a fused update into the unit
-// dimensions of its gradient's shape, and the state it returns would be a
-// reshape, copied into the result's buffer, instead of the buffer itself.)
+// update reads both moments, made in one op by the fusions before it).
+// (Upstream's patterns are not run again after it: their reshape
+// propagation would move a fused update into the unit dimensions of its
+// gradient's shape, and the state it returns would be a reshape, copied
+// into the result's buffer, instead of the buffer itself.)
 //
 // What it is for: an optimizer update whose new state several ops read
 // (SGD's momentum buffer, which the parameter update reads and, under
