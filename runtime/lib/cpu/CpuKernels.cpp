@@ -84,6 +84,15 @@ unscale16(const uint16_t *src, uint16_t *data, int64_t numel, float inv,
 #define AMP_CPU_CLONES
 #endif
 
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+/// Whether the F16C variants below may run (AVX2 and F16C), read once.
+static bool hasF16c() {
+  static const bool f16c =
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  return f16c;
+}
+#endif
+
 AMP_CPU_CLONES bool unscaleF16Generic(const uint16_t *src, uint16_t *data,
                                       int64_t numel, float inv, bool write) {
   return unscale16<halfToFloat, floatToHalf>(src, data, numel, inv, write);
@@ -126,10 +135,8 @@ unscaleF16F16c(const uint16_t *src, uint16_t *data, int64_t numel, float inv,
 
 bool unscaleF16(const uint16_t *src, uint16_t *data, int64_t numel, float inv,
                 bool write) {
-  static const bool f16c =
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
-  return f16c ? unscaleF16F16c(src, data, numel, inv, write)
-              : unscaleF16Generic(src, data, numel, inv, write);
+  return hasF16c() ? unscaleF16F16c(src, data, numel, inv, write)
+                   : unscaleF16Generic(src, data, numel, inv, write);
 }
 #else
 bool unscaleF16(const uint16_t *src, uint16_t *data, int64_t numel, float inv,
@@ -302,9 +309,7 @@ widenF16F16c(const uint16_t *src, float *dst, int64_t n) {
 
 static void widenF16(const uint16_t *src, float *dst, int64_t n) {
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
-  static const bool f16c =
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
-  if (f16c)
+  if (hasF16c())
     return widenF16F16c(src, dst, n);
 #endif
   for (int64_t i = 0; i < n; ++i)
@@ -452,9 +457,7 @@ narrowF16F16c(const float *src, uint16_t *dst, int64_t n) {
 
 static void narrowF16(const float *src, uint16_t *dst, int64_t n) {
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
-  static const bool f16c =
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
-  if (f16c)
+  if (hasF16c())
     return narrowF16F16c(src, dst, n);
 #endif
   narrowF16Generic(src, dst, n);
