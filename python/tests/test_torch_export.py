@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -1068,9 +1069,7 @@ def test_autocast_disabled_region_stays_f32(tmp_path, amp_tools):
     unpinned = tmp_path / "unpinned"
     shutil.copytree(step.out_dir, unpinned)
     (unpinned / "train_step.mlir").write_text(text.replace(" {amp.precision = #amp.precision<f32>}", ""))
-    out = _run([amp_tools["amp_train"], str(unpinned / "train_step.mlir"), "--inputs", str(unpinned),
-                "--steps", "3", "--precision=f16", "--no-jit-cache"])
-    f16 = [json.loads(line)["loss"] for line in out.splitlines() if line.startswith("{")]
+    f16 = _losses(amp_tools, SimpleNamespace(mlir_path=unpinned / "train_step.mlir", out_dir=unpinned), 3, "f16")
     assert np.max(np.abs(np.array(f16) / fp32 - 1)) > 1e-3
 
 
