@@ -1156,3 +1156,96 @@ def test_align_corners_resample_to_one_pixel(tmp_path, amp_tools, size):
     step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.5, out_dir=tmp_path)
     want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.5)
     np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+
+
+class _ComplexRotary(nn.Module):
+    """Rotary position embeddings as a complex product (Meta's Llama code, DeepSeek-V2, Llama 4), with the
+    frequencies both precomputed (a complex buffer) and made in the forward pass (``polar`` of a real
+    buffer), and other complex ops a model may use: a complex matrix product, a division, ``abs``,
+    ``conj``, ``real`` / ``imag``, a concatenation with a real tensor."""
+
+    def __init__(self, tokens=6, dim=8):
+        super().__init__()
+        self.q = nn.Linear(dim, dim)
+        self.k = nn.Linear(dim, dim)
+        self.head = nn.Linear(dim, 3)
+        angles = torch.arange(tokens)[:, None] * (0.5 ** torch.arange(dim // 2))[None, :]
+        self.register_buffer("freqs_cis", torch.polar(torch.ones_like(angles), angles.float()))
+        self.register_buffer("inv_freq", 0.3 ** torch.arange(dim // 2, dtype=torch.float32))
+
+    def forward(self, x):  # x: [batch, tokens, dim]
+        b, t, d = x.shape
+        q = torch.view_as_complex(self.q(x).float().reshape(b, t, -1, 2))
+        k = torch.view_as_complex(self.k(x).float().reshape(b, t, -1, 2))
+        q = torch.view_as_real(q * self.freqs_cis[None, :t]).flatten(2)
+        freqs = torch.outer(torch.arange(t, dtype=torch.float32), self.inv_freq)
+        k = k * torch.polar(torch.ones_like(freqs), freqs).unsqueeze(0)
+        mixed = k.transpose(1, 2) @ k.conj() / (1 + k.abs().sum())       # [b, d/2, d/2] complex
+        k = torch.view_as_real(k).flatten(2) + torch.cat([mixed.real, mixed.imag], -1).mean(1, keepdim=True)
+        scores = torch.softmax(q @ k.transpose(1, 2) / d ** 0.5, -1)
+        return self.head((scores @ x).mean(1))
+
+
+def test_complex_rotary_embeddings(tmp_path, amp_tools):
+    """Complex values inside the step (rotary embeddings written with view_as_complex, their backward's
+    ``_conj``, a complex buffer) are carried as real pairs: fp32 trains as PyTorch does, f16 within 2e-3 of
+    fp32, and no complex type reaches the MLIR; the complex buffer is an argument of shape [..., 2]."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = _ComplexRotary()
+    inputs = (torch.randn(2, 6, 8), torch.tensor([0, 2]))
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer="adamw", lr=0.01, out_dir=tmp_path)
+    assert not re.search(r"complex<|complex64|complex\.", step.mlir_path.read_text())
+    buffer = next(a for a in step.manifest["arguments"] if a["name"].startswith("buffer freqs_cis"))
+    assert buffer["shape"] == [6, 4, 2] and buffer["dtype"] == "float32"
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="adamw", lr=0.01)
+    fp32 = _losses(amp_tools, step, 3)
+    np.testing.assert_allclose(fp32, want, rtol=1e-5)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3, "f16"), fp32, rtol=2e-3)
+
+
+class _Fourier(nn.Module):
+    """FNet's token mixing (``fftn(x, dim=(1, 2)).real``), a one-sided real transform and an orthonormal
+    inverse: the transforms are DFT products over each dimension."""
+
+    def __init__(self, dim=6):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+        self.head = nn.Linear(dim, 3)
+
+    def forward(self, x):  # x: [batch, tokens, dim]
+        h = x + torch.fft.fftn(self.fc(x), dim=(1, 2)).real
+        spectrum = torch.fft.rfft(h, dim=1)  # 5 tokens -> 3 frequencies
+        h = h + torch.fft.ifft(spectrum, dim=-1, norm="ortho").imag.mean(1, keepdim=True) + spectrum.abs().mean(1,
+                                                                                                             True)
+        return self.head(h.mean(1))
+
+
+def test_fourier_transforms(tmp_path, amp_tools):
+    """FFTs (``_fft_c2c`` forward and inverse, ``_fft_r2c`` one-sided, and their backward) as DFT products
+    on real pairs: fp32 trains as PyTorch does."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = _Fourier()
+    inputs = (torch.randn(2, 5, 6), torch.tensor([0, 2]))
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+
+
+def test_complex_op_without_a_rule_is_named(tmp_path):
+    """A complex op the pairs have no rule for is an UnsupportedOpError naming it, not a crash."""
+    _torch_mlir()
+
+    class Log(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            z = torch.view_as_complex(self.fc(x).reshape(2, 2, 2))
+            return torch.view_as_real(torch.log(z)).reshape(2, 4)
+
+    with pytest.raises(UnsupportedOpError, match=r"aten\.log\.default on complex tensors"):
+        export_train_step(Log(), F.cross_entropy, (torch.randn(2, 4), torch.tensor([0, 2])), optimizer="sgd",
+                          lr=0.1, out_dir=tmp_path)

@@ -18,7 +18,9 @@ The algorithm:
    torch-mlir's decomposition table and ours (_decompositions.py) gives one flat aten graph without
    mutation, each node with its Python source location. A step with random ops (dropout) is captured
    with one more argument, its random-number state, which the replay's random ops draw from
-   (``_decompositions.RANDOM``; traced as they are, they would be constants). A ``.item()`` (also
+   (``_decompositions.RANDOM``; traced as they are, they would be constants). A step with complex values
+   (rotary embeddings as complex products, FFTs) is recorded once more with each as a pair of real numbers
+   (``_complex``), its complex buffers arguments in that form already. A ``.item()`` (also
    ``bool(t)``, ``int(t)``, a 0-d tensor as a size: ``aten._local_scalar_dense``) on a traced tensor is
    *specialized*: the first capture runs on the real example tensors, so the value is read from them and
    the model goes on with it as a Python constant, as torch.export specializes; ``nonzero`` gets the
@@ -52,7 +54,7 @@ import torch
 from torch.func import functional_call, functionalize
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from . import _decompositions
+from . import _complex, _decompositions
 from ._lower import UnsupportedOpError
 
 OPTIMIZERS = ("sgd", "adam", "adamw")
@@ -89,10 +91,12 @@ _GLUE = ("torch.constant.", "torch.prim.ListConstruct", "torch_c.")
 
 
 def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buffers, n_inputs, optimizer, lr,
-                   momentum, weight_decay, betas, eps, random_state=False, forward_context=contextlib.nullcontext):
+                   momentum, weight_decay, betas, eps, random_state=False, forward_context=contextlib.nullcontext,
+                   complex_buffers=frozenset()):
     """``step(*params, *state, *buffers, [rng], *inputs, seed) -> (*params', *state', *buffers', [rng + 1],
     loss)``; ``rng`` (with ``random_state``) is the random-number state the step's random ops draw from
-    (``_Replay`` draws them), advanced by one each step."""
+    (``_Replay`` draws them), advanced by one each step. The buffers named in ``complex_buffers`` come and
+    go as real tensors in ``view_as_real`` form (``_complex``)."""
     b1, b2 = betas
 
     def step(*flat):
@@ -106,11 +110,12 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
         model_inputs, target = inputs[:-1], inputs[-1]
 
         def forward(*ps):
-            bufs = {k: b.clone() for k, b in zip(buffer_names, buffers)}
+            bufs = {k: torch.view_as_complex(b.clone()) if k in complex_buffers else b.clone()
+                    for k, b in zip(buffer_names, buffers)}
             with forward_context():
                 out = functional_call(model, {**dict(zip(names, ps)), **bufs}, tuple(model_inputs))
                 loss = loss_fn(out, target)
-            return loss, tuple(bufs[k] for k in buffer_names)
+            return loss, tuple(torch.view_as_real(bufs[k]) if k in complex_buffers else bufs[k] for k in buffer_names)
 
         # The backward pass as AOTAutograd traces it: the autograd engine run by torch.autograd.grad
         # under make_fx records every backward op, a custom autograd.Function's backward included
@@ -675,6 +680,13 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     out_dir.mkdir(parents=True, exist_ok=True)
 
     named = [(k, p) for k, p in model.named_parameters() if p.requires_grad]
+    complex_params = [k for k, p in named if p.is_complex()]
+    if complex_params or any(isinstance(t, torch.Tensor) and t.is_complex() for t in example_inputs):
+        raise UnsupportedOpError(
+            "amp_mlir.torch trains real parameters on real inputs; "
+            + (f"{', '.join(complex_params)} {'is' if len(complex_params) == 1 else 'are'} complex"
+               if complex_params else "an example input is complex")
+            + " (complex values inside the step are fine)")
     names = [k for k, _ in named]
     params = [p.detach().clone().float() for _, p in named]
     n_params = len(params)
@@ -682,6 +694,9 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     buffer_names = [k for k, _ in buffer_items]
     buffers = [b.detach().clone() for _, b in buffer_items]
     buffers = [b.float() if b.is_floating_point() else b for b in buffers]
+    # A complex buffer (a precomputed rotary freqs_cis) is an argument in view_as_real form: [..., 2] floats.
+    complex_buffers = frozenset(k for k, b in buffer_items if b.is_complex())
+    buffers = [torch.view_as_real(b.to(torch.complex64)).clone() if b.is_complex() else b for b in buffers]
 
     if optimizer == "sgd":
         state = [torch.zeros_like(p) for p in params] if momentum != 0 else []
@@ -706,13 +721,16 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     def layout(random_state):
         r = rng if random_state else []
         flat = params + state + buffers + r + inputs + [seed]
-        all_names = names + state_names + [f"buffer {k}" for k in buffer_names] + \
+        all_names = names + state_names + \
+            [f"buffer {k}" + (" (complex, as real and imaginary parts)" if k in complex_buffers else "")
+             for k in buffer_names] + \
             ["random-number state"] * len(r) + in_names + ["grad seed"]
         kinds = ["param"] * n_params + state_kinds + ["buffer"] * len(buffers) + ["rng"] * len(r) + \
             ["input"] * (n_in - 1) + ["target", "seed"]
         step = _step_function(model, loss_fn, names, buffer_names, n_params, len(state), len(buffers), n_in,
                               optimizer, float(lr), float(momentum), float(weight_decay),
-                              tuple(float(b) for b in betas), float(eps), random_state=random_state)
+                              tuple(float(b) for b in betas), float(eps), random_state=random_state,
+                              complex_buffers=complex_buffers)
         return flat, all_names, kinds, step
 
     flat, all_names, kinds, step = layout(False)
@@ -779,6 +797,9 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
             with torch.fx.traceback.preserve_node_meta():
                 gm = make_fx(functionalize(replay, remove="mutations"), decomposition_table=_decompositions.table(),
                              record_stack_traces=True)(*flat)
+            _clean_graph(gm)
+            if _complex.has_complex(gm):
+                gm = _complex.to_real_pairs(gm, flat, _decompositions.table())
     except UnsupportedOpError:
         raise
     except Exception as e:

@@ -1,0 +1,433 @@
+"""Complex tensors of a captured training step as pairs of real numbers.
+
+Neither torch-mlir's conversions nor TOSA / linalg on tensors take complex element types, and models use
+them: rotary position embeddings written as a complex product (Meta's Llama code, DeepSeek-V2, Llama 4:
+``view_as_real(view_as_complex(q) * freqs_cis)``), whose backward multiplies by ``_conj(freqs_cis)``.
+
+The algorithm: the captured graph (one flat aten graph, after decomposition) is run again by
+:class:`RealPairs`, an FX interpreter, under ``make_fx``; each value of complex type is carried as its
+``view_as_real`` form, a real tensor with one more trailing dimension of size 2 (real, imaginary), wrapped
+in :class:`Pair` so that every rule knows which operands are complex. Each aten op that reads or makes a
+complex value is rewritten by its rule in ``RULES`` into real ops on those pairs:
+
+- ``view_as_complex`` / ``view_as_real`` are the pair itself; ``complex(re, im)`` and ``polar(r, t)``
+  stack the two parts; ``real`` / ``imag`` select one.
+- Products: ``(a + bi)(c + di) = (ac - bd) + (ad + bc)i``, elementwise (``mul``) and as matrix products
+  (``mm``, ``bmm``: four real ones); a complex times a real multiplies both parts; ``_conj`` negates the
+  imaginary part; ``div`` by a complex is a product with the conjugate over ``|d|^2``.
+- Shape and layout ops (``view``, ``reshape``, ``expand``, ``permute``, ``unsqueeze``, ``slice``,
+  ``select``, ``cat``, ``sum``, ...) are the same op on the pair with the dimension arguments taken modulo
+  the complex rank (a negative dimension of the complex tensor is not the same dimension of its pair) and
+  the trailing 2 kept.
+- Complex constants (``get_attr``) become their pairs; a real operand of a complex ``add`` / ``where`` /
+  ``cat`` gets a zero imaginary part.
+
+An op on complex values that has no rule is an :class:`UnsupportedOpError` naming it and the model line.
+The step's complex buffers (a precomputed ``freqs_cis``) are arguments and results in the pair form already
+(``_torch_mlir.import_train_step``), so the rewritten graph has real types only; ``make_fx`` records it
+with the original nodes' metadata (source locations, autocast regions).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+import torch.fx.traceback as fx_traceback
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from ._lower import UnsupportedOpError
+
+aten = torch.ops.aten
+prims = torch.ops.prims
+
+
+def real_dtype(dtype):
+    """The real type of a complex type's parts (complex64 -> float32)."""
+    return {torch.complex32: torch.float16, torch.complex64: torch.float32,
+            torch.complex128: torch.float64}.get(dtype, dtype)
+
+
+def complex_dtype(dtype):
+    """The complex type whose parts have the real type ``dtype``."""
+    return {torch.float16: torch.complex32, torch.float32: torch.complex64,
+            torch.float64: torch.complex128}.get(dtype, torch.complex64)
+
+
+def _is_complex(value) -> bool:
+    return isinstance(value, torch.Tensor) and value.is_complex()
+
+
+def has_complex(gm) -> bool:
+    """Whether a node of ``gm`` makes a complex tensor."""
+    return any(_is_complex(n.meta.get("val")) for n in gm.graph.nodes)
+
+
+class Pair:
+    """A complex tensor of shape ``S`` as the real tensor ``t`` of shape ``S + [2]`` (``view_as_real``)."""
+
+    __slots__ = ("t",)
+
+    def __init__(self, t):
+        self.t = t
+
+    @property
+    def re(self):
+        return self.t.select(-1, 0)
+
+    @property
+    def im(self):
+        return self.t.select(-1, 1)
+
+    @property
+    def rank(self):
+        return self.t.dim() - 1
+
+
+def _stack(re, im):
+    return Pair(torch.stack(torch.broadcast_tensors(re, im), -1))
+
+
+def _as_pair(x, like):
+    """``x`` (a Pair, a real tensor or a Python number) as a Pair in the part type of ``like``."""
+    if isinstance(x, Pair):
+        return x
+    if isinstance(x, complex):
+        dtype = like.t.dtype
+        return Pair(torch.tensor([x.real, x.imag], dtype=dtype, device=like.t.device))
+    if isinstance(x, (int, float, bool)):
+        return Pair(torch.tensor([float(x), 0.0], dtype=like.t.dtype, device=like.t.device))
+    x = x.to(like.t.dtype)
+    return _stack(x, torch.zeros_like(x))
+
+
+def _dim(d, rank):
+    return d % rank if rank else 0
+
+
+def _dims(ds, rank):
+    if ds is None or (isinstance(ds, (list, tuple)) and len(ds) == 0):
+        return list(range(rank))
+    if isinstance(ds, int):
+        return [_dim(ds, rank)]
+    return [_dim(d, rank) for d in ds]
+
+
+def _mul(a, b):
+    if isinstance(a, Pair) and isinstance(b, Pair):
+        return _stack(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re)
+    p, r = (a, b) if isinstance(a, Pair) else (b, a)
+    if isinstance(r, complex):
+        return _mul(p, _as_pair(r, p))
+    if isinstance(r, torch.Tensor):
+        r = r.unsqueeze(-1)
+    return Pair(p.t * r)
+
+
+def _conj(p):
+    return _stack(p.re, -p.im)
+
+
+def _div(a, b, rounding_mode=None):
+    if rounding_mode is not None:
+        raise UnsupportedOpError("a rounding division of complex tensors")
+    if not isinstance(b, Pair):
+        if isinstance(b, complex):
+            return _div(a, _as_pair(b, a))
+        return Pair(a.t / (b.unsqueeze(-1) if isinstance(b, torch.Tensor) else b))
+    a = _as_pair(a, b)
+    norm = b.re * b.re + b.im * b.im
+    num = _mul(a, _conj(b))
+    return Pair(num.t / norm.unsqueeze(-1))
+
+
+def _add(a, b, alpha=1, sign=1):
+    like = a if isinstance(a, Pair) else b
+    a, b = _as_pair(a, like), _as_pair(b, like)
+    scale = sign * alpha
+    if isinstance(scale, complex):
+        b, scale = _mul(b, scale), 1
+    return Pair(a.t + scale * b.t if scale != 1 else a.t + b.t)
+
+
+def _matmul(op):
+    def rule(a, b):
+        a = a if isinstance(a, Pair) else _as_pair(a, b)
+        b = b if isinstance(b, Pair) else _as_pair(b, a)
+        return _stack(op(a.re, b.re) - op(a.im, b.im), op(a.re, b.im) + op(a.im, b.re))
+    return rule
+
+
+def _layout(op, fix):
+    """The op on the pair, its arguments after the first rewritten by ``fix(rank, *args)``."""
+    def rule(p, *args, **kwargs):
+        return Pair(op(p.t, *fix(p.rank, *args), **kwargs))
+    return rule
+
+
+def _same(op):
+    return _layout(op, lambda rank, *args: args)
+
+
+def _cat(tensors, dim=0):
+    like = next(t for t in tensors if isinstance(t, Pair))
+    pairs = [_as_pair(t, like) for t in tensors]
+    return Pair(torch.cat([p.t for p in pairs], _dim(dim, like.rank)))
+
+
+def _where(cond, a, b):
+    like = a if isinstance(a, Pair) else b
+    a, b = _as_pair(a, like), _as_pair(b, like)
+    return Pair(torch.where(cond.unsqueeze(-1), a.t, b.t))
+
+
+def _sum(p, dims=None, keepdim=False, dtype=None):
+    out = p.t.sum(_dims(dims, p.rank), keepdim=keepdim)
+    return Pair(out.to(real_dtype(dtype)) if dtype is not None else out)
+
+
+def _mean(p, dims=None, keepdim=False, dtype=None):
+    out = p.t.mean(_dims(dims, p.rank), keepdim=keepdim)
+    return Pair(out.to(real_dtype(dtype)) if dtype is not None else out)
+
+
+def _convert(x, dtype, **_):
+    """``_to_copy`` / ``convert_element_type``: complex <-> complex changes the parts' type, real -> complex
+    adds a zero imaginary part, complex -> real keeps the real part (as PyTorch does)."""
+    if dtype is None:
+        return Pair(x.t.clone()) if isinstance(x, Pair) else x.clone()
+    if dtype.is_complex:
+        part = real_dtype(dtype)
+        if isinstance(x, Pair):
+            return Pair(x.t.to(part))
+        x = x.to(part)
+        return _stack(x, torch.zeros_like(x))
+    return x.re.to(dtype)
+
+
+def _to_copy(x, dtype=None, **kwargs):
+    return _convert(x, dtype)
+
+
+def _full(size, value, *, dtype=None, **kwargs):
+    part = real_dtype(dtype)
+    value = complex(value)
+    return _stack(torch.full(size, value.real, dtype=part), torch.full(size, value.imag, dtype=part))
+
+
+def _full_like(x, value, *, dtype=None, **kwargs):
+    shape = x.t.shape[:-1] if isinstance(x, Pair) else x.shape
+    part = real_dtype(dtype) if dtype is not None else (x.t.dtype if isinstance(x, Pair) else x.dtype)
+    value = complex(value)
+    return _stack(torch.full(shape, value.real, dtype=part), torch.full(shape, value.imag, dtype=part))
+
+
+def _scalar_tensor(value, *, dtype=None, **kwargs):
+    return _full((), value, dtype=dtype)
+
+
+def _gather(p, dim, index, sparse_grad=False):
+    index = index.unsqueeze(-1).expand(*index.shape, 2)
+    return Pair(torch.gather(p.t, _dim(dim, p.rank), index))
+
+
+def _index(p, indices):
+    # Advanced indexing at the complex dimensions: the pair's trailing dimension is never indexed and stays
+    # last (indexed dimensions apart move first, the rest keep their order).
+    return Pair(aten.index.Tensor(p.t, list(indices)))
+
+
+def _exp(p):
+    m = torch.exp(p.re)
+    return _stack(m * torch.cos(p.im), m * torch.sin(p.im))
+
+
+def _abs(p):
+    return torch.sqrt(p.re * p.re + p.im * p.im)
+
+
+def _copy(dst, src, non_blocking=False):
+    like = dst if isinstance(dst, Pair) else src
+    src = _as_pair(src, like) if isinstance(dst, Pair) else src.re
+    if isinstance(dst, Pair):
+        return Pair(src.t.to(dst.t.dtype).expand_as(dst.t).clone())
+    return src.to(dst.dtype).expand_as(dst).clone()
+
+
+def _dft(p, dims, normalization, forward):
+    """The discrete Fourier transform of the pair ``p`` over ``dims``: along each, a product with the
+    ``n x n`` DFT matrix ``exp(-+2 pi i jk / n)`` (constants computed in float64; ``jk mod n`` keeps the
+    angles exact), ``O(n^2)`` per element instead of an FFT's ``O(n log n)``, as GEMMs every backend runs.
+    ``normalization``: 0 none, 1 ``1 / sqrt(N)``, 2 ``1 / N``, with ``N`` the product of the sizes."""
+    sign = -1.0 if forward else 1.0
+    count = 1
+    for d in dims:
+        d = _dim(d, p.rank)
+        n = p.t.shape[d]
+        count *= n
+        jk = np.outer(np.arange(n), np.arange(n)) % n
+        angle = 2.0 * np.pi * jk / n
+        c = torch.tensor(np.cos(angle), dtype=p.t.dtype, device=p.t.device)
+        s = torch.tensor(sign * np.sin(angle), dtype=p.t.dtype, device=p.t.device)
+        re, im = p.re.movedim(d, -1), p.im.movedim(d, -1)  # W is symmetric: x @ W
+        p = _stack((re @ c - im @ s).movedim(-1, d), (re @ s + im @ c).movedim(-1, d))
+    scale = {0: 1.0, 1: 1.0 / np.sqrt(count), 2: 1.0 / count}[int(normalization)]
+    return Pair(p.t * scale) if scale != 1.0 else p
+
+
+def _fft_c2c(p, dim, normalization, forward):
+    return _dft(p, dim, normalization, forward)
+
+
+def _fft_r2c(x, dim, normalization, onesided):
+    """A real signal's transform; ``onesided`` keeps the first ``n // 2 + 1`` frequencies of the last
+    dimension (the rest are their conjugates)."""
+    p = _dft(_stack(x, torch.zeros_like(x)), dim, normalization, True)
+    if onesided:
+        d = _dim(dim[-1], p.rank)
+        p = Pair(p.t.narrow(d, 0, x.shape[d] // 2 + 1))
+    return p
+
+
+def _slice_scatter(p, src, dim=0, start=None, end=None, step=1):
+    src = _as_pair(src, p)
+    return Pair(aten.slice_scatter.default(p.t, src.t, _dim(dim, p.rank), start, end, step))
+
+
+def _select_scatter(p, src, dim, index):
+    src = _as_pair(src, p)
+    return Pair(aten.select_scatter.default(p.t, src.t, _dim(dim, p.rank), index))
+
+
+def _expand(rank, size):
+    return (list(size) + [2],)
+
+
+RULES = {
+    aten.view_as_complex.default: lambda x: Pair(x),
+    aten.view_as_real.default: lambda p: p.t,
+    aten.complex.default: lambda re, im: _stack(re, im),
+    aten.polar.default: lambda r, t: _stack(r * torch.cos(t), r * torch.sin(t)),
+    aten.real.default: lambda p: p.re,
+    aten.imag.default: lambda p: p.im,
+    aten.abs.default: _abs,
+    aten.angle.default: lambda p: torch.atan2(p.im, p.re),
+    aten.exp.default: _exp,
+    aten.mul.Tensor: _mul,
+    aten.mul.Scalar: _mul,
+    aten.div.Tensor: _div,
+    aten.div.Scalar: _div,
+    aten.div.Tensor_mode: _div,
+    aten.add.Tensor: lambda a, b, alpha=1: _add(a, b, alpha),
+    aten.add.Scalar: lambda a, b, alpha=1: _add(a, b, alpha),
+    aten.sub.Tensor: lambda a, b, alpha=1: _add(a, b, alpha, -1),
+    aten.sub.Scalar: lambda a, b, alpha=1: _add(a, b, alpha, -1),
+    aten.rsub.Scalar: lambda a, b, alpha=1: _add(b, _mul(a, alpha), 1, -1),
+    aten.neg.default: lambda p: Pair(-p.t),
+    aten._conj.default: _conj,
+    aten.conj_physical.default: _conj,
+    aten.conj.default: _conj,
+    aten.resolve_conj.default: lambda p: Pair(p.t),
+    aten.resolve_neg.default: lambda p: Pair(p.t),
+    aten.mm.default: _matmul(torch.mm),
+    aten.bmm.default: _matmul(torch.bmm),
+    aten.matmul.default: _matmul(torch.matmul),
+    aten.clone.default: lambda p, memory_format=None: Pair(p.t.clone()),
+    aten.alias.default: lambda p: Pair(aten.alias.default(p.t)),
+    aten.detach.default: lambda p: Pair(p.t.detach()),
+    aten.lift_fresh_copy.default: lambda p: Pair(p.t.clone()),
+    aten.contiguous.default: lambda p, memory_format=None: Pair(p.t.contiguous()),
+    aten.view.default: _layout(aten.reshape.default, lambda rank, size: (list(size) + [2],)),
+    aten.reshape.default: _layout(aten.reshape.default, lambda rank, size: (list(size) + [2],)),
+    aten._unsafe_view.default: _layout(aten.reshape.default, lambda rank, size: (list(size) + [2],)),
+    aten.expand.default: _layout(aten.expand.default, _expand),
+    aten.permute.default: _layout(aten.permute.default, lambda rank, dims: (_dims(dims, rank) + [rank],)),
+    aten.transpose.int: _layout(aten.transpose.int, lambda rank, a, b: (_dim(a, rank), _dim(b, rank))),
+    aten.t.default: _layout(aten.transpose.int, lambda rank: (0, 1) if rank == 2 else (0, 0)),
+    aten.unsqueeze.default: _layout(aten.unsqueeze.default, lambda rank, d: (_dim(d, rank + 1),)),
+    aten.squeeze.dim: _layout(aten.squeeze.dim, lambda rank, d: (_dim(d, rank),)),
+    aten.squeeze.dims: _layout(aten.squeeze.dims, lambda rank, ds: (_dims(ds, rank),)),
+    prims.squeeze.default: _layout(prims.squeeze.default, lambda rank, ds: (_dims(ds, rank),)),
+    aten.slice.Tensor: _layout(aten.slice.Tensor, lambda rank, d=0, *rest: (_dim(d, rank), *rest)),
+    aten.select.int: _layout(aten.select.int, lambda rank, d, i: (_dim(d, rank), i)),
+    aten.narrow.default: _layout(aten.narrow.default, lambda rank, d, s, n: (_dim(d, rank), s, n)),
+    aten.flip.default: _layout(aten.flip.default, lambda rank, ds: (_dims(ds, rank),)),
+    aten.roll.default: _layout(aten.roll.default, lambda rank, s, ds=(): (s, _dims(ds, rank)) if ds else (s,)),
+    aten.index_select.default: _layout(aten.index_select.default, lambda rank, d, i: (_dim(d, rank), i)),
+    aten.repeat.default: _layout(aten.repeat.default, lambda rank, r: (list(r) + [1],)),
+    aten.index.Tensor: _index,
+    aten.gather.default: _gather,
+    aten.cat.default: _cat,
+    aten.where.self: _where,
+    aten.sum.dim_IntList: _sum,
+    aten.sum.default: lambda p, dtype=None: _sum(p, None, False, dtype),
+    aten.mean.dim: _mean,
+    aten._to_copy.default: _to_copy,
+    prims.convert_element_type.default: _convert,
+    aten.copy.default: _copy,
+    aten.full.default: _full,
+    aten.full_like.default: _full_like,
+    aten.zeros_like.default: lambda x, **kw: _full_like(x, 0, **kw),
+    aten.ones_like.default: lambda x, **kw: _full_like(x, 1, **kw),
+    aten.scalar_tensor.default: _scalar_tensor,
+    aten.new_zeros.default: lambda x, size, **kw: _full(size, 0, dtype=kw.get("dtype") or complex_dtype(
+        x.t.dtype if isinstance(x, Pair) else x.dtype)),
+    aten.zeros.default: lambda size, **kw: _full(size, 0, **kw),
+    # uninitialized memory (its contents never read): zeros
+    aten.empty.memory_format: lambda size, **kw: _full(size, 0, dtype=kw.get("dtype")),
+    aten.empty_strided.default: lambda size, stride, **kw: _full(size, 0, dtype=kw.get("dtype")),
+    aten.new_empty.default: lambda x, size, **kw: _full(size, 0, dtype=kw.get("dtype") or complex_dtype(
+        x.t.dtype if isinstance(x, Pair) else x.dtype)),
+    aten.slice_scatter.default: _slice_scatter,
+    aten.select_scatter.default: _select_scatter,
+    aten._fft_c2c.default: _fft_c2c,
+    aten._fft_r2c.default: _fft_r2c,
+}
+
+
+def _where_from(node) -> str:
+    trace = (node.meta.get("stack_trace") or "").strip().splitlines()
+    lines = [line.strip() for line in trace if line.strip().startswith("File ")]
+    return f" at {lines[-1]}" if lines else " (an op of the backward pass)"
+
+
+class RealPairs(torch.fx.Interpreter):
+    """Runs ``gm`` with each complex value as a :class:`Pair` (the module comment)."""
+
+    def run_node(self, n):
+        value = n.meta.get("val")
+        if n.op == "get_attr" and _is_complex(value):
+            return Pair(torch.view_as_real(getattr(self.module, n.target)).clone())
+        if n.op == "placeholder" and _is_complex(value):
+            raise UnsupportedOpError(f"the training step has a complex argument, {n.name}")
+        if n.op != "call_function":
+            return super().run_node(n)
+        with self._set_current_node(n):
+            args, kwargs = self.fetch_args_kwargs_from_env(n)
+            flat = torch.utils._pytree.tree_leaves((args, kwargs))
+            dtype = kwargs.get("dtype")
+            makes_complex = _is_complex(value) or (isinstance(dtype, torch.dtype) and dtype.is_complex)
+            if not makes_complex and not any(isinstance(a, Pair) for a in flat):
+                return getattr(self, n.op)(n.target, args, kwargs)
+            rule = RULES.get(n.target)
+            if rule is None:
+                raise UnsupportedOpError(
+                    f"amp_mlir.torch cannot compute {n.target} on complex tensors{_where_from(n)}: complex values "
+                    "are carried as pairs of real numbers, and this op has no rule for them (_complex.RULES)")
+            out = rule(*args, **kwargs)
+            if _is_complex(value) != isinstance(out, Pair):
+                raise UnsupportedOpError(f"internal: the complex rule of {n.target} gave the wrong kind of value")
+            return out
+
+    def output(self, target, args, kwargs):
+        outs = torch.utils._pytree.tree_map(lambda v: v.t if isinstance(v, Pair) else v, args[0])
+        return outs
+
+
+def to_real_pairs(gm, flat, decompositions):
+    """``gm`` (captured with ``flat``, which has no complex tensors) recorded again with each complex value
+    as a pair of real numbers."""
+    def run(*args):
+        return RealPairs(gm).run(*args)
+
+    with fx_traceback.preserve_node_meta():
+        return make_fx(run, decomposition_table=decompositions, record_stack_traces=True)(*flat)
