@@ -702,6 +702,49 @@ def test_torch_mlir_refuses_values_that_training_changes(tmp_path):
     assert not (tmp_path / "train_step.mlir").exists()
 
 
+class _SplitByExpertSizes(nn.Module):
+    """JetMoE's router: token counts per expert read with ``.tolist()`` (no aten op: make_fx would keep the
+    example's counts without a word), the tokens split by them."""
+
+    def __init__(self):
+        super().__init__()
+        self.router = nn.Linear(4, 2)
+        self.experts = nn.ModuleList(nn.Linear(4, 4) for _ in range(2))
+        self.head = nn.Linear(4, 3)
+
+    def forward(self, x):
+        choice = self.router(x).argmax(-1)
+        order = torch.argsort(choice, stable=True)
+        sizes = F.one_hot(choice, 2).sum(0).tolist()
+        out = torch.cat([e(part) for e, part in zip(self.experts, x[order].split(sizes))])
+        return self.head(torch.zeros_like(x).index_add(0, order, out))
+
+
+def test_torch_mlir_refuses_values_read_with_tolist(tmp_path):
+    """``.tolist()`` of a tensor the parameters decide is refused like ``.item()``, naming the line; of one
+    the inputs alone decide, specialized with the warning."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    inputs = (torch.randn(8, 4), torch.randint(0, 3, (8,)))
+    with pytest.raises(UnsupportedOpError, match=r"change as it trains") as info:
+        export_train_step(_SplitByExpertSizes(), F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
+    assert re.search(r"\(`sizes = F\.one_hot\(choice, 2\)\.sum\(0\)\.tolist\(\)`\): values \[\d, \d\], from the "
+                     r"example inputs x and the parameters", str(info.value)), str(info.value)
+
+    class Positive(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 3)
+
+        def forward(self, x):
+            n = (x[:, 0] > 0).sum().reshape(1).tolist()[0]
+            return self.fc(x) + self.fc(x[:n]).sum()
+
+    from amp_mlir.torch._torch_mlir import SpecializationWarning
+    with pytest.warns(SpecializationWarning, match=r"values \[\d\], from the example inputs x"):
+        export_train_step(Positive(), F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
+
+
 class _ScanIntoTransposed(nn.Module):
     """A linear recurrence written step by step into ``zeros_like`` of a transposed tensor (which keeps its
     strides), as transformers' RecurrentGemma runs its RG-LRU scan: autograd's backward of the in-place

@@ -361,6 +361,13 @@ class SpecializationWarning(UserWarning):
     ``nonzero``'s count): it is right for batches that give the same values (``_Specializer``)."""
 
 
+class _Shown(str):
+    """A value read as a list, kept as its text (hashable) and shown without quotes."""
+
+    def __repr__(self):
+        return str(self)
+
+
 class _Specializer:
     """The first capture's decompositions of the ops whose result make_fx cannot trace: make_fx's "real"
     mode traces on the example tensors themselves, so the value is read from them, as torch.export
@@ -400,12 +407,22 @@ class _Specializer:
         """``step`` with ``F.one_hot`` given its class count as a comparison: ATen's (composite) one_hot
         checks the indices' range with ``.min().item()`` / ``.max().item()``, values that a router's
         parameters decide (Switch Transformers) and that would otherwise be read (an index out of range
-        gives a zero row here, not an error)."""
+        gives a zero row here, not an error).
+
+        And ``t.tolist()`` / ``t.numpy()``, which read a real tensor's memory without an aten op (make_fx would
+        keep the values unseen: JetMoE's expert sizes, which its router decides), are reads like ``.item()``,
+        recorded for :meth:`warn`."""
         from torch.overrides import TorchFunctionMode
+
+        specializer = self
 
         class ValueFree(TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):
                 kwargs = kwargs or {}
+                if func in (torch.Tensor.tolist, torch.Tensor.numpy) and isinstance(args[0], torch.Tensor):
+                    value = specializer._read(args[0], lambda x: func(x, *args[1:], **kwargs), "values")
+                    if value is not None:
+                        return value
                 if func is torch.nn.functional.one_hot:
                     t, num_classes = args[0], (args[1] if len(args) > 1 else kwargs.get("num_classes", -1))
                     if num_classes >= 0:
@@ -432,7 +449,9 @@ class _Specializer:
             return None
         with no_dispatch():
             value = read(t)
-        self.records.append((what, value, self._where(), self._depends_on(slot.proxy.node)))
+        shown = value.tolist() if isinstance(value, np.ndarray) else value
+        shown = _Shown(repr(shown)) if isinstance(shown, list) else shown  # hashable (records are deduplicated)
+        self.records.append((what, shown, self._where(), self._depends_on(slot.proxy.node)))
         return value
 
     def _item(self, t):
@@ -529,15 +548,15 @@ class _Specializer:
         if varying:
             raise UnsupportedOpError(
                 "amp_mlir.torch cannot capture the training step: the model reads values from tensors that "
-                "change as it trains (`.item()`, `bool(tensor)`, a tensor used as a size, `nonzero`'s count) "
-                "and decides its computation by them; a captured step would keep the example's values at "
-                "every step. Compute such parts without reading values (masks, torch.where, every expert on "
-                "every token weighted by its routing):\n  " + "\n  ".join(varying))
+                "change as it trains (`.item()`, `bool(tensor)`, `.tolist()`, a tensor used as a size, "
+                "`nonzero`'s count) and decides its computation by them; a captured step would keep the "
+                "example's values at every step. Compute such parts without reading values (masks, "
+                "torch.where, every expert on every token weighted by its routing):\n  " + "\n  ".join(varying))
         if lines:
             warnings.warn(
                 "amp_mlir.torch specialized the training step to values read from the example tensors "
-                "(`.item()`, `bool(tensor)`, a tensor used as a size, `nonzero`'s count), as torch.export "
-                "does: the model branched on them, asserted them or sized tensors by them, and the step "
+                "(`.item()`, `bool(tensor)`, `.tolist()`, a tensor used as a size, `nonzero`'s count), as "
+                "torch.export does: the model branched on them, asserted them or sized tensors by them, and the step "
                 "computes what it does for these values only. It is right for the example inputs and for any "
                 "batch that gives the same values, not for others:\n  " + "\n  ".join(lines),
                 SpecializationWarning, stacklevel=4)
