@@ -569,14 +569,30 @@ class _Trigram(nn.Module):
         return self.fc(t.tanh()).mean(1)
 
 
-@pytest.mark.parametrize("model", [_WholeHeadRotary, _ZeroedKeyBias, _Trigram],
-                         ids=["empty_slice", "in_place_slice_update", "crop"])
+class _WindowMask(nn.Module):
+    """torchvision Swin3D's shifted-window mask, filled slice by slice: with a window as large as the input
+    some slices are empty (``mask[2:2] = cnt``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 3)
+
+    def forward(self, x):  # x: [2, 5, 6]
+        mask = x.new_zeros(5, 6)
+        for count, (start, stop) in enumerate(((0, 3), (3, 3), (3, 5))):
+            mask[start:stop] = 17.0 * count
+        return self.fc(x + mask.softmax(-1)).mean(1)
+
+
+@pytest.mark.parametrize("model", [_WholeHeadRotary, _ZeroedKeyBias, _Trigram, _WindowMask],
+                         ids=["empty_slice", "in_place_slice_update", "crop", "write_into_empty_slice"])
 def test_torch_mlir_slices_torch_mlir_cannot_lower(model, tmp_path, amp_tools):
     """Slices that torch-mlir could not lower as captured: an empty slice concatenated back (it and its
     gradient, zeros, leave the step; torch-mlir gave it a dynamic extent), an in-place op on a slice of a
     clone (an ``as_strided_scatter`` once functionalized, now a gather and a select), a pad by a negative
-    amount (a crop, now a slice; torch-mlir made it a TOSA pad with negative padding): fp32 equals
-    PyTorch over 3 SGD steps."""
+    amount (a crop, now a slice; torch-mlir made it a TOSA pad with negative padding), a write into an
+    empty slice (dropped; functionalized, an empty constant torch-mlir did not lower): fp32 equals PyTorch
+    over 3 SGD steps."""
     _torch_mlir()
     torch.manual_seed(0)
     model, inputs = model(), (torch.randn(2, 5, 6), torch.randint(0, 3, (2,)))

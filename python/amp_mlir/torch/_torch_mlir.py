@@ -578,7 +578,8 @@ class _Replay(torch.fx.Interpreter):
 
     Empty tensors leave the step: a concatenation skips its empty operands, an ``index_put`` or
     ``index_fill`` through an empty index tensor (a ``nonzero`` that found nothing in the example inputs)
-    writes nothing, and the gradient of an empty slice is zeros (Phi-3's rotary embedding concatenates the
+    and an in-place op on an empty tensor (``_writes_nothing``) write nothing, and the gradient of an empty
+    slice is zeros (Phi-3's rotary embedding concatenates the
     rotated part with the rest of the head, an empty slice when the whole head rotates, and torch-mlir gives
     such a slice a dynamic extent that nothing lowers). The empty slices are then dead code
     (``_clean_graph``)."""
@@ -604,6 +605,8 @@ class _Replay(torch.fx.Interpreter):
             return args[0].new_zeros(args[1])
         elif target is aten.slice_scatter.default and args[1].numel() == 0:
             return aten.clone.default(args[0])
+        elif _writes_nothing(target, args):
+            return args[0]
         elif getattr(target, "overloadpacket", None) in (aten.index_fill, aten.index_fill_) and args[2].numel() == 0:
             # no index: nothing written (``t[empty] = 1.0``)
             return args[0] if target.overloadpacket is aten.index_fill_ else aten.clone.default(args[0])
@@ -627,6 +630,16 @@ class _Replay(torch.fx.Interpreter):
             self.random_ops += 1
             return draw(self.rng, self.random_ops - 1, *args, **kwargs)
         return super().call_function(target, args, kwargs)
+
+
+def _writes_nothing(target, args) -> bool:
+    """An in-place op (not a view's metadata change) on an empty tensor: ``mask[2:2] = cnt`` (torchvision
+    Swin3D's window mask over slices, some empty when a window covers the input), which functionalization
+    would make a scatter of an empty constant that torch-mlir does not lower."""
+    schema = getattr(target, "_schema", None)
+    return schema is not None and schema.name.endswith("_") and not schema.name.startswith("aten::resize") \
+        and torch.Tag.inplace_view not in target.tags and bool(args) and isinstance(args[0], torch.Tensor) \
+        and args[0].numel() == 0 and bool(schema.arguments) and schema.arguments[0].is_write
 
 
 def _clean_graph(gm):
