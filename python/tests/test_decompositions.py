@@ -104,6 +104,23 @@ def test_upsample_backward(size, scale, mode, align_corners):
     _close(got, want)
 
 
+@pytest.mark.parametrize("mode", ["bicubic", "bilinear"])
+@pytest.mark.parametrize("size, out, align_corners", [((2, 3, 8, 6), (5, 3), False), ((1, 2, 4, 5), (7, 9), False),
+                                                       ((1, 1, 9, 4), (2, 4), True), ((2, 2, 4, 4), (4, 4), False)])
+def test_antialiased_resampling(mode, size, out, align_corners):
+    """Antialiased resampling (down, up, identity size) and its backward as two products with the op's
+    own matrices."""
+    torch.manual_seed(7)
+    x = torch.randn(*size, dtype=torch.float64, requires_grad=True)
+    y = torch.nn.functional.interpolate(x, size=out, mode=mode, antialias=True, align_corners=align_corners)
+    g = torch.randn_like(y)
+    (want,) = torch.autograd.grad(y, x, g)
+    op = getattr(aten, f"_upsample_{mode}2d_aa").default
+    forward, backward = _decomp()._antialiased(op)
+    _close(forward(x.detach(), list(out), align_corners), y.detach())
+    _close(backward(g, list(out), list(size), align_corners), want)
+
+
 @pytest.mark.parametrize("size, out", [((2, 3, 7, 7), (2, 2)), ((3, 5, 4), (1, 3)), ((1, 2, 6, 6), (6, 6))])
 def test_adaptive_max_pool2d_backward(size, out):
     torch.manual_seed(8)

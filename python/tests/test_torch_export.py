@@ -1308,3 +1308,30 @@ def test_complex_op_without_a_rule_is_named(tmp_path):
     with pytest.raises(UnsupportedOpError, match=r"aten\.log\.default on complex tensors"):
         export_train_step(Log(), F.cross_entropy, (torch.randn(2, 4), torch.tensor([0, 2])), optimizer="sgd",
                           lr=0.1, out_dir=tmp_path)
+
+
+class _AntialiasedPositions(nn.Module):
+    """timm's ViT with ``dynamic_img_size``: a learned 7 x 7 position map resampled with antialiasing to the
+    input's grid at every forward."""
+
+    def __init__(self, mode):
+        super().__init__()
+        self.mode = mode
+        self.pos = nn.Parameter(torch.randn(1, 4, 7, 7) * 0.5)
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):  # x: [batch, 4, 5, 6]
+        pos = F.interpolate(self.pos, size=x.shape[-2:], mode=self.mode, antialias=True, align_corners=False)
+        return self.fc((x + pos).tanh().mean((2, 3)))
+
+
+@pytest.mark.parametrize("mode", ["bicubic", "bilinear"])
+def test_antialiased_resampling_trains(tmp_path, amp_tools, mode):
+    """Antialiased resampling (torch-mlir lowers neither op nor its backward) trains as PyTorch does."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = _AntialiasedPositions(mode)
+    inputs = (torch.randn(2, 4, 5, 6), torch.tensor([0, 2]))
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.5, out_dir=tmp_path)
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.5)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)

@@ -63,6 +63,9 @@ semantics:
   ``_adaptive_avg_pool2d_backward`` (to more than 1 x 1): the resampling is linear and separable, ``out = A_h @ in @ A_w^T`` per plane, so the input gradient is
   ``A_h^T @ grad @ A_w``; each matrix is the forward op (which torch-mlir lowers) applied to an identity
   image along one dimension, so it follows PyTorch's own index rule (align_corners, scales).
+- ``_upsample_bicubic2d_aa`` / ``_upsample_bilinear2d_aa`` (antialiased resampling) and their backward:
+  the same separable form, each matrix computed by PyTorch's own kernel on unit vectors while capturing (a
+  constant of the step; torch-mlir lowers neither op).
 - ``upsample_bilinear2d`` with ``align_corners`` to one pixel along a dimension: that dimension sliced to
   its first element, as PyTorch takes it (torch-mlir's ``tosa.resize`` samples the centre).
 - ``native_layer_norm``: mean, then the mean of the squared deviations, in the input's own type
@@ -545,6 +548,38 @@ def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h=N
                               scales_w)
 
 
+def _eager_resampling_matrix(op, out, size, align_corners, scale, like):
+    """The [out, size] matrix of the separable, linear resampling ``op`` along one dimension, computed by
+    PyTorch's own kernel outside the trace (a constant of the step): the height of an identity image
+    resampled, its width kept (size -> size is the identity; not a width of 1, with which ATen's
+    antialiased kernels gave every output row the first one's weights)."""
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    with _disable_current_modes(), torch.no_grad():
+        eye = torch.eye(size, dtype=torch.float64).reshape(1, 1, size, size)
+        a = op(eye, [out, size], align_corners, scale, None).reshape(out, size)
+    return a.to(like.dtype).contiguous()
+
+
+def _antialiased(op):
+    """Antialiased resampling (``F.interpolate(..., antialias=True)``, bicubic or bilinear: timm's ViT with
+    ``dynamic_img_size`` resamples its position embedding so every step), which torch-mlir does not lower:
+    ``A_h @ x @ A_w^T`` with the two matrices computed by the op itself (float64, then the input's type)."""
+    def forward(x, output_size, align_corners, scales_h=None, scales_w=None):
+        (ho, wo), (h, w) = output_size, x.shape[-2:]
+        a_h = _eager_resampling_matrix(op, ho, h, align_corners, scales_h, x)
+        a_w = _eager_resampling_matrix(op, wo, w, align_corners, scales_w, x)
+        return torch.matmul(torch.matmul(a_h, x), a_w.transpose(0, 1))
+
+    def backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None):
+        (ho, wo), (h, w) = output_size, input_size[-2:]
+        a_h = _eager_resampling_matrix(op, ho, h, align_corners, scales_h, grad_output)
+        a_w = _eager_resampling_matrix(op, wo, w, align_corners, scales_w, grad_output)
+        return torch.matmul(torch.matmul(a_h.transpose(0, 1), grad_output), a_w)
+
+    return forward, backward
+
+
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """Layer norm in the input's own type (two passes: the mean, then the mean of the squared
     deviations), as PyTorch's kernels compute it for float32. torch-mlir's own decomposition computes
@@ -811,6 +846,10 @@ def table():
         aten.upsample_bilinear2d.default: upsample_bilinear2d,
         aten.upsample_bilinear2d_backward.default: upsample_bilinear2d_backward,
         aten.upsample_nearest2d_backward.default: upsample_nearest2d_backward,
+        aten._upsample_bicubic2d_aa.default: _antialiased(aten._upsample_bicubic2d_aa.default)[0],
+        aten._upsample_bicubic2d_aa_backward.default: _antialiased(aten._upsample_bicubic2d_aa.default)[1],
+        aten._upsample_bilinear2d_aa.default: _antialiased(aten._upsample_bilinear2d_aa.default)[0],
+        aten._upsample_bilinear2d_aa_backward.default: _antialiased(aten._upsample_bilinear2d_aa.default)[1],
         aten.index_put.default: index_put,
         aten.embedding_dense_backward.default: embedding_dense_backward,
         aten.convolution_backward.default: convolution_backward,
