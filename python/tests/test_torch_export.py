@@ -1264,8 +1264,8 @@ def test_complex_rotary_embeddings(tmp_path, amp_tools):
 
 
 class _Fourier(nn.Module):
-    """FNet's token mixing (``fftn(x, dim=(1, 2)).real``), a one-sided real transform and an orthonormal
-    inverse: the transforms are DFT products over each dimension."""
+    """FNet's token mixing (``fftn(x, dim=(1, 2)).real``), a one-sided real transform, an orthonormal
+    inverse and real inverses (``irfft``, ``irfftn``): the transforms are DFT products over each dimension."""
 
     def __init__(self, dim=6):
         super().__init__()
@@ -1277,12 +1277,14 @@ class _Fourier(nn.Module):
         spectrum = torch.fft.rfft(h, dim=1)  # 5 tokens -> 3 frequencies
         h = h + torch.fft.ifft(spectrum, dim=-1, norm="ortho").imag.mean(1, keepdim=True) + spectrum.abs().mean(1,
                                                                                                              True)
+        # real inverses (a vocoder's inverse STFT): odd and even lengths, over one and two dimensions
+        h = h + torch.fft.irfft(spectrum * 0.5, n=5, dim=1) + torch.fft.irfftn(torch.fft.rfftn(h), s=(5, 6))
         return self.head(h.mean(1))
 
 
 def test_fourier_transforms(tmp_path, amp_tools):
-    """FFTs (``_fft_c2c`` forward and inverse, ``_fft_r2c`` one-sided, and their backward) as DFT products
-    on real pairs: fp32 trains as PyTorch does."""
+    """FFTs (``_fft_c2c`` forward and inverse, ``_fft_r2c`` one-sided, ``_fft_c2r``, and their backward) as
+    DFT products on real pairs: fp32 trains as PyTorch does."""
     _torch_mlir()
     torch.manual_seed(0)
     model = _Fourier()

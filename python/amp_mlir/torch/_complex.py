@@ -15,6 +15,8 @@ complex value is rewritten by its rule in ``RULES`` into real ops on those pairs
 - Products: ``(a + bi)(c + di) = (ac - bd) + (ad + bc)i``, elementwise (``mul``) and as matrix products
   (``mm``, ``bmm``: four real ones); a complex times a real multiplies both parts; ``_conj`` negates the
   imaginary part; ``div`` by a complex is a product with the conjugate over ``|d|^2``.
+- Fourier transforms (``_fft_c2c``, ``_fft_r2c``, ``_fft_c2r``: FNet's token mixing, vocoders' inverse
+  STFT) as products with the DFT matrix over each dimension (``_dft``).
 - Shape and layout ops (``view``, ``reshape``, ``expand``, ``permute``, ``unsqueeze``, ``slice``,
   ``select``, ``cat``, ``sum``, ...) are the same op on the pair with the dimension arguments taken modulo
   the complex rank (a negative dimension of the complex tensor is not the same dimension of its pair) and
@@ -298,6 +300,31 @@ def _select_scatter(p, src, dim, index):
     return Pair(aten.select_scatter.default(p.t, src.t, _dim(dim, p.rank), index))
 
 
+def _fft_c2r(p, dim, normalization, last_dim_size):
+    """The real inverse transform of a one-sided spectrum: over ``dim[:-1]`` the complex inverse, over the
+    last ``n = last_dim_size`` samples from the ``n // 2 + 1`` frequencies, the others their conjugates:
+    ``x[t] = sum_k c_k (Re X_k cos(2 pi kt / n) - Im X_k sin(2 pi kt / n))`` with ``c_k = 2`` for the
+    frequencies that stand for two, 1 for ``k = 0`` and ``n / 2`` (whose imaginary parts drop out, as in
+    PyTorch)."""
+    if len(dim) > 1:
+        p = _dft(p, dim[:-1], 0, False)
+    d = _dim(dim[-1], p.rank)
+    n = int(last_dim_size)
+    m = min(p.t.shape[d], n // 2 + 1)
+    k = np.arange(m)
+    weight = np.where((k == 0) | (2 * k == n), 1.0, 2.0)[:, None]
+    angle = 2.0 * np.pi * ((np.outer(k, np.arange(n)) % n) / n)
+    c = torch.tensor(weight * np.cos(angle), dtype=p.t.dtype, device=p.t.device)
+    s = torch.tensor(-weight * np.sin(angle), dtype=p.t.dtype, device=p.t.device)
+    re, im = p.re.narrow(d, 0, m).movedim(d, -1), p.im.narrow(d, 0, m).movedim(d, -1)
+    out = (re @ c + im @ s).movedim(-1, d)
+    count = n
+    for other in dim[:-1]:
+        count *= p.t.shape[_dim(other, p.rank)]
+    scale = {0: 1.0, 1: 1.0 / np.sqrt(count), 2: 1.0 / count}[int(normalization)]
+    return out * scale if scale != 1.0 else out
+
+
 def _expand(rank, size):
     return (list(size) + [2],)
 
@@ -381,6 +408,7 @@ RULES = {
     aten.select_scatter.default: _select_scatter,
     aten._fft_c2c.default: _fft_c2c,
     aten._fft_r2c.default: _fft_r2c,
+    aten._fft_c2r.default: _fft_c2r,
 }
 
 
