@@ -42,6 +42,9 @@ using namespace mlir::amp;
 
 void mlir::amp::buildAmpPipeline(OpPassManager &pm, const AmpConfig &config,
                                  std::shared_ptr<AutocastReport> report) {
+  // Constants in dense_resource blobs (torch-mlir's) inline: upstream folders
+  // cannot read them (the pass's file comment).
+  pm.addPass(createAmpInlineResourceConstantsPass());
   AmpAutocastPassOptions autocast;
   autocast.precision = config.precision;
   autocast.policyFile = config.policy;
@@ -91,6 +94,7 @@ void mlir::amp::buildAmpPipeline(OpPassManager &pm,
 
 /// TOSA to linalg, arith and tensor.
 static void addTosaToLinalgPasses(OpPassManager &pm, bool toBuffers) {
+  pm.addPass(createAmpInlineResourceConstantsPass());
   // What the upstream lowerings cannot take is rejected first, at the op
   // (they would crash on some of it).
   AmpCheckLoweringInputPassOptions check;

@@ -79,6 +79,29 @@ def AmpAutocastPass : Pass<"amp-autocast", "::mlir::ModuleOp"> {
   ];
 }
 
+def AmpInlineResourceConstantsPass
+    : Pass<"amp-inline-resource-constants", "::mlir::ModuleOp"> {
+  let summary = "Constants stored as dense_resource blobs as inline dense elements";
+  let description = [{
+    Runs first in `amp-pipeline` and in the lowering pipelines. torch-mlir's
+    FX importer writes every non-scalar tensor constant as
+    `dense_resource<...>`; upstream folders read constants through
+    `ElementsAttr::getValues<Attribute>()`, which such an attribute does not
+    provide, and `tosa.slice`'s folder of a one-element slice of one aborts
+    (canonicalization and amp-loss-scaling's constant propagation call it).
+    This pass replaces each such attribute of an op by the same values inline:
+
+    ```mlir
+    %c = "tosa.const"() <{values = dense_resource<blob> : tensor<2xf32>}> ...
+    // becomes
+    %c = "tosa.const"() <{values = dense<[1.0, 2.0]> : tensor<2xf32>}> ...
+    ```
+
+    A resource without data, or with a size that does not match its type, is
+    an error at the op.
+  }];
+}
+
 def AmpLossScalingPass : Pass<"amp-loss-scaling", "::mlir::ModuleOp"> {
   let summary = "Dynamic loss scaling inside the compiled training step";
   let description = [{
