@@ -1263,6 +1263,41 @@ def test_complex_rotary_embeddings(tmp_path, amp_tools):
     np.testing.assert_allclose(_losses(amp_tools, step, 3, "f16"), fp32, rtol=2e-3)
 
 
+class _LearnedPolar(nn.Module):
+    """Complex weights made from learned parameters (``polar``, ``complex``) and complex arithmetic whose
+    backward needs the rules of ``sgn`` (``abs``'s), ``==`` and conjugates of scalars."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+        self.theta = nn.Parameter(torch.randn(4))
+        self.r = nn.Parameter(torch.rand(4) + 0.5)
+        self.head = nn.Linear(8, 3)
+
+    def forward(self, x):  # x: [2, 8]
+        z = torch.view_as_complex(self.fc(x).reshape(2, 4, 2))
+        w = torch.polar(self.r, self.theta)
+        z = z * w + torch.complex(self.r, -self.theta) / (w + 2)
+        z = z * torch.exp(z * 0.1j) - z.conj() * 0.5
+        y = torch.cat([z.real, z.imag, z.abs(), z.angle()], -1)
+        return self.head(y[:, :8] + y[:, 8:])
+
+
+def test_complex_values_of_parameters(tmp_path, amp_tools):
+    """Complex values made from parameters train as in PyTorch (their gradients flow back through
+    ``polar`` and ``complex``); the step reads one element of a constant the importer writes as a
+    ``dense_resource`` blob (amp-inline-resource-constants)."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = _LearnedPolar()
+    inputs = (torch.randn(2, 8), torch.tensor([0, 2]))
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
+    fp32 = _losses(amp_tools, step, 3)
+    np.testing.assert_allclose(fp32, want, rtol=1e-5)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3, "f16"), fp32, rtol=2e-3)
+
+
 class _Fourier(nn.Module):
     """FNet's token mixing (``fftn(x, dim=(1, 2)).real``), a one-sided real transform, an orthonormal
     inverse and real inverses (``irfft``, ``irfftn``): the transforms are DFT products over each dimension."""

@@ -325,6 +325,20 @@ def _fft_c2r(p, dim, normalization, last_dim_size):
     return out * scale if scale != 1.0 else out
 
 
+def _equal(a, b, negate=False):
+    like = a if isinstance(a, Pair) else b
+    a, b = _as_pair(a, like), _as_pair(b, like)
+    same = torch.logical_and(a.re == b.re, a.im == b.im)
+    return torch.logical_not(same) if negate else same
+
+
+def _sgn(p):
+    """``z / |z|``, 0 at 0 (abs's backward)."""
+    norm = _abs(p)
+    safe = torch.where(norm == 0, torch.ones_like(norm), norm)
+    return Pair(torch.where((norm == 0).unsqueeze(-1), torch.zeros_like(p.t), p.t / safe.unsqueeze(-1)))
+
+
 def _expand(rank, size):
     return (list(size) + [2],)
 
@@ -339,6 +353,12 @@ RULES = {
     aten.abs.default: _abs,
     aten.angle.default: lambda p: torch.atan2(p.im, p.re),
     aten.exp.default: _exp,
+    aten.sgn.default: _sgn,
+    aten.reciprocal.default: lambda p: _div(1.0, p),
+    aten.eq.Scalar: _equal,
+    aten.eq.Tensor: _equal,
+    aten.ne.Scalar: lambda a, b: _equal(a, b, True),
+    aten.ne.Tensor: lambda a, b: _equal(a, b, True),
     aten.mul.Tensor: _mul,
     aten.mul.Scalar: _mul,
     aten.div.Tensor: _div,
@@ -441,6 +461,8 @@ class RealPairs(torch.fx.Interpreter):
                 raise UnsupportedOpError(
                     f"amp_mlir.torch cannot compute {n.target} on complex tensors{_where_from(n)}: complex values "
                     "are carried as pairs of real numbers, and this op has no rule for them (_complex.RULES)")
+            if args and isinstance(args[0], complex):  # a scalar in a tensor's place (autograd's conj of one)
+                args = (Pair(torch.tensor([args[0].real, args[0].imag])),) + tuple(args[1:])
             out = rule(*args, **kwargs)
             if _is_complex(value) != isinstance(out, Pair):
                 raise UnsupportedOpError(f"internal: the complex rule of {n.target} gave the wrong kind of value")
