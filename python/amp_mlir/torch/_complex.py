@@ -166,10 +166,6 @@ def _layout(op, fix):
     return rule
 
 
-def _same(op):
-    return _layout(op, lambda rank, *args: args)
-
-
 def _cat(tensors, dim=0):
     like = next(t for t in tensors if isinstance(t, Pair))
     pairs = [_as_pair(t, like) for t in tensors]
@@ -255,11 +251,27 @@ def _copy(dst, src, non_blocking=False):
     return src.to(dst.dtype).expand_as(dst).clone()
 
 
+def _slice_scatter(p, src, dim=0, start=None, end=None, step=1):
+    src = _as_pair(src, p)
+    return Pair(aten.slice_scatter.default(p.t, src.t, _dim(dim, p.rank), start, end, step))
+
+
+def _select_scatter(p, src, dim, index):
+    src = _as_pair(src, p)
+    return Pair(aten.select_scatter.default(p.t, src.t, _dim(dim, p.rank), index))
+
+
+def _normalized(x, normalization, count):
+    """``x`` scaled as an FFT's ``normalization`` asks: 0 none, 1 ``1 / sqrt(count)``, 2 ``1 / count``."""
+    scale = {0: 1.0, 1: 1.0 / np.sqrt(count), 2: 1.0 / count}[int(normalization)]
+    return x * scale if scale != 1.0 else x
+
+
 def _dft(p, dims, normalization, forward):
     """The discrete Fourier transform of the pair ``p`` over ``dims``: along each, a product with the
     ``n x n`` DFT matrix ``exp(-+2 pi i jk / n)`` (constants computed in float64; ``jk mod n`` keeps the
-    angles exact), ``O(n^2)`` per element instead of an FFT's ``O(n log n)``, as GEMMs every backend runs.
-    ``normalization``: 0 none, 1 ``1 / sqrt(N)``, 2 ``1 / N``, with ``N`` the product of the sizes."""
+    angles exact), ``O(n^2)`` per element instead of an FFT's ``O(n log n)``, as GEMMs every backend runs
+    (``_fft_c2c``); ``normalization`` over the product of the sizes."""
     sign = -1.0 if forward else 1.0
     count = 1
     for d in dims:
@@ -272,12 +284,7 @@ def _dft(p, dims, normalization, forward):
         s = torch.tensor(sign * np.sin(angle), dtype=p.t.dtype, device=p.t.device)
         re, im = p.re.movedim(d, -1), p.im.movedim(d, -1)  # W is symmetric: x @ W
         p = _stack((re @ c - im @ s).movedim(-1, d), (re @ s + im @ c).movedim(-1, d))
-    scale = {0: 1.0, 1: 1.0 / np.sqrt(count), 2: 1.0 / count}[int(normalization)]
-    return Pair(p.t * scale) if scale != 1.0 else p
-
-
-def _fft_c2c(p, dim, normalization, forward):
-    return _dft(p, dim, normalization, forward)
+    return Pair(_normalized(p.t, normalization, count))
 
 
 def _fft_r2c(x, dim, normalization, onesided):
@@ -288,16 +295,6 @@ def _fft_r2c(x, dim, normalization, onesided):
         d = _dim(dim[-1], p.rank)
         p = Pair(p.t.narrow(d, 0, x.shape[d] // 2 + 1))
     return p
-
-
-def _slice_scatter(p, src, dim=0, start=None, end=None, step=1):
-    src = _as_pair(src, p)
-    return Pair(aten.slice_scatter.default(p.t, src.t, _dim(dim, p.rank), start, end, step))
-
-
-def _select_scatter(p, src, dim, index):
-    src = _as_pair(src, p)
-    return Pair(aten.select_scatter.default(p.t, src.t, _dim(dim, p.rank), index))
 
 
 def _fft_c2r(p, dim, normalization, last_dim_size):
@@ -321,8 +318,7 @@ def _fft_c2r(p, dim, normalization, last_dim_size):
     count = n
     for other in dim[:-1]:
         count *= p.t.shape[_dim(other, p.rank)]
-    scale = {0: 1.0, 1: 1.0 / np.sqrt(count), 2: 1.0 / count}[int(normalization)]
-    return out * scale if scale != 1.0 else out
+    return _normalized(out, normalization, count)
 
 
 def _equal(a, b, negate=False):
@@ -426,7 +422,7 @@ RULES = {
         x.t.dtype if isinstance(x, Pair) else x.dtype)),
     aten.slice_scatter.default: _slice_scatter,
     aten.select_scatter.default: _select_scatter,
-    aten._fft_c2c.default: _fft_c2c,
+    aten._fft_c2c.default: _dft,
     aten._fft_r2c.default: _fft_r2c,
     aten._fft_c2r.default: _fft_c2r,
 }
