@@ -941,6 +941,44 @@ def test_nonzero_static_other_count(extra):
     assert torch.equal(got[:kept], want[:kept])
 
 
+def test_torch_mlir_jetmoe_experts_train(tmp_path, amp_tools):
+    """JetMoE's mixtures of experts and of attention heads split the tokens by expert sizes read with
+    ``.tolist()`` (refused: the router decides them): captured with every expert on every token and each
+    token's top-k outputs weighted by their gates, nothing is read and the step trains as PyTorch does; the
+    modules' own methods are back afterwards."""
+    _torch_mlir()
+    from amp_mlir.torch._torch_mlir import SpecializationWarning
+    transformers = pytest.importorskip("transformers", reason="transformers is not installed")
+    if not hasattr(transformers, "JetMoeConfig"):
+        pytest.skip("this transformers has no JetMoE")
+    cfg = transformers.JetMoeConfig(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_key_value_heads=2,
+                                    kv_channels=8, intermediate_size=32, num_local_experts=4,
+                                    num_experts_per_tok=2, max_position_embeddings=32)
+    cfg._attn_implementation = "eager"
+    torch.manual_seed(0)
+    model = _HiddenClassifier(transformers.JetMoeModel(cfg), 32)
+    inputs = (torch.randint(0, 64, (2, 8), generator=torch.Generator().manual_seed(1)), torch.tensor([0, 2]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SpecializationWarning)  # nothing specialized
+        step = export_train_step(model, F.cross_entropy, inputs, optimizer="adamw", lr=0.05, out_dir=tmp_path)
+    patched = [m for m in model.modules() if type(m).__name__ in ("JetMoeTopKGating", "JetMoeMoE", "JetMoeMoA")]
+    assert len(patched) == 8 and not any({"forward", "map", "reduce"} & set(vars(m)) for m in patched)
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="adamw", lr=0.05)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-4)
+
+
+class _HiddenClassifier(nn.Module):
+    """A transformers base model's last hidden state, mean-pooled, and a linear head."""
+
+    def __init__(self, encoder, width):
+        super().__init__()
+        self.encoder = encoder
+        self.head = nn.Linear(width, 3)
+
+    def forward(self, ids):
+        return self.head(self.encoder(input_ids=ids).last_hidden_state.mean(1))
+
+
 class _SwitchEncoderClassifier(nn.Module):
     """Switch Transformers' encoder (its sparse layer's experts) and a mean-pooled linear head; with
     `masked`, an attention mask passed."""

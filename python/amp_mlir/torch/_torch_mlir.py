@@ -324,25 +324,30 @@ def _static_experts(model):
     Switch Transformers' experts (a ``ModuleDict`` of MLPs, always that eager loop: ``nonzero`` over the
     experts hit, ``torch.where`` for each one's tokens, values the router's parameters decide) run densely
     instead: every expert on every token, weighted by the token's one-hot routing times its weight (zero
-    for the others: the same sums and gradients; ``num_experts`` times the expert work)."""
+    for the others: the same sums and gradients; ``num_experts`` times the expert work). So do JetMoE's
+    mixtures of experts and of attention heads, which split the tokens by expert sizes read with
+    ``.tolist()`` (``_DENSE_JETMOE``)."""
     changed = []
     for module in model.modules():
         config = getattr(module, "config", None)
         current = getattr(config, "_experts_implementation", None) if config is not None else None
         if current is not None and current != "batched_mm" and not any(c is config for c, _ in changed):
             changed.append((config, current))
-    dense = [m for m in model.modules() if type(m).__name__ == "SwitchTransformersExperts"]
+    methods = {"SwitchTransformersExperts": {"forward": _dense_switch_experts}, **_DENSE_JETMOE}
+    dense = [(m, methods[type(m).__name__]) for m in model.modules() if type(m).__name__ in methods]
     try:
         for config, _ in changed:
             config._experts_implementation = "batched_mm"
-        for module in dense:
-            module.forward = functools.partial(_dense_switch_experts, module)
+        for module, replaced in dense:
+            for name, fn in replaced.items():
+                setattr(module, name, functools.partial(fn, module))
         yield
     finally:
         for config, current in changed:
             config._experts_implementation = current
-        for module in dense:
-            del module.forward
+        for module, replaced in dense:
+            for name in replaced:
+                delattr(module, name)
 
 
 def _dense_switch_experts(experts, hidden_states, selected_experts, routing_weights):
@@ -354,6 +359,60 @@ def _dense_switch_experts(experts, hidden_states, selected_experts, routing_weig
         weight = selected_experts[:, 0, e].to(routing_weights.dtype) * routing_weights[:, 0]
         out = out + (experts[f"expert_{e}"](hidden_states) * weight[:, None]).to(hidden_states.dtype)
     return out
+
+
+def _jetmoe_routing(gating, x):
+    """``JetMoeTopKGating.forward`` without ``.tolist()``: ``(top-k expert ids (T, k), None, their gates
+    (T, k), None, logits)``, the logits at the index transformers' router-logit recorder reads."""
+    logits = gating.layer(x).float()
+    top_logits, top_ids = logits.topk(gating.top_k, dim=1)
+    return top_ids, None, torch.softmax(top_logits, dim=1).type_as(x), None, logits
+
+
+def _every_expert(experts, x):
+    """``JetMoeParallelExperts`` applied with every expert: ``x (..., in) -> (..., E, out)``."""
+    return torch.einsum("...i,eoi->...eo", x, experts.weight)
+
+
+def _chosen(per_expert, ids):
+    """``per_expert (..., E, d)`` at each row's expert ``ids (...)``: ``(..., d)``."""
+    index = ids[..., None, None].expand(*ids.shape, 1, per_expert.shape[-1])
+    return per_expert.gather(-2, index).squeeze(-2)
+
+
+def _dense_jetmoe_moe(moe, layer_input):
+    """``JetMoeMoE.forward``: every expert's MLP on every token, each token's top-k outputs weighted by
+    their gates (the same sums as transformers' grouped form)."""
+    bsz, length, emb = layer_input.shape
+    x = layer_input.reshape(-1, emb)
+    ids, _, gates, _, _ = moe.router(x)
+    first, second = _every_expert(moe.input_linear, x).chunk(2, dim=-1)
+    hidden = moe.activation(first) * second  # (T, E, hidden): each expert's own
+    out = torch.einsum("tei,eoi->teo", hidden, moe.output_linear.weight)  # (T, E, emb)
+    out = (_chosen(out[:, None].expand(-1, ids.shape[1], -1, -1), ids) * gates[..., None]).sum(1)
+    return out.view(bsz, length, emb) + moe.bias
+
+
+def _dense_jetmoe_map(moa, layer_input):
+    """``JetMoeMoA.map``: each token's query projection by each of its top-k experts."""
+    bsz, length, emb = layer_input.shape
+    x = layer_input.reshape(-1, emb)
+    ids, _, gates, _, logits = moa.router(x)
+    queries = _chosen(_every_expert(moa.input_linear, x)[:, None].expand(-1, moa.top_k, -1, -1), ids)
+    return queries.view(bsz, length, moa.top_k, -1), logits, (ids, gates)
+
+
+def _dense_jetmoe_reduce(moa, layer_input, topo_info):
+    """``JetMoeMoA.reduce``: each head group's output projection by its expert, weighted by its gate."""
+    bsz, length, k, hidden = layer_input.shape
+    ids, gates = topo_info
+    out = _chosen(_every_expert(moa.output_linear, layer_input.reshape(-1, k, hidden)), ids)  # (T, k, emb)
+    return (out * gates[..., None]).sum(1).view(bsz, length, moa.input_size) + moa.bias
+
+
+#: JetMoE's modules run densely while capturing (``_static_experts``): method name -> replacement.
+_DENSE_JETMOE = {"JetMoeTopKGating": {"forward": _jetmoe_routing}, "JetMoeMoE": {"forward": _dense_jetmoe_moe},
+                 "JetMoeMoA": {"map": _dense_jetmoe_map, "reduce": _dense_jetmoe_reduce}}
 
 
 class SpecializationWarning(UserWarning):
