@@ -375,3 +375,17 @@ def test_random_dropout_and_bernoulli():
     assert torch.equal(d._bernoulli_p(torch.tensor(5), 2, x, probs), b)
     half = d._bernoulli_p(torch.tensor(5), 2, x)  # p left out: 0.5
     assert set(torch.unique(half).tolist()) == {0.0, 1.0} and abs(float(half.mean()) - 0.5) < 0.03
+
+
+@pytest.mark.parametrize("shape, dim, descending", [((7,), 0, False), ((3, 9), -1, True), ((4, 5, 3), 1, False),
+                                                    ((2, 6), 0, True)])
+def test_sort_of_integers_by_rank(shape, dim, descending):
+    """Integer sort (ties everywhere) by ranks equals PyTorch's stable sort, values and indices."""
+    torch.manual_seed(3)
+    x = torch.randint(-3, 4, shape)
+    want = torch.sort(x, dim=dim, descending=descending, stable=True)
+    values, indices = _decomp().sort(x, dim, descending)
+    assert torch.equal(values, want.values) and torch.equal(indices, want.indices)
+    values, indices = _decomp().sort_stable(x, stable=True, dim=dim, descending=descending)
+    assert torch.equal(values, want.values) and torch.equal(indices, want.indices)
+    assert _decomp().sort(x.double(), dim, descending) is NotImplemented  # floats: torch-mlir's

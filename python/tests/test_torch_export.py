@@ -1410,3 +1410,32 @@ def test_antialiased_resampling_trains(tmp_path, amp_tools, mode):
     step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.5, out_dir=tmp_path)
     want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.5)
     np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+
+
+class _Sorts(nn.Module):
+    """Sorts torch-mlir did not take: integer keys (a router's expert ids, JetMoE) and ``stable=True``,
+    with ties, ascending and descending."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 6)
+        self.head = nn.Linear(6, 3)
+
+    def forward(self, x):
+        h = self.fc(x)
+        ids = (torch.round(h * 2) * 2).long()  # integers with ties
+        v, i = ids.sort(dim=-1, descending=True)
+        out = torch.gather(h, -1, i) * (1 + torch.arange(6.0)) + v.float()
+        w, j = torch.round(h * 2).sort(dim=-1, stable=True)
+        return self.head(out + torch.gather(h, -1, j) * (1 + torch.arange(6.0)) + w)
+
+
+def test_integer_and_stable_sorts(tmp_path, amp_tools):
+    """Integer and stable sorts (ranks: _decompositions.sort) train as PyTorch does."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = _Sorts()
+    inputs = (torch.randn(2, 6), torch.tensor([0, 2]))
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)

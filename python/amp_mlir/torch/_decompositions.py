@@ -73,6 +73,9 @@ semantics:
   float64, which put ``[batch, tokens, width]`` f64 buffers into every transformer step.
 - ``roll``: two static slices and a concatenation per dimension (torch-mlir's slices from a start it
   computes at run time: a slice of dynamic extent that its TOSA lowering refuses; Swin).
+- ``sort`` of integers and ``sort(stable=True)``: ranks (how many elements come before each), then the
+  values and indices as sums over a one-hot of the ranks (``O(n^2)`` per row, as torch-mlir's own
+  lowering of a float sort); torch-mlir refuses integer sorts and does not know the stable overload.
 - ``constant_pad_nd`` by negative amounts (a pad's backward): slices, then pads (torch-mlir makes a
   ``tosa.pad`` with negative padding, which TOSA does not define; MobileBERT).
 - ``_weight_norm_interface_backward`` (``weight_norm``, wav2vec2's positional convolution): ATen's
@@ -730,6 +733,41 @@ def topk(self, k, dim=-1, largest=True, sorted=True):
     return aten.topk.default(self, k, dim, largest, True)
 
 
+def _sort_by_rank(x, dim, descending):
+    """A stable sort of a non-float tensor without a sort op: each element's rank along ``dim`` is the
+    number of elements before it in the order (smaller, or equal at a lower index), and the sorted values
+    and indices are sums over a one-hot of the ranks: ``O(n^2)`` comparisons per sorted row."""
+    x = x.movedim(dim, -1)
+    n = x.shape[-1]
+    a, b = x[..., :, None], x[..., None, :]  # [..., i, j]: element i against element j
+    before = (b > a) if descending else (b < a)
+    pos = torch.arange(n, device=x.device)
+    ties_before = (b == a) & (pos[None, :] < pos[:, None])
+    rank = (before | ties_before).to(torch.int64).sum(-1)  # [..., i]
+    onehot = rank[..., :, None] == pos  # [..., i, r]
+    values = torch.where(onehot, x[..., :, None], torch.zeros((), dtype=x.dtype)).sum(-2).to(x.dtype)
+    indices = torch.where(onehot, pos[:, None], torch.zeros((), dtype=torch.int64)).sum(-2)
+    return values.movedim(-1, dim), indices.movedim(-1, dim)
+
+
+def sort(self, dim=-1, descending=False):
+    """``sort`` of integers (a router's expert ids), which torch-mlir's conversions refuse, by ranks
+    (``_sort_by_rank``); floats are left to torch-mlir."""
+    if self.is_floating_point() or self.dim() == 0:
+        return NotImplemented
+    return _sort_by_rank(self, dim, descending)
+
+
+def sort_stable(self, *, stable=None, dim=-1, descending=False):
+    """``sort(stable=...)``, an overload torch-mlir does not know: floats as the default overload (its
+    lowering picks ties in index order: stable), integers by ranks (stable)."""
+    if self.dim() == 0:
+        return self.clone(), torch.zeros((), dtype=torch.int64, device=self.device)
+    if self.is_floating_point():
+        return aten.sort.default(self, dim, descending)
+    return _sort_by_rank(self, dim, descending)
+
+
 def constant_pad_nd(x, pad, value=0):
     """``constant_pad_nd`` with negative pads (crops: the backward of a pad, MobileBERT's trigram
     embedding) as slices, then pads of what is left. torch-mlir makes it one ``tosa.pad`` with negative
@@ -862,6 +900,8 @@ def table():
         aten.constant_pad_nd.default: constant_pad_nd,
         aten.scatter_add.default: scatter_add,
         aten.topk.default: topk,
+        aten.sort.default: sort,
+        aten.sort.stable: sort_stable,
         aten._weight_norm_interface_backward.default: weight_norm_interface_backward,
     })
     return t
