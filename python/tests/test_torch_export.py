@@ -718,6 +718,42 @@ def test_torch_mlir_refuses_values_that_training_changes(tmp_path):
     assert not (tmp_path / "train_step.mlir").exists()
 
 
+class _ReadsBuffers(nn.Module):
+    """Values read from buffers: a constant one (a padding table, as WavTokenizer's convolutions and SigLIP-2's
+    checks read theirs) and, with ``running``, batch norm's running mean, which the step updates."""
+
+    def __init__(self, running):
+        super().__init__()
+        self.running = running
+        self.register_buffer("pad", torch.tensor([1, 2]))
+        self.bn = nn.BatchNorm1d(4)
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        x = F.pad(x[:, None], (int(self.pad[0]), int(self.pad.max())))[:, 0, 1:5]
+        if self.running and self.bn.running_mean.abs().sum().item() > 0:
+            x = x * 2
+        return self.fc(self.bn(x))
+
+
+def test_torch_mlir_values_read_from_constant_buffers(tmp_path, amp_tools):
+    """A value read from a buffer the step returns unchanged is the same at every step: specialized (and
+    listed), not refused as one that training changes; one read from batch norm's running statistics still
+    is."""
+    _torch_mlir()
+    from amp_mlir.torch._torch_mlir import SpecializationWarning
+    torch.manual_seed(0)
+    inputs = (torch.randn(4, 4), torch.tensor([0, 2, 1, 0]))
+    model = _ReadsBuffers(running=False)
+    with pytest.warns(SpecializationWarning, match=r"value 2, from buffer pad \(which the step does not change\)"):
+        step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+    with pytest.raises(UnsupportedOpError, match=r"running_mean.*the buffers \(which change as it trains\)"):
+        export_train_step(_ReadsBuffers(running=True), F.cross_entropy, inputs, optimizer="sgd", lr=0.1,
+                          out_dir=tmp_path / "running")
+
+
 class _SplitByExpertSizes(nn.Module):
     """JetMoE's router: token counts per expert read with ``.tolist()`` (no aten op: make_fx would keep the
     example's counts without a word), the tokens split by them."""

@@ -579,31 +579,36 @@ class _Specializer:
             todo.extend(n.all_input_nodes)
         return tuple(sorted(found))
 
-    def describe(self):
+    def describe(self, unchanged=frozenset()):
         """One line per distinct value read that the step's arguments or random numbers decide, and those of
         them that depend on more than the example inputs (a value computed from constants alone is the same at
-        every step: specializing it changes nothing, it is not listed)."""
+        every step: specializing it changes nothing, it is not listed). The arguments in ``unchanged`` (buffers
+        the step returns as they came: position ids, windows) are the same at every step too; a value they
+        decide is listed, not refused."""
         lines, varying = [], []
         for what, value, where, deps in dict.fromkeys(self.records):
             if not deps:
                 continue
             inputs = [self.arg_names[i] for i in deps if i >= 0 and self.arg_kinds[i] in ("input", "target")]
+            fixed = sorted(self.arg_names[i] for i in deps if i in unchanged)
             others = sorted({"random numbers" if i < 0 else self._KINDS.get(self.arg_kinds[i], self.arg_kinds[i])
-                             for i in deps} - {"input", "target"})
-            source = "the example inputs " + ", ".join(inputs) if inputs else ""
+                             for i in deps if i not in unchanged} - {"input", "target"})
+            parts = ["the example inputs " + ", ".join(inputs)] if inputs else []
+            if fixed:
+                parts.append(", ".join(fixed) + " (which the step does not change)")
             if others:
-                source += (" and " if source else "") + ", ".join(others) + " (which change as it trains)"
-            lines.append(f"{where}: {what} {value!r}, from {source}")
+                parts.append(", ".join(others) + " (which change as it trains)")
+            lines.append(f"{where}: {what} {value!r}, from {' and '.join(parts)}")
             if others:
                 varying.append(lines[-1])
         return lines, varying
 
-    def warn(self):
+    def warn(self, unchanged=frozenset()):
         """The warning naming the values the step is specialized to; returns its lines. A value that the
         parameters, the optimizer state or random numbers decide is an error instead: the step would keep
         the first step's value while training changes it (a mixture of experts' routing: its token counts
         per expert), silently wrong from the second step on."""
-        lines, varying = self.describe()
+        lines, varying = self.describe(unchanged)
         if varying:
             raise UnsupportedOpError(
                 "amp_mlir.torch cannot capture the training step: the model reads values from tensors that "
@@ -699,6 +704,27 @@ def _writes_nothing(target, args) -> bool:
     return schema is not None and schema.name.endswith("_") and not schema.name.startswith("aten::resize") \
         and torch.Tag.inplace_view not in target.tags and bool(args) and isinstance(args[0], torch.Tensor) \
         and args[0].numel() == 0 and bool(schema.arguments) and schema.arguments[0].is_write
+
+
+def _unchanged_buffers(gm, kinds):
+    """The indices of the buffer arguments that the captured (functional) step ``gm`` returns as they came in,
+    through copies and aliases only: constants of the step (position ids, a window), unlike batch norm's
+    running statistics."""
+    aten = torch.ops.aten
+    copies = {aten.clone.default, aten.alias.default, aten.detach.default, aten.lift_fresh_copy.default,
+              aten.view_as_real.default, aten.view_as_complex.default}
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    outs = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+    unchanged = set()
+    for i, kind in enumerate(kinds):
+        if kind != "buffer":
+            continue
+        node = outs[i]
+        while isinstance(node, torch.fx.Node) and node.op == "call_function" and node.target in copies:
+            node = node.args[0]
+        if node is placeholders[i]:
+            unchanged.add(i)
+    return frozenset(unchanged)
 
 
 def _clean_graph(gm):
@@ -908,7 +934,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
             "autograd.Function whose backward calls torch.autograd.backward, as reversible layers do), "
             "outside the gradients the step computes: those parameters would never train. Return their "
             "gradients from the Function's backward instead.")
-    specialized = specializer.warn()
+    specialized = specializer.warn(_unchanged_buffers(gm, kinds))
     _clean_graph(gm)
     _float_comparison_scalars(gm)
     outs = next(n for n in gm.graph.nodes if n.op == "output").args[0]
