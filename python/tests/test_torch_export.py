@@ -1388,6 +1388,9 @@ class _Fourier(nn.Module):
                                                                                                              True)
         # real inverses (a vocoder's inverse STFT): odd and even lengths, over one and two dimensions
         h = h + torch.fft.irfft(spectrum * 0.5, n=5, dim=1) + torch.fft.irfftn(torch.fft.rfftn(h), s=(5, 6))
+        # a phase ramp made from a real tensor times a Python complex, on a shifted spectrum
+        shifted = torch.fft.fftshift(torch.fft.fft(h, dim=-1), dim=-1)
+        h = h + torch.fft.ifft(shifted * torch.exp(1j * torch.linspace(0, 1, 6)), dim=-1).real
         return self.head(h.mean(1))
 
 

@@ -102,6 +102,17 @@ def _as_pair(x, like):
     return _stack(x, torch.zeros_like(x))
 
 
+def _pairs(a, b):
+    """Both operands of a binary op as Pairs: a real one gets a zero imaginary part (in the part type of the
+    complex one; a real tensor times a Python complex scalar: the tensor's floating type)."""
+    like = a if isinstance(a, Pair) else b if isinstance(b, Pair) else None
+    if like is None:
+        t = a if isinstance(a, torch.Tensor) else b
+        t = t if t.is_floating_point() else t.to(torch.get_default_dtype())
+        like = Pair(torch.stack([t, torch.zeros_like(t)], -1))
+    return _as_pair(a, like), _as_pair(b, like)
+
+
 def _dim(d, rank):
     return d % rank if rank else 0
 
@@ -115,14 +126,11 @@ def _dims(ds, rank):
 
 
 def _mul(a, b):
-    if isinstance(a, Pair) and isinstance(b, Pair):
-        return _stack(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re)
-    p, r = (a, b) if isinstance(a, Pair) else (b, a)
-    if isinstance(r, complex):
-        return _mul(p, _as_pair(r, p))
-    if isinstance(r, torch.Tensor):
-        r = r.unsqueeze(-1)
-    return Pair(p.t * r)
+    if isinstance(a, Pair) != isinstance(b, Pair) and not isinstance(a, complex) and not isinstance(b, complex):
+        p, r = (a, b) if isinstance(a, Pair) else (b, a)  # complex times real: both parts scaled
+        return Pair(p.t * (r.unsqueeze(-1) if isinstance(r, torch.Tensor) else r))
+    a, b = _pairs(a, b)
+    return _stack(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re)
 
 
 def _conj(p):
@@ -132,19 +140,16 @@ def _conj(p):
 def _div(a, b, rounding_mode=None):
     if rounding_mode is not None:
         raise UnsupportedOpError("a rounding division of complex tensors")
-    if not isinstance(b, Pair):
-        if isinstance(b, complex):
-            return _div(a, _as_pair(b, a))
+    if isinstance(a, Pair) and not isinstance(b, (Pair, complex)):
         return Pair(a.t / (b.unsqueeze(-1) if isinstance(b, torch.Tensor) else b))
-    a = _as_pair(a, b)
+    a, b = _pairs(a, b)
     norm = b.re * b.re + b.im * b.im
     num = _mul(a, _conj(b))
     return Pair(num.t / norm.unsqueeze(-1))
 
 
 def _add(a, b, alpha=1, sign=1):
-    like = a if isinstance(a, Pair) else b
-    a, b = _as_pair(a, like), _as_pair(b, like)
+    a, b = _pairs(a, b)
     scale = sign * alpha
     if isinstance(scale, complex):
         b, scale = _mul(b, scale), 1
@@ -153,8 +158,7 @@ def _add(a, b, alpha=1, sign=1):
 
 def _matmul(op):
     def rule(a, b):
-        a = a if isinstance(a, Pair) else _as_pair(a, b)
-        b = b if isinstance(b, Pair) else _as_pair(b, a)
+        a, b = _pairs(a, b)
         return _stack(op(a.re, b.re) - op(a.im, b.im), op(a.re, b.im) + op(a.im, b.re))
     return rule
 
@@ -173,8 +177,7 @@ def _cat(tensors, dim=0):
 
 
 def _where(cond, a, b):
-    like = a if isinstance(a, Pair) else b
-    a, b = _as_pair(a, like), _as_pair(b, like)
+    a, b = _pairs(a, b)
     return Pair(torch.where(cond.unsqueeze(-1), a.t, b.t))
 
 
@@ -322,8 +325,7 @@ def _fft_c2r(p, dim, normalization, last_dim_size):
 
 
 def _equal(a, b, negate=False):
-    like = a if isinstance(a, Pair) else b
-    a, b = _as_pair(a, like), _as_pair(b, like)
+    a, b = _pairs(a, b)
     same = torch.logical_and(a.re == b.re, a.im == b.im)
     return torch.logical_not(same) if negate else same
 
