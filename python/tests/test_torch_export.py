@@ -584,15 +584,36 @@ class _WindowMask(nn.Module):
         return self.fc(x + mask.softmax(-1)).mean(1)
 
 
-@pytest.mark.parametrize("model", [_WholeHeadRotary, _ZeroedKeyBias, _Trigram, _WindowMask],
-                         ids=["empty_slice", "in_place_slice_update", "crop", "write_into_empty_slice"])
+class _WritesAfterSlice(nn.Module):
+    """Writes through an index list after a slice (``t[:, [1, 3, 9]] += v``, ``= v``, ``= 0.5``; and with a
+    trailing integer index), which torch-mlir's conversion of index_put refused."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 16)
+        self.head = nn.Linear(16, 3)
+
+    def forward(self, x):  # x: [2, 5, 6]
+        h = self.fc(x).mean(1)
+        z = torch.zeros(2, 16)
+        z[:, [1, 3, 9]] += h[:, :3]
+        z[:, [0, 4]] = h[:, 4:6] * 2
+        z[:, [5, 7]] = 0.5
+        z3 = z.reshape(2, 4, 4).clone()
+        z3[:, [1, 2], 3] = h[:, 7:9]
+        return self.head(h + z3.reshape(2, 16) * h)
+
+
+@pytest.mark.parametrize("model", [_WholeHeadRotary, _ZeroedKeyBias, _Trigram, _WindowMask, _WritesAfterSlice],
+                         ids=["empty_slice", "in_place_slice_update", "crop", "write_into_empty_slice",
+                              "index_after_slice"])
 def test_torch_mlir_slices_torch_mlir_cannot_lower(model, tmp_path, amp_tools):
     """Slices that torch-mlir could not lower as captured: an empty slice concatenated back (it and its
     gradient, zeros, leave the step; torch-mlir gave it a dynamic extent), an in-place op on a slice of a
     clone (an ``as_strided_scatter`` once functionalized, now a gather and a select), a pad by a negative
     amount (a crop, now a slice; torch-mlir made it a TOSA pad with negative padding), a write into an
-    empty slice (dropped; functionalized, an empty constant torch-mlir did not lower): fp32 equals PyTorch
-    over 3 SGD steps."""
+    empty slice (dropped; functionalized, an empty constant torch-mlir did not lower), writes through index
+    lists after a slice (the indexed dimension moved first): fp32 equals PyTorch over 3 SGD steps."""
     _torch_mlir()
     torch.manual_seed(0)
     model, inputs = model(), (torch.randn(2, 5, 6), torch.randint(0, 3, (2,)))

@@ -637,7 +637,8 @@ class _Replay(torch.fx.Interpreter):
     Each random op becomes its ``_decompositions.RANDOM`` function of the step's random-number state
     (argument ``rng_index``) and of its position among the step's random ops.
 
-    An ``index_put`` through index tensors at dimensions apart (``t[i, :, j] = v``) indexes ``t`` with those
+    An ``index_put`` through index tensors at dimensions apart (``t[i, :, j] = v``) or after a slice
+    (``t[:, i] = v``), and an ``index_fill`` along a dimension other than the first, index ``t`` with those
     dimensions moved first (``_decompositions.index_put`` then takes the accumulating one).
 
     Empty tensors leave the step: a concatenation skips its empty operands, an ``index_put`` or
@@ -674,21 +675,38 @@ class _Replay(torch.fx.Interpreter):
         elif getattr(target, "overloadpacket", None) in (aten.index_fill, aten.index_fill_) and args[2].numel() == 0:
             # no index: nothing written (``t[empty] = 1.0``)
             return args[0] if target.overloadpacket is aten.index_fill_ else aten.clone.default(args[0])
+        elif getattr(target, "overloadpacket", None) in (aten.index_fill, aten.index_fill_) and \
+                args[1] % max(args[0].dim(), 1) != 0:
+            # t[:, i] = 0.5: filled along the first dimension of t with that dimension moved first (torch-mlir's
+            # index_put after a slice, which its conversion refuses), moved back
+            t, dim = args[0], args[1] % args[0].dim()
+            filled = getattr(aten.index_fill, target._overloadname)(t.movedim(dim, 0).contiguous(), 0, *args[2:])
+            out = filled.movedim(0, dim)
+            return aten.copy_.default(t, out) if target.overloadpacket is aten.index_fill_ else out
         elif target in (aten.index_put.default, aten.index_put_.default):
             in_place = target is aten.index_put_.default
             given = [i for i, t in enumerate(args[1]) if t is not None]
             if any(args[1][i].numel() == 0 for i in given):
                 # no index: nothing written (a nonzero that found nothing in the example inputs)
                 return args[0] if in_place else aten.clone.default(args[0])
-            if given and given != list(range(given[0], given[0] + len(given))):
-                # t[i, :, j] (Longformer's global attention): the same index_put on t with the indexed
-                # dimensions moved first, in order (advanced indexing puts the indexed result's dimensions
-                # first when they are apart, so the values keep their layout), moved back.
-                order = given + [d for d in range(args[0].dim()) if d not in given]
-                moved = aten.index_put.default(aten.permute.default(args[0], order), [args[1][i] for i in given],
-                                               *args[2:], **kwargs)
-                out = aten.permute.default(moved, [order.index(d) for d in range(args[0].dim())])
-                return aten.copy_.default(args[0], out) if in_place else out
+            if given and given != list(range(len(given))):
+                # t[i, :, j] (Longformer's global attention), t[:, i] = v (index tensors after a slice, which
+                # torch-mlir's conversion of index_put refuses): the same index_put on t with the indexed
+                # dimensions moved first, in order, moved back. Advanced indexing puts the indexed result's
+                # dimensions first when they are apart (the values keep their layout) and in place when they
+                # are adjacent (the values' are moved first too).
+                t, values = args[0], args[2]
+                order = given + [d for d in range(t.dim()) if d not in given]
+                adjacent = given == list(range(given[0], given[0] + len(given)))
+                if adjacent:
+                    index_shape = torch.broadcast_shapes(*(args[1][i].shape for i in given))
+                    first, count = given[0], len(index_shape)
+                    values = values.expand(*t.shape[:first], *index_shape, *t.shape[first + len(given):])
+                    values = values.movedim(tuple(range(first, first + count)), tuple(range(count)))
+                moved = aten.index_put.default(aten.permute.default(t, order), [args[1][i] for i in given], values,
+                                               *args[3:], **kwargs)
+                out = aten.permute.default(moved, [order.index(d) for d in range(t.dim())])
+                return aten.copy_.default(t, out) if in_place else out
         draw = _decompositions.RANDOM.get(target)
         if draw is not None and self.rng is not None:
             self.random_ops += 1
