@@ -389,3 +389,15 @@ def test_sort_of_integers_by_rank(shape, dim, descending):
     values, indices = _decomp().sort_stable(x, stable=True, dim=dim, descending=descending)
     assert torch.equal(values, want.values) and torch.equal(indices, want.indices)
     assert _decomp().sort(x.double(), dim, descending) is NotImplemented  # floats: torch-mlir's
+
+
+@pytest.mark.parametrize("shape, kernel, stride, padding, ceil_mode, divisor", [
+    ((2, 3, 16, 16), 4, 2, 1, False, 3), ((1, 2, 7, 9), 3, 2, 1, True, 5), ((1, 1, 5, 5), 2, None, 0, True, 1)])
+def test_avg_pool2d_divisor_override(shape, kernel, stride, padding, ceil_mode, divisor):
+    torch.manual_seed(5)
+    x = torch.randn(*shape, dtype=torch.float64)
+    want = torch.nn.functional.avg_pool2d(x, kernel, stride, padding, ceil_mode, divisor_override=divisor)
+    got = _decomp().avg_pool2d(x, [kernel, kernel], [stride, stride] if stride else [], [padding, padding],
+                               ceil_mode, True, divisor)
+    _close(got, want)
+    assert _decomp().avg_pool2d(x, [kernel, kernel], [], [0, 0]) is NotImplemented  # torch-mlir's

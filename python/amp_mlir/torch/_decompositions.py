@@ -14,6 +14,8 @@ semantics:
   or to the input alone without ``count_include_pad``), then placed back for each of the kh x kw window
   offsets the same way as max pooling's; positions in the padding are dropped. torch-mlir lowers the
   forward op but not this one (PoolFormer's pooling token mixer has ``count_include_pad=False``).
+- ``avg_pool2d`` with ``divisor_override`` (torch-mlir lowers the op without one only): the average
+  counting the padding times each window's count, over the override.
 - ``embedding_dense_backward``: ``one_hot(indices)^T @ grad`` (rows at ``padding_idx`` zero), a GEMM
   instead of torch-mlir's accumulating ``index_put``, which neither its TOSA nor its linalg lowering
   takes without the ``tm_tensor`` dialect. The cost is that of one more matmul of the embedding's size
@@ -155,6 +157,23 @@ def _avg_pool_divisors(out, size, kernel, stride, pad, count_include_pad, device
     if not count_include_pad:
         start, end = torch.clamp(start, min=0), torch.clamp(end, max=size)
     return end - start
+
+
+def avg_pool2d(x, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """``avg_pool2d`` with ``divisor_override`` (which torch-mlir does not lower): the average that counts
+    the padding times each window's count (the window clipped to the padded input, as PyTorch's kernel
+    counts it) is the window's sum, divided by the override. Without an override: torch-mlir's."""
+    if divisor_override is None:
+        return NotImplemented
+    as_list = lambda v: list(v) if isinstance(v, (list, tuple)) else [v]  # noqa: E731
+    (kh, kw), (ph, pw) = _pair(as_list(kernel_size)), _pair(as_list(padding))
+    sh, sw = _pair(as_list(stride)) if stride else (kh, kw)
+    avg = aten.avg_pool2d.default(x, [kh, kw], [sh, sw], [ph, pw], ceil_mode, True, None)
+    ho, wo = avg.shape[-2:]
+    dh = _avg_pool_divisors(ho, x.shape[-2], kh, sh, ph, True, x.device)
+    dw = _avg_pool_divisors(wo, x.shape[-1], kw, sw, pw, True, x.device)
+    return avg * ((dh[:, None] * dw[None, :]).to(x.dtype) / divisor_override)
 
 
 def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -878,6 +897,7 @@ def table():
     t = dict(tm_fx.get_decomposition_table())
     t.update({
         aten.max_pool2d_with_indices_backward.default: max_pool2d_with_indices_backward,
+        aten.avg_pool2d.default: avg_pool2d,
         aten.avg_pool2d_backward.default: avg_pool2d_backward,
         aten.adaptive_max_pool2d_backward.default: adaptive_max_pool2d_backward,
         aten._adaptive_avg_pool2d_backward.default: adaptive_avg_pool2d_backward,
