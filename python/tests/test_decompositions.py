@@ -87,6 +87,20 @@ def test_transposed_convolution_backward(stride, padding, output_padding, dilati
     _close(_decomp().convolution_backward(*args), aten.convolution_backward.default(*args))
 
 
+@pytest.mark.parametrize("stride, padding, output_padding, dilation, groups", [
+    (2, 0, 0, 1, 1), (2, 1, 1, 1, 1), (1, 1, 0, 2, 1), (3, 1, 2, 1, 2)])
+def test_transposed_convolution_1d_backward(stride, padding, output_padding, dilation, groups):
+    torch.manual_seed(6)
+    x = torch.randn(2, 4, 9, dtype=torch.float64)
+    w = torch.randn(4, 6 // groups, 4, dtype=torch.float64)
+    conv = ([stride], [padding], [dilation], True, [output_padding], groups)
+    y = aten.convolution.default(x, w, None, *conv)
+    g = torch.randn_like(y)
+    for mask in ([True, True, True], [True, False, False], [False, True, True]):
+        args = (g, x, w, [6], *conv, mask)
+        _close(_decomp().convolution_backward(*args), aten.convolution_backward.default(*args))
+
+
 @pytest.mark.parametrize("size, scale, mode, align_corners", [
     ((2, 3, 4, 5), 2.0, "bilinear", False), ((1, 2, 3, 4), 2.5, "bilinear", True), ((1, 2, 6, 3), 0.5, "bilinear", False),
     ((2, 3, 4, 5), 2.0, "nearest", None), ((1, 2, 5, 3), 1.7, "nearest", None)])

@@ -34,6 +34,7 @@ semantics:
   several channels per group, one batched matmul over the groups of the output gradient and the
   forward im2col (below), ``[g, Cout/g, N*Ho*Wo] x [g, N*Ho*Wo, Cin/g*kh*kw]`` (as a convolution it
   would be grouped again, with an Ho x Wo filter: Ho*Wo taps to gather).
+  A transposed 1-D convolution's backward is the 2-D one's over a height of 1.
 - ``convolution`` (1-D and 2-D) grouped with several input channels per group (ResNeXt, RegNet; and
   the input-gradient convolutions the backward above makes from them), which torch-mlir lowers on
   neither path: im2col (the padded input under each filter tap, by narrow and reshape, ``_im2col``) and
@@ -246,6 +247,13 @@ def _dilate(x, dim, stride):
 
 def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
                          output_padding, groups, output_mask):
+    if input.dim() == 3 and transposed:
+        # A transposed 1-D convolution (EnCodec's, DAC's upsampling), which torch-mlir's own decomposition
+        # leaves: as the 2-D one over a height of 1.
+        grads = convolution_backward(grad_output.unsqueeze(2), input.unsqueeze(2), weight.unsqueeze(2), bias_sizes,
+                                     [1, *stride], [0, *padding], [1, *dilation], True, [0, *output_padding],
+                                     groups, output_mask)
+        return tuple(g.squeeze(2) if g is not None and i < 2 else g for i, g in enumerate(grads))
     if input.dim() != 4:
         return NotImplemented
     if transposed:
