@@ -398,6 +398,38 @@ def test_torch_mlir_dropout_mask_changes_every_step(tmp_path, amp_tools):
         assert len(set(losses)) == 4, losses
 
 
+class _RandomIntegers(nn.Module):
+    """loss = mean of randint(3, 9, (4096,)) and randint_like(x, 5) as floats (with lr 0, each step's draws)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(1))
+
+    def forward(self, x):
+        draws = torch.cat([torch.randint(3, 9, (4096,)).float(), torch.randint_like(x, 5)])
+        return (self.w * draws).mean()
+
+
+def test_torch_mlir_randint_draws_from_the_step_state(tmp_path, amp_tools):
+    """randint / randint_like are drawn from the step's random-number state: the compiled step's draws are
+    the Python reference's (_decompositions._randint_values at state = step, ops 0 and 1), different at every
+    step, every value in range and each one drawn (DAC's quantizer dropout draws its codebook counts so)."""
+    _torch_mlir()
+    from amp_mlir.torch import _decompositions
+
+    step = export_train_step(_RandomIntegers(), lambda out, target: out, (torch.zeros(64), torch.zeros(1)),
+                             optimizer="sgd", lr=0.0, out_dir=tmp_path)
+    ours = _losses(amp_tools, step, 3)
+    want = []
+    for s in range(3):
+        a = _decompositions._randint_values(torch.tensor(s), 0, 3, 9, (4096,), torch.int64, None)
+        b = _decompositions._randint_values(torch.tensor(s), 1, 0, 5, (64,), torch.float32, None)
+        assert int(a.min()) == 3 and int(a.max()) == 8 and set(b.tolist()) == {0.0, 1.0, 2.0, 3.0, 4.0}
+        want.append(float(torch.cat([a.float(), b]).mean()))
+    np.testing.assert_allclose(ours, want, rtol=1e-6)
+    assert len(set(want)) == 3
+
+
 class _NormalNoise(nn.Module):
     """loss = mean((w * randn(4096))^2), the reparameterisation of a VAE (or Reformer's random rotations)
     in miniature: with lr 0, each step's loss is the mean square of that step's normal draws."""
@@ -427,7 +459,7 @@ def test_torch_mlir_normal_draws_from_the_step_state(tmp_path, amp_tools):
 
 
 def test_torch_mlir_other_random_ops_are_named(tmp_path):
-    """A random op the capture does not draw (randint_like) is an UnsupportedOpError naming it."""
+    """A random op the capture does not draw (randperm) is an UnsupportedOpError naming it."""
     _torch_mlir()
 
     class Noisy(nn.Module):
@@ -436,9 +468,9 @@ def test_torch_mlir_other_random_ops_are_named(tmp_path):
             self.fc = nn.Linear(4, 2)
 
         def forward(self, x):
-            return self.fc(x + torch.randint_like(x, 0, 3))
+            return self.fc(x[torch.randperm(3)])
 
-    with pytest.raises(UnsupportedOpError, match="randint_like"):
+    with pytest.raises(UnsupportedOpError, match="randperm"):
         export_train_step(Noisy(), F.cross_entropy, (torch.randn(3, 4), torch.randint(0, 2, (3,))),
                           out_dir=tmp_path)
 

@@ -42,8 +42,8 @@ semantics:
   call with g batches, not g convolutions: RegNet-Y-400MF has up to 55 groups a layer). Depthwise (one
   input channel per group) and ungrouped convolutions are left to torch-mlir.
 - Random ops (``native_dropout``, ``bernoulli``, ``rand``, ``rand_like``, ``uniform``; ``randn``,
-  ``randn_like``, ``normal_`` by Box-Muller on two uniform numbers, ``exponential_`` as ``-log(1 - u)``;
-  ``RANDOM``, which the
+  ``randn_like``, ``normal_`` by Box-Muller on two uniform numbers, ``exponential_`` as ``-log(1 - u)``,
+  ``randint`` / ``randint_like`` as ``low + floor(u (high - low))``; ``RANDOM``, which the
   capture's replay calls in their place): drawn from the step's random-number state, an int32 argument
   the step advances by one, instead
   of PyTorch's generator, which tracing runs once, so that its numbers would be constants (the same
@@ -53,8 +53,7 @@ semantics:
   with a product that overflows for large int64 values) of the state, the op's position in the step and
   the element's index, scaled to [0, 1) from its top 24 bits: different at every step and for every op
   and element, the same on every backend, and not PyTorch's Philox stream (compare with PyTorch at
-  dropout 0). Other random ops (``randn``, ``randint``, ...) are left to torch-mlir, which rejects them by
-  name.
+  dropout 0). Other random ops (``randperm``, ``multinomial``, ...) are refused by name.
 - ``index_put`` accumulating through integer index tensors at adjacent dimensions (the backward of
   ``table[idx]`` or ``table[:, idx]``, Swin's and LeViT's relative-position bias tables; of ``col2im``,
   i.e. ``nn.Unfold``'s backward, with two): one flat index into those dimensions merged, then
@@ -455,6 +454,33 @@ def _exponential_op(state, op, input, lambd=1.0, generator=None):
     return (-torch.log(1.0 - u) / lambd).to(input.dtype)
 
 
+def _randint_values(state, op, low, high, shape, dtype, device):
+    """Integers uniform in [low, high): ``low + floor(u (high - low))`` (every value reachable for ranges up
+    to 2^24, the uniform numbers' resolution)."""
+    u = _uniform(state, op, shape, torch.float32, device)
+    values = torch.clamp(low + torch.floor(u * float(high - low)), max=high - 1)
+    return values.to(dtype or torch.int64)
+
+
+def _randint(state, op, high, size, generator=None, dtype=None, layout=None, device=None, pin_memory=None):
+    return _randint_values(state, op, 0, high, size, dtype, device)
+
+
+def _randint_low(state, op, low, high, size, generator=None, dtype=None, layout=None, device=None,
+                 pin_memory=None):
+    return _randint_values(state, op, low, high, size, dtype, device)
+
+
+def _randint_like(state, op, input, high, dtype=None, layout=None, device=None, pin_memory=None,
+                  memory_format=None):
+    return _randint_values(state, op, 0, high, input.shape, dtype or input.dtype, input.device)
+
+
+def _randint_like_low(state, op, input, low, high, dtype=None, layout=None, device=None, pin_memory=None,
+                      memory_format=None):
+    return _randint_values(state, op, low, high, input.shape, dtype or input.dtype, input.device)
+
+
 def _in_place(fn):
     def run(state, op, input, *args, **kwargs):
         return input.copy_(fn(state, op, input, *args, **kwargs))
@@ -478,6 +504,10 @@ RANDOM = {
     aten.randn_like.default: _randn_like,
     aten.normal_.default: _in_place(_normal_op),
     aten.exponential_.default: _in_place(_exponential_op),
+    aten.randint.default: _randint,
+    aten.randint.low: _randint_low,
+    aten.randint_like.default: _randint_like,
+    aten.randint_like.low_dtype: _randint_like_low,
 }
 
 
