@@ -415,3 +415,20 @@ def test_avg_pool2d_divisor_override(shape, kernel, stride, padding, ceil_mode, 
                                ceil_mode, True, divisor)
     _close(got, want)
     assert _decomp().avg_pool2d(x, [kernel, kernel], [], [0, 0]) is NotImplemented  # torch-mlir's
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int64])
+def test_scatter_reduce(reduce, include_self, dtype):
+    """Positions no element reaches keep self's value; the others reduce (with self or not)."""
+    torch.manual_seed(4)
+    self = torch.randint(-5, 6, (3, 7)).to(dtype)
+    src = torch.randint(-5, 6, (3, 5)).to(dtype)
+    index = torch.tensor([[0, 2, 2, 6, 0], [1, 1, 1, 3, 4], [6, 5, 0, 0, 0]])[:2, :4]  # covers part of self
+    want = self.scatter_reduce(1, index, src, reduce, include_self=include_self)
+    got = _decomp().scatter_reduce(self, 1, index, src, reduce, include_self)
+    assert got.dtype == want.dtype and torch.equal(got, want), (got, want)
+    index0 = index % 3
+    want0 = self.scatter_reduce(0, index0, src, reduce, include_self=include_self)
+    assert torch.equal(_decomp().scatter_reduce(self, 0, index0, src, reduce, include_self), want0)

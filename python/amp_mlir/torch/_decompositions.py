@@ -14,6 +14,8 @@ semantics:
   or to the input alone without ``count_include_pad``), then placed back for each of the kh x kw window
   offsets the same way as max pooling's; positions in the padding are dropped. torch-mlir lowers the
   forward op but not this one (PoolFormer's pooling token mixer has ``count_include_pad=False``).
+- ``scatter_reduce`` (``sum``, ``prod``, ``mean``, ``amax``, ``amin``, with or without ``self``: TAPAS's
+  segment reductions) as ``scatter_add`` below: a one-hot of the index, the reduction where it holds.
 - ``avg_pool2d`` with ``divisor_override`` (torch-mlir lowers the op without one only): the average
   counting the padding times each window's count, over the override.
 - ``embedding_dense_backward``: ``one_hot(indices)^T @ grad`` (rows at ``padding_idx`` zero), a GEMM
@@ -782,6 +784,44 @@ def scatter_add(self, dim, index, src):
     return self + added.to(self.dtype)
 
 
+def scatter_reduce(self, dim, index, src, reduce, include_self=True):
+    """``self.scatter_reduce(dim, index, src, reduce, include_self)`` (``sum``, ``prod``, ``mean``, ``amax``,
+    ``amin``: TAPAS's segment reductions, graph networks' pooling), which torch-mlir's conversions leave: as
+    ``scatter_add``, a one-hot comparison of ``index`` with the positions of ``dim``, then the reduction over
+    ``index``'s extent of ``src`` where the one-hot holds (the reduction's identity elsewhere), combined with
+    ``self`` where any element arrived; ``self`` as it is where none did."""
+    if self.dim() == 0 or index.numel() == 0 or reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        return NotImplemented
+    dim = dim % self.dim()
+    src = src[tuple(slice(0, n) for n in index.shape)]  # the part index covers
+    positions = torch.arange(self.shape[dim], device=self.device)
+    onehot = index.movedim(dim, -1).unsqueeze(-1) == positions  # (..., k, n)
+    values = src.movedim(dim, -1).unsqueeze(-1).to(self.dtype)
+    floating = self.is_floating_point()
+    info = torch.finfo(self.dtype) if floating else torch.iinfo(self.dtype)
+    identity = {"sum": 0, "mean": 0, "prod": 1, "amax": -math.inf if floating else info.min,
+                "amin": math.inf if floating else info.max}[reduce]
+    chosen = torch.where(onehot, values, torch.full((), identity, dtype=self.dtype))
+    reduced = {"sum": chosen.sum(-2), "mean": chosen.sum(-2), "prod": chosen.prod(-2), "amax": chosen.amax(-2),
+               "amin": chosen.amin(-2)}[reduce].to(self.dtype).movedim(-1, dim)
+    count = onehot.sum(-2).movedim(-1, dim)  # how many elements arrived at each position
+    pad = []
+    for d in reversed(range(self.dim())):
+        pad += [0, 0 if d == dim else self.shape[d] - reduced.shape[d]]
+    if any(pad):
+        reduced, count = torch.nn.functional.pad(reduced, pad), torch.nn.functional.pad(count, pad)
+    if include_self:
+        combined = {"sum": self + reduced, "mean": self + reduced, "prod": self * reduced,
+                    "amax": torch.maximum(self, reduced), "amin": torch.minimum(self, reduced)}[reduce]
+        count = count + 1
+    else:
+        combined = reduced
+    if reduce == "mean":
+        divisor = torch.clamp(count, min=1).to(self.dtype)
+        combined = combined / divisor if floating else torch.div(combined, divisor, rounding_mode="floor")
+    return torch.where(count > (1 if include_self else 0), combined.to(self.dtype), self)
+
+
 def topk(self, k, dim=-1, largest=True, sorted=True):
     """``topk(sorted=False)`` as the sorted one (the same elements; unsorted leaves their order open):
     torch-mlir converts only the sorted form (DeepSeek-V3's router asks for unsorted)."""
@@ -957,6 +997,7 @@ def table():
         aten.roll.default: roll,
         aten.constant_pad_nd.default: constant_pad_nd,
         aten.scatter_add.default: scatter_add,
+        aten.scatter_reduce.two: scatter_reduce,
         aten.topk.default: topk,
         aten.sort.default: sort,
         aten.sort.stable: sort_stable,
