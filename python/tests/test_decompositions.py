@@ -432,3 +432,31 @@ def test_scatter_reduce(reduce, include_self, dtype):
     index0 = index % 3
     want0 = self.scatter_reduce(0, index0, src, reduce, include_self=include_self)
     assert torch.equal(_decomp().scatter_reduce(self, 0, index0, src, reduce, include_self), want0)
+
+
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+@pytest.mark.parametrize("x, dim", [(torch.tensor([1.0, 3, 3, 2, float("nan"), 5, float("nan"), 1]), 0),
+                                    (torch.tensor([[3, 1, 1, 2], [0, 0, 4, -1]]), 1),
+                                    (torch.tensor([[3, 1], [1, 2], [1, 2]]), 0)])
+def test_cumulative_extremes(op, x, dim):
+    """Values and indices (ties and NaNs: the latest index) equal ATen's."""
+    want = getattr(torch, op)(x, dim)
+    values, indices = getattr(_decomp(), op)(x, dim)
+    assert torch.equal(values.nan_to_num(7.0), want.values.nan_to_num(7.0)) and torch.equal(indices, want.indices)
+
+
+@pytest.mark.parametrize("x, dim", [(torch.tensor([[0.5, -2.0, 0.0, 3.0, 1.5], [1.1, 0.9, -1.0, 2.0, 0.0]]), 1),
+                                    (torch.tensor([[2, -1], [3, 0], [-2, 5]]), 0)])
+def test_cumprod_and_integer_relu(x, dim):
+    """cumprod (zeros, negatives; its gradient through the triangle too) and relu of integers."""
+    _close(_decomp().cumprod(x.double(), dim), torch.cumprod(x.double(), dim))
+    assert torch.equal(_decomp().cumprod(x, dim), torch.cumprod(x, dim))
+    if x.is_floating_point():
+        a = x.double().requires_grad_(True)
+        g = torch.randn(x.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+        (want,) = torch.autograd.grad(torch.cumprod(a, dim), a, g)
+        (got,) = torch.autograd.grad(_decomp().cumprod(a, dim), a, g)
+        _close(got, want)
+    else:
+        assert torch.equal(_decomp().relu(x), torch.relu(x))
+    assert _decomp().relu(x.double()) is NotImplemented  # floats: torch-mlir's

@@ -1531,3 +1531,30 @@ def test_integer_and_stable_sorts(tmp_path, amp_tools):
     step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
     want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
     np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+
+
+class _Scans(nn.Module):
+    """Running extremes and products (``cummax``, ``cummin``, ``cumprod``: none lowered by torch-mlir; the
+    last one's backward takes a ``relu`` of an integer index) beside ``cumsum``."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 8)
+        self.head = nn.Linear(32, 3)
+
+    def forward(self, x):
+        h = self.fc(x)
+        parts = [torch.cummax(h, -1).values, torch.cummin(h, 0).values, torch.cumprod(torch.sigmoid(h) * 1.5, -1),
+                 torch.cumsum(h, -1)]
+        return self.head(torch.cat(parts, -1))
+
+
+def test_running_extremes_and_products(tmp_path, amp_tools):
+    """cummax, cummin and cumprod (triangle masks: _decompositions) train as PyTorch does."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = _Scans()
+    inputs = (torch.randn(3, 6), torch.tensor([0, 2, 1]))
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)

@@ -77,6 +77,9 @@ semantics:
   float64, which put ``[batch, tokens, width]`` f64 buffers into every transformer step.
 - ``roll``: two static slices and a concatenation per dimension (torch-mlir's slices from a start it
   computes at run time: a slice of dynamic extent that its TOSA lowering refuses; Swin).
+- ``relu`` of integers as a select.
+- ``cummax`` / ``cummin``: the extreme over a triangle mask, the index the last element equal to it;
+  ``cumprod``: the product over the same mask.
 - ``sort`` of integers and ``sort(stable=True)``: ranks (how many elements come before each), then the
   values and indices as sums over a one-hot of the ranks (``O(n^2)`` per row, as torch-mlir's own
   lowering of a float sort); torch-mlir refuses integer sorts and does not know the stable overload.
@@ -847,6 +850,60 @@ def _sort_by_rank(x, dim, descending):
     return values.movedim(-1, dim), indices.movedim(-1, dim)
 
 
+def _cumulative_extreme(x, dim, largest):
+    """``cummax`` / ``cummin`` without a scan (torch-mlir lowers neither): element i's value is the extreme
+    of elements 0..i (a triangle mask, ``O(n^2)`` a row), its index the last of those equal to it (ties and
+    NaNs: the latest, as ATen's kernel updates on ``>=`` and on every NaN)."""
+    dim = dim % x.dim() if x.dim() else 0
+    if x.dim() == 0:
+        return x.clone(), torch.zeros((), dtype=torch.int64, device=x.device)
+    v = x.movedim(dim, -1)
+    n = v.shape[-1]
+    pos = torch.arange(n, device=x.device)
+    upto = pos[None, :] <= pos[:, None]  # [i, j]: j <= i
+    if x.is_floating_point():
+        fill = -math.inf if largest else math.inf
+    else:
+        fill = torch.iinfo(x.dtype).min if largest else torch.iinfo(x.dtype).max
+    rows = torch.where(upto, v[..., None, :], torch.full((), fill, dtype=x.dtype))  # [..., i, j]
+    values = rows.amax(-1) if largest else rows.amin(-1)
+    same = v[..., None, :] == values[..., :, None]
+    if x.is_floating_point():
+        same = same | (torch.isnan(v[..., None, :]) & torch.isnan(values[..., :, None]))
+    indices = torch.where(upto & same, pos, torch.full((), -1, dtype=torch.int64)).amax(-1)
+    return values.movedim(-1, dim), indices.movedim(-1, dim)
+
+
+def cumprod(x, dim, dtype=None):
+    """``cumprod`` without a scan (torch-mlir lowers none): element i the product of elements 0..i over a
+    triangle mask (ones elsewhere), ``O(n^2)`` a row; its backward (ATen's, with cumprod and cumsum) the
+    same way."""
+    x = x.to(dtype) if dtype is not None else x
+    if x.dim() == 0:
+        return x.clone()
+    dim = dim % x.dim()
+    v = x.movedim(dim, -1)
+    pos = torch.arange(v.shape[-1], device=x.device)
+    upto = pos[None, :] <= pos[:, None]  # [i, j]: j <= i
+    return torch.where(upto, v[..., None, :], torch.ones((), dtype=v.dtype)).prod(-1).movedim(-1, dim)
+
+
+def cummax(self, dim):
+    return _cumulative_extreme(self, dim, True)
+
+
+def cummin(self, dim):
+    return _cumulative_extreme(self, dim, False)
+
+
+def relu(x):
+    """``relu`` of integers (cumprod's backward takes one of an index), which torch-mlir's conversions
+    refuse: a select. Floats: torch-mlir's."""
+    if x.is_floating_point():
+        return NotImplemented
+    return torch.where(x > 0, x, torch.zeros((), dtype=x.dtype))
+
+
 def sort(self, dim=-1, descending=False):
     """``sort`` of integers (a router's expert ids), which torch-mlir's conversions refuse, by ranks
     (``_sort_by_rank``); floats are left to torch-mlir."""
@@ -1000,6 +1057,10 @@ def table():
         aten.scatter_reduce.two: scatter_reduce,
         aten.topk.default: topk,
         aten.sort.default: sort,
+        aten.relu.default: relu,
+        aten.cummax.default: cummax,
+        aten.cumprod.default: cumprod,
+        aten.cummin.default: cummin,
         aten.sort.stable: sort_stable,
         aten._weight_norm_interface_backward.default: weight_norm_interface_backward,
     })
