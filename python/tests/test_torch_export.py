@@ -1558,3 +1558,32 @@ def test_running_extremes_and_products(tmp_path, amp_tools):
     step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
     want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
     np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+
+
+class _VocoderHead(nn.Module):
+    """A vocoder's inverse-STFT head (WavTokenizer, Vocos): magnitude and phase -> ``polar`` -> ``istft``
+    (which checks its window envelope with ``torch.equal``, and runs irfft and an overlap-add)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 2 * 17)
+        self.register_buffer("window", torch.hann_window(32))
+
+    def forward(self, x):  # x: [batch, frames, 8]
+        magnitude, phase = self.fc(x).chunk(2, -1)
+        spec = torch.polar(torch.exp(magnitude.clamp(max=3)), phase).transpose(1, 2)
+        return torch.istft(spec, 32, hop_length=8, window=self.window, center=True, length=8 * (x.shape[1] - 1))
+
+
+def test_inverse_stft_head(tmp_path, amp_tools):
+    """torch.istft trains as PyTorch does: its window check (torch.equal of a buffer the step does not
+    change) is read while capturing and listed, its irfft a DFT product on real pairs."""
+    _torch_mlir()
+    from amp_mlir.torch._torch_mlir import SpecializationWarning
+    torch.manual_seed(0)
+    model = _VocoderHead()
+    inputs = (torch.randn(2, 12, 8), torch.randn(2, 88) * 0.1)
+    with pytest.warns(SpecializationWarning, match=r"equality False, from buffer window \(which the step does not"):
+        step = export_train_step(model, F.mse_loss, inputs, optimizer="adam", lr=1e-2, out_dir=tmp_path)
+    want = torch_reference_losses(model, F.mse_loss, inputs, steps=3, optimizer="adam", lr=1e-2)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)

@@ -433,7 +433,7 @@ class _Specializer:
     specializes.
 
     * ``aten._local_scalar_dense`` (``.item()``, ``bool(t)``, ``int(t)``, ``float(t)``, a 0-d tensor as a
-      size): the value goes on as a Python constant, so the model's ``assert`` / ``if`` runs on the real
+      size) and ``aten.equal`` (``torch.equal``): the value goes on as a Python constant, so the model's ``assert`` / ``if`` runs on the real
       value and no op is recorded; the graph holds the branch taken for the example inputs.
     * ``aten.nonzero`` (``torch.where(c)``, boolean-mask indexing's indices): its row count is read, the
       indices computed in the graph with that static shape (``_decompositions.nonzero_static``).
@@ -458,6 +458,7 @@ class _Specializer:
     def table(self, base):
         aten = torch.ops.aten
         return {**base, aten._local_scalar_dense.default: self._item, aten.nonzero.default: self._nonzero,
+                aten.equal.default: self._equal,
                 aten.index.Tensor: self._index,
                 aten.index_put.default: functools.partial(self._index_put, aten.index_put.default),
                 aten.index_put_.default: functools.partial(self._index_put, aten.index_put_.default)}
@@ -515,6 +516,13 @@ class _Specializer:
 
     def _item(self, t):
         value = self._read(t, torch.ops.aten._local_scalar_dense.default, "value")
+        return NotImplemented if value is None else value
+
+    def _equal(self, a, b):
+        """``torch.equal(a, b)`` (ATen's istft checks its window envelope so): read like ``.item()``."""
+        if a.shape != b.shape:
+            return False
+        value = self._read(torch.eq(a, b).all(), lambda x: bool(x), "equality")
         return NotImplemented if value is None else value
 
     def _nonzero(self, t):
