@@ -433,8 +433,9 @@ class _Specializer:
     specializes.
 
     * ``aten._local_scalar_dense`` (``.item()``, ``bool(t)``, ``int(t)``, ``float(t)``, a 0-d tensor as a
-      size) and ``aten.equal`` (``torch.equal``): the value goes on as a Python constant, so the model's ``assert`` / ``if`` runs on the real
-      value and no op is recorded; the graph holds the branch taken for the example inputs.
+      size) and ``aten.equal`` (``torch.equal``): the value goes on as a Python constant, so the model's
+      ``assert`` / ``if`` runs on the real value and no op is recorded; the graph holds the branch taken
+      for the example inputs.
     * ``aten.nonzero`` (``torch.where(c)``, boolean-mask indexing's indices): its row count is read, the
       indices computed in the graph with that static shape (``_decompositions.nonzero_static``).
     * ``aten.index`` / ``index_put`` through a boolean mask (``t[mask]``, ``t[mask] = v`` and the backward of
@@ -628,9 +629,9 @@ class _Specializer:
             warnings.warn(
                 "amp_mlir.torch specialized the training step to values read from the example tensors "
                 "(`.item()`, `bool(tensor)`, `.tolist()`, a tensor used as a size, `nonzero`'s count), as "
-                "torch.export does: the model branched on them, asserted them or sized tensors by them, and the step "
-                "computes what it does for these values only. It is right for the example inputs and for any "
-                "batch that gives the same values, not for others:\n  " + "\n  ".join(lines),
+                "torch.export does: the model branched on them, asserted them or sized tensors by them, and the "
+                "step computes what it does for these values only. It is right for the example inputs and for "
+                "any batch that gives the same values, not for others:\n  " + "\n  ".join(lines),
                 SpecializationWarning, stacklevel=4)
         return lines
 
@@ -652,9 +653,9 @@ class _Replay(torch.fx.Interpreter):
     Empty tensors leave the step: a concatenation skips its empty operands, an ``index_put`` or
     ``index_fill`` through an empty index tensor (a ``nonzero`` that found nothing in the example inputs)
     and an in-place op on an empty tensor (``_writes_nothing``) write nothing, and the gradient of an empty
-    slice is zeros (Phi-3's rotary embedding concatenates the
-    rotated part with the rest of the head, an empty slice when the whole head rotates, and torch-mlir gives
-    such a slice a dynamic extent that nothing lowers). The empty slices are then dead code
+    slice is zeros (Phi-3's rotary embedding concatenates the rotated part with the rest of the head, an
+    empty slice when the whole head rotates, and torch-mlir gives such a slice a dynamic extent that
+    nothing lowers). The empty slices are then dead code
     (``_clean_graph``)."""
 
     def __init__(self, gm, rng_index=None):
