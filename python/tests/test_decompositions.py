@@ -118,19 +118,19 @@ def test_upsample_backward(size, scale, mode, align_corners):
     _close(got, want)
 
 
-@pytest.mark.parametrize("mode", ["bicubic", "bilinear"])
+@pytest.mark.parametrize("mode, antialias", [("bicubic", True), ("bilinear", True), ("bicubic", False)])
 @pytest.mark.parametrize("size, out, align_corners", [((2, 3, 8, 6), (5, 3), False), ((1, 2, 4, 5), (7, 9), False),
                                                        ((1, 1, 9, 4), (2, 4), True), ((2, 2, 4, 4), (4, 4), False)])
-def test_antialiased_resampling(mode, size, out, align_corners):
-    """Antialiased resampling (down, up, identity size) and its backward as two products with the op's
-    own matrices."""
+def test_separable_resampling(mode, antialias, size, out, align_corners):
+    """Antialiased and bicubic resampling (down, up, identity size) and their backward as two products with
+    the op's own matrices."""
     torch.manual_seed(7)
     x = torch.randn(*size, dtype=torch.float64, requires_grad=True)
-    y = torch.nn.functional.interpolate(x, size=out, mode=mode, antialias=True, align_corners=align_corners)
+    y = torch.nn.functional.interpolate(x, size=out, mode=mode, antialias=antialias, align_corners=align_corners)
     g = torch.randn_like(y)
     (want,) = torch.autograd.grad(y, x, g)
-    op = getattr(aten, f"_upsample_{mode}2d_aa").default
-    forward, backward = _decomp()._antialiased(op)
+    op = getattr(aten, f"_upsample_{mode}2d_aa" if antialias else f"upsample_{mode}2d").default
+    forward, backward = _decomp()._separable_resampling(op)
     _close(forward(x.detach(), list(out), align_corners), y.detach())
     _close(backward(g, list(out), list(size), align_corners), want)
 

@@ -1481,23 +1481,25 @@ class _AntialiasedPositions(nn.Module):
     """timm's ViT with ``dynamic_img_size``: a learned 7 x 7 position map resampled with antialiasing to the
     input's grid at every forward."""
 
-    def __init__(self, mode):
+    def __init__(self, mode, antialias=True):
         super().__init__()
-        self.mode = mode
+        self.mode, self.antialias = mode, antialias
         self.pos = nn.Parameter(torch.randn(1, 4, 7, 7) * 0.5)
         self.fc = nn.Linear(4, 3)
 
     def forward(self, x):  # x: [batch, 4, 5, 6]
-        pos = F.interpolate(self.pos, size=x.shape[-2:], mode=self.mode, antialias=True, align_corners=False)
+        pos = F.interpolate(self.pos, size=x.shape[-2:], mode=self.mode, antialias=self.antialias,
+                            align_corners=False)
         return self.fc((x + pos).tanh().mean((2, 3)))
 
 
-@pytest.mark.parametrize("mode", ["bicubic", "bilinear"])
-def test_antialiased_resampling_trains(tmp_path, amp_tools, mode):
-    """Antialiased resampling (torch-mlir lowers neither op nor its backward) trains as PyTorch does."""
+@pytest.mark.parametrize("mode, antialias", [("bicubic", True), ("bilinear", True), ("bicubic", False)])
+def test_antialiased_resampling_trains(tmp_path, amp_tools, mode, antialias):
+    """Antialiased and bicubic resampling (torch-mlir lowers neither op nor its backward; YOLOS resizes its
+    position embeddings bicubically) train as PyTorch does."""
     _torch_mlir()
     torch.manual_seed(0)
-    model = _AntialiasedPositions(mode)
+    model = _AntialiasedPositions(mode, antialias)
     inputs = (torch.randn(2, 4, 5, 6), torch.tensor([0, 2]))
     step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.5, out_dir=tmp_path)
     want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.5)

@@ -67,7 +67,8 @@ semantics:
   ``_adaptive_avg_pool2d_backward`` (to more than 1 x 1): the resampling is linear and separable, ``out = A_h @ in @ A_w^T`` per plane, so the input gradient is
   ``A_h^T @ grad @ A_w``; each matrix is the forward op (which torch-mlir lowers) applied to an identity
   image along one dimension, so it follows PyTorch's own index rule (align_corners, scales).
-- ``_upsample_bicubic2d_aa`` / ``_upsample_bilinear2d_aa`` (antialiased resampling) and their backward:
+- ``upsample_bicubic2d``, ``_upsample_bicubic2d_aa`` / ``_upsample_bilinear2d_aa`` (antialiased
+  resampling) and their backward:
   the same separable form, each matrix computed by PyTorch's own kernel on unit vectors while capturing (a
   constant of the step; torch-mlir lowers neither op).
 - ``upsample_bilinear2d`` with ``align_corners`` to one pixel along a dimension: that dimension sliced to
@@ -626,10 +627,12 @@ def _eager_resampling_matrix(op, out, size, align_corners, scale, like):
     return a.to(like.dtype).contiguous()
 
 
-def _antialiased(op):
-    """Antialiased resampling (``F.interpolate(..., antialias=True)``, bicubic or bilinear: timm's ViT with
+def _separable_resampling(op):
+    """Bicubic resampling (ViTs resize their position embeddings so: YOLOS, DeiT at another size) and
+    antialiased resampling (``F.interpolate(..., antialias=True)``, bicubic or bilinear: timm's ViT with
     ``dynamic_img_size`` resamples its position embedding so every step), which torch-mlir does not lower:
-    ``A_h @ x @ A_w^T`` with the two matrices computed by the op itself (float64, then the input's type)."""
+    ``A_h @ x @ A_w^T`` with the two matrices computed by the op itself (float64, then the input's type).
+    Returns (the forward decomposition, the backward's)."""
     def forward(x, output_size, align_corners, scales_h=None, scales_w=None):
         (ho, wo), (h, w) = output_size, x.shape[-2:]
         a_h = _eager_resampling_matrix(op, ho, h, align_corners, scales_h, x)
@@ -1030,6 +1033,10 @@ def table():
     from torch_mlir import fx as tm_fx
 
     t = dict(tm_fx.get_decomposition_table())
+    for forward, backward in ((aten.upsample_bicubic2d, aten.upsample_bicubic2d_backward),
+                              (aten._upsample_bicubic2d_aa, aten._upsample_bicubic2d_aa_backward),
+                              (aten._upsample_bilinear2d_aa, aten._upsample_bilinear2d_aa_backward)):
+        t[forward.default], t[backward.default] = _separable_resampling(forward.default)
     t.update({
         aten.max_pool2d_with_indices_backward.default: max_pool2d_with_indices_backward,
         aten.avg_pool2d.default: avg_pool2d,
@@ -1039,10 +1046,6 @@ def table():
         aten.upsample_bilinear2d.default: upsample_bilinear2d,
         aten.upsample_bilinear2d_backward.default: upsample_bilinear2d_backward,
         aten.upsample_nearest2d_backward.default: upsample_nearest2d_backward,
-        aten._upsample_bicubic2d_aa.default: _antialiased(aten._upsample_bicubic2d_aa.default)[0],
-        aten._upsample_bicubic2d_aa_backward.default: _antialiased(aten._upsample_bicubic2d_aa.default)[1],
-        aten._upsample_bilinear2d_aa.default: _antialiased(aten._upsample_bilinear2d_aa.default)[0],
-        aten._upsample_bilinear2d_aa_backward.default: _antialiased(aten._upsample_bilinear2d_aa.default)[1],
         aten.index_put.default: index_put,
         aten.embedding_dense_backward.default: embedding_dense_backward,
         aten.convolution_backward.default: convolution_backward,
