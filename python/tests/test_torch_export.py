@@ -1589,3 +1589,31 @@ def test_inverse_stft_head(tmp_path, amp_tools):
         step = export_train_step(model, F.mse_loss, inputs, optimizer="adam", lr=1e-2, out_dir=tmp_path)
     want = torch_reference_losses(model, F.mse_loss, inputs, steps=3, optimizer="adam", lr=1e-2)
     np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+
+
+class _SpectrumPhase(nn.Module):
+    """The phase of a real signal's spectrum, DC and Nyquist bins included (PyTorch's FFT makes their
+    imaginary parts exactly 0: angle 0 or pi)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+        self.head = nn.Linear(18, 3)
+
+    def forward(self, x):
+        spectrum = torch.fft.rfft(self.fc(x))  # 9 bins
+        return self.head(torch.cat([spectrum.angle(), torch.log1p(spectrum.abs())], -1))
+
+
+def test_spectrum_phase_at_dc_and_nyquist(tmp_path, amp_tools):
+    """The DFT tables are exact at the quarter turns: np.sin(pi) = 1.2e-16 gave the Nyquist bin a tiny
+    imaginary part whose sign flipped its angle between pi and -pi (23% off PyTorch at the first loss,
+    silently; found by the tenth batch)."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = _SpectrumPhase()
+    inputs = (torch.randn(2, 16, generator=torch.Generator().manual_seed(1)), torch.tensor([0, 2]))
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+

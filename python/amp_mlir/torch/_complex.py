@@ -270,10 +270,23 @@ def _normalized(x, normalization, count):
     return x * scale if scale != 1.0 else x
 
 
+def _unit_circle(m, n):
+    """``cos`` and ``sin`` of ``2 pi m / n`` for integers ``0 <= m < n``, exact at the quarter turns (``np.sin(pi)``
+    is 1.2e-16, not 0: a real signal's Nyquist bin got a tiny imaginary part where PyTorch's FFT has an exact
+    0, and its ``angle`` flipped between pi and -pi), without negative zeros."""
+    angle = 2.0 * np.pi * m / n
+    cos, sin = np.cos(angle), np.sin(angle)
+    quarter = (4 * m) % n == 0
+    turn = (4 * m // n) % 4
+    cos = np.where(quarter, np.array([1.0, 0.0, -1.0, 0.0])[turn], cos)
+    sin = np.where(quarter, np.array([0.0, 1.0, 0.0, -1.0])[turn], sin)
+    return cos + 0.0, sin + 0.0
+
+
 def _dft(p, dims, normalization, forward):
     """The discrete Fourier transform of the pair ``p`` over ``dims``: along each, a product with the
-    ``n x n`` DFT matrix ``exp(-+2 pi i jk / n)`` (constants computed in float64; ``jk mod n`` keeps the
-    angles exact), ``O(n^2)`` per element instead of an FFT's ``O(n log n)``, as GEMMs every backend runs
+    ``n x n`` DFT matrix ``exp(-+2 pi i jk / n)`` (constants computed in float64, ``jk mod n`` and exact
+    at the quarter turns: ``_unit_circle``), ``O(n^2)`` per element instead of an FFT's ``O(n log n)``, as GEMMs every backend runs
     (``_fft_c2c``); ``normalization`` over the product of the sizes."""
     sign = -1.0 if forward else 1.0
     count = 1
@@ -281,10 +294,9 @@ def _dft(p, dims, normalization, forward):
         d = _dim(d, p.rank)
         n = p.t.shape[d]
         count *= n
-        jk = np.outer(np.arange(n), np.arange(n)) % n
-        angle = 2.0 * np.pi * jk / n
-        c = torch.tensor(np.cos(angle), dtype=p.t.dtype, device=p.t.device)
-        s = torch.tensor(sign * np.sin(angle), dtype=p.t.dtype, device=p.t.device)
+        cos, sin = _unit_circle(np.outer(np.arange(n), np.arange(n)) % n, n)
+        c = torch.tensor(cos, dtype=p.t.dtype, device=p.t.device)
+        s = torch.tensor(sign * sin + 0.0, dtype=p.t.dtype, device=p.t.device)
         re, im = p.re.movedim(d, -1), p.im.movedim(d, -1)  # W is symmetric: x @ W
         p = _stack((re @ c - im @ s).movedim(-1, d), (re @ s + im @ c).movedim(-1, d))
     return Pair(_normalized(p.t, normalization, count))
@@ -313,9 +325,9 @@ def _fft_c2r(p, dim, normalization, last_dim_size):
     m = min(p.t.shape[d], n // 2 + 1)
     k = np.arange(m)
     weight = np.where((k == 0) | (2 * k == n), 1.0, 2.0)[:, None]
-    angle = 2.0 * np.pi * ((np.outer(k, np.arange(n)) % n) / n)
-    c = torch.tensor(weight * np.cos(angle), dtype=p.t.dtype, device=p.t.device)
-    s = torch.tensor(-weight * np.sin(angle), dtype=p.t.dtype, device=p.t.device)
+    cos, sin = _unit_circle(np.outer(k, np.arange(n)) % n, n)
+    c = torch.tensor(weight * cos + 0.0, dtype=p.t.dtype, device=p.t.device)
+    s = torch.tensor(-weight * sin + 0.0, dtype=p.t.dtype, device=p.t.device)
     re, im = p.re.narrow(d, 0, m).movedim(d, -1), p.im.narrow(d, 0, m).movedim(d, -1)
     out = (re @ c + im @ s).movedim(-1, d)
     count = n
