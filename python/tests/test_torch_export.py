@@ -1617,3 +1617,23 @@ def test_spectrum_phase_at_dc_and_nyquist(tmp_path, amp_tools):
     want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
     np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
 
+
+def test_literal_tracker_never_reuses_a_freed_constants_literal():
+    """torch-mlir's importer imports a bool constant through a uint8 copy freed at once and caches literals by
+    id(): with its own tracker a later copy at the same address got the earlier constant's literal (51 of
+    64 here; silently the wrong mask in a step, or an import error). The capture's tracker holds what it
+    tracks: every copy gets its own literal."""
+    _torch_mlir()
+    from amp_mlir.torch._torch_mlir import _literal_tracker
+    tracker = _literal_tracker()
+    masks = [torch.rand(16, generator=torch.Generator().manual_seed(i)) > 0.5 for i in range(64)]
+
+    def import_literal(mask):  # as the importer: a temporary copy, tracked, dropped on return
+        mapping = tracker.track(mask.to(torch.uint8))
+        assert mapping.is_empty  # not another constant's literal
+        mapping.value = object()
+        return mapping
+
+    mappings = [import_literal(m) for m in masks]
+    # every copy still alive (torch-mlir's own tracker holds them weakly: gone here), so no id() came back
+    assert all(m._referrent() is not None for m in mappings)

@@ -260,6 +260,27 @@ def _annotate_backward_of_regions(loss):
         work.extend(next_node for next_node, _ in node.next_functions)
 
 
+def _literal_tracker():
+    """torch-mlir's importer caches each tensor constant's literal by ``id()`` of the tensor, holding the
+    tensor weakly (its finalizer removed upstream). A bool constant is imported through a ``uint8`` copy freed
+    at once, so a later bool constant whose copy got the same ``id()`` was imported as the earlier one's
+    literal: silently the wrong mask, or a type error when the sizes differ (timm's EfficientNet with layer
+    norm, found by the tenth batch). This tracker holds every tensor it tracks until the import ends: no
+    ``id()`` is reused."""
+    from torch_mlir.extras.fx_importer import RefTracker
+
+    class Holding(RefTracker):
+        def __init__(self):
+            super().__init__()
+            self.held = []
+
+        def track(self, referrent):
+            self.held.append(referrent)
+            return super().track(referrent)
+
+    return Holding()
+
+
 def _name_autocast_regions(importer):
     """The locations ``importer`` gives the ops of ``torch.autocast(enabled=False)`` regions
     (``_autocast_regions``) are named ``_F32_REGION_LOC``; the names survive torch-mlir's conversions."""
@@ -1001,7 +1022,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
             raise UnsupportedOpError(f"torch-mlir could not lower the training step ({what}):\n{detail}"
                                      + backward_note(detail)) from e
 
-    importer = FxImporter(context=ctx)
+    importer = FxImporter(context=ctx, py_attr_tracker=_literal_tracker())
     _name_autocast_regions(importer)
     module = tm_fx.stateless_fx_import(gm, output_type="raw", model_name=name, fx_importer=importer)
     lower("builtin.module(func.func(torch-match-quantized-custom-ops),"
