@@ -618,7 +618,8 @@ class _WindowMask(nn.Module):
 
 class _WritesAfterSlice(nn.Module):
     """Writes through an index list after a slice (``t[:, [1, 3, 9]] += v``, ``= v``, ``= 0.5``; and with a
-    trailing integer index), which torch-mlir's conversion of index_put refused."""
+    trailing integer index) and through two broadcast index tensors, which torch-mlir's conversion of
+    index_put refused."""
 
     def __init__(self):
         super().__init__()
@@ -631,6 +632,7 @@ class _WritesAfterSlice(nn.Module):
         z[:, [1, 3, 9]] += h[:, :3]
         z[:, [0, 4]] = h[:, 4:6] * 2
         z[:, [5, 7]] = 0.5
+        z[torch.arange(2)[:, None], torch.tensor([[11, 13]])] = h[:, 9:11]  # two index tensors
         z3 = z.reshape(2, 4, 4).clone()
         z3[:, [1, 2], 3] = h[:, 7:9]
         return self.head(h + z3.reshape(2, 16) * h)

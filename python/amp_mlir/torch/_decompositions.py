@@ -535,12 +535,16 @@ def index_put(self, indices, values, accumulate=False):
     d..d+m-1 (the ones before them None): the backward of ``table[idx]`` or ``table[:, idx]`` (Swin's and
     LeViT's relative-position bias tables) and, with two, of ``col2im`` (``nn.Unfold``'s backward: ConvBERT).
     The indices (broadcast together) become one flat index into those dimensions merged, moved first, then
-    ``one_hot(idx)^T @ values``, the embedding backward's GEMM. Other index_puts are left to torch-mlir."""
+    ``one_hot(idx)^T @ values``, the embedding backward's GEMM. Without accumulation, several such index
+    tensors (``h[rows[:, None], cols] = v``) or one after a slice become the same flat index, moved first, and
+    one ``index_put`` through it (which torch-mlir lowers). Other index_puts are left to torch-mlir."""
     given = [i for i, t in enumerate(indices) if t is not None]
-    if not accumulate or not given or given != list(range(given[0], given[0] + len(given))) or \
+    if not given or given != list(range(given[0], given[0] + len(given))) or \
             any(indices[i].dtype == torch.bool for i in given):
         return NotImplemented
     d, m = given[0], len(given)
+    if not accumulate and d == 0 and m == 1:
+        return NotImplemented
     sizes = self.shape[d:d + m]
     index = 0
     for part, size in zip(torch.broadcast_tensors(*[indices[i] for i in given]), sizes):
@@ -548,8 +552,13 @@ def index_put(self, indices, values, accumulate=False):
     n, k = math.prod(sizes), index.dim()
     merged = self.reshape(*self.shape[:d], n, *self.shape[d + m:])
     rows = values.expand(*self.shape[:d], *index.shape, *self.shape[d + m:])
-    rows = rows.movedim(list(range(d, d + k)), list(range(k))).reshape(index.numel(), -1)  # index dims first
+    rows = rows.movedim(list(range(d, d + k)), list(range(k)))  # index dims first
     target = merged.movedim(d, 0)
+    if not accumulate:
+        written = aten.index_put.default(target.contiguous(), [index.reshape(-1)],
+                                         rows.reshape(index.numel(), *target.shape[1:]).to(self.dtype))
+        return written.movedim(0, d).reshape(self.shape)
+    rows = rows.reshape(index.numel(), -1)
     added = _one_hot_sum(index.reshape(-1), n, rows).reshape(target.shape).to(self.dtype)
     return (target + added).movedim(0, d).reshape(self.shape)
 
