@@ -104,6 +104,16 @@ def _losses(tools, step, steps, precision="fp32"):
     return [json.loads(line)["loss"] for line in out.splitlines() if line.startswith("{")]
 
 
+def _trains_as_pytorch(model, inputs, out_dir, tools, loss=F.cross_entropy, rtol=1e-5, steps=3, **options):
+    """``model``'s step exported (torch-mlir) and trained ``steps`` steps in fp32 by amp-train: its losses
+    PyTorch's within ``rtol``. Returns (the exported step, its fp32 losses)."""
+    step = export_train_step(model, loss, inputs, out_dir=out_dir, **options)
+    want = torch_reference_losses(model, loss, inputs, steps=steps, **options)
+    fp32 = _losses(tools, step, steps)
+    np.testing.assert_allclose(fp32, want, rtol=rtol)
+    return step, fp32
+
+
 _EXPORTS = {}
 
 
@@ -651,9 +661,7 @@ def test_torch_mlir_slices_torch_mlir_cannot_lower(model, tmp_path, amp_tools):
     _torch_mlir()
     torch.manual_seed(0)
     model, inputs = model(), (torch.randn(2, 5, 6), torch.randint(0, 3, (2,)))
-    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
-    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
-    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+    _trains_as_pytorch(model, inputs, tmp_path, amp_tools, optimizer="sgd", lr=0.1)
 
 
 class _CheckedInput(nn.Module):
@@ -676,9 +684,7 @@ def test_torch_mlir_captures_as_torch_export_traces(tmp_path, amp_tools):
     _torch_mlir()
     torch.manual_seed(0)
     model, inputs = _CheckedInput(), (torch.randn(2, 4), torch.randint(0, 3, (2,)))
-    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
-    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
-    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+    _trains_as_pytorch(model, inputs, tmp_path, amp_tools, optimizer="sgd", lr=0.1)
 
 
 class _ReadsValues(nn.Module):
@@ -881,9 +887,7 @@ def test_torch_mlir_writes_into_a_permuted_tensor(tmp_path, amp_tools):
     torch.manual_seed(0)
     model = _ScanIntoTransposed()
     inputs = (torch.randn(2, 6, 8), torch.randint(0, 4, (2,)))
-    step = export_train_step(model, F.cross_entropy, inputs, optimizer="adamw", lr=1e-2, out_dir=tmp_path)
-    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="adamw", lr=1e-2)
-    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+    _trains_as_pytorch(model, inputs, tmp_path, amp_tools, optimizer="adamw", lr=1e-2)
 
 
 class _ReversibleLike(torch.autograd.Function):
@@ -956,9 +960,7 @@ def test_torch_mlir_gather_backward_and_unsorted_topk(tmp_path, amp_tools):
     torch.manual_seed(0)
     model = _GatherRouter()
     inputs = (torch.randn(6, 8), torch.randint(0, 3, (6,)))
-    step = export_train_step(model, F.cross_entropy, inputs, optimizer="adamw", lr=1e-2, out_dir=tmp_path)
-    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="adamw", lr=1e-2)
-    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+    _trains_as_pytorch(model, inputs, tmp_path, amp_tools, optimizer="adamw", lr=1e-2)
 
 
 class _MaskIndexing(nn.Module):
@@ -1312,9 +1314,7 @@ def test_constant_float_compared_with_int(tmp_path, amp_tools):
     torch.manual_seed(0)
     inputs = (torch.randint(0, 16, (2, 8), generator=torch.Generator().manual_seed(1)), torch.tensor([0, 2]))
     model = _ConstantMaskGates()
-    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.5, out_dir=tmp_path)
-    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.5)
-    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+    _trains_as_pytorch(model, inputs, tmp_path, amp_tools, optimizer="sgd", lr=0.5)
 
 
 class _ResampleTo(nn.Module):
@@ -1341,9 +1341,7 @@ def test_align_corners_resample_to_one_pixel(tmp_path, amp_tools, size):
     torch.manual_seed(0)
     model = _ResampleTo(size)
     inputs = (torch.randn(2, 16, generator=torch.Generator().manual_seed(1)), torch.tensor([0, 2]))
-    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.5, out_dir=tmp_path)
-    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.5)
-    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+    _trains_as_pytorch(model, inputs, tmp_path, amp_tools, optimizer="sgd", lr=0.5)
 
 
 class _ComplexRotary(nn.Module):
@@ -1420,10 +1418,7 @@ def test_complex_values_of_parameters(tmp_path, amp_tools):
     torch.manual_seed(0)
     model = _LearnedPolar()
     inputs = (torch.randn(2, 8), torch.tensor([0, 2]))
-    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
-    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
-    fp32 = _losses(amp_tools, step, 3)
-    np.testing.assert_allclose(fp32, want, rtol=1e-5)
+    step, fp32 = _trains_as_pytorch(model, inputs, tmp_path, amp_tools, optimizer="sgd", lr=0.1)
     np.testing.assert_allclose(_losses(amp_tools, step, 3, "f16"), fp32, rtol=2e-3)
 
 
@@ -1456,9 +1451,7 @@ def test_fourier_transforms(tmp_path, amp_tools):
     torch.manual_seed(0)
     model = _Fourier()
     inputs = (torch.randn(2, 5, 6), torch.tensor([0, 2]))
-    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
-    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
-    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+    _trains_as_pytorch(model, inputs, tmp_path, amp_tools, optimizer="sgd", lr=0.1)
 
 
 def test_complex_op_without_a_rule_is_named(tmp_path):
@@ -1503,9 +1496,7 @@ def test_antialiased_resampling_trains(tmp_path, amp_tools, mode, antialias):
     torch.manual_seed(0)
     model = _AntialiasedPositions(mode, antialias)
     inputs = (torch.randn(2, 4, 5, 6), torch.tensor([0, 2]))
-    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.5, out_dir=tmp_path)
-    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.5)
-    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+    _trains_as_pytorch(model, inputs, tmp_path, amp_tools, optimizer="sgd", lr=0.5)
 
 
 class _Sorts(nn.Module):
@@ -1532,9 +1523,7 @@ def test_integer_and_stable_sorts(tmp_path, amp_tools):
     torch.manual_seed(0)
     model = _Sorts()
     inputs = (torch.randn(2, 6), torch.tensor([0, 2]))
-    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
-    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
-    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+    _trains_as_pytorch(model, inputs, tmp_path, amp_tools, optimizer="sgd", lr=0.1)
 
 
 class _Scans(nn.Module):
@@ -1559,9 +1548,7 @@ def test_running_extremes_and_products(tmp_path, amp_tools):
     torch.manual_seed(0)
     model = _Scans()
     inputs = (torch.randn(3, 6), torch.tensor([0, 2, 1]))
-    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
-    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
-    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+    _trains_as_pytorch(model, inputs, tmp_path, amp_tools, optimizer="sgd", lr=0.1)
 
 
 class _VocoderHead(nn.Module):
@@ -1615,9 +1602,7 @@ def test_spectrum_phase_at_dc_and_nyquist(tmp_path, amp_tools):
     torch.manual_seed(0)
     model = _SpectrumPhase()
     inputs = (torch.randn(2, 16, generator=torch.Generator().manual_seed(1)), torch.tensor([0, 2]))
-    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
-    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
-    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+    _trains_as_pytorch(model, inputs, tmp_path, amp_tools, optimizer="sgd", lr=0.1)
 
 
 def test_literal_tracker_never_reuses_a_freed_constants_literal():
