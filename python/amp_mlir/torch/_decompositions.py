@@ -572,19 +572,28 @@ def adaptive_max_pool2d_backward(grad_output, self, indices):
     return grad.sum(-2).reshape(self.shape)
 
 
-def _resampling_matrix(forward, out, size, scale, like):
+def _resampling_matrix(forward, out, size, scale, like, eager=False):
     """The [out, size] matrix of a separable, linear 1-D resampling: column j is ``forward`` (a resampling
     op of (input, output_size, scale of the height, scale of the width)) of the j-th unit vector, resampled
-    along the height of an identity image whose width it keeps."""
+    along the height of an identity image whose width it keeps (size -> size is the identity; not a width
+    of 1, with which ATen's antialiased kernels gave every output row the first one's weights). With
+    ``eager``, computed by PyTorch's own kernel outside the trace, in float64 (a constant of the step: for
+    ops torch-mlir does not lower)."""
+    if eager:
+        from torch.utils._python_dispatch import _disable_current_modes
+
+        with _disable_current_modes(), torch.no_grad():
+            a = _resampling_matrix(forward, out, size, scale, torch.empty((), dtype=torch.float64))
+        return a.to(like.dtype).contiguous()
     eye = torch.eye(size, dtype=like.dtype, device=like.device).reshape(1, 1, size, size)
     return forward(eye, [out, size], scale, None).reshape(out, size)
 
 
-def _separable_backward(forward, grad_output, output_size, input_size, scales_h=None, scales_w=None):
+def _separable_backward(forward, grad_output, output_size, input_size, scales_h=None, scales_w=None, eager=False):
     """out = A_h @ in @ A_w^T per plane, so grad_in = A_h^T @ grad_out @ A_w."""
     (ho, wo), (h, w) = output_size, input_size[-2:]
-    a_h = _resampling_matrix(forward, ho, h, scales_h, grad_output)
-    a_w = _resampling_matrix(forward, wo, w, scales_w, grad_output)
+    a_h = _resampling_matrix(forward, ho, h, scales_h, grad_output, eager)
+    a_w = _resampling_matrix(forward, wo, w, scales_w, grad_output, eager)
     return torch.matmul(torch.matmul(a_h.transpose(0, 1), grad_output), a_w)
 
 
@@ -623,36 +632,24 @@ def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h=N
                               scales_w)
 
 
-def _eager_resampling_matrix(op, out, size, align_corners, scale, like):
-    """The [out, size] matrix of the separable, linear resampling ``op`` along one dimension, computed by
-    PyTorch's own kernel outside the trace (a constant of the step): the height of an identity image
-    resampled, its width kept (size -> size is the identity; not a width of 1, with which ATen's
-    antialiased kernels gave every output row the first one's weights)."""
-    from torch.utils._python_dispatch import _disable_current_modes
-
-    with _disable_current_modes(), torch.no_grad():
-        eye = torch.eye(size, dtype=torch.float64).reshape(1, 1, size, size)
-        a = op(eye, [out, size], align_corners, scale, None).reshape(out, size)
-    return a.to(like.dtype).contiguous()
-
-
 def _separable_resampling(op):
     """Bicubic resampling (ViTs resize their position embeddings so: YOLOS, DeiT at another size) and
     antialiased resampling (``F.interpolate(..., antialias=True)``, bicubic or bilinear: timm's ViT with
     ``dynamic_img_size`` resamples its position embedding so every step), which torch-mlir does not lower:
-    ``A_h @ x @ A_w^T`` with the two matrices computed by the op itself (float64, then the input's type).
+    ``A_h @ x @ A_w^T`` with the two matrices computed by the op itself (``_resampling_matrix``, eager).
     Returns (the forward decomposition, the backward's)."""
+    def resample(align_corners):
+        return lambda x, size, sh, sw: op(x, size, align_corners, sh, sw)
+
     def forward(x, output_size, align_corners, scales_h=None, scales_w=None):
         (ho, wo), (h, w) = output_size, x.shape[-2:]
-        a_h = _eager_resampling_matrix(op, ho, h, align_corners, scales_h, x)
-        a_w = _eager_resampling_matrix(op, wo, w, align_corners, scales_w, x)
+        a_h = _resampling_matrix(resample(align_corners), ho, h, scales_h, x, eager=True)
+        a_w = _resampling_matrix(resample(align_corners), wo, w, scales_w, x, eager=True)
         return torch.matmul(torch.matmul(a_h, x), a_w.transpose(0, 1))
 
     def backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None):
-        (ho, wo), (h, w) = output_size, input_size[-2:]
-        a_h = _eager_resampling_matrix(op, ho, h, align_corners, scales_h, grad_output)
-        a_w = _eager_resampling_matrix(op, wo, w, align_corners, scales_w, grad_output)
-        return torch.matmul(torch.matmul(a_h.transpose(0, 1), grad_output), a_w)
+        return _separable_backward(resample(align_corners), grad_output, output_size, input_size, scales_h,
+                                   scales_w, eager=True)
 
     return forward, backward
 
