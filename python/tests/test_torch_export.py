@@ -1446,12 +1446,17 @@ class _Fourier(nn.Module):
 
 def test_fourier_transforms(tmp_path, amp_tools):
     """FFTs (``_fft_c2c`` forward and inverse, ``_fft_r2c`` one-sided, ``_fft_c2r``, and their backward) as
-    DFT products on real pairs: fp32 trains as PyTorch does."""
+    DFT products on real pairs: fp32 trains as PyTorch does. Their products are pinned f32 (a transform's
+    outputs each sum a whole axis; TOSA's own FFTs are deny): every matmul but the five of the two linear
+    layers (both forwards, the head's two gradients, fc's weight gradient)."""
     _torch_mlir()
     torch.manual_seed(0)
     model = _Fourier()
     inputs = (torch.randn(2, 5, 6), torch.tensor([0, 2]))
-    _trains_as_pytorch(model, inputs, tmp_path, amp_tools, optimizer="sgd", lr=0.1)
+    step, _ = _trains_as_pytorch(model, inputs, tmp_path, amp_tools, optimizer="sgd", lr=0.1)
+    matmuls = [line for line in step.mlir_path.read_text().splitlines() if "tosa.matmul" in line]
+    assert len(matmuls) > 20
+    assert sum("amp.precision = #amp.precision<f32>" not in line for line in matmuls) == 5
 
 
 def test_complex_op_without_a_rule_is_named(tmp_path):

@@ -16,7 +16,8 @@ complex value is rewritten by its rule in ``RULES`` into real ops on those pairs
   (``mm``, ``bmm``: four real ones); a complex times a real multiplies both parts; ``_conj`` negates the
   imaginary part; ``div`` by a complex is a product with the conjugate over ``|d|^2``.
 - Fourier transforms (``_fft_c2c``, ``_fft_r2c``, ``_fft_c2r``: FNet's token mixing, vocoders' inverse
-  STFT) as products with the DFT matrix over each dimension (``_dft``).
+  STFT) as products with the DFT matrix over each dimension (``_dft``), annotated to stay float32 under
+  autocast (``F32_RULES``).
 - Shape and layout ops (``view``, ``reshape``, ``expand``, ``permute``, ``unsqueeze``, ``slice``,
   ``select``, ``cat``, ``sum``, ...) are the same op on the pair with the dimension arguments taken modulo
   the complex rank (a negative dimension of the complex tensor is not the same dimension of its pair) and
@@ -441,6 +442,11 @@ RULES = {
     aten._fft_c2r.default: _fft_c2r,
 }
 
+#: The ops whose rules compute in float32 under autocast: a transform's outputs each sum a whole axis, and
+#: docs/Policy.md keeps TOSA's own FFTs (``fft2d`` / ``rfft2d``) f32 (deny) for that reason. Their DFT
+#: products would otherwise be matmuls, which autocast computes in f16 / bf16.
+F32_RULES = frozenset({aten._fft_c2c.default, aten._fft_r2c.default, aten._fft_c2r.default})
+
 
 def _where_from(node) -> str:
     trace = (node.meta.get("stack_trace") or "").strip().splitlines()
@@ -449,7 +455,13 @@ def _where_from(node) -> str:
 
 
 class RealPairs(torch.fx.Interpreter):
-    """Runs ``gm`` with each complex value as a :class:`Pair` (the module comment)."""
+    """Runs ``gm`` with each complex value as a :class:`Pair` (the module comment). The ops a rule in
+    ``F32_RULES`` records get the FX annotation ``f32_annotation`` (``node.meta["custom"]``), which the import
+    pins ``#amp.precision<f32>``."""
+
+    def __init__(self, gm, f32_annotation=None):
+        super().__init__(gm)
+        self.f32_annotation = f32_annotation or {}
 
     def run_node(self, n):
         value = n.meta.get("val")
@@ -473,7 +485,11 @@ class RealPairs(torch.fx.Interpreter):
                     "are carried as pairs of real numbers, and this op has no rule for them (_complex.RULES)")
             if args and isinstance(args[0], complex):  # a scalar in a tensor's place (autograd's conj of one)
                 args = (Pair(torch.tensor([args[0].real, args[0].imag])),) + tuple(args[1:])
-            out = rule(*args, **kwargs)
+            if n.target in F32_RULES and self.f32_annotation:
+                with fx_traceback.annotate(self.f32_annotation):
+                    out = rule(*args, **kwargs)
+            else:
+                out = rule(*args, **kwargs)
             if _is_complex(value) != isinstance(out, Pair):
                 raise UnsupportedOpError(f"internal: the complex rule of {n.target} gave the wrong kind of value")
             return out
@@ -483,11 +499,11 @@ class RealPairs(torch.fx.Interpreter):
         return outs
 
 
-def to_real_pairs(gm, flat, decompositions):
+def to_real_pairs(gm, flat, decompositions, f32_annotation=None):
     """``gm`` (captured with ``flat``, which has no complex tensors) recorded again with each complex value
-    as a pair of real numbers."""
+    as a pair of real numbers; the ops of Fourier transforms annotated ``f32_annotation`` (``RealPairs``)."""
     def run(*args):
-        return RealPairs(gm).run(*args)
+        return RealPairs(gm, f32_annotation).run(*args)
 
     with fx_traceback.preserve_node_meta():
         return make_fx(run, decomposition_table=decompositions, record_stack_traces=True)(*flat)

@@ -964,7 +964,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
                              record_stack_traces=True)(*flat)
             _clean_graph(gm)
             if _complex.has_complex(gm):
-                gm = _complex.to_real_pairs(gm, flat, _decompositions.table())
+                gm = _complex.to_real_pairs(gm, flat, _decompositions.table(), {_AUTOCAST_KEY: "f32"})
     except UnsupportedOpError:
         raise
     except Exception as e:
