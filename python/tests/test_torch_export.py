@@ -1610,6 +1610,55 @@ def test_spectrum_phase_at_dc_and_nyquist(tmp_path, amp_tools):
     _trains_as_pytorch(model, inputs, tmp_path, amp_tools, optimizer="sgd", lr=0.1)
 
 
+def test_long_transforms_are_split_as_cooley_tukey():
+    """Transforms longer than SPLIT_ABOVE are split (n = n1 * n2, twiddle factors, each part split again):
+    forward, inverse and real inverse (one-sided spectra cut short or longer than needed) equal PyTorch's in
+    float64 to rounding, for lengths prime, direct, split once, twice and twice a prime. A real signal's DC
+    and Nyquist bins have exact 0 imaginary parts, as PyTorch's: with 150 = 10 x 15 (the first split
+    tried) the Nyquist bin took a twiddle factor and a 2e-7 residue."""
+    from amp_mlir.torch._complex import SPLIT_ABOVE, Pair, _dft, _fft_c2r, _fft_r2c, _split
+    assert _split(SPLIT_ABOVE) is None and _split(127) is None and _split(150) == (15, 10)
+    gen = torch.Generator().manual_seed(0)
+    for n in (7, 64, 96, 127, 134, 150, 1000, 8192):
+        x = torch.randn(3, n, dtype=torch.complex128, generator=gen)
+        for forward, want in ((True, torch.fft.fft(x)), (False, torch.fft.ifft(x, norm="forward"))):
+            got = torch.view_as_complex(_dft(Pair(torch.view_as_real(x)), [1], 0, forward).t.contiguous())
+            assert (got - want).abs().max() < 1e-14 * want.abs().max(), (n, forward)
+        for bins in (n // 2 + 1, max(1, n // 2 - 3), n):
+            spectrum = torch.randn(3, bins, dtype=torch.complex128, generator=gen)
+            want = torch.fft.irfft(spectrum, n=n, norm="forward")
+            assert (_fft_c2r(Pair(torch.view_as_real(spectrum)), [1], 0, n) - want).abs().max() < \
+                1e-14 * want.abs().max(), (n, bins)
+    for n in (66, 110, 150, 1000):
+        spectrum = _fft_r2c(torch.randn(4, n, generator=gen), [1], 0, True)
+        assert not spectrum.im[:, 0].any() and not spectrum.im[:, -1].any(), n
+
+
+class _LongSpectrum(nn.Module):
+    """A 150-sample signal's spectrum (phases included), filtered and back: every transform split."""
+
+    def __init__(self, n=150):
+        super().__init__()
+        self.fc = nn.Linear(8, n)
+        self.gain = nn.Parameter(torch.ones(n // 2 + 1))
+        self.head = nn.Linear(n + 2 * (n // 2 + 1), 3)
+
+    def forward(self, x):
+        signal = self.fc(x)
+        spectrum = torch.fft.rfft(signal)
+        back = torch.fft.irfft(spectrum * self.gain, n=signal.shape[-1]) + torch.fft.ifft(torch.fft.fft(signal)).real
+        return self.head(torch.cat([back, spectrum.angle(), torch.log1p(spectrum.abs())], -1))
+
+
+def test_long_transforms_train_as_pytorch(tmp_path, amp_tools):
+    """The split transforms (forward, real, real inverse, and their backward) through torch-mlir and amp-train:
+    fp32 trains as PyTorch does."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    inputs = (torch.randn(2, 8, generator=torch.Generator().manual_seed(1)), torch.tensor([0, 2]))
+    _trains_as_pytorch(_LongSpectrum(), inputs, tmp_path, amp_tools, optimizer="sgd", lr=0.01)
+
+
 def test_literal_tracker_never_reuses_a_freed_constants_literal():
     """torch-mlir's importer imports a bool constant through a uint8 copy freed at once and caches literals by
     id(): with its own tracker a later copy at the same address got the earlier constant's literal (51 of

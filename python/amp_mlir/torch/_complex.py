@@ -284,22 +284,63 @@ def _unit_circle(m, n):
     return cos + 0.0, sin + 0.0
 
 
+#: The longest transform computed as one ``n x n`` product; a longer one whose length has a factor is split
+#: (``_dft_last``). Below it the one product costs less than the split's transposes and twiddle factors.
+SPLIT_ABOVE = 64
+
+
+def _split(n):
+    """``(n1, n2)`` with ``n = n1 * n2``, the closest such pair, ``n2`` even when ``n`` is: then the middle
+    frequency ``n / 2`` is ``k1 = 0``, ``k2 = n2 / 2`` (``_dft_last``), which sums real values when the signal
+    is real, with exact table values, so its imaginary part is an exact 0 as in PyTorch's real FFT (a
+    rounding residue flips its ``angle`` between pi and -pi). None for a prime ``n``, one up to
+    ``SPLIT_ABOVE``, or twice a prime."""
+    if n <= SPLIT_ABOVE:
+        return None
+    pairs = [(n1, n // n1) for n1 in range(2, n // 2 + 1) if n % n1 == 0 and (n % 2 or (n // n1) % 2 == 0)]
+    return min(pairs, key=sum, default=None)
+
+
+def _table(values, like):
+    return torch.tensor(values, dtype=like.dtype, device=like.device)
+
+
+def _dft_last(re, im, sign):
+    """The transform ``X_k = sum_j x_j exp(sign 2 pi i jk / n)`` of the pair ``(re, im)`` along its last
+    dimension, as parts. Up to ``SPLIT_ABOVE`` samples (or a prime count), one product with the ``n x n``
+    table (constants computed in float64, ``jk mod n`` and exact at the quarter turns: ``_unit_circle``),
+    ``O(n^2)``. Longer ones are split as Cooley and Tukey do, ``n = n1 * n2`` (``_split``), ``O(n (n1 + n2))``:
+    with ``j = j1 n2 + j2`` and ``k = k1 + n1 k2``,
+    ``X_k = sum_j2 W_n2^(j2 k2) W_n^(j2 k1) sum_j1 x_(j1 n2 + j2) W_n1^(j1 k1)`` (``W_m = exp(sign 2 pi i / m)``):
+    ``n2`` transforms of length ``n1``, the twiddle factors ``W_n^(j2 k1)``, ``n1`` transforms of length
+    ``n2`` (each split again when it is long), and the outputs read in ``k1 + n1 k2`` order."""
+    n = re.shape[-1]
+    split = _split(n)
+    if split is None:
+        cos, sin = _unit_circle(np.outer(np.arange(n), np.arange(n)) % n, n)  # symmetric: x @ W
+        c, s = _table(cos, re), _table(sign * sin + 0.0, re)
+        return re @ c - im @ s, re @ s + im @ c
+    n1, n2 = split
+    lead = re.shape[:-1]
+    re, im = (t.reshape(*lead, n1, n2).transpose(-1, -2) for t in (re, im))  # [..., j2, j1]
+    re, im = _dft_last(re, im, sign)  # [..., j2, k1]
+    cos, sin = _unit_circle(np.outer(np.arange(n2), np.arange(n1)) % n, n)
+    c, s = _table(cos, re), _table(sign * sin + 0.0, re)
+    re, im = (re * c - im * s).transpose(-1, -2), (re * s + im * c).transpose(-1, -2)  # [..., k1, j2]
+    re, im = _dft_last(re, im, sign)  # [..., k1, k2]
+    return tuple(t.transpose(-1, -2).reshape(*lead, n) for t in (re, im))
+
+
 def _dft(p, dims, normalization, forward):
-    """The discrete Fourier transform of the pair ``p`` over ``dims``: along each, a product with the
-    ``n x n`` DFT matrix ``exp(-+2 pi i jk / n)`` (constants computed in float64, ``jk mod n`` and exact
-    at the quarter turns: ``_unit_circle``), ``O(n^2)`` per element instead of an FFT's ``O(n log n)``, as GEMMs every backend runs
-    (``_fft_c2c``); ``normalization`` over the product of the sizes."""
+    """The discrete Fourier transform of the pair ``p`` over ``dims``, ``exp(-+2 pi i jk / n)`` along each
+    (``_dft_last``: GEMMs every backend runs), ``normalization`` over the product of the sizes."""
     sign = -1.0 if forward else 1.0
     count = 1
     for d in dims:
         d = _dim(d, p.rank)
-        n = p.t.shape[d]
-        count *= n
-        cos, sin = _unit_circle(np.outer(np.arange(n), np.arange(n)) % n, n)
-        c = torch.tensor(cos, dtype=p.t.dtype, device=p.t.device)
-        s = torch.tensor(sign * sin + 0.0, dtype=p.t.dtype, device=p.t.device)
-        re, im = p.re.movedim(d, -1), p.im.movedim(d, -1)  # W is symmetric: x @ W
-        p = _stack((re @ c - im @ s).movedim(-1, d), (re @ s + im @ c).movedim(-1, d))
+        count *= p.t.shape[d]
+        re, im = _dft_last(p.re.movedim(d, -1), p.im.movedim(d, -1), sign)
+        p = _stack(re.movedim(-1, d), im.movedim(-1, d))
     return Pair(_normalized(p.t, normalization, count))
 
 
@@ -315,22 +356,27 @@ def _fft_r2c(x, dim, normalization, onesided):
 
 def _fft_c2r(p, dim, normalization, last_dim_size):
     """The real inverse transform of a one-sided spectrum: over ``dim[:-1]`` the complex inverse, over the
-    last ``n = last_dim_size`` samples from the ``n // 2 + 1`` frequencies, the others their conjugates:
-    ``x[t] = sum_k c_k (Re X_k cos(2 pi kt / n) - Im X_k sin(2 pi kt / n))`` with ``c_k = 2`` for the
-    frequencies that stand for two, 1 for ``k = 0`` and ``n / 2`` (whose imaginary parts drop out, as in
-    PyTorch)."""
+    last ``n = last_dim_size`` samples from the ``h = n // 2 + 1`` frequencies (missing ones zero), the others
+    their conjugates: ``x[t] = sum_k c_k (Re X_k cos(2 pi kt / n) - Im X_k sin(2 pi kt / n))`` with ``c_k = 2``
+    for the frequencies that stand for two, 1 for ``k = 0`` and ``n / 2`` (whose imaginary parts drop out, as
+    in PyTorch): one ``h x n`` product. For a length ``_split`` splits, the real part of the complex inverse
+    of ``c_k X_k`` zero-padded to ``n`` frequencies, which is the same sum."""
     if len(dim) > 1:
         p = _dft(p, dim[:-1], 0, False)
     d = _dim(dim[-1], p.rank)
     n = int(last_dim_size)
     m = min(p.t.shape[d], n // 2 + 1)
-    k = np.arange(m)
-    weight = np.where((k == 0) | (2 * k == n), 1.0, 2.0)[:, None]
-    cos, sin = _unit_circle(np.outer(k, np.arange(n)) % n, n)
-    c = torch.tensor(weight * cos + 0.0, dtype=p.t.dtype, device=p.t.device)
-    s = torch.tensor(-weight * sin + 0.0, dtype=p.t.dtype, device=p.t.device)
     re, im = p.re.narrow(d, 0, m).movedim(d, -1), p.im.narrow(d, 0, m).movedim(d, -1)
-    out = (re @ c + im @ s).movedim(-1, d)
+    k = np.arange(m)
+    weight = np.where((k == 0) | (2 * k == n), 1.0, 2.0)
+    if _split(n) is not None:
+        # the sum above is the real part of the complex inverse of c_k X_k, zero from k = m on
+        re, im = (torch.nn.functional.pad(t * _table(weight, t), (0, n - m)) for t in (re, im))
+        out = _dft_last(re, im, 1.0)[0].movedim(-1, d)
+    else:
+        cos, sin = _unit_circle(np.outer(k, np.arange(n)) % n, n)
+        out = (re @ _table(weight[:, None] * cos + 0.0, re) + im @ _table(-weight[:, None] * sin + 0.0, re)
+               ).movedim(-1, d)
     count = n
     for other in dim[:-1]:
         count *= p.t.shape[_dim(other, p.rank)]
