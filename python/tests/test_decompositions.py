@@ -74,6 +74,30 @@ def test_grouped_convolution(shape, weight, stride, padding, dilation, groups, b
         _close(got, aten.convolution.default(*args))
 
 
+@pytest.mark.parametrize("shape, weight, stride, padding, output_padding, dilation, groups, bias", [
+    ((2, 8, 16), (8, 1, 4), 2, 1, 0, 1, 8, True),  # depthwise 1-D (Mimi's upsampler)
+    ((2, 6, 9), (6, 2, 3), 3, 1, 2, 1, 3, False),  # 2 output channels per group, output padding
+    ((2, 4, 5, 6), (4, 3, 3, 3), 2, 1, 1, 2, 2, True),  # 2-D, 2 input / 3 output channels per group, dilated
+    ((1, 6, 4, 4), (6, 1, 2, 3), (2, 1), (0, 1), (1, 0), 1, 6, False),  # 2-D depthwise, per-axis settings
+    ((2, 4, 5), (4, 3, 3), 2, 0, 0, 1, 1, True),  # ungrouped: left to torch-mlir
+])
+def test_transposed_grouped_convolution(shape, weight, stride, padding, output_padding, dilation, groups, bias):
+    """A grouped transposed convolution (torch-mlir lowers none: "failed to legalize") as the input gradient
+    of the convolution with the same weights, against ATen."""
+    torch.manual_seed(7)
+    x = torch.randn(*shape, dtype=torch.float64)
+    w = torch.randn(*weight, dtype=torch.float64)
+    b = torch.randn(weight[1] * groups, dtype=torch.float64) if bias else None
+    d = len(shape) - 2
+    each = [v if isinstance(v, tuple) else (v,) * d for v in (stride, padding, output_padding)]
+    args = (x, w, b, list(each[0]), list(each[1]), [dilation] * d, True, list(each[2]), groups)
+    got = _decomp().convolution(*args)
+    if groups == 1:
+        assert got is NotImplemented
+    else:
+        _close(got, aten.convolution.default(*args))
+
+
 @pytest.mark.parametrize("stride, padding, output_padding, dilation, groups", [
     (2, 0, 0, 1, 1), (2, 1, 1, 1, 1), (1, 1, 0, 2, 1), (3, 1, 2, 1, 2)])
 def test_transposed_convolution_backward(stride, padding, output_padding, dilation, groups):

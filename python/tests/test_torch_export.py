@@ -1678,3 +1678,28 @@ def test_literal_tracker_never_reuses_a_freed_constants_literal():
     mappings = [import_literal(m) for m in masks]
     # every copy still alive (torch-mlir's own tracker holds them weakly: gone here), so no id() came back
     assert all(m._referrent() is not None for m in mappings)
+
+
+class _GroupedUpsampler(nn.Module):
+    """Transposed convolutions with groups, as a codec's decoder upsamples: depthwise 1-D (Mimi's
+    ``upsample_groups``) and 2-D with two channels per group."""
+
+    def __init__(self):
+        super().__init__()
+        self.up1 = nn.ConvTranspose1d(8, 8, 4, stride=2, padding=1, groups=8)
+        self.up2 = nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)
+        self.head = nn.Linear(16 + 6 * 36, 3)
+
+    def forward(self, x):  # x: [batch, 8, 8]
+        a = self.up1(x).mean(1)  # [batch, 16]
+        b = self.up2(torch.tanh(x).reshape(-1, 4, 4, 4)[:, :, 1:, 1:].contiguous())  # [batch, 6, 6, 6]
+        return self.head(torch.cat([a, b.flatten(1)], -1))
+
+
+def test_grouped_transposed_convolutions_train_as_pytorch(tmp_path, amp_tools):
+    """torch-mlir lowers no transposed convolution with groups ("failed to legalize", transformers' Mimi
+    stopped on it): the capture decomposes them (``_decompositions.convolution``); fp32 trains as PyTorch."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    inputs = (torch.randn(2, 8, 8), torch.tensor([0, 2]))
+    _trains_as_pytorch(_GroupedUpsampler(), inputs, tmp_path, amp_tools, optimizer="adamw", lr=1e-2)

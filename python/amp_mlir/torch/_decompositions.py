@@ -42,7 +42,10 @@ semantics:
   neither path: im2col (the padded input under each filter tap, by narrow and reshape, ``_im2col``) and
   one batched matmul over the groups, ``[g, Cout/g, Cin/g*kh*kw] x [g, Cin/g*kh*kw, N*Ho*Wo]`` (one GEMM
   call with g batches, not g convolutions: RegNet-Y-400MF has up to 55 groups a layer). Depthwise (one
-  input channel per group) and ungrouped convolutions are left to torch-mlir.
+  input channel per group) and ungrouped convolutions are left to torch-mlir. A *transposed* convolution
+  with groups (codecs' depthwise upsamplers: Mimi), which torch-mlir lowers on neither path either, is the
+  input gradient of the convolution with the same weights (``_input_gradient``, as in the backward above),
+  of the transposed convolution's output size.
 - Random ops (``native_dropout``, ``bernoulli``, ``rand``, ``rand_like``, ``uniform``; ``randn``,
   ``randn_like``, ``normal_`` by Box-Muller on two uniform numbers, ``exponential_`` as ``-log(1 - u)``,
   ``randint`` / ``randint_like`` as ``low + floor(u (high - low))``; ``RANDOM``, which the
@@ -283,14 +286,7 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
     ho, wo = grad_output.shape[-2:]
     grad_input = grad_weight = grad_bias = None
     if output_mask[0]:
-        go = _dilate(_dilate(grad_output, 2, sh), 3, sw)
-        # out[y] = sum_i go_d[y + p - i*d]: a convolution of go_d padded by d*(k-1) - p with the flipped
-        # kernel; the far side is padded so that the result has the input's size.
-        before_h, before_w = dh * (kh - 1) - ph, dw * (kw - 1) - pw
-        go = _pad_or_crop(go, 2, before_h, h + dh * (kh - 1) - before_h - go.shape[2])
-        go = _pad_or_crop(go, 3, before_w, w + dw * (kw - 1) - before_w - go.shape[3])
-        wt = weight.flip(2, 3).reshape(g, cout // g, cin_g, kh, kw).transpose(1, 2).reshape(cin, cout // g, kh, kw)
-        grad_input = torch.nn.functional.conv2d(go, wt, None, 1, 0, (dh, dw), g)
+        grad_input = _input_gradient(grad_output, weight, (sh, sw), (ph, pw), (dh, dw), g, h, w)
     if output_mask[1] and cin_g == 1 and g > 1:
         # Depthwise (one input channel per group, m = Cout / Cin outputs each): a depthwise convolution
         # over the C*N (channel, sample) planes, each with its m output-gradient planes as filters,
@@ -319,6 +315,22 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
     return grad_input, grad_weight, grad_bias
 
 
+def _input_gradient(grad_output, weight, stride, padding, dilation, groups, h, w):
+    """The gradient, of height ``h`` and width ``w``, of a 2-D convolution's input from its output's
+    ``grad_output``: ``out[y] = sum_i go_d[y + p - i*d]``, a convolution of the stride-dilated output gradient
+    ``go_d`` padded by ``d*(k-1) - p`` (the far side to the input's size) with the flipped, group-transposed
+    kernel. A transposed convolution's forward is the same map (``convolution``)."""
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    cout, cin_g, kh, kw = weight.shape
+    g = groups
+    go = _dilate(_dilate(grad_output, 2, sh), 3, sw)
+    before_h, before_w = dh * (kh - 1) - ph, dw * (kw - 1) - pw
+    go = _pad_or_crop(go, 2, before_h, h + dh * (kh - 1) - before_h - go.shape[2])
+    go = _pad_or_crop(go, 3, before_w, w + dw * (kw - 1) - before_w - go.shape[3])
+    wt = weight.flip(2, 3).reshape(g, cout // g, cin_g, kh, kw).transpose(1, 2).reshape(g * cin_g, cout // g, kh, kw)
+    return torch.nn.functional.conv2d(go, wt, None, 1, 0, (dh, dw), g)
+
+
 def _every(x, dim, start, stride, count):
     """``x[start : start + count * stride : stride]`` along ``dim``, as a narrow and a reshape (zeros past
     the end where the last window needs them) instead of a stepped slice."""
@@ -344,13 +356,20 @@ def _im2col(input, groups, kh, kw, stride, padding, dilation, ho, wo):
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     cin_g = weight.shape[1]
-    if transposed or groups == 1 or cin_g == 1 or input.dim() not in (3, 4):
+    if groups == 1 or (cin_g == 1 and not transposed) or input.dim() not in (3, 4):
         return NotImplemented
     if input.dim() == 3:  # 1-D: the 2-D form on a height of one
         out = convolution(input.unsqueeze(2), weight.unsqueeze(2), bias, [1, *stride], [0, *padding],
-                          [1, *dilation], False, [0, *output_padding], groups)
+                          [1, *dilation], transposed, [0, *output_padding], groups)
         return out.squeeze(2)
     stride, padding, dilation = _pair(stride), _pair(padding), _pair(dilation)
+    if transposed:
+        # The adjoint of the convolution with the same weights: its input gradient (_input_gradient), of
+        # the size (in - 1) * s - 2p + d * (k - 1) + output_padding + 1.
+        size = [(input.shape[2 + i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (weight.shape[2 + i] - 1)
+                + _pair(output_padding)[i] + 1 for i in range(2)]
+        out = _input_gradient(input, weight, stride, padding, dilation, groups, *size)
+        return out if bias is None else out + bias.reshape(1, -1, 1, 1)
     n, _, h, w = input.shape
     cout, _, kh, kw = weight.shape
     ho = (h + 2 * padding[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
