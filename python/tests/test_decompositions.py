@@ -490,6 +490,44 @@ def test_cumprod_and_integer_relu(x, dim):
     assert _decomp().relu(x.double()) is NotImplemented  # floats: torch-mlir's
 
 
+def test_integer_power():
+    """``pow`` of integers (torch-mlir refuses all three overloads) equals ATen's: powers that wrap modulo 2^64
+    and 2^32 (a hash's ``31 ** arange(20)``), zero and negative exponents and bases, uint8, mixed types; a
+    float result is left to torch-mlir."""
+    d = _decomp()
+    gen = torch.Generator().manual_seed(0)
+    bases = torch.tensor([-3, -2, -1, 0, 1, 2, 3, 7, 31, 1000003])
+    exponents = torch.arange(-2, 40)
+    for dtype in (torch.int64, torch.int32, torch.int16):
+        b, e = bases.to(dtype)[:, None], exponents.to(dtype)[None, :]
+        assert torch.equal(d.pow_tensor_tensor(b, e), torch.pow(b, e)), dtype
+        assert torch.equal(d.pow_scalar(31, e.clamp(min=0)), torch.pow(31, e.clamp(min=0))), dtype
+        for k in (0, 1, 2, 5, 13, 40):
+            assert torch.equal(d.pow_tensor_scalar(b, k), torch.pow(b, k)), (dtype, k)
+    x = torch.randint(0, 256, (6, 7), dtype=torch.uint8, generator=gen)
+    y = torch.randint(0, 9, (6, 7), dtype=torch.uint8, generator=gen)
+    assert torch.equal(d.pow_tensor_tensor(x, y), torch.pow(x, y))
+    i32, i64 = torch.tensor([3, -5], dtype=torch.int32), torch.tensor([21, 3])
+    assert torch.equal(d.pow_tensor_tensor(i32, i64), torch.pow(i32, i64))  # int64 result
+    assert d.pow_tensor_tensor(i32, torch.tensor([0.5, 2.0])) is NotImplemented
+    assert d.pow_tensor_scalar(i32, 0.5) is NotImplemented and d.pow_scalar(2.0, i64) is NotImplemented
+
+
+def test_integer_floor_division_and_remainder():
+    """Integer ``//`` and ``%`` (rounded toward -inf) equal ATen's for every sign and for dividends whose
+    product with the divisor wraps (torch-mlir's own lowering tests the signs on that product); floats and
+    other roundings are left to torch-mlir."""
+    d = _decomp()
+    a = torch.tensor([-(1 << 62) - 12345, -7, -6, -1, 0, 1, 6, 7, (1 << 62) + 98765, 9 << 58])[:, None]
+    for b in (torch.tensor([61, -61, 5, -5, 1, -1, 7]), 61, -7):
+        assert torch.equal(d.remainder(a, b), torch.remainder(a, b)), b
+        assert torch.equal(d.div_mode(a, b, rounding_mode="floor"), torch.div(a, b, rounding_mode="floor")), b
+    small = a.to(torch.int32).clamp(-1000, 1000)
+    assert torch.equal(d.remainder(small, 7), torch.remainder(small, 7))
+    assert d.remainder(a.double(), 3) is NotImplemented
+    assert d.div_mode(a, 3, rounding_mode="trunc") is NotImplemented and d.div_mode(a, 3) is NotImplemented
+
+
 @pytest.mark.parametrize("shape, indices", [
     ((3, 5, 4), lambda: [torch.arange(3)[:, None], torch.tensor([[0, 2, 4]])]),        # h[rows[:, None], cols] = v
     ((3, 5, 4), lambda: [None, torch.tensor([1, 3]), torch.tensor([[0], [3]])]),       # after a slice, two indices

@@ -81,7 +81,8 @@ semantics:
   float64, which put ``[batch, tokens, width]`` f64 buffers into every transformer step.
 - ``roll``: two static slices and a concatenation per dimension (torch-mlir's slices from a start it
   computes at run time: a slice of dynamic extent that its TOSA lowering refuses; Swin).
-- ``relu`` of integers as a select.
+- ``relu`` of integers as a select; ``pow`` of integers by repeated squaring (``_integer_power``); integer
+  ``%`` and ``//`` from the truncating division (``_floor_division``: torch-mlir's own lowering wraps).
 - ``cummax`` / ``cummin``: the extreme over a triangle mask, the index the last element equal to it;
   ``cumprod``: the product over the same mask.
 - ``sort`` of integers and ``sort(stable=True)``: ranks (how many elements come before each), then the
@@ -932,6 +933,86 @@ def relu(x):
     return torch.where(x > 0, x, torch.zeros((), dtype=x.dtype))
 
 
+def _integer_power(base, exponent, dtype):
+    """``base ** exponent`` in the integer type ``dtype`` (a hash's powers of a prime: BLT's), which
+    torch-mlir's conversions refuse, by repeated squaring: over the bits of a Python exponent; over every
+    bit of a tensor one's type (63 for int64) otherwise, each a select. Products wrap modulo 2^bits as
+    PyTorch's do. A negative tensor exponent gives what ATen's CPU kernel gives: 1 for a base of 1, +-1 for
+    -1 (by the exponent's parity), 0 otherwise."""
+    one = torch.ones((), dtype=dtype)
+    base = base.to(dtype) if isinstance(base, torch.Tensor) else torch.full((), base, dtype=dtype)
+    if not isinstance(exponent, torch.Tensor):
+        result = one
+        while exponent:
+            if exponent & 1:
+                result = result * base
+            exponent >>= 1
+            if exponent:
+                base = base * base
+        return result
+    exponent = exponent.to(dtype)
+    result = torch.ones_like(base * exponent)
+    power = base
+    for bit in range(torch.iinfo(dtype).bits - (0 if dtype == torch.uint8 else 1)):
+        if bit:
+            power = power * power
+        taken = torch.bitwise_and(torch.bitwise_right_shift(exponent, torch.full((), bit, dtype=dtype)), one)
+        result = torch.where(taken == 1, result * power, result)
+    odd = torch.bitwise_and(exponent, one) == 1
+    negative = torch.where(base == 1, one, torch.where(base == -1, torch.where(odd, -one, one), 0 * one))
+    return torch.where(exponent < 0, negative, result) if dtype != torch.uint8 else result
+
+
+def _integral(dtype):
+    return not dtype.is_floating_point and not dtype.is_complex and dtype != torch.bool
+
+
+def pow_tensor_tensor(self, exponent):
+    """``pow`` of integer tensors (``_integer_power``); floats are left to torch-mlir."""
+    dtype = torch.result_type(self, exponent)
+    return _integer_power(self, exponent, dtype) if _integral(dtype) else NotImplemented
+
+
+def pow_tensor_scalar(self, exponent):
+    dtype = torch.result_type(self, exponent)
+    if not _integral(dtype) or not isinstance(exponent, int) or exponent < 0:
+        return NotImplemented
+    return _integer_power(self, exponent, dtype) * torch.ones_like(self, dtype=dtype)
+
+
+def pow_scalar(self, exponent):
+    dtype = torch.result_type(self, exponent)
+    return _integer_power(self, exponent, dtype) if _integral(dtype) else NotImplemented
+
+
+def _floor_division(a, b):
+    """The quotient and remainder of integers rounded toward -inf (PyTorch's ``//`` and ``%``), from the
+    truncating ones: where the remainder is not 0 and its sign is not the divisor's, the quotient one lower
+    and the remainder plus the divisor. torch-mlir's own lowering tests the signs on the product ``a * b``,
+    which wraps for large ``a`` (a hash's sums): a wrong quotient and a remainder out of ``[0, b)``, silently
+    (an embedding read past its table's end in BLT's hashed n-grams)."""
+    dtype = torch.result_type(a, b)
+    a, b = (x.to(dtype) if isinstance(x, torch.Tensor) else torch.full((), x, dtype=dtype) for x in (a, b))
+    q = torch.div(a, b, rounding_mode="trunc")
+    r = a - q * b
+    wrong = torch.logical_and(r != 0, (r < 0) != (b < 0))
+    return torch.where(wrong, q - 1, q), torch.where(wrong, r + b, r)
+
+
+def remainder(self, other):
+    """Integer ``%`` (``_floor_division``); floats are left to torch-mlir."""
+    if not _integral(torch.result_type(self, other)):
+        return NotImplemented
+    return _floor_division(self, other)[1]
+
+
+def div_mode(self, other, *, rounding_mode=None):
+    """Integer ``//`` (``div(rounding_mode="floor")``, ``_floor_division``); the rest is left to torch-mlir."""
+    if rounding_mode != "floor" or not _integral(torch.result_type(self, other)):
+        return NotImplemented
+    return _floor_division(self, other)[0]
+
+
 def sort(self, dim=-1, descending=False):
     """``sort`` of integers (a router's expert ids), which torch-mlir's conversions refuse, by ranks
     (``_sort_by_rank``); floats are left to torch-mlir."""
@@ -1086,6 +1167,13 @@ def table():
         aten.topk.default: topk,
         aten.sort.default: sort,
         aten.relu.default: relu,
+        aten.pow.Tensor_Tensor: pow_tensor_tensor,
+        aten.pow.Tensor_Scalar: pow_tensor_scalar,
+        aten.pow.Scalar: pow_scalar,
+        aten.remainder.Tensor: remainder,
+        aten.remainder.Scalar: remainder,
+        aten.div.Tensor_mode: div_mode,
+        aten.div.Scalar_mode: div_mode,
         aten.cummax.default: cummax,
         aten.cumprod.default: cumprod,
         aten.cummin.default: cummin,
