@@ -1707,8 +1707,8 @@ def test_grouped_transposed_convolutions_train_as_pytorch(tmp_path, amp_tools):
 
 class _RollingHash(nn.Module):
     """BLT's byte-group hash: ``prime ** arange(n)`` (a 0-d int64 tensor's ``pow``), summed products that wrap
-    modulo 2^64, their remainder as embedding ids; a Python int's powers and an int tensor's cube too. (Not
-    ``hash + 7``: torch-mlir's TOSA lowering adds int64 in int32, see docs/Python.md.)"""
+    modulo 2^64, their remainder as embedding ids; a Python int's powers and an int tensor's cube too; an
+    offset added to and subtracted from such a sum before its remainder (int64 sums beyond int32)."""
 
     def __init__(self):
         super().__init__()
@@ -1717,14 +1717,17 @@ class _RollingHash(nn.Module):
 
     def forward(self, ids):  # ids: [batch, tokens, 3] int64
         powers = torch.tensor(1000003, dtype=torch.int64) ** torch.arange(ids.shape[-1] + 2)[2:]
-        hashed = torch.remainder(torch.sum(ids * powers, dim=-1), 61)
+        wide = torch.sum(ids * powers, dim=-1)
+        hashed = torch.remainder(wide, 61)
+        offset = (wide + ids[..., 2] - 7) % 61
         other = (7 ** (ids[..., 0] % 5) + (ids[..., 1] + 1) ** 3) % 61
-        return self.fc((self.emb(hashed) + self.emb(other)).mean(1))
+        return self.fc((self.emb(hashed) + self.emb(offset) + self.emb(other)).mean(1))
 
 
 def test_integer_powers_train_as_pytorch(tmp_path, amp_tools):
-    """Integer ``pow`` (torch-mlir lowers none of its overloads; BLT stopped on it), as repeated squaring:
-    the hashed ids, which wrap modulo 2^64, pick the same embedding rows as in PyTorch."""
+    """Integer ``pow`` (torch-mlir lowers none of its overloads; BLT stopped on it), as repeated squaring;
+    ``%`` from the truncating division; int64 adds beyond int32 as sums (``_wide_integer_sums``): the hashed
+    ids, which wrap modulo 2^64, pick the same embedding rows as in PyTorch."""
     _torch_mlir()
     torch.manual_seed(0)
     ids = torch.randint(0, 256, (2, 5, 3), generator=torch.Generator().manual_seed(1))

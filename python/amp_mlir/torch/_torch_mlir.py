@@ -786,6 +786,58 @@ def _clean_graph(gm):
     gm.recompile()
 
 
+def _wide_integer_sums(gm, flat):
+    """``gm`` with each int64 addition or subtraction whose operands or result leave the int32 range in the
+    example step (a hash's sums of products plus an offset) computed as a ``sum`` over its two stacked
+    operands, recorded again by ``make_fx``; ``gm`` itself when there is none. torch-mlir's TOSA lowering
+    computes an int64 ``add`` / ``sub`` in int32 (TOSA's add has no int64), so ``hash + 7`` wrapped modulo
+    2^32 without a word; its ``mul`` and ``reduce_sum`` keep int64. The graph is run once on ``flat`` to
+    see the values: an index's ``+ 1`` stays an add."""
+    aten = torch.ops.aten
+    sign = {aten.add.Tensor: 1, aten.add.Scalar: 1, aten.sub.Tensor: -1, aten.sub.Scalar: -1,
+            aten.rsub.Scalar: -1, aten.rsub.Tensor: -1}
+    candidates = {n for n in gm.graph.nodes if n.op == "call_function" and n.target in sign
+                  and getattr(n.meta.get("val"), "dtype", None) == torch.int64}
+    if not candidates:
+        return gm
+    low, high = -(1 << 31), (1 << 31) - 1
+    wide = set()
+
+    class Watch(torch.fx.Interpreter):
+        def run_node(self, n):
+            out = super().run_node(n)
+            if n in candidates:
+                values = [out] + [self.env[a] if isinstance(a, torch.fx.Node) else torch.tensor(a)
+                                  for a in n.args[:2] if isinstance(a, (torch.fx.Node, int))]
+                if any(v.numel() and (int(v.min()) < low or int(v.max()) > high) for v in values):
+                    wide.add(n)
+            return out
+
+    with torch.no_grad():
+        Watch(gm).run(*flat)
+    if not wide:
+        return gm
+
+    class Wide(torch.fx.Interpreter):
+        def run_node(self, n):
+            if n not in wide:
+                return super().run_node(n)
+            with self._set_current_node(n):
+                args, kwargs = self.fetch_args_kwargs_from_env(n)
+                a, b = (x if isinstance(x, torch.Tensor) else torch.tensor(x, dtype=torch.int64) for x in args[:2])
+                if n.target in (aten.rsub.Scalar, aten.rsub.Tensor):
+                    a, b = b, a
+                factor = sign[n.target] * kwargs.get("alpha", args[2] if len(args) > 2 else 1)
+                b = b if factor == 1 else b * factor
+                return torch.stack(torch.broadcast_tensors(a.to(torch.int64), b.to(torch.int64))).sum(0)
+
+    def run(*args):
+        return Wide(gm).run(*args)
+
+    with torch.fx.traceback.preserve_node_meta():
+        return make_fx(run, decomposition_table=_decompositions.table(), record_stack_traces=True)(*flat)
+
+
 def _float_comparison_scalars(gm):
     """An integer scalar compared with a floating-point tensor (``mask < 0``, ``ids == 0`` on a float mask)
     as the float it is compared as. torch-mlir's folder of the ``*.Scalar`` comparisons reads an integer
@@ -985,6 +1037,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     specialized = specializer.warn(_unchanged_buffers(gm, kinds))
     _clean_graph(gm)
     _float_comparison_scalars(gm)
+    gm = _wide_integer_sums(gm, flat)
     outs = next(n for n in gm.graph.nodes if n.op == "output").args[0]
     loss_meta = outs[-1].meta.get("val")
     if loss_meta is None or tuple(loss_meta.shape) != () or not loss_meta.is_floating_point():
