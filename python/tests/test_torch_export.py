@@ -921,13 +921,41 @@ class _Reversible(nn.Module):
         return self.head(_ReversibleLike.apply(self.p(x), self.layer))
 
 
-def test_torch_mlir_refuses_a_backward_that_writes_grad(tmp_path):
-    """A backward that accumulates into parameters' .grad itself is outside the gradients the step takes:
-    exported, those parameters would silently never train. The export fails naming them, and leaves the
-    model's .grad as it was."""
+def test_backward_that_writes_grad_trains_as_pytorch(tmp_path, amp_tools):
+    """A backward that runs a layer again and accumulates into its parameters' .grad itself (a reversible
+    layer's: Reformer's) runs on the step's parameters, and what it accumulates is their gradient, as in
+    PyTorch: the step trains as PyTorch does, and the model's own .grad is left as it was. (It was refused:
+    the layer ran on the model's parameters, and those would never have trained.)"""
     _torch_mlir()
     torch.manual_seed(0)
     model = _Reversible()
+    kept = torch.ones(3)
+    model.head.bias.grad = kept
+    inputs = (torch.randn(4, 8), torch.randint(0, 3, (4,)))
+    _trains_as_pytorch(model, inputs, tmp_path, amp_tools, optimizer="sgd", lr=0.5)
+    assert model.layer.weight.grad is None and model.head.bias.grad is kept
+
+
+class _HeldReversible(_Reversible):
+    """A reversible layer whose Function gets the layer's parameter objects from a list made at
+    construction, not through the module: the step's parameters never reach it."""
+
+    def __init__(self):
+        super().__init__()
+        self.held = [self.layer.weight, self.layer.bias]
+
+    def forward(self, x):
+        weight, bias = self.held
+        return self.head(_ReversibleLike.apply(self.p(x), lambda h: F.linear(h, weight, bias)))
+
+
+def test_backward_that_writes_held_parameters_grad_is_refused(tmp_path):
+    """A backward that accumulates into the .grad of parameter objects it holds from before the step is
+    outside the gradients the step takes: exported, those parameters would silently never train. The
+    export fails naming them, and leaves the model's .grad as it was."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = _HeldReversible()
     kept = torch.ones(3)
     model.head.bias.grad = kept
     with pytest.raises(UnsupportedOpError, match=r"writes the \.grad of layer\.weight, layer\.bias itself"):
@@ -1732,3 +1760,87 @@ def test_integer_powers_train_as_pytorch(tmp_path, amp_tools):
     torch.manual_seed(0)
     ids = torch.randint(0, 256, (2, 5, 3), generator=torch.Generator().manual_seed(1))
     _trains_as_pytorch(_RollingHash(), (ids, torch.tensor([0, 2])), tmp_path, amp_tools, optimizer="adamw", lr=1e-2)
+
+
+class _Checkpointed(nn.Module):
+    """A block under activation checkpointing (``torch.utils.checkpoint``, as transformers'
+    ``gradient_checkpointing_enable()`` puts every layer): its backward runs the block again."""
+
+    def __init__(self, use_reentrant):
+        super().__init__()
+        self.use_reentrant = use_reentrant
+        self.a = nn.Linear(8, 16)
+        self.block = nn.Sequential(nn.Linear(16, 16), nn.GELU(), nn.Linear(16, 16))
+        self.head = nn.Linear(16, 3)
+
+    def forward(self, x):
+        from torch.utils.checkpoint import checkpoint
+        h = self.a(x)
+        return self.head(h + checkpoint(self.block, h, use_reentrant=self.use_reentrant))
+
+
+@pytest.mark.parametrize("use_reentrant", [False, True])
+def test_activation_checkpointing_trains_as_pytorch(use_reentrant, tmp_path, amp_tools):
+    """The recomputation in the backward runs on the step's parameters: the step trains as PyTorch. (It ran
+    on the model's own, so the block's gradients used its initial weights at every step: the third loss was
+    1e-3 off, silently; the re-entrant form, which refuses torch.autograd.grad, failed to capture.)"""
+    _torch_mlir()
+    torch.manual_seed(0)
+    inputs = (torch.randn(4, 8), torch.tensor([0, 1, 2, 0]))
+    _trains_as_pytorch(_Checkpointed(use_reentrant), inputs, tmp_path, amp_tools, optimizer="adamw", lr=1e-2)
+
+
+def test_max_pool3d_trains_as_pytorch(tmp_path, amp_tools):
+    """A video network's 3-D max pooling (S3D's): its gradient, which torch-mlir leaves, decomposed; fp32
+    trains as PyTorch."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv3d(3, 4, 3, padding=1), nn.MaxPool3d((1, 3, 3), stride=(1, 2, 2), padding=(0, 1, 1)),
+                          nn.ReLU(), nn.MaxPool3d(2), nn.Flatten(), nn.Linear(4 * 1 * 2 * 2, 3))
+    inputs = (torch.randn(2, 3, 2, 8, 8), torch.tensor([0, 2]))
+    _trains_as_pytorch(model, inputs, tmp_path, amp_tools, optimizer="adamw", lr=1e-2)
+
+
+class _Sampler(nn.Module):
+    """Features read at learned offsets from a regular grid (RAFT's correlation lookup, deformable
+    sampling): ``F.grid_sample`` with gradients to both the features and the grid."""
+
+    def __init__(self, mode, padding_mode, align_corners):
+        super().__init__()
+        self.options = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+        self.conv = nn.Conv2d(1, 4, 3, padding=1)
+        self.offset = nn.Parameter(torch.randn(1, 5, 6, 2) * 0.3)
+        self.fc = nn.Linear(4 * 5 * 6, 3)
+
+    def forward(self, x):
+        base = torch.stack(torch.meshgrid(torch.linspace(-1.2, 1.2, 6), torch.linspace(-1, 1, 5), indexing="xy"), -1)
+        grid = (base[None] + self.offset).expand(x.shape[0], -1, -1, -1)
+        return self.fc(F.grid_sample(self.conv(x), grid, **self.options).flatten(1))
+
+
+@pytest.mark.parametrize("mode, padding_mode, align_corners", [
+    ("bilinear", "zeros", True), ("bilinear", "border", False), ("bilinear", "reflection", True),
+    ("nearest", "zeros", False), ("bicubic", "zeros", False), ("bicubic", "border", True)])
+def test_grid_sample_trains_as_pytorch(mode, padding_mode, align_corners, tmp_path, amp_tools):
+    """``grid_sample``'s backward (``grid_sampler_2d_backward``), which torch-mlir leaves (torchvision's RAFT
+    stopped on it): the capture computes the op as PyTorch's own decomposition does, and autograd records
+    that one's backward. Its gradients equal the op's own in float64 (to 1e-13); fp32 trains as PyTorch,
+    gradients to the grid included (5e-5: the sums in another order, through three AdamW steps)."""
+    _torch_mlir()
+    from torch._decomp.decompositions import _grid_sampler_2d
+    gen = torch.Generator().manual_seed(1)
+    x = torch.randn(2, 3, 8, 8, dtype=torch.float64, generator=gen, requires_grad=True)
+    grid = (torch.rand(2, 5, 6, 2, dtype=torch.float64, generator=gen) * 2.8 - 1.4).requires_grad_()
+    weight = torch.randn(2, 3, 5, 6, dtype=torch.float64, generator=gen)
+    options = dict(mode=mode, padding_mode=padding_mode, align_corners=align_corners)
+    unused = dict(allow_unused=True, materialize_grads=True)  # nearest: no gradient to the grid
+    want = torch.autograd.grad((F.grid_sample(x, grid, **options) * weight).sum(), (x, grid), **unused)
+    got = torch.autograd.grad((_grid_sampler_2d(x, grid, ["bilinear", "nearest", "bicubic"].index(mode),
+                                                ["zeros", "border", "reflection"].index(padding_mode),
+                                                align_corners) * weight).sum(), (x, grid), **unused)
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-13)
+    torch.manual_seed(0)
+    inputs = (torch.randn(2, 1, 8, 8), torch.tensor([0, 2]))
+    _trains_as_pytorch(_Sampler(mode, padding_mode, align_corners), inputs, tmp_path, amp_tools, optimizer="adamw",
+                       lr=1e-2, rtol=5e-5)

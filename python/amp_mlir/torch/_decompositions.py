@@ -7,7 +7,8 @@ semantics:
   where ``indices`` points at that offset's input position, placed back on the input grid by a
   stride-s "zero interleave" (unsqueeze, pad, reshape) and a shift (pad / slice). No scatter, so the
   result is the same on every backend, and identical to PyTorch's (the gradient goes to the position
-  the forward pass picked, ties included).
+  the forward pass picked, ties included). ``max_pool3d_with_indices_backward`` (S3D) the same over
+  kd x kh x kw offsets (``_max_pool_backward`` is one for both).
 - ``avg_pool2d_backward`` (any kernel, stride, padding, ``ceil_mode``, ``count_include_pad``,
   ``divisor_override``): the output gradient divided by each window's divisor (from the static shapes,
   as PyTorch's kernel counts it: the window clipped to the padded input,
@@ -100,9 +101,11 @@ semantics:
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
+
 import torch
 
 aten = torch.ops.aten
@@ -137,24 +140,44 @@ def _pool_window(kernel_size, stride, padding):
     return _pair(kernel_size), _pair(stride if stride else kernel_size), _pair(padding)
 
 
-def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode,
-                                     indices):
-    (kh, kw), (sh, sw), (ph, pw) = _pool_window(kernel_size, stride, padding)
-    dh, dw = _pair(dilation)
-    h, w = self.shape[-2:]
-    ho, wo = grad_output.shape[-2:]
-    rows = torch.arange(ho, device=indices.device) * sh - ph
-    cols = torch.arange(wo, device=indices.device) * sw - pw
+def _max_pool_backward(grad_output, size, kernel, stride, padding, dilation, indices):
+    """The input gradient of a max pooling over the last ``len(kernel)`` dimensions (input sizes ``size``):
+    for each filter tap, the output gradient where the window's argmax (``indices``, flat over those
+    dimensions) is that tap, placed on the input grid (``_place`` along each dimension), summed."""
+    nd = len(kernel)
+    starts = [torch.arange(o, device=indices.device) * s - p
+              for o, s, p in zip(grad_output.shape[-nd:], stride, padding)]
     zero = torch.zeros((), dtype=grad_output.dtype, device=grad_output.device)
     grad_input = None
-    for i in range(kh):
-        for j in range(kw):
-            flat = (rows + i * dh).unsqueeze(1) * w + (cols + j * dw).unsqueeze(0)  # [ho, wo]
-            part = torch.where(indices == flat, grad_output, zero)
-            part = _place(part, sw, j * dw - pw, w)  # [..., ho, w]
-            part = _place(part.transpose(-1, -2), sh, i * dh - ph, h).transpose(-1, -2)  # [..., h, w]
-            grad_input = part if grad_input is None else grad_input + part
+    for taps in itertools.product(*(range(k) for k in kernel)):
+        flat = None
+        for axis in range(nd):
+            coord = (starts[axis] + taps[axis] * dilation[axis]).reshape([-1 if a == axis else 1 for a in range(nd)])
+            flat = coord if flat is None else flat * size[axis] + coord
+        part = torch.where(indices == flat, grad_output, zero)
+        for axis in range(nd):
+            dim = part.dim() - nd + axis
+            part = _place(part.movedim(dim, -1), stride[axis], taps[axis] * dilation[axis] - padding[axis],
+                          size[axis]).movedim(-1, dim)
+        grad_input = part if grad_input is None else grad_input + part
     return grad_input
+
+
+def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode,
+                                     indices):
+    kernel, stride, padding = _pool_window(kernel_size, stride, padding)
+    return _max_pool_backward(grad_output, self.shape[-2:], kernel, stride, padding, _pair(dilation), indices)
+
+
+def max_pool3d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode,
+                                     indices):
+    """MaxPool3d's gradient (S3D's), which torch-mlir leaves: as the 2-D one's, over three dimensions."""
+    def triple(v):
+        v = list(v) if isinstance(v, (list, tuple)) else [v]
+        return (v * 3)[:3] if len(v) == 1 else v
+    kernel = triple(kernel_size)
+    return _max_pool_backward(grad_output, self.shape[-3:], kernel, triple(stride) if stride else kernel,
+                              triple(padding), triple(dilation), indices)
 
 
 def _avg_pool_divisors(out, size, kernel, stride, pad, count_include_pad, device):
@@ -985,6 +1008,40 @@ def pow_scalar(self, exponent):
     return _integer_power(self, exponent, dtype) if _integral(dtype) else NotImplemented
 
 
+_GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+_GRID_PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def grid_sample(func, args, kwargs):
+    """``F.grid_sample`` / ``torch.grid_sampler(_2d)`` (``func``) of a 4-D input as PyTorch's own decomposition
+    computes it (``torch._decomp``'s ``grid_sampler_2d``: every mode and padding, the corners' values read by
+    advanced indexing and weighted), called while the step is captured, above autograd, so that autograd
+    records the backward of those ops (an accumulating ``index_put``: a one-hot GEMM, ``index_put``). torch-mlir
+    lowers the forward op but not ``grid_sampler_2d_backward`` (RAFT's correlation lookup). NotImplemented for
+    other inputs."""
+    from torch._decomp.decompositions import _grid_sampler_2d
+    names = (("input", "grid", "mode", "padding_mode", "align_corners") if func is torch.nn.functional.grid_sample
+             else ("input", "grid", "interpolation_mode", "padding_mode", "align_corners"))
+    given = dict(zip(names, args), **kwargs)
+    x, grid = given["input"], given["grid"]
+    if x.dim() != 4 or grid.dim() != 4:
+        return NotImplemented
+    mode = given.get("mode", given.get("interpolation_mode", "bilinear"))
+    padding = given.get("padding_mode", "zeros")
+    return _grid_sampler_2d(x, grid=grid, interpolation_mode=_GRID_MODES.get(mode, mode),
+                            padding_mode=_GRID_PADDINGS.get(padding, padding),
+                            align_corners=bool(given.get("align_corners") or False))
+
+
+def fmod(self, other):
+    """Floating-point ``fmod`` (grid_sample's reflection padding), which torch-mlir does not lower:
+    ``a - b * trunc(a / b)``, the remainder with the dividend's sign, to the rounding of the quotient (exact
+    ``fmodf`` is exact). Integers are left to torch-mlir."""
+    if not torch.result_type(self, other).is_floating_point:
+        return NotImplemented
+    return self - other * torch.trunc(self / other)
+
+
 def _floor_division(a, b):
     """The quotient and remainder of integers rounded toward -inf (PyTorch's ``//`` and ``%``), from the
     truncating ones: where the remainder is not 0 and its sign is not the divisor's, the quotient one lower
@@ -1145,6 +1202,7 @@ def table():
         t[forward.default], t[backward.default] = _separable_resampling(forward.default)
     t.update({
         aten.max_pool2d_with_indices_backward.default: max_pool2d_with_indices_backward,
+        aten.max_pool3d_with_indices_backward.default: max_pool3d_with_indices_backward,
         aten.avg_pool2d.default: avg_pool2d,
         aten.avg_pool2d_backward.default: avg_pool2d_backward,
         aten.adaptive_max_pool2d_backward.default: adaptive_max_pool2d_backward,
@@ -1171,6 +1229,8 @@ def table():
         aten.pow.Tensor_Scalar: pow_tensor_scalar,
         aten.pow.Scalar: pow_scalar,
         aten.remainder.Tensor: remainder,
+        aten.fmod.Tensor: fmod,
+        aten.fmod.Scalar: fmod,
         aten.remainder.Scalar: remainder,
         aten.div.Tensor_mode: div_mode,
         aten.div.Scalar_mode: div_mode,

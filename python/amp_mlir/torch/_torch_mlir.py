@@ -51,7 +51,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from torch.func import functional_call, functionalize
+from torch.func import functionalize
+from torch.nn.utils.stateless import _reparametrize_module
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from . import _complex, _decompositions
@@ -109,22 +110,29 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
         seed = flat[-1]
         model_inputs, target = inputs[:-1], inputs[-1]
 
-        def forward(*ps):
-            bufs = {k: torch.view_as_complex(b.clone()) if k in complex_buffers else b.clone()
-                    for k, b in zip(buffer_names, buffers)}
-            with forward_context():
-                out = functional_call(model, {**dict(zip(names, ps)), **bufs}, tuple(model_inputs))
-                loss = loss_fn(out, target)
-            return loss, tuple(torch.view_as_real(bufs[k]) if k in complex_buffers else bufs[k] for k in buffer_names)
-
-        # The backward pass as AOTAutograd traces it: the autograd engine run by torch.autograd.grad
+        # The backward pass as AOTAutograd traces it: the autograd engine run by torch.autograd.backward
         # under make_fx records every backward op, a custom autograd.Function's backward included
         # (torch.func.vjp would need each such Function to define setup_context, which models such as
-        # transformers' BLOOM do not).
+        # transformers' BLOOM do not); the gradients are what it accumulates into the parameters' .grad,
+        # as loss.backward() does. The model holds the step's parameters (as functional_call makes it)
+        # through the backward too: a backward that runs layers again (activation checkpointing's
+        # recomputation; a reversible layer's, Reformer's, which calls torch.autograd.backward itself) runs
+        # them on those. (On the model's own parameters, checkpointed layers' gradients used the initial
+        # weights at every step, silently.)
         leaves = [p.detach().requires_grad_(True) for p in params]
-        loss, new_buffers = forward(*leaves)
-        _annotate_backward_of_regions(loss)
-        grads = list(torch.autograd.grad(loss, leaves, seed, allow_unused=True, materialize_grads=True))
+        bufs = {k: torch.view_as_complex(b.clone()) if k in complex_buffers else b.clone()
+                for k, b in zip(buffer_names, buffers)}
+        def forward():  # the name FX keeps a recorded op's stack trace from (the model's lines below it)
+            with forward_context():
+                return loss_fn(model(*model_inputs), target)
+
+        with _reparametrize_module(model, {**dict(zip(names, leaves)), **bufs}, tie_weights=True, strict=False):
+            loss = forward()
+            new_buffers = tuple(torch.view_as_real(bufs[k]) if k in complex_buffers else bufs[k]
+                                for k in buffer_names)
+            _annotate_backward_of_regions(loss)
+            torch.autograd.backward(loss, seed)
+        grads = [torch.zeros_like(leaf) if leaf.grad is None else leaf.grad for leaf in leaves]
         new_params, new_state = [], []
         if optimizer == "sgd":
             if weight_decay != 0:
@@ -525,6 +533,10 @@ class _Specializer:
                     value = specializer._read(args[0], lambda x: func(x, *args[1:], **kwargs), "values")
                     if value is not None:
                         return value
+                if func in (torch.nn.functional.grid_sample, torch.grid_sampler, torch.grid_sampler_2d):
+                    out = _decompositions.grid_sample(func, args, kwargs)
+                    if out is not NotImplemented:
+                        return out
                 if func is torch.nn.functional.one_hot:
                     t, num_classes = args[0], (args[1] if len(args) > 1 else kwargs.get("num_classes", -1))
                     if num_classes >= 0:
@@ -1050,10 +1062,11 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     if written:
         raise UnsupportedOpError(
             "amp_mlir.torch cannot capture the training step: its backward writes the .grad of "
-            f"{', '.join(written[:8])}{' and others' if len(written) > 8 else ''} itself (a custom "
-            "autograd.Function whose backward calls torch.autograd.backward, as reversible layers do), "
-            "outside the gradients the step computes: those parameters would never train. Return their "
-            "gradients from the Function's backward instead.")
+            f"{', '.join(written[:8])}{' and others' if len(written) > 8 else ''} itself, on the model's "
+            "own parameter objects (a custom autograd.Function whose backward calls torch.autograd.backward "
+            "on parameters it holds from before the step, not through the module's attributes), outside the "
+            "gradients the step computes: those parameters would never train. Reach them through the module "
+            "(as reversible layers do: those train) or return their gradients from the Function's backward.")
     specialized = specializer.warn(_unchanged_buffers(gm, kinds))
     _clean_graph(gm)
     _float_comparison_scalars(gm)
