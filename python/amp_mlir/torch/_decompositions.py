@@ -1028,9 +1028,35 @@ def grid_sample(func, args, kwargs):
         return NotImplemented
     mode = given.get("mode", given.get("interpolation_mode", "bilinear"))
     padding = given.get("padding_mode", "zeros")
-    return _grid_sampler_2d(x, grid=grid, interpolation_mode=_GRID_MODES.get(mode, mode),
-                            padding_mode=_GRID_PADDINGS.get(padding, padding),
-                            align_corners=bool(given.get("align_corners") or False))
+    with _CornersByGather(x):
+        return _grid_sampler_2d(x, grid=grid, interpolation_mode=_GRID_MODES.get(mode, mode),
+                                padding_mode=_GRID_PADDINGS.get(padding, padding),
+                                align_corners=bool(given.get("align_corners") or False))
+
+
+class _CornersByGather(torch.overrides.TorchFunctionMode):
+    """Inside ``grid_sample``: the decomposition's corner reads ``a[n_idx, c_idx, iy, ix]`` (``n_idx`` /
+    ``c_idx`` aranges over the batch and the channels) as a ``gather`` over each (sample, channel) plane.
+    Advanced indexing's backward is an accumulating ``index_put`` through all four index tensors, whose
+    one-hot GEMM spans every element of ``a`` for every point: ``N*C*points x N*C*H*W``, 5 billion for
+    RAFT's correlation lookup at 128 px, which the CPU could not hold; the gather's (a ``scatter_add``) spans
+    one plane a point."""
+
+    def __init__(self, a):
+        super().__init__()
+        self.a = a
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.Tensor.__getitem__ and args[0] is self.a and isinstance(args[1], tuple) \
+                and len(args[1]) == 4:
+            n, c, h, w = self.a.shape
+            _, _, iy, ix = args[1]
+            iy, ix = torch.broadcast_tensors(iy, ix)
+            points = iy.shape[-2:]
+            flat = (iy * w + ix).expand(n, c, *points).reshape(n, c, -1)
+            return self.a.reshape(n, c, h * w).gather(2, flat).reshape(n, c, *points)
+        return func(*args, **kwargs)
 
 
 def fmod(self, other):
