@@ -142,6 +142,18 @@ def test_upsample_backward(size, scale, mode, align_corners):
     _close(got, want)
 
 
+@pytest.mark.parametrize("length, size, scale, align_corners", [
+    (6, 10, None, False), (6, 10, None, True), (7, None, 0.6, False), (5, None, 2.5, True)])
+def test_upsample_linear1d_backward(length, size, scale, align_corners):
+    """1-D linear resampling's gradient (torch-mlir leaves it; SAM stopped on it) against autograd of ATen's."""
+    torch.manual_seed(7)
+    x = torch.randn(2, 3, length, dtype=torch.float64, requires_grad=True)
+    y = torch.nn.functional.interpolate(x, size=size, scale_factor=scale, mode="linear", align_corners=align_corners)
+    g = torch.randn_like(y)
+    (want,) = torch.autograd.grad(y, x, g)
+    _close(_decomp().upsample_linear1d_backward(g, [y.shape[-1]], list(x.shape), align_corners, scale), want)
+
+
 @pytest.mark.parametrize("mode, antialias", [("bicubic", True), ("bilinear", True), ("bicubic", False)])
 @pytest.mark.parametrize("size, out, align_corners", [((2, 3, 8, 6), (5, 3), False), ((1, 2, 4, 5), (7, 9), False),
                                                        ((1, 1, 9, 4), (2, 4), True), ((2, 2, 4, 4), (4, 4), False)])

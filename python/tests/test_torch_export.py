@@ -1851,3 +1851,53 @@ def test_grid_sample_trains_as_pytorch(mode, padding_mode, align_corners, tmp_pa
     sizes = [math.prod(int(d) for d in m.group(1).split("x")[:-1])
              for m in re.finditer(r"tensor<((?:\d+x)+)[a-z]+\d*>", step.mlir_path.read_text())]
     assert max(sizes) <= 2 * 4 * 30 * 64
+
+
+class _MaskLikeEmbeddings(nn.Module):
+    """UDOP's patch mask: ``full_like(embeddings[:, :, 0], True)`` (the embeddings' shape only), entries set
+    False from an input, then a boolean index whose count that input decides."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Linear(4, 8)
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x, cols):  # x: [batch, tokens, 4], cols: [batch] in [0, tokens)
+        h = self.emb(x)
+        mask = torch.full_like(h[:, :, 0], True).bool()
+        mask[torch.arange(h.shape[0]), cols] = False
+        return self.fc(torch.stack([h[i][mask[i]].mean(0) for i in range(h.shape[0])]))
+
+
+def test_value_read_from_a_tensor_made_like_a_parameters_one(tmp_path, amp_tools):
+    """A ``*_like`` factory reads its argument's shape, not its values: a count decided by the inputs alone
+    through such a tensor is specialized with the warning, not refused as decided by the parameters (UDOP
+    was refused)."""
+    _torch_mlir()
+    from amp_mlir.torch._torch_mlir import SpecializationWarning
+    torch.manual_seed(0)
+    inputs = (torch.randn(2, 6, 4), torch.tensor([1, 4]), torch.tensor([0, 2]))
+    with pytest.warns(SpecializationWarning, match=r"nonzero count 5, from the example inputs x1$"):
+        _trains_as_pytorch(_MaskLikeEmbeddings(), inputs, tmp_path, amp_tools, optimizer="adamw", lr=1e-2)
+
+
+def test_linear_1d_resampling_trains_as_pytorch(tmp_path, amp_tools):
+    """``F.interpolate(mode="linear")`` of a learned 1-D table (SAM's relative positions), whose gradient
+    torch-mlir leaves: fp32 trains as PyTorch."""
+    _torch_mlir()
+    torch.manual_seed(0)
+
+    class Table(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(8, 6)
+            self.out = nn.Linear(10 + 4, 3)
+
+        def forward(self, x):
+            h = self.fc(x)[:, None, :]
+            up = F.interpolate(h, size=10, mode="linear")[:, 0]
+            down = F.interpolate(h, size=4, mode="linear", align_corners=True)[:, 0]
+            return self.out(torch.cat([up, down], -1))
+
+    _trains_as_pytorch(Table(), (torch.randn(2, 8), torch.tensor([0, 2])), tmp_path, amp_tools, optimizer="adamw",
+                       lr=1e-2)

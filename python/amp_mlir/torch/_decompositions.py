@@ -653,6 +653,14 @@ def upsample_bilinear2d_backward(grad_output, output_size, input_size, align_cor
     return _separable_backward(forward, grad_output, output_size, input_size, scales_h, scales_w)
 
 
+def upsample_linear1d_backward(grad_output, output_size, input_size, align_corners, scales=None):
+    """1-D linear resampling's gradient (``F.interpolate(mode="linear")``: SAM's relative position tables),
+    which torch-mlir leaves: the bilinear one's over a height of one (one row to one: the identity)."""
+    grad = upsample_bilinear2d_backward(grad_output.unsqueeze(2), [1, output_size[0]],
+                                        [*input_size[:2], 1, input_size[2]], align_corners, None, scales)
+    return grad.squeeze(2)
+
+
 def upsample_bilinear2d(x, output_size, align_corners, scales_h=None, scales_w=None):
     """Bilinear resampling with ``align_corners`` to one pixel along a dimension takes that dimension's
     first element (PyTorch's scale is 0 there); torch-mlir's ``tosa.resize`` samples its centre (timm
@@ -1235,6 +1243,7 @@ def table():
         aten._adaptive_avg_pool2d_backward.default: adaptive_avg_pool2d_backward,
         aten.upsample_bilinear2d.default: upsample_bilinear2d,
         aten.upsample_bilinear2d_backward.default: upsample_bilinear2d_backward,
+        aten.upsample_linear1d_backward.default: upsample_linear1d_backward,
         aten.upsample_nearest2d_backward.default: upsample_nearest2d_backward,
         aten.index_put.default: index_put,
         aten.embedding_dense_backward.default: embedding_dense_backward,

@@ -638,8 +638,18 @@ class _Specializer:
             elif n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload) and \
                     torch.Tag.nondeterministic_seeded in n.target.tags:
                 found.add(-1)
-            todo.extend(n.all_input_nodes)
+            if n.op == "call_function" and getattr(n.target, "overloadpacket", None) in self._SHAPE_ONLY:
+                # a tensor made like its first argument reads that one's shape, not its values (UDOP's
+                # full_like(embeddings, True) mask, set from the inputs alone, was refused as the parameters')
+                todo.extend(a for a in n.all_input_nodes if a is not n.args[0])
+            else:
+                todo.extend(n.all_input_nodes)
         return tuple(sorted(found))
+
+    _SHAPE_ONLY = frozenset({torch.ops.aten.full_like, torch.ops.aten.zeros_like, torch.ops.aten.ones_like,
+                             torch.ops.aten.empty_like, torch.ops.aten.new_full,
+                             torch.ops.aten.new_zeros, torch.ops.aten.new_ones, torch.ops.aten.new_empty,
+                             torch.ops.aten.new_empty_strided})
 
     def describe(self, unchanged=frozenset()):
         """One line per distinct value read that the step's arguments or random numbers decide, and those of
