@@ -1901,3 +1901,57 @@ def test_linear_1d_resampling_trains_as_pytorch(tmp_path, amp_tools):
 
     _trains_as_pytorch(Table(), (torch.randn(2, 8), torch.tensor([0, 2])), tmp_path, amp_tools, optimizer="adamw",
                        lr=1e-2)
+
+
+def test_ctc_loss_matches_pytorch():
+    """The CTC loss as the capture computes it (the alpha recursion in log space) equals ATen's in float64,
+    gradients included: reductions, repeated labels, varied input and target lengths (an empty target),
+    concatenated targets, an impossible alignment (inf; 0 with zero_infinity), one sequence."""
+    from amp_mlir.torch._decompositions import ctc_loss
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(12, 3, 6, dtype=torch.float64, generator=gen, requires_grad=True)
+    lp = x.log_softmax(-1)
+    targets = torch.randint(1, 6, (3, 4), generator=gen)
+    targets[0, 1] = targets[0, 0]
+    for reduction in ("mean", "sum", "none"):
+        args = (lp, targets, torch.tensor([12, 9, 5]), torch.tensor([4, 2, 0]))
+        want, got = F.ctc_loss(*args, reduction=reduction), ctc_loss(*args, reduction=reduction)
+        torch.testing.assert_close(got, want, rtol=1e-12, atol=0)
+        (gw,) = torch.autograd.grad(want.sum(), x, retain_graph=True)
+        (gg,) = torch.autograd.grad(got.sum(), x, retain_graph=True)
+        torch.testing.assert_close(gg, gw, rtol=0, atol=1e-13)
+    flat = torch.randint(1, 6, (7,), generator=gen)
+    torch.testing.assert_close(ctc_loss(lp, flat, [12, 9, 5], [3, 2, 2]), F.ctc_loss(lp, flat, [12, 9, 5], [3, 2, 2]))
+    short = (lp, targets, [2, 12, 12], [4, 4, 4])
+    assert torch.equal(torch.isinf(ctc_loss(*short, reduction="none")), torch.tensor([True, False, False]))
+    torch.testing.assert_close(ctc_loss(*short, zero_infinity=True), F.ctc_loss(*short, zero_infinity=True))
+    torch.testing.assert_close(ctc_loss(lp[:, 0], targets[0], (12,), (4,)), F.ctc_loss(lp[:, 0], targets[0], (12,), (4,)))
+
+
+class _CTCHead(nn.Module):
+    """A speech model's CTC head: 1-D convolutions over frames, per-frame log-probabilities [T, N, C]."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(4, 16, 3, padding=1)
+        self.out = nn.Linear(16, 6)
+
+    def forward(self, x):  # x: [N, 4, T]
+        return self.out(torch.relu(self.conv(x)).transpose(1, 2)).log_softmax(-1).transpose(0, 1)
+
+
+def _ctc(log_probs, targets):
+    return F.ctc_loss(log_probs, targets, torch.tensor([10, 7]), torch.tensor([3, 2]))
+
+
+def test_ctc_loss_trains_as_pytorch(tmp_path, amp_tools):
+    """``F.ctc_loss`` (torch-mlir lowers neither it nor its backward; transformers' Parakeet CTC stopped on
+    it) as the recursion above, its ops pinned f32 (PyTorch's autocast keeps losses in float32): fp32 trains
+    as PyTorch, and f16 stays within 1e-3 of it."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    inputs = (torch.randn(2, 4, 10), torch.tensor([[1, 3, 3], [2, 5, 0]]))
+    step, fp32 = _trains_as_pytorch(_CTCHead(), inputs, tmp_path, amp_tools, loss=_ctc, optimizer="adamw", lr=1e-2)
+    assert "tosa.reduce_max" in step.mlir_path.read_text()  # logsumexp, not the op
+    assert 'loc("torch.autocast(enabled=False)"' in step.mlir_path.read_text()
+    np.testing.assert_allclose(_losses(amp_tools, step, 3, "f16"), fp32, rtol=1e-3)

@@ -1042,6 +1042,67 @@ def grid_sample(func, args, kwargs):
                                 align_corners=bool(given.get("align_corners") or False))
 
 
+#: A log-probability no alignment reaches, finite so that logsumexp's gradient stays finite (``-inf - -inf``
+#: is NaN); a loss of ``-_NEVER / 10`` or more is an impossible alignment, infinite in PyTorch.
+_NEVER = -1e30
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """``F.ctc_loss`` (a speech model's CTC head: wav2vec2, Parakeet), which torch-mlir does not lower, as
+    the forward (alpha) recursion of Graves et al. in log space, computed while the step is captured, above
+    autograd, so that autograd records its backward; in float32 (PyTorch's autocast keeps losses there). Over
+    the targets with blanks between and around them (``2 S + 1`` states; ``S`` the padded targets' width): at
+    each of the ``T`` frames (unrolled), a state is reached from itself, the one before, or the one two back
+    when that skips a blank between different labels; a sample's frames past its input length keep its
+    values. Its loss is minus the log of the sum over its last two states. An impossible alignment is
+    ``inf`` as in PyTorch (0 with ``zero_infinity``), with no gradient. ``reduction="mean"`` divides by the
+    target lengths (at least 1), then averages. NotImplemented for concatenated (1-D) targets with tensor
+    lengths, whose padded width the capture cannot know."""
+    if targets.dim() == 1 and log_probs.dim() == 3:
+        if isinstance(target_lengths, torch.Tensor):
+            return NotImplemented
+        starts = np.cumsum([0, *target_lengths[:-1]])
+        width = max(target_lengths) if len(target_lengths) else 0
+        index = torch.tensor([[min(int(s) + j, max(targets.numel() - 1, 0)) for j in range(width)] for s in starts],
+                             dtype=torch.long)
+        targets = targets[index] if width else targets.new_zeros((len(target_lengths), 0))
+    if log_probs.dim() == 2:  # one sequence
+        out = ctc_loss(log_probs.unsqueeze(1), targets.unsqueeze(0), torch.as_tensor(input_lengths).reshape(1),
+                       torch.as_tensor(target_lengths).reshape(1), blank, reduction, zero_infinity)
+        return out.squeeze(0) if reduction == "none" else out
+    with torch.autocast(log_probs.device.type, enabled=False):
+        lp = log_probs.to(torch.promote_types(log_probs.dtype, torch.float32))
+        frames, n, _ = lp.shape
+        input_lengths = torch.as_tensor(input_lengths, dtype=torch.long).reshape(n)
+        target_lengths = torch.as_tensor(target_lengths, dtype=torch.long).reshape(n)
+        width = targets.shape[1]
+        blanks = torch.full((n, width + 1), blank, dtype=torch.long)
+        ext = torch.cat([torch.stack([blanks[:, :width], targets.long()], -1).reshape(n, 2 * width),
+                         blanks[:, :1]], 1)  # [n, 2S+1]: blank, t1, blank, t2, ..., blank
+        states = ext.shape[1]
+        lpe = lp.transpose(0, 1).gather(2, ext[:, None, :].expand(n, frames, states))  # [n, T, 2S+1]
+        never = torch.full((n, 2), _NEVER, dtype=lp.dtype)
+        two_back = torch.cat([blanks[:, :2], ext[:, :-2]], 1)
+        skips = (ext != blank) & (ext != two_back) & (torch.arange(states) >= 2)
+        alpha = torch.where(torch.arange(states) < 2, lpe[:, 0], _NEVER)
+        for t in range(1, frames):
+            one = torch.cat([never[:, :1], alpha[:, :-1]], 1)
+            two = torch.where(skips, torch.cat([never, alpha[:, :-2]], 1), _NEVER)
+            step = torch.logsumexp(torch.stack([alpha, one, two]), 0) + lpe[:, t]
+            alpha = torch.where((input_lengths > t)[:, None], step, alpha)
+        last = alpha.gather(1, (2 * target_lengths)[:, None])
+        before = torch.where(target_lengths[:, None] > 0, alpha.gather(1, (2 * target_lengths - 1).clamp(min=0)[:, None]),
+                             _NEVER)
+        loss = -torch.logsumexp(torch.cat([last, before], 1), 1)
+        impossible = loss >= -_NEVER / 10
+        loss = torch.where(impossible, 0.0 if zero_infinity else float("inf"), loss)
+        if reduction == "mean":
+            return (loss / target_lengths.clamp(min=1)).mean().to(log_probs.dtype)
+        if reduction == "sum":
+            return loss.sum().to(log_probs.dtype)
+        return loss.to(log_probs.dtype)
+
+
 class _CornersByGather(torch.overrides.TorchFunctionMode):
     """Inside ``grid_sample``: the decomposition's corner reads ``a[n_idx, c_idx, iy, ix]`` (``n_idx`` /
     ``c_idx`` aranges over the batch and the channels) as a ``gather`` over each (sample, channel) plane.

@@ -537,6 +537,10 @@ class _Specializer:
                     out = _decompositions.grid_sample(func, args, kwargs)
                     if out is not NotImplemented:
                         return out
+                if func is torch.nn.functional.ctc_loss:
+                    out = _decompositions.ctc_loss(*args, **kwargs)
+                    if out is not NotImplemented:
+                        return out
                 if func is torch.nn.functional.one_hot:
                     t, num_classes = args[0], (args[1] if len(args) > 1 else kwargs.get("num_classes", -1))
                     if num_classes >= 0:
