@@ -1955,3 +1955,14 @@ def test_ctc_loss_trains_as_pytorch(tmp_path, amp_tools):
     assert "tosa.reduce_max" in step.mlir_path.read_text()  # logsumexp, not the op
     assert 'loc("torch.autocast(enabled=False)"' in step.mlir_path.read_text()
     np.testing.assert_allclose(_losses(amp_tools, step, 3, "f16"), fp32, rtol=1e-3)
+
+
+def test_pooling_window_wider_than_the_map_trains_as_pytorch(tmp_path, amp_tools):
+    """transformers' EfficientNet pools its last 2 x 2 map with ``AvgPool2d(hidden_dim, ceil_mode=True)``
+    (1280): torch-mlir's ``tosa.avg_pool2d`` failed its verifier and the export's time grew with the window's
+    area; as window matrices, fp32 trains as PyTorch."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 4, 1), nn.AvgPool2d(1280, ceil_mode=True), nn.Flatten(), nn.Linear(4, 3))
+    _trains_as_pytorch(model, (torch.randn(2, 3, 2, 2), torch.tensor([0, 2])), tmp_path, amp_tools,
+                       optimizer="adamw", lr=1e-2)

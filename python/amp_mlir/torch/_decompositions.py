@@ -192,16 +192,48 @@ def _avg_pool_divisors(out, size, kernel, stride, pad, count_include_pad, device
     return end - start
 
 
+def _pooled_size(size, kernel, stride, pad, ceil_mode):
+    """PyTorch's pooling output size (``pooling_output_shape``, dilation 1)."""
+    out = (size + 2 * pad - kernel + (stride - 1 if ceil_mode else 0)) // stride + 1
+    return out - 1 if ceil_mode and (out - 1) * stride >= size + pad else out
+
+
+def _window_matrix(out, size, kernel, stride, pad, like):
+    """``[out, size]``: 1 where input position ``i`` is in output ``o``'s window, clipped to the input."""
+    start = torch.arange(out, device=like.device) * stride - pad
+    end = torch.clamp(torch.clamp(start + kernel, max=size + pad), max=size)
+    i = torch.arange(size, device=like.device)
+    return ((i[None, :] >= torch.clamp(start, min=0)[:, None]) & (i[None, :] < end[:, None])).to(like.dtype)
+
+
+def _wider_than_input(kernel, size, padding):
+    """Whether a pooling window is wider than the padded input along a dimension (transformers' EfficientNet
+    pools a 2 x 2 map with a window of its hidden size: 320, 1280): torch-mlir's ``tosa.avg_pool2d`` fails its
+    verifier there (padding not less than the window), and the per-tap backward below takes k^2 taps."""
+    return any(k > s + 2 * p for k, s, p in zip(kernel, size, padding))
+
+
 def avg_pool2d(x, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """``avg_pool2d`` with ``divisor_override`` (which torch-mlir does not lower): the average that counts
     the padding times each window's count (the window clipped to the padded input, as PyTorch's kernel
-    counts it) is the window's sum, divided by the override. Without an override: torch-mlir's."""
-    if divisor_override is None:
-        return NotImplemented
+    counts it) is the window's sum, divided by the override. A window wider than the padded input
+    (``_wider_than_input``): the window sums as two products with 0/1 window matrices (``_window_matrix``),
+    divided by PyTorch's divisors. Otherwise: torch-mlir's."""
     as_list = lambda v: list(v) if isinstance(v, (list, tuple)) else [v]  # noqa: E731
     (kh, kw), (ph, pw) = _pair(as_list(kernel_size)), _pair(as_list(padding))
     sh, sw = _pair(as_list(stride)) if stride else (kh, kw)
+    (h, w) = x.shape[-2:]
+    if _wider_than_input((kh, kw), (h, w), (ph, pw)):
+        ho, wo = _pooled_size(h, kh, sh, ph, ceil_mode), _pooled_size(w, kw, sw, pw, ceil_mode)
+        sums = _window_matrix(ho, h, kh, sh, ph, x) @ x @ _window_matrix(wo, w, kw, sw, pw, x).transpose(0, 1)
+        if divisor_override:
+            return sums / divisor_override
+        dh = _avg_pool_divisors(ho, h, kh, sh, ph, count_include_pad, x.device)
+        dw = _avg_pool_divisors(wo, w, kw, sw, pw, count_include_pad, x.device)
+        return sums / (dh[:, None] * dw[None, :]).to(x.dtype)
+    if divisor_override is None:
+        return NotImplemented
     avg = aten.avg_pool2d.default(x, [kh, kw], [sh, sw], [ph, pw], ceil_mode, True, None)
     ho, wo = avg.shape[-2:]
     dh = _avg_pool_divisors(ho, x.shape[-2], kh, sh, ph, True, x.device)
@@ -221,6 +253,9 @@ def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mo
         rows = _avg_pool_divisors(ho, h, kh, sh, ph, count_include_pad, grad_output.device)
         cols = _avg_pool_divisors(wo, w, kw, sw, pw, count_include_pad, grad_output.device)
         grad = grad_output / (rows.unsqueeze(1) * cols.unsqueeze(0)).to(grad_output.dtype)
+    if _wider_than_input((kh, kw), (h, w), (ph, pw)):  # the forward's window matrices, transposed
+        return (_window_matrix(ho, h, kh, sh, ph, grad).transpose(0, 1) @ grad
+                @ _window_matrix(wo, w, kw, sw, pw, grad)).to(self.dtype)
     grad_input = None
     for i in range(kh):
         for j in range(kw):
