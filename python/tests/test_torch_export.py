@@ -1966,3 +1966,31 @@ def test_pooling_window_wider_than_the_map_trains_as_pytorch(tmp_path, amp_tools
     model = nn.Sequential(nn.Conv2d(3, 4, 1), nn.AvgPool2d(1280, ceil_mode=True), nn.Flatten(), nn.Linear(4, 3))
     _trains_as_pytorch(model, (torch.randn(2, 3, 2, 2), torch.tensor([0, 2])), tmp_path, amp_tools,
                        optimizer="adamw", lr=1e-2)
+
+
+class _IntegerMasks(nn.Module):
+    """Integer tensors compared with non-integral floats, as TimesFM-2.5's padding mask is
+    (``zeros_like(x, dtype=long) >= 0.5``): constant ones (which crashed torch-mlir's folder) and ones made
+    from the input, with every comparison."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 3)
+
+    def forward(self, x):
+        pad = torch.zeros_like(x, dtype=torch.long)  # TimesFM's default padding
+        const = pad + torch.arange(6)  # 0..5, constant
+        made = (x * 3).long()  # from the input
+        masks = [pad >= 0.5, pad < 0.5, pad == 0.5,
+                 const >= 2.5, const < 1.5, const > 3.5, const <= 0.5, const == 2.5, const != 2.5,
+                 made >= 0.5, made < -0.5, made > 1.5, made <= -1.5, made == 0.5, made != 0.5]
+        return self.fc(sum(m.float() * (i + 1) for i, m in enumerate(masks)) * x)
+
+
+def test_integer_tensor_compared_with_a_float(tmp_path, amp_tools):
+    """Each comparison of an integer tensor with a non-integral float gives PyTorch's answer: the step trains
+    as PyTorch (a constant integer tensor's crashed the export with a segmentation fault)."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    _trains_as_pytorch(_IntegerMasks(), (torch.randn(4, 6), torch.tensor([0, 2, 1, 0])), tmp_path, amp_tools,
+                       optimizer="adamw", lr=1e-2)

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import re
 import sys
 import warnings
@@ -891,18 +892,34 @@ def _float_comparison_scalars(gm):
     transformers' X-MOD applied its language adapter to the wrong rows and trained wrong without a word, and
     LED's ``attention_mask < 0`` on a mask made in the step crashed the import (a read past the folded
     constant's buffer). With a float scalar it folds right; PyTorch compares in the tensor's type either
-    way."""
+    way.
+
+    The mirror, an integer tensor compared with a non-integral float scalar, crashed torch-mlir's folder
+    when the tensor is a constant (a segmentation fault: TimesFM-2.5's ``zeros_like(x, dtype=long) >= 0.5``):
+    it is compared with the integer bound that gives the same answer (``x >= 0.5`` as ``x >= 1``,
+    ``x < 0.5`` as ``x < 1``, ``x > 0.5`` / ``x <= 0.5`` against 0), ``==`` as never and ``!=`` as always
+    (``x != x``, ``x == x``). PyTorch compares in float32, which differs only for integers beyond 2^24."""
     aten = torch.ops.aten
     comparisons = {aten.gt.Scalar, aten.ge.Scalar, aten.lt.Scalar, aten.le.Scalar, aten.eq.Scalar,
                    aten.ne.Scalar}
+    bound = {aten.ge.Scalar: math.ceil, aten.lt.Scalar: math.ceil, aten.gt.Scalar: math.floor,
+             aten.le.Scalar: math.floor}
     for node in gm.graph.nodes:
         if node.op != "call_function" or node.target not in comparisons or len(node.args) != 2:
             continue
         tensor, scalar = node.args
         val = getattr(tensor, "meta", {}).get("val")
-        if isinstance(scalar, int) and not isinstance(scalar, bool) and val is not None and \
-                val.is_floating_point():
+        if val is None:
+            continue
+        if isinstance(scalar, int) and not isinstance(scalar, bool) and val.is_floating_point():
             node.args = (tensor, float(scalar))
+        elif isinstance(scalar, float) and math.isfinite(scalar) and not scalar.is_integer() and \
+                not val.is_floating_point() and not val.is_complex() and val.dtype != torch.bool:
+            if node.target in bound:
+                node.args = (tensor, bound[node.target](scalar))
+            else:
+                node.target = aten.ne.Tensor if node.target is aten.eq.Scalar else aten.eq.Tensor
+                node.args = (tensor, tensor)
     gm.recompile()
 
 
