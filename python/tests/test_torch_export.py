@@ -1994,3 +1994,35 @@ def test_integer_tensor_compared_with_a_float(tmp_path, amp_tools):
     torch.manual_seed(0)
     _trains_as_pytorch(_IntegerMasks(), (torch.randn(4, 6), torch.tensor([0, 2, 1, 0])), tmp_path, amp_tools,
                        optimizer="adamw", lr=1e-2)
+
+
+@pytest.mark.parametrize("shape, weight, options", [
+    ((2, 8, 5, 7, 6), (8, 1, 3, 3, 3), dict(stride=(1, 2, 2), padding=1, groups=8)),  # MViT's pooling
+    ((1, 6, 7, 5, 5), (9, 2, 2, 3, 1), dict(stride=2, padding=(1, 0, 0), dilation=(2, 1, 1), groups=3)),
+    ((6, 4, 6, 6), (6, 2, 3, 1, 3), dict(stride=(2, 1, 1), padding=(0, 1, 1), groups=3)),  # one clip
+])
+def test_grouped_conv3d_matches_pytorch(shape, weight, options):
+    """A grouped 3-D convolution as the capture computes it (per depth tap, the frames it reads folded into
+    the batch, a 2-D convolution each) equals ATen's in float64, gradients included."""
+    from amp_mlir.torch._decompositions import grouped_conv3d
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(*shape, dtype=torch.float64, generator=gen, requires_grad=True)
+    w = torch.randn(*weight, dtype=torch.float64, generator=gen, requires_grad=True)
+    b = torch.randn(weight[0], dtype=torch.float64, generator=gen, requires_grad=True)
+    want, got = F.conv3d(x, w, b, **options), grouped_conv3d(x, w, b, **options)
+    torch.testing.assert_close(got, want, rtol=0, atol=1e-13)
+    for a, c in zip(torch.autograd.grad(got.sum(), (x, w, b)), torch.autograd.grad(want.sum(), (x, w, b))):
+        torch.testing.assert_close(a, c, rtol=0, atol=1e-13)
+    assert grouped_conv3d(x, w, b, **{**options, "groups": 1}) is NotImplemented  # torch-mlir's
+
+
+def test_grouped_conv3d_trains_as_pytorch(tmp_path, amp_tools):
+    """A video network's depthwise and grouped 3-D convolutions (torch-mlir lowers neither; torchvision's MViT
+    stopped on them): fp32 trains as PyTorch."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv3d(3, 8, 1), nn.Conv3d(8, 8, 3, stride=(1, 2, 2), padding=1, groups=8),
+                          nn.GELU(), nn.Conv3d(8, 4, (2, 3, 3), padding=(0, 1, 1), groups=2), nn.Flatten(),
+                          nn.Linear(4 * 1 * 4 * 4, 3))
+    _trains_as_pytorch(model, (torch.randn(2, 3, 2, 8, 8), torch.tensor([0, 2])), tmp_path, amp_tools,
+                       optimizer="adamw", lr=1e-2)

@@ -1077,6 +1077,35 @@ def grid_sample(func, args, kwargs):
                                 align_corners=bool(given.get("align_corners") or False))
 
 
+def grouped_conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """``F.conv3d`` with groups (MViT's depthwise attention pooling; torch-mlir lowers no grouped 5-D
+    convolution), computed while the step is captured, above autograd: for each of the ``kd`` taps along the
+    depth, the frames that tap reads (every ``stride``-th from its offset, ``_every``) folded into the batch
+    and convolved in 2-D with that tap's filters; the sum over the taps. Autograd records the 2-D
+    convolutions' backward, which the table above takes. NotImplemented without groups or with a padding
+    given by name."""
+    if groups == 1 or isinstance(padding, str) or input.dim() not in (4, 5):
+        return NotImplemented
+    if input.dim() == 4:
+        return grouped_conv3d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
+
+    def triple(v):
+        v = list(v) if isinstance(v, (list, tuple)) else [v]
+        return (v * 3)[:3] if len(v) == 1 else v
+    (sd, sh, sw), (pd, ph, pw), (dd, dh, dw) = triple(stride), triple(padding), triple(dilation)
+    n, c, d = input.shape[:3]
+    cout, kd = weight.shape[0], weight.shape[2]
+    x = torch.nn.functional.pad(input, (0, 0, 0, 0, pd, pd))
+    depth = (d + 2 * pd - dd * (kd - 1) - 1) // sd + 1
+    out = None
+    for i in range(kd):
+        frames = _every(x, 2, i * dd, sd, depth).transpose(1, 2).reshape(n * depth, c, *x.shape[3:])
+        y = torch.nn.functional.conv2d(frames, weight[:, :, i], None, (sh, sw), (ph, pw), (dh, dw), groups)
+        out = y if out is None else out + y
+    out = out.reshape(n, depth, cout, *out.shape[2:]).transpose(1, 2)
+    return out if bias is None else out + bias.reshape(1, -1, 1, 1, 1)
+
+
 #: A log-probability no alignment reaches, finite so that logsumexp's gradient stays finite (``-inf - -inf``
 #: is NaN); a loss of ``-_NEVER / 10`` or more is an impossible alignment, infinite in PyTorch.
 _NEVER = -1e30

@@ -538,6 +538,10 @@ class _Specializer:
                     out = _decompositions.grid_sample(func, args, kwargs)
                     if out is not NotImplemented:
                         return out
+                if func is torch.nn.functional.conv3d:
+                    out = _decompositions.grouped_conv3d(*args, **kwargs)
+                    if out is not NotImplemented:
+                        return out
                 if func is torch.nn.functional.ctc_loss:
                     out = _decompositions.ctc_loss(*args, **kwargs)
                     if out is not NotImplemented:
