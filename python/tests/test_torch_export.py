@@ -2026,3 +2026,25 @@ def test_grouped_conv3d_trains_as_pytorch(tmp_path, amp_tools):
                           nn.Linear(4 * 1 * 4 * 4, 3))
     _trains_as_pytorch(model, (torch.randn(2, 3, 2, 8, 8), torch.tensor([0, 2])), tmp_path, amp_tools,
                        optimizer="adamw", lr=1e-2)
+
+
+def test_refused_read_names_a_torchvision_line(tmp_path):
+    """A value read inside torchvision is named at torchvision's line: torch's own files are skipped by their
+    directory, whose name also prefixes torchvision's (SSDlite's reads were all named at the model's caller)."""
+    _torch_mlir()
+    torchvision = pytest.importorskip("torchvision", reason="torchvision is not installed")
+
+    class Boxes(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            boxes = self.fc(x).abs().cumsum(-1)
+            keep = torchvision.ops.remove_small_boxes(boxes, 0.5)  # a count the parameters decide
+            return boxes[keep].sum(0, keepdim=True)[:, :3].expand(2, 3)
+
+    torch.manual_seed(0)
+    with pytest.raises(UnsupportedOpError, match=r"\n  boxes\.py:\d+ in remove_small_boxes \("):
+        export_train_step(Boxes(), F.cross_entropy, (torch.randn(3, 4), torch.tensor([0, 1])), optimizer="sgd",
+                          lr=0.1, out_dir=tmp_path)

@@ -44,6 +44,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import os
 import re
 import sys
 import warnings
@@ -495,7 +496,9 @@ class _Specializer:
     random ops) for :meth:`warn`. A tensor make_fx already knows as a constant, or a fake one (no value),
     is left to make_fx."""
 
-    _SKIP = (str(Path(torch.__file__).resolve().parent), str(Path(__file__).resolve()),
+    # torch's own directory with its separator: "site-packages/torch" alone also prefixes torchvision's files
+    # (SSDlite's reads were all reported at the caller of the model).
+    _SKIP = (str(Path(torch.__file__).resolve().parent) + os.sep, str(Path(__file__).resolve()),
              str(Path(_decompositions.__file__).resolve()), str(Path(contextlib.__file__).resolve()))
 
     _KINDS = {"param": "the parameters", "momentum": "the optimizer state", "adam_m": "the optimizer state",
