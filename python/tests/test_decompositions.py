@@ -255,29 +255,20 @@ def test_embedding_dense_backward():
     ((2, 3, 8, 8), [2, 2], [2, 2], [0, 0], [1, 1], False),
     ((1, 2, 7, 9), [3, 3], [2, 2], [1, 1], [1, 1], True),  # overlapping windows, ceil mode
     ((1, 2, 9, 8), [3, 2], [1, 2], [1, 0], [2, 1], False),  # dilated
-])
-def test_max_pool2d_with_indices_backward(shape, kernel, stride, padding, dilation, ceil_mode):
-    torch.manual_seed(3)
-    x = torch.randn(*shape, dtype=torch.float64)
-    out, idx = aten.max_pool2d_with_indices.default(x, kernel, stride, padding, dilation, ceil_mode)
-    g = torch.randn_like(out)
-    args = (g, x, kernel, stride, padding, dilation, ceil_mode, idx)
-    _close(_decomp().max_pool2d_with_indices_backward(*args), aten.max_pool2d_with_indices_backward.default(*args))
-
-
-@pytest.mark.parametrize("shape, kernel, stride, padding, dilation, ceil_mode", [
+    # 3-D (torch-mlir leaves MaxPool3d's gradient: torchvision's S3D stopped on it)
     ((2, 3, 2, 8, 8), [1, 3, 3], [1, 2, 2], [0, 1, 1], [1, 1, 1], False),  # S3D's spatial pooling
     ((1, 2, 5, 6, 7), [3, 3, 3], [2, 2, 2], [1, 1, 1], [1, 1, 1], True),
     ((1, 2, 4, 5, 6), [2], [], [0], [1], False),  # one value for every dimension, stride = kernel
 ])
-def test_max_pool3d_with_indices_backward(shape, kernel, stride, padding, dilation, ceil_mode):
-    """MaxPool3d's gradient, which torch-mlir leaves (torchvision's S3D stopped on it), against ATen."""
+def test_max_pool_with_indices_backward(shape, kernel, stride, padding, dilation, ceil_mode):
+    """Max pooling's gradient (2-D and 3-D) against ATen's."""
     torch.manual_seed(3)
     x = torch.randn(*shape, dtype=torch.float64)
-    out, idx = aten.max_pool3d_with_indices.default(x, kernel, stride, padding, dilation, ceil_mode)
+    name = "max_pool2d_with_indices" if len(shape) == 4 else "max_pool3d_with_indices"
+    out, idx = getattr(aten, name).default(x, kernel, stride, padding, dilation, ceil_mode)
     g = torch.randn_like(out)
     args = (g, x, kernel, stride, padding, dilation, ceil_mode, idx)
-    _close(_decomp().max_pool3d_with_indices_backward(*args), aten.max_pool3d_with_indices_backward.default(*args))
+    _close(getattr(_decomp(), name + "_backward")(*args), getattr(aten, name + "_backward").default(*args))
 
 
 @pytest.mark.parametrize("shape, kernel, stride, padding, ceil_mode, count_include_pad, divisor", [

@@ -80,17 +80,22 @@ export_train_step(model, torch.nn.functional.cross_entropy, inputs, optimizer="a
 """
 
 
-@pytest.mark.parametrize("precision", ["fp32", "f16", "bf16"])
-def test_pytorch_export_on_llvm_cpu(precision, amp_tools, amp_mlir_native, tmp_path):
+def _export_compile_check(script, precision, amp_tools, amp_mlir_native, tmp_path):
+    """The step ``script`` exports (to its first argument) compiled for llvm-cpu and run against amp-train.
+    The export runs in a process of its own: torch.fx imports triton, whose LLVM must not meet the libLLVM
+    that amp_mlir's native module (loaded in this process) brings."""
     pytest.importorskip("torch", reason="PyTorch is not installed")
-    # In a process of its own: torch.fx imports triton, whose LLVM must not meet the libLLVM that
-    # amp_mlir's native module (loaded in this process) brings.
     out = tmp_path / "export"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    subprocess.run([sys.executable, "-c", _EXPORT_SCRIPT, str(out)], check=True, env=env, timeout=600)
+    subprocess.run([sys.executable, "-c", script, str(out)], check=True, env=env, timeout=600)
     source = out / "train_step.mlir"
     vmfb = compile_step(_compile(amp_tools, source, precision, tmp_path), tmp_path / "step.vmfb")
     _check_against_amp_train(amp_mlir_native, source, vmfb, precision, inputs_dir=out)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "f16", "bf16"])
+def test_pytorch_export_on_llvm_cpu(precision, amp_tools, amp_mlir_native, tmp_path):
+    _export_compile_check(_EXPORT_SCRIPT, precision, amp_tools, amp_mlir_native, tmp_path)
 
 
 def test_contract_survives_iree_compile(amp_tools, tmp_path, repo_dir):
@@ -140,12 +145,7 @@ def test_beit_relative_position_bias_on_llvm_cpu(amp_tools, amp_mlir_native, tmp
     point pipeline"); compile_step compiles such a step again without constant expression hoisting,
     and it trains like amp-train."""
     pytest.importorskip("transformers", reason="transformers is not installed")
-    out = tmp_path / "export"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    subprocess.run([sys.executable, "-c", _BEIT_SCRIPT, str(out)], check=True, env=env, timeout=600)
-    source = out / "train_step.mlir"
-    vmfb = compile_step(_compile(amp_tools, source, "fp32", tmp_path), tmp_path / "step.vmfb")
-    _check_against_amp_train(amp_mlir_native, source, vmfb, "fp32", inputs_dir=out)
+    _export_compile_check(_BEIT_SCRIPT, "fp32", amp_tools, amp_mlir_native, tmp_path)
 
 
 _SPLIT_FOURIER_SCRIPT = """
@@ -165,10 +165,4 @@ def test_split_fourier_transforms_on_llvm_cpu(precision, amp_tools, amp_mlir_nat
     inverse from a zero-padded spectrum: IREE compiles them and trains like amp-train. (A first real inverse
     mirrored the spectrum with ``flip``; IREE's llvm-cpu could not lower that reversed strided read:
     "LLVM Translation failed for operation: builtin.unrealized_conversion_cast".)"""
-    pytest.importorskip("torch", reason="PyTorch is not installed")
-    out = tmp_path / "export"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    subprocess.run([sys.executable, "-c", _SPLIT_FOURIER_SCRIPT, str(out)], check=True, env=env, timeout=600)
-    source = out / "train_step.mlir"
-    vmfb = compile_step(_compile(amp_tools, source, precision, tmp_path), tmp_path / "step.vmfb")
-    _check_against_amp_train(amp_mlir_native, source, vmfb, precision, inputs_dir=out)
+    _export_compile_check(_SPLIT_FOURIER_SCRIPT, precision, amp_tools, amp_mlir_native, tmp_path)
