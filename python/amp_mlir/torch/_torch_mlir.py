@@ -7,11 +7,13 @@ The algorithm:
    the forward pass and the loss on detached copies of the parameters that require grad (buffers,
    e.g. batch-norm running statistics, are cloned inside the forward and returned with the loss, so
    their in-place update becomes a result), the backward pass from
-   ``torch.autograd.grad(loss, params, seed)`` as AOTAutograd traces it (the seed of d(loss)/d(loss)
-   is an *argument*, which ``amp-loss-scaling`` scales: no constant has to be found in the graph; a
-   custom ``autograd.Function``'s Python backward is traced like any other, which ``torch.func.vjp``
-   refuses without ``setup_context``), then the optimizer update written out as torch.optim computes
-   it (SGD with momentum and weight decay, Adam, AdamW; single-tensor forms).
+   ``torch.autograd.backward(loss, seed)`` as AOTAutograd traces it, the gradients what it accumulates
+   into the copies' ``.grad`` (the seed of d(loss)/d(loss) is an *argument*, which ``amp-loss-scaling``
+   scales: no constant has to be found in the graph; a custom ``autograd.Function``'s Python backward is
+   traced like any other, which ``torch.func.vjp`` refuses without ``setup_context``; the model holds the
+   copies through the backward, so activation checkpointing's recomputation and reversible layers run on
+   them), then the optimizer update written out as torch.optim computes it (SGD with momentum and weight
+   decay, Adam, AdamW; single-tensor forms).
 2. **Capture.** ``make_fx`` with the decompositions of ops that mutate without declaring it (batch
    norm's running statistics become a functional op plus ``copy_``), then ``make_fx`` over
    ``functionalize`` of that graph, replayed with each ``view`` as a ``reshape`` (``_Replay``), with
@@ -27,7 +29,10 @@ The algorithm:
    count of the example's non-zero elements as its static row count (``_Specializer``). The step then
    holds for those values only, which a :class:`SpecializationWarning` names with the model's source
    lines; a value the parameters decide (a router's) is an error instead, and Switch Transformers'
-   experts run densely so that theirs is never read (``_static_experts``).
+   experts run densely so that theirs is never read (``_static_experts``). A few functions torch-mlir
+   lowers no backward of are computed, in that first capture, above autograd as compositions whose
+   backward it does lower: ``grid_sample``, ``ctc_loss``, grouped ``conv3d`` (``_decompositions``). The
+   int64 adds whose example values leave the int32 range are recorded as sums (``_wide_integer_sums``).
 3. **Import.** ``torch_mlir.fx.stateless_fx_import`` makes the torch dialect (backend contract), then
    one pass pipeline lowers it: ``convert-torch-to-tosa`` first (named ops our autocast policy knows
    best; scatter becomes ``tosa.scatter``), ``convert-torch-to-linalg`` / ``-scf`` / ``-arith`` /
