@@ -172,12 +172,9 @@ def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, pad
 def max_pool3d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode,
                                      indices):
     """MaxPool3d's gradient (S3D's), which torch-mlir leaves: as the 2-D one's, over three dimensions."""
-    def triple(v):
-        v = list(v) if isinstance(v, (list, tuple)) else [v]
-        return (v * 3)[:3] if len(v) == 1 else v
-    kernel = triple(kernel_size)
-    return _max_pool_backward(grad_output, self.shape[-3:], kernel, triple(stride) if stride else kernel,
-                              triple(padding), triple(dilation), indices)
+    kernel = _triple(kernel_size)
+    return _max_pool_backward(grad_output, self.shape[-3:], kernel, _triple(stride) if stride else kernel,
+                              _triple(padding), _triple(dilation), indices)
 
 
 def _avg_pool_divisors(out, size, kernel, stride, pad, count_include_pad, device):
@@ -285,6 +282,12 @@ def _one_hot_sum(ids, n, rows, keep=None):
 def _pair(v):
     v = list(v)
     return (v * 2)[:2] if len(v) == 1 else v
+
+
+def _triple(v):
+    """A 3-D op's per-dimension values from one value or three (``_pair``'s 3-D form)."""
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    return (v * 3)[:3] if len(v) == 1 else v
 
 
 def _pad_or_crop(x, dim, before, after, value=0.0):
@@ -1055,7 +1058,17 @@ _GRID_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
 _GRID_PADDINGS = {"zeros": 0, "border": 1, "reflection": 2}
 
 
-def grid_sample(func, args, kwargs):
+def above_autograd():
+    """The functions the capture computes above autograd (``_Specializer``'s function mode), as compositions
+    whose backward torch-mlir lowers: ``{function: composite(func, *args, **kwargs)}``; a composite returns
+    NotImplemented for a call it leaves to the function."""
+    F = torch.nn.functional
+    return {F.grid_sample: grid_sample, torch.grid_sampler: grid_sample, torch.grid_sampler_2d: grid_sample,
+            F.conv3d: lambda func, *args, **kwargs: grouped_conv3d(*args, **kwargs),
+            F.ctc_loss: lambda func, *args, **kwargs: ctc_loss(*args, **kwargs)}
+
+
+def grid_sample(func, *args, **kwargs):
     """``F.grid_sample`` / ``torch.grid_sampler(_2d)`` (``func``) of a 4-D input as PyTorch's own decomposition
     computes it (``torch._decomp``'s ``grid_sampler_2d``: every mode and padding, the corners' values read by
     advanced indexing and weighted), called while the step is captured, above autograd, so that autograd
@@ -1088,11 +1101,7 @@ def grouped_conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, gr
         return NotImplemented
     if input.dim() == 4:
         return grouped_conv3d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
-
-    def triple(v):
-        v = list(v) if isinstance(v, (list, tuple)) else [v]
-        return (v * 3)[:3] if len(v) == 1 else v
-    (sd, sh, sw), (pd, ph, pw), (dd, dh, dw) = triple(stride), triple(padding), triple(dilation)
+    (sd, sh, sw), (pd, ph, pw), (dd, dh, dw) = _triple(stride), _triple(padding), _triple(dilation)
     n, c, d = input.shape[:3]
     cout, kd = weight.shape[0], weight.shape[2]
     x = torch.nn.functional.pad(input, (0, 0, 0, 0, pd, pd))

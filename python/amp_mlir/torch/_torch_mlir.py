@@ -534,6 +534,7 @@ class _Specializer:
         from torch.overrides import TorchFunctionMode
 
         specializer = self
+        composites = _decompositions.above_autograd()
 
         class ValueFree(TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -542,16 +543,8 @@ class _Specializer:
                     value = specializer._read(args[0], lambda x: func(x, *args[1:], **kwargs), "values")
                     if value is not None:
                         return value
-                if func in (torch.nn.functional.grid_sample, torch.grid_sampler, torch.grid_sampler_2d):
-                    out = _decompositions.grid_sample(func, args, kwargs)
-                    if out is not NotImplemented:
-                        return out
-                if func is torch.nn.functional.conv3d:
-                    out = _decompositions.grouped_conv3d(*args, **kwargs)
-                    if out is not NotImplemented:
-                        return out
-                if func is torch.nn.functional.ctc_loss:
-                    out = _decompositions.ctc_loss(*args, **kwargs)
+                if func in composites:
+                    out = composites[func](func, *args, **kwargs)
                     if out is not NotImplemented:
                         return out
                 if func is torch.nn.functional.one_hot:
