@@ -1203,8 +1203,8 @@ class _CornersByGather(torch.overrides.TorchFunctionMode):
 
 def fmod(self, other):
     """Floating-point ``fmod`` (grid_sample's reflection padding), which torch-mlir does not lower:
-    ``a - b * trunc(a / b)``, the remainder with the dividend's sign, to the rounding of the quotient (exact
-    ``fmodf`` is exact). Integers are left to torch-mlir."""
+    ``a - b * trunc(a / b)``, the remainder with the dividend's sign, exact up to the rounding of the
+    quotient (PyTorch's ``fmodf`` is exact). Integers are left to torch-mlir."""
     if not torch.result_type(self, other).is_floating_point:
         return NotImplemented
     return self - other * torch.trunc(self / other)
