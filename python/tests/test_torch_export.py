@@ -2048,3 +2048,49 @@ def test_refused_read_names_a_torchvision_line(tmp_path):
     with pytest.raises(UnsupportedOpError, match=r"\n  boxes\.py:\d+ in remove_small_boxes \("):
         export_train_step(Boxes(), F.cross_entropy, (torch.randn(3, 4), torch.tensor([0, 1])), optimizer="sgd",
                           lr=0.1, out_dir=tmp_path)
+
+
+def _poisoned_losses(tools, step, steps, poison):
+    """amp-train's f16 rows over ``steps`` steps with +inf in the batch at step ``poison``."""
+    out = _run([tools["amp_train"], str(step.mlir_path), "--inputs", str(step.out_dir), "--steps", str(steps),
+                "--precision=f16", "--no-jit-cache", "--poison-step", str(poison)])
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+@pytest.mark.parametrize("optimizer,options,rtol", [
+    ("sgd", {"lr": 0.5, "max_grad_norm": 0.1}, 1e-5),
+    # Adam's update divides by the gradients' root mean square: fp32 rounding is amplified at lr 0.05 (2.5e-5;
+    # from PyTorch with a clip of 100 that never acts: 1.4e-5).
+    ("adamw", {"lr": 0.05, "weight_decay": 0.01, "max_grad_norm": 0.05, "grad_norm_type": math.inf}, 1e-4)])
+def test_gradient_clipping(optimizer, options, rtol, tmp_path, amp_tools):
+    """``max_grad_norm`` clips the gradients as ``clip_grad_norm_`` does (2-norm and largest magnitude; the
+    clip is active: PyTorch's losses without it differ by over 10%), fp32 as PyTorch. In f16
+    the norm reads the unscaled gradients, as after ``GradScaler.unscale_`` (read scaled by 65536, the clip
+    would shrink every update 65536 times): f16 within 1e-3 of fp32; a poisoned step is skipped and the next
+    one computes the loss of the step before it again (parameters and moments unchanged)."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.LayerNorm(32), nn.Linear(32, 4))
+    inputs = (torch.randn(8, 16), torch.randint(0, 4, (8,)))
+    step, fp32 = _trains_as_pytorch(model, inputs, tmp_path, amp_tools, rtol=rtol, steps=5, optimizer=optimizer,
+                                    **options)
+    unclipped = torch_reference_losses(model, F.cross_entropy, inputs, steps=5, optimizer=optimizer,
+                                       **{k: v for k, v in options.items() if k not in ("max_grad_norm",
+                                                                                        "grad_norm_type")})
+    assert np.max(np.abs(np.array(unclipped) / fp32 - 1)) > 0.1
+    np.testing.assert_allclose(_losses(amp_tools, step, 5, "f16"), fp32, rtol=1e-3)
+    rows = _poisoned_losses(amp_tools, step, 3, 1)
+    assert [r["skipped"] for r in rows] == [False, True, False]
+    assert rows[2]["loss"] == _losses(amp_tools, step, 2, "f16")[1]
+
+
+def test_gradient_clipping_bad_options(tmp_path):
+    """A clip that means nothing, or one the builtin front end cannot build, is refused before capturing."""
+    _torch_mlir()
+    model, inputs = nn.Linear(4, 2), (torch.randn(3, 4), torch.tensor([0, 1, 1]))
+    for options, message in [({"max_grad_norm": 0.0}, "positive finite"),
+                             ({"max_grad_norm": math.inf}, "positive finite"),
+                             ({"max_grad_norm": 1.0, "grad_norm_type": 0}, "grad_norm_type"),
+                             ({"max_grad_norm": 1.0, "frontend": "builtin"}, "frontend='torch-mlir'")]:
+        with pytest.raises(ValueError, match=message):
+            export_train_step(model, F.cross_entropy, inputs, out_dir=tmp_path, **options)

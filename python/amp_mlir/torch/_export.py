@@ -169,7 +169,8 @@ def _remove_stale_arguments(out_dir: Path, count: int):
 
 def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *, optimizer: str = "sgd",
                       lr: float | None = None, momentum: float = 0.0, weight_decay: float = 0.0,
-                      betas=(0.9, 0.999), eps: float = 1e-8, out_dir, name: str = "train_step",
+                      betas=(0.9, 0.999), eps: float = 1e-8, max_grad_norm: float | None = None,
+                      grad_norm_type: float = 2.0, out_dir, name: str = "train_step",
                       frontend: str | None = None, dialect: str = "tosa") -> ExportedStep:
     """Export one training step of ``model`` as an amp-mlir training step.
 
@@ -186,6 +187,9 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     in float32. It writes ``out_dir/<name>.mlir``, ``out_dir/arg<N>.npy`` (initial value of argument N)
     and ``out_dir/manifest.json``. Argument order: parameters, optimizer state (SGD momentum buffers, or
     Adam first moments, second moments and a ``tensor<f32>`` step counter), then the batch inputs.
+    ``max_grad_norm`` (torch-mlir front end) clips the gradients before the update as
+    ``torch.nn.utils.clip_grad_norm_(params, max_grad_norm, grad_norm_type)`` does; under dynamic loss
+    scaling the norm reads unscaled gradients, as after ``GradScaler.unscale_``.
     Results: the new value of every parameter and state tensor (``amp.update_of``) and the loss
     (``amp.loss``). Raises :class:`UnsupportedOpError` for aten ops it cannot lower.
     """
@@ -205,13 +209,22 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         raise ValueError("example_inputs must be a tuple (model inputs..., target)")
     if optimizer != "sgd" and momentum != 0:
         raise ValueError("momentum is an SGD option")
+    if max_grad_norm is not None:
+        if frontend != "torch-mlir":
+            raise ValueError("max_grad_norm needs frontend='torch-mlir'")
+        if not (isinstance(max_grad_norm, (int, float)) and 0 < max_grad_norm < math.inf):
+            raise ValueError(f"max_grad_norm must be a positive finite number, got {max_grad_norm!r}")
+        if not (isinstance(grad_norm_type, (int, float)) and grad_norm_type > 0):
+            raise ValueError(f"grad_norm_type must be positive (math.inf for the largest magnitude), "
+                             f"got {grad_norm_type!r}")
     if frontend == "torch-mlir":
         if not _torch_mlir.available():
             raise ImportError("frontend='torch-mlir' needs the torch-mlir package (pip install torch-mlir)")
         out = Path(out_dir)
         text, manifest, gm, n_params, n_state = _torch_mlir.import_train_step(
             model, loss_fn, example_inputs, optimizer=optimizer, lr=lr, momentum=momentum,
-            weight_decay=weight_decay, betas=betas, eps=eps, out_dir=out, name=name, dialect=dialect)
+            weight_decay=weight_decay, betas=betas, eps=eps, max_grad_norm=max_grad_norm,
+            grad_norm_type=float(grad_norm_type), out_dir=out, name=name, dialect=dialect)
         _remove_stale_arguments(out, len(manifest["arguments"]))
         return ExportedStep(mlir_path=out / f"{name}.mlir", out_dir=out, name=name, text=text, manifest=manifest,
                             graph_module=gm, arg_names=[a["name"] for a in manifest["arguments"]],

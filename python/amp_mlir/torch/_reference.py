@@ -9,11 +9,17 @@ import torch
 
 
 def torch_train_step(forward, loss_fn, opt, inputs, target, *, device_type: str = "cpu", autocast=None,
-                     scaler=None):
+                     scaler=None, max_grad_norm=None, grad_norm_type=2.0):
     """One PyTorch training step: gradients cleared, ``loss_fn(forward(*inputs), target)`` (under
     ``torch.autocast(device_type, autocast)`` when ``autocast`` is a dtype), backward (through the
-    GradScaler ``scaler`` when given: scaled backward, unscaling step, scale update), update. Returns
-    the loss. The one step the reference runs, the model zoo and the CPU / GPU benchmarks time."""
+    GradScaler ``scaler`` when given: scaled backward, unscaling step, scale update), the gradients
+    clipped to ``max_grad_norm`` when given (``clip_grad_norm_``, after ``scaler.unscale_``), update.
+    Returns the loss. The one step the reference runs, the model zoo and the CPU / GPU benchmarks time."""
+    def clip():
+        if max_grad_norm is not None:
+            params = [p for group in opt.param_groups for p in group["params"]]
+            torch.nn.utils.clip_grad_norm_(params, max_grad_norm, grad_norm_type, foreach=False)
+
     context = (torch.autocast(device_type, dtype=autocast) if autocast is not None
                else contextlib.nullcontext())
     opt.zero_grad()
@@ -21,17 +27,22 @@ def torch_train_step(forward, loss_fn, opt, inputs, target, *, device_type: str 
         loss = loss_fn(forward(*inputs), target)
     if scaler is not None:
         scaler.scale(loss).backward()
+        if max_grad_norm is not None:
+            scaler.unscale_(opt)
+        clip()
         scaler.step(opt)
         scaler.update()
     else:
         loss.backward()
+        clip()
         opt.step()
     return loss
 
 
 def torch_reference_losses(model: torch.nn.Module, loss_fn, example_inputs: tuple, *, steps: int,
                            optimizer: str = "sgd", lr: float | None = None, momentum: float = 0.0,
-                           weight_decay: float = 0.0, betas=(0.9, 0.999), eps: float = 1e-8) -> list[float]:
+                           weight_decay: float = 0.0, betas=(0.9, 0.999), eps: float = 1e-8,
+                           max_grad_norm: float | None = None, grad_norm_type: float = 2.0) -> list[float]:
     """Train a deep copy of ``model`` on the fixed batch ``example_inputs`` with torch.optim (the same
     options as :func:`export_train_step`) and return the loss of every step, computed before that step's
     update (what ``amp-train`` prints as ``loss``)."""
@@ -51,6 +62,7 @@ def torch_reference_losses(model: torch.nn.Module, loss_fn, example_inputs: tupl
     inputs = [t.float() if t.is_floating_point() else t for t in example_inputs]
     losses = []
     for _ in range(steps):
-        loss = torch_train_step(model, loss_fn, opt, inputs[:-1], inputs[-1])
+        loss = torch_train_step(model, loss_fn, opt, inputs[:-1], inputs[-1], max_grad_norm=max_grad_norm,
+                                grad_norm_type=grad_norm_type)
         losses.append(float(loss.detach()))
     return losses
