@@ -2084,13 +2084,60 @@ def test_gradient_clipping(optimizer, options, rtol, tmp_path, amp_tools):
     assert rows[2]["loss"] == _losses(amp_tools, step, 2, "f16")[1]
 
 
-def test_gradient_clipping_bad_options(tmp_path):
-    """A clip that means nothing, or one the builtin front end cannot build, is refused before capturing."""
+def test_bad_clip_and_learning_rate_options(tmp_path):
+    """A clip that means nothing, or a clip or learning-rate argument the builtin front end cannot build, is
+    refused before capturing."""
     _torch_mlir()
     model, inputs = nn.Linear(4, 2), (torch.randn(3, 4), torch.tensor([0, 1, 1]))
     for options, message in [({"max_grad_norm": 0.0}, "positive finite"),
                              ({"max_grad_norm": math.inf}, "positive finite"),
                              ({"max_grad_norm": 1.0, "grad_norm_type": 0}, "grad_norm_type"),
-                             ({"max_grad_norm": 1.0, "frontend": "builtin"}, "frontend='torch-mlir'")]:
+                             ({"max_grad_norm": 1.0, "frontend": "builtin"}, "frontend=.torch-mlir."),
+                             ({"lr_input": True, "frontend": "builtin"}, "lr_input needs")]:
         with pytest.raises(ValueError, match=message):
             export_train_step(model, F.cross_entropy, inputs, out_dir=tmp_path, **options)
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adamw"])
+def test_learning_rate_argument_follows_a_schedule(optimizer, tmp_path, amp_tools, amp_mlir_native):
+    """``lr_input=True``: the learning rate is a ``tensor<f32>`` argument (kind ``lr``, initially ``lr``) that
+    the caller sets at every step. Set from a warm-up-then-cosine schedule through ``Trainer.set_argument``,
+    the step trains as PyTorch with the same schedule (``LambdaLR``, gradients clipped) does: fp32 within 1e-4
+    (Adam's rounding, see test_gradient_clipping), f16 within 2e-3. amp-train, which sets nothing, trains at
+    the constant initial ``lr``."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.LayerNorm(32), nn.Linear(32, 4))
+    inputs = (torch.randn(8, 16), torch.randint(0, 4, (8,)))
+    options = dict(optimizer=optimizer, lr=0.05, weight_decay=0.01, max_grad_norm=0.5)
+    step = export_train_step(model, F.cross_entropy, inputs, lr_input=True, out_dir=tmp_path, **options)
+    (lr_arg,) = [a for a in step.manifest["arguments"] if a["kind"] == "lr"]
+    assert lr_arg["shape"] == [] and lr_arg["amp_init"] == "#amp.init<fill(0.05)>"
+    assert f"{lr_arg['index']}: learning rate (lr)" in step.text
+    np.testing.assert_allclose(_losses(amp_tools, step, 3),
+                               torch_reference_losses(model, F.cross_entropy, inputs, steps=3, **options), rtol=1e-4)
+
+    def schedule(i):
+        return 0.05 * min(1.0, (i + 1) / 3) * 0.5 * (1 + math.cos(math.pi * i / 6))
+
+    reference = copy.deepcopy(model)
+    opt = (torch.optim.SGD(reference.parameters(), lr=0.05, weight_decay=0.01) if optimizer == "sgd" else
+           torch.optim.AdamW(reference.parameters(), lr=0.05, weight_decay=0.01, foreach=False))
+    scheduler = torch.optim.lr_scheduler.LambdaLR(opt, lambda i: schedule(i) / 0.05)
+    want = []
+    for _ in range(6):
+        opt.zero_grad()
+        loss = F.cross_entropy(reference(inputs[0]), inputs[1])
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(reference.parameters(), 0.5, foreach=False)
+        opt.step()
+        scheduler.step()
+        want.append(float(loss))
+    for precision, rtol in (("fp32", 1e-4), ("f16", 2e-3)):
+        trainer = amp_mlir_native.Trainer(step.text, precision, source_name=str(step.mlir_path))
+        trainer.reset(step.out_dir)
+        got = []
+        for i in range(6):
+            trainer.set_argument(lr_arg["index"], np.array(schedule(i), np.float32))
+            got.append(trainer.step()["loss"])
+        np.testing.assert_allclose(got, want, rtol=rtol, err_msg=precision)

@@ -170,7 +170,7 @@ def _remove_stale_arguments(out_dir: Path, count: int):
 def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *, optimizer: str = "sgd",
                       lr: float | None = None, momentum: float = 0.0, weight_decay: float = 0.0,
                       betas=(0.9, 0.999), eps: float = 1e-8, max_grad_norm: float | None = None,
-                      grad_norm_type: float = 2.0, out_dir, name: str = "train_step",
+                      grad_norm_type: float = 2.0, lr_input: bool = False, out_dir, name: str = "train_step",
                       frontend: str | None = None, dialect: str = "tosa") -> ExportedStep:
     """Export one training step of ``model`` as an amp-mlir training step.
 
@@ -189,7 +189,10 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     Adam first moments, second moments and a ``tensor<f32>`` step counter), then the batch inputs.
     ``max_grad_norm`` (torch-mlir front end) clips the gradients before the update as
     ``torch.nn.utils.clip_grad_norm_(params, max_grad_norm, grad_norm_type)`` does; under dynamic loss
-    scaling the norm reads unscaled gradients, as after ``GradScaler.unscale_``.
+    scaling the norm reads unscaled gradients, as after ``GradScaler.unscale_``. ``lr_input=True``
+    (torch-mlir front end) makes the learning rate a ``tensor<f32>`` argument (manifest kind ``lr``, after
+    the buffers and before the batch, initially ``lr``) that the caller sets at every step, for a
+    schedule (``amp_mlir.Trainer.set_argument``); without it ``lr`` is a constant of the step.
     Results: the new value of every parameter and state tensor (``amp.update_of``) and the loss
     (``amp.loss``). Raises :class:`UnsupportedOpError` for aten ops it cannot lower.
     """
@@ -209,6 +212,8 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         raise ValueError("example_inputs must be a tuple (model inputs..., target)")
     if optimizer != "sgd" and momentum != 0:
         raise ValueError("momentum is an SGD option")
+    if lr_input and frontend != "torch-mlir":
+        raise ValueError("lr_input needs frontend='torch-mlir'")
     if max_grad_norm is not None:
         if frontend != "torch-mlir":
             raise ValueError("max_grad_norm needs frontend='torch-mlir'")
@@ -224,7 +229,8 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         text, manifest, gm, n_params, n_state = _torch_mlir.import_train_step(
             model, loss_fn, example_inputs, optimizer=optimizer, lr=lr, momentum=momentum,
             weight_decay=weight_decay, betas=betas, eps=eps, max_grad_norm=max_grad_norm,
-            grad_norm_type=float(grad_norm_type), out_dir=out, name=name, dialect=dialect)
+            grad_norm_type=float(grad_norm_type), lr_input=bool(lr_input), out_dir=out, name=name,
+            dialect=dialect)
         _remove_stale_arguments(out, len(manifest["arguments"]))
         return ExportedStep(mlir_path=out / f"{name}.mlir", out_dir=out, name=name, text=text, manifest=manifest,
                             graph_module=gm, arg_names=[a["name"] for a in manifest["arguments"]],

@@ -100,11 +100,12 @@ _GLUE = ("torch.constant.", "torch.prim.ListConstruct", "torch_c.")
 
 def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buffers, n_inputs, optimizer, lr,
                    momentum, weight_decay, betas, eps, random_state=False, forward_context=contextlib.nullcontext,
-                   complex_buffers=frozenset(), max_grad_norm=None, grad_norm_type=2.0):
-    """``step(*params, *state, *buffers, [rng], *inputs, seed) -> (*params', *state', *buffers', [rng + 1],
-    loss)``; ``rng`` (with ``random_state``) is the random-number state the step's random ops draw from
-    (``_Replay`` draws them), advanced by one each step. The buffers named in ``complex_buffers`` come and
-    go as real tensors in ``view_as_real`` form (``_complex``)."""
+                   complex_buffers=frozenset(), max_grad_norm=None, grad_norm_type=2.0, lr_input=False):
+    """``step(*params, *state, *buffers, [rng], [lr], *inputs, seed) -> (*params', *state', *buffers',
+    [rng + 1], loss)``; ``rng`` (with ``random_state``) is the random-number state the step's random ops draw
+    from (``_Replay`` draws them), advanced by one each step; ``lr`` (with ``lr_input``) the learning rate, a
+    0-d float32 tensor the caller sets (a schedule's value), else the constant ``lr``. The buffers named in
+    ``complex_buffers`` come and go as real tensors in ``view_as_real`` form (``_complex``)."""
     b1, b2 = betas
 
     def step(*flat):
@@ -113,7 +114,9 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
         buffers = list(flat[n_params + n_state:n_params + n_state + n_buffers])
         rest = flat[n_params + n_state + n_buffers:]
         new_rng = (rest[0] + torch.ones_like(rest[0]),) if random_state else ()
-        inputs = rest[1 if random_state else 0:-1]
+        rest = rest[1 if random_state else 0:]
+        step_lr = rest[0] if lr_input else lr
+        inputs = rest[1 if lr_input else 0:-1]
         seed = flat[-1]
         model_inputs, target = inputs[:-1], inputs[-1]
 
@@ -149,14 +152,14 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
             if momentum != 0:
                 grads = [buf * momentum + g for g, buf in zip(grads, state)]
                 new_state = grads
-            new_params = [p - lr * g for p, g in zip(params, grads)]
+            new_params = [p - step_lr * g for p, g in zip(params, grads)]
         else:  # Adam / AdamW, torch.optim's single-tensor (foreach=False) update
             ms, vs, t = state[:n_params], state[n_params:2 * n_params], state[2 * n_params] + 1
             if optimizer == "adamw" and weight_decay != 0:
-                params = [p * (1 - lr * weight_decay) for p in params]  # param.mul_(1 - lr * weight_decay)
+                params = [p * (1 - step_lr * weight_decay) for p in params]  # param.mul_(1 - lr * weight_decay)
             elif weight_decay != 0:
                 grads = [g + weight_decay * p for g, p in zip(grads, params)]
-            step_size = lr / (1 - torch.pow(b1, t))
+            step_size = step_lr / (1 - torch.pow(b1, t))
             bc2_sqrt = torch.sqrt(1 - torch.pow(b2, t))
             new_m, new_v = [], []
             for p, g, m, v in zip(params, grads, ms, vs):
@@ -521,7 +524,7 @@ class _Specializer:
 
     _KINDS = {"param": "the parameters", "momentum": "the optimizer state", "adam_m": "the optimizer state",
               "adam_v": "the optimizer state", "step": "the optimizer state", "buffer": "the buffers",
-              "rng": "the random-number state", "seed": "the gradient seed"}
+              "rng": "the random-number state", "lr": "the learning rate", "seed": "the gradient seed"}
 
     def __init__(self, arg_names, arg_kinds):
         self.arg_names, self.arg_kinds = arg_names, arg_kinds
@@ -963,14 +966,15 @@ def _unconverted(module, dialects=("torch", "torch_c", "tm_tensor")):
 def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *, optimizer: str = "sgd",
                       lr: float | None = None, momentum: float = 0.0, weight_decay: float = 0.0,
                       betas=(0.9, 0.999), eps: float = 1e-8, max_grad_norm: float | None = None,
-                      grad_norm_type: float = 2.0, out_dir, name: str = "train_step", dialect: str = "tosa"):
+                      grad_norm_type: float = 2.0, lr_input: bool = False, out_dir, name: str = "train_step",
+                      dialect: str = "tosa"):
     """Capture ``model``'s training step and import it with torch-mlir (see the module comment).
     Returns ``(text, manifest, graph_module)`` and writes ``out_dir/<name>.mlir``, ``arg<N>.npy`` and
     ``manifest.json``."""
     from torch_mlir import fx as tm_fx
     from torch_mlir.compiler_utils import run_pipeline_with_repro_report
 
-    from ._export import _init_hint as init_hint, write_manifest
+    from ._export import _init_hint as init_hint, _mlir_number as mlir_number, write_manifest
 
     if dialect not in DIALECTS:
         raise ValueError(f"dialect must be one of {DIALECTS}, got {dialect!r}")
@@ -1015,21 +1019,23 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     # The random-number state (dropout, stochastic depth): an argument the step advances, there only when
     # the captured step draws random numbers (below).
     rng = [torch.zeros((), dtype=torch.int32)]
+    # The learning rate as an argument (``lr_input``): the caller sets it at every step.
+    lrs = [torch.tensor(float(lr), dtype=torch.float32)] if lr_input else []
 
     def layout(random_state):
         r = rng if random_state else []
-        flat = params + state + buffers + r + inputs + [seed]
+        flat = params + state + buffers + r + lrs + inputs + [seed]
         all_names = names + state_names + \
             [f"buffer {k}" + (" (complex, as real and imaginary parts)" if k in complex_buffers else "")
              for k in buffer_names] + \
-            ["random-number state"] * len(r) + in_names + ["grad seed"]
+            ["random-number state"] * len(r) + ["learning rate"] * len(lrs) + in_names + ["grad seed"]
         kinds = ["param"] * n_params + state_kinds + ["buffer"] * len(buffers) + ["rng"] * len(r) + \
-            ["input"] * (n_in - 1) + ["target", "seed"]
+            ["lr"] * len(lrs) + ["input"] * (n_in - 1) + ["target", "seed"]
         step = _step_function(model, loss_fn, names, buffer_names, n_params, len(state), len(buffers), n_in,
                               optimizer, float(lr), float(momentum), float(weight_decay),
                               tuple(float(b) for b in betas), float(eps), random_state=random_state,
                               complex_buffers=complex_buffers, max_grad_norm=max_grad_norm,
-                              grad_norm_type=grad_norm_type)
+                              grad_norm_type=grad_norm_type, lr_input=lr_input)
         return flat, all_names, kinds, step
 
     flat, all_names, kinds, step = layout(False)
@@ -1196,7 +1202,12 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
             hint_kind = "state" if kind in ("momentum", "adam_m", "adam_v", "rng") else kind
             if kind == "buffer":  # batch-norm running statistics (zeros / ones) and counters
                 hint_kind = "param" if t.is_floating_point() else "state"
-            hint = "#amp.init<ones>" if kind == "seed" else init_hint(t, hint_kind, num_classes.get(placeholders[i]))
+            if kind == "seed":
+                hint = "#amp.init<ones>"
+            elif kind == "lr":
+                hint = "#amp.init<fill(%s)>" % mlir_number(str(np.float32(t)))  # shortest float32 form
+            else:
+                hint = init_hint(t, hint_kind, num_classes.get(placeholders[i]))
             attrs = {"amp.init": ir.StringAttr.get("@@AMPINIT@@" + hint)}
             if kind == "seed":
                 attrs["amp.grad_seed"] = ir.UnitAttr.get()
@@ -1224,6 +1235,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         f"// {dialect} first). Model: {type(model).__name__}; loss: "
         f"{getattr(loss_fn, '__name__', type(loss_fn).__name__)}; optimizer: {optimizer} (lr={lr}, "
         f"momentum={momentum}, weight_decay={weight_decay}, betas={tuple(betas)}, eps={eps}"
+        + ("; the learning rate an argument, initially lr" if lr_input else "")
         + (f"; gradients clipped to a {grad_norm_type}-norm of {max_grad_norm}" if max_grad_norm is not None else "")
         + ").",
         "// Arguments (initial values in arg<N>.npy next to this file; amp-train --inputs DIR):",
@@ -1241,7 +1253,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     manifest = write_manifest(out_dir, name=name, mlir_path=mlir_path, model=model, loss_fn=loss_fn,
                               optimizer=dict(kind=optimizer, lr=lr, momentum=momentum, weight_decay=weight_decay,
                                              betas=list(betas), eps=eps, max_grad_norm=max_grad_norm,
-                                             grad_norm_type=grad_norm_type),
+                                             grad_norm_type=grad_norm_type, lr_input=lr_input),
                               arguments=arg_meta, results=res_meta, aten_ops=ops,
                               frontend="torch-mlir", dialect=dialect)
     return text, manifest, gm, n_params, len(state)
