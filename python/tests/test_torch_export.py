@@ -409,6 +409,46 @@ def test_torch_mlir_dropout_mask_changes_every_step(tmp_path, amp_tools):
         assert len(set(losses)) == 4, losses
 
 
+class _RReLU(nn.Module):
+    def __init__(self, lower, upper):
+        super().__init__()
+        self.inp, self.out, self.bounds = nn.Linear(8, 24), nn.Linear(24, 3), (lower, upper)
+
+    def forward(self, x):
+        return self.out(F.rrelu(self.inp(x), *self.bounds, training=self.training))
+
+
+def test_rrelu_trains_as_pytorch(tmp_path, amp_tools):
+    """``nn.RReLU`` / ``F.rrelu``. In evaluation (the mean slope) the step trains as PyTorch does: torch-mlir's
+    own lowering of its backward computed ``max(grad, 0) + slope * min(x, 0)``, and the losses parted from
+    PyTorch's by 2-3% in two steps, silently. In training each non-positive element draws its own slope from
+    the step's random-number state (an rng argument): with ``lower == upper`` the step trains as PyTorch's;
+    with a range, as PyTorch with the same slopes (``_decompositions._uniform`` at state = step, op 0), the
+    gradient through each element's own slope."""
+    _torch_mlir()
+    from amp_mlir.torch import _decompositions
+
+    torch.manual_seed(0)
+    inputs = (torch.randn(4, 8, generator=torch.Generator().manual_seed(1)), torch.tensor([0, 2, 1, 2]))
+    _trains_as_pytorch(_RReLU(1 / 8, 1 / 3).eval(), inputs, tmp_path / "eval", amp_tools, optimizer="sgd", lr=0.1)
+    _trains_as_pytorch(_RReLU(0.2, 0.2), inputs, tmp_path / "fixed", amp_tools, optimizer="sgd", lr=0.1)
+    model = _RReLU(0.1, 0.3)
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path / "drawn")
+    assert [a["kind"] for a in step.manifest["arguments"]].count("rng") == 1
+    reference = copy.deepcopy(model)
+    opt = torch.optim.SGD(reference.parameters(), lr=0.1)
+    want = []
+    for state in range(3):
+        opt.zero_grad()
+        h = reference.inp(inputs[0])
+        slope = 0.1 + 0.2 * _decompositions._uniform(torch.tensor(state), 0, h.shape, torch.float32, None)
+        loss = F.cross_entropy(reference.out(torch.where(h <= 0, h * slope, h)), inputs[1])
+        loss.backward()
+        opt.step()
+        want.append(float(loss))
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+
+
 class _RandomIntegers(nn.Module):
     """loss = mean of randint(3, 9, (4096,)) and randint_like(x, 5) as floats (with lr 0, each step's draws)."""
 

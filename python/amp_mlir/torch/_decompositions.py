@@ -568,6 +568,35 @@ def _randint_like_low(state, op, input, low, high, dtype=None, layout=None, devi
     return _randint_values(state, op, low, high, input.shape, dtype or input.dtype, input.device)
 
 
+def _rrelu(state, op, input, noise, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    """``rrelu_with_noise`` (``F.rrelu``, ``nn.RReLU``) in training: as ATen's kernel, each non-positive
+    element is multiplied by its own slope uniform in [lower, upper), which ``noise`` records (1 elsewhere) for
+    the backward (``grad * noise``)."""
+    if not training:
+        return rrelu_with_noise_functional(input, noise, lower, upper, False)[0]
+    slope = lower + (upper - lower) * _uniform(state, op, input.shape, input.dtype, input.device)
+    negative = input <= 0
+    noise.copy_(torch.where(negative, slope, torch.ones_like(input)))
+    return torch.where(negative, input * slope, input)
+
+
+def rrelu_with_noise_functional(input, noise, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    """``rrelu`` in evaluation (``F.rrelu(training=False)``, ``nn.RReLU().eval()``): ``leaky_relu`` with the
+    mean slope, ``noise`` as it came. (In training the capture draws it: ``_rrelu``.)"""
+    if training:
+        return NotImplemented
+    return aten.leaky_relu.default(input, (lower + upper) / 2), noise.clone()
+
+
+def rrelu_with_noise_backward(grad, input, noise, lower, upper, training, self_is_result):
+    """``rrelu``'s backward as ATen computes it: ``grad * noise`` in training, ``leaky_relu``'s backward with
+    the mean slope in evaluation. torch-mlir's own lowering of the evaluation form computed
+    ``max(grad, 0) + slope * min(input, 0)``: ``nn.RReLU().eval()`` trained on a wrong gradient, silently."""
+    if training:
+        return grad * noise
+    return aten.leaky_relu_backward.default(grad, input, (lower + upper) / 2, self_is_result)
+
+
 def _in_place(fn):
     def run(state, op, input, *args, **kwargs):
         return input.copy_(fn(state, op, input, *args, **kwargs))
@@ -595,7 +624,16 @@ RANDOM = {
     aten.randint.low: _randint_low,
     aten.randint_like.default: _randint_like,
     aten.randint_like.low_dtype: _randint_like_low,
+    aten.rrelu_with_noise.default: _rrelu,
 }
+
+
+def _draws(node) -> bool:
+    """Whether a captured ``RANDOM`` op draws numbers: ``rrelu`` only in training."""
+    if node.target is aten.rrelu_with_noise.default:
+        training = node.kwargs.get("training", node.args[4] if len(node.args) > 4 else False)
+        return bool(training)
+    return True
 
 
 def random_ops(gm) -> tuple:
@@ -605,7 +643,8 @@ def random_ops(gm) -> tuple:
         if n.op != "call_function" or not isinstance(n.target, torch._ops.OpOverload):
             continue
         if n.target in RANDOM:
-            drawn.add(n.target)
+            if _draws(n):
+                drawn.add(n.target)
         elif n.target.__name__.split(".")[0] in _RANDOM_OTHER:
             other.add(n.target.__name__)
     return drawn, other
@@ -1370,6 +1409,8 @@ def table():
         t[forward.default], t[backward.default] = _separable_resampling(forward.default)
     t.update({
         aten.max_pool2d_with_indices_backward.default: max_pool2d_with_indices_backward,
+        aten.rrelu_with_noise_functional.default: rrelu_with_noise_functional,
+        aten.rrelu_with_noise_backward.default: rrelu_with_noise_backward,
         aten.max_pool3d_with_indices_backward.default: max_pool3d_with_indices_backward,
         aten.avg_pool2d.default: avg_pool2d,
         aten.avg_pool2d_backward.default: avg_pool2d_backward,

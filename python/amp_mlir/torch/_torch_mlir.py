@@ -1087,7 +1087,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
             if other:
                 raise UnsupportedOpError(
                     f"the training step draws random numbers with {', '.join(sorted(other))}: amp_mlir.torch "
-                    f"draws them for dropout, bernoulli, rand, uniform, randn, normal_, exponential_ and randint only")
+                    f"draws them for dropout, bernoulli, rand, uniform, randn, normal_, exponential_, randint and rrelu only")
             if random_ops:
                 # Captured again with the random-number state as an argument, which the replay's
                 # decompositions draw from (a random op traced as is would be a constant, the same
