@@ -49,7 +49,8 @@ semantics:
   of the transposed convolution's output size.
 - Random ops (``native_dropout``, ``bernoulli``, ``rand``, ``rand_like``, ``uniform``; ``randn``,
   ``randn_like``, ``normal_`` by Box-Muller on two uniform numbers, ``exponential_`` as ``-log(1 - u)``,
-  ``randint`` / ``randint_like`` as ``low + floor(u (high - low))``; ``RANDOM``, which the
+  ``randint`` / ``randint_like`` as ``low + floor(u (high - low))``, ``rrelu_with_noise`` in training as
+  a slope ``lower + (upper - lower) u`` per non-positive element; ``RANDOM``, which the
   capture's replay calls in their place): drawn from the step's random-number state, an int32 argument
   the step advances by one, instead
   of PyTorch's generator, which tracing runs once, so that its numbers would be constants (the same
@@ -82,6 +83,8 @@ semantics:
   float64, which put ``[batch, tokens, width]`` f64 buffers into every transformer step.
 - ``roll``: two static slices and a concatenation per dimension (torch-mlir's slices from a start it
   computes at run time: a slice of dynamic extent that its TOSA lowering refuses; Swin).
+- ``rrelu``: in evaluation ``leaky_relu`` with the mean slope, and its backward as ATen's (torch-mlir's
+  lowering of the evaluation backward computed ``max(grad, 0) + slope * min(x, 0)``).
 - ``relu`` of integers as a select; ``pow`` of integers by repeated squaring (``_integer_power``); integer
   ``%`` and ``//`` from the truncating division (``_floor_division``: torch-mlir's own lowering wraps).
 - ``cummax`` / ``cummin``: the extreme over a triangle mask, the index the last element equal to it;
