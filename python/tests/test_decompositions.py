@@ -180,6 +180,19 @@ def test_adaptive_max_pool2d_backward(size, out):
     _close(_decomp().adaptive_max_pool2d_backward(g, x, idx), aten.adaptive_max_pool2d_backward.default(g, x, idx))
 
 
+@pytest.mark.parametrize("size, out", [((2, 3, 1, 8), (1, 3)), ((1, 2, 6, 6), (4, 5)), ((2, 2, 10, 10), (4, 3)),
+                                       ((3, 9, 5), (4, 3))])
+def test_adaptive_max_pool2d_uneven_windows(size, out):
+    """Windows not of one size at one stride (8 -> 3: sizes 3, 4, 3), which torch-mlir cannot lower: the same
+    values and indices as ATen's (ties included: the first in the window's row-major order)."""
+    torch.manual_seed(8)
+    x = torch.randn(*size, dtype=torch.float64)
+    x[..., :2, :3] = 1.5  # a tie inside the first windows
+    _close(_decomp().adaptive_max_pool2d(x, list(out)), aten.adaptive_max_pool2d.default(x, list(out)), tol=0)
+    assert _decomp().adaptive_max_pool2d(x, [2, 2] if size[-1] % 2 == 0 and size[-2] % 2 == 0 else [1, 1]) \
+        is NotImplemented  # even windows: torch-mlir's
+
+
 @pytest.mark.parametrize("size, out", [((2, 3, 7, 7), (2, 2)), ((1, 2, 5, 9), (3, 4)), ((3, 6, 6), (1, 1))])
 def test_adaptive_avg_pool2d_backward(size, out):
     torch.manual_seed(9)

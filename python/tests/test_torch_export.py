@@ -1285,6 +1285,44 @@ def test_torch_mlir_unsupported_backward_op_is_named(tmp_path, monkeypatch):
     assert "avg_pool2d_backward" in str(info.value) and "an op of the backward pass" in str(info.value)
 
 
+class _AdaptiveMaxPool(nn.Module):
+    """Adaptive max pooling over windows of uneven size (1-D 8 -> 3, 2-D 10 x 10 -> 4 x 3)."""
+
+    def __init__(self):
+        super().__init__()
+        self.inp, self.out = nn.Linear(8, 224), nn.Linear(3 * 3 + 2 * 12, 3)
+
+    def forward(self, x):
+        h = self.inp(x)
+        one = F.adaptive_max_pool1d(h[:, :24].view(-1, 3, 8), 3).flatten(1)
+        two = F.adaptive_max_pool2d(h[:, 24:].view(-1, 2, 10, 10), (4, 3)).flatten(1)
+        return self.out(torch.cat([one, two], 1))
+
+
+def test_adaptive_max_pool_uneven_windows(tmp_path, amp_tools, monkeypatch):
+    """Adaptive max pooling whose windows are not one size at one stride trains as PyTorch
+    (``_decompositions.adaptive_max_pool2d``). torch-mlir's own lowering of it is a fixed-stride pooling next
+    to a ``cf.assert`` that always fails, and amp-train aborted in the compiled step: without the
+    decomposition, the export names that check and the model's line instead."""
+    _torch_mlir()
+    from amp_mlir.torch import _decompositions
+
+    torch.manual_seed(0)
+    inputs = (torch.randn(4, 8), torch.tensor([0, 2, 1, 2]))
+    _trains_as_pytorch(_AdaptiveMaxPool(), inputs, tmp_path / "ours", amp_tools, optimizer="sgd", lr=0.1)
+    table = _decompositions.table
+
+    def without():
+        t = table()
+        del t[torch.ops.aten.adaptive_max_pool2d.default]
+        return t
+
+    monkeypatch.setattr(_decompositions, "table", without)
+    with pytest.raises(UnsupportedOpError, match="always fails its check") as info:
+        export_train_step(_AdaptiveMaxPool(), F.cross_entropy, inputs, out_dir=tmp_path / "theirs")
+    assert "fixed stride size" in str(info.value) and "test_torch_export.py" in str(info.value)
+
+
 class _RotaryInF32(nn.Module):
     """A rotary position embedding whose angles (positions times frequencies) are computed inside
     ``torch.autocast(enabled=False)``, as Llama's are: positions 4000..4015, which f16 cannot hold (its

@@ -172,6 +172,10 @@ def AmpCheckLoweringInputPass
     ('tensor<*xf32>'): the TOSA lowering needs ranked tensors
     ```
 
+    It also reports a `cf.assert` whose condition is the constant false
+    (torch-mlir's code for a case its conversion does not implement): the
+    compiled step would abort at its first run.
+
     With `to-buffers` (the CPU and GPU pipelines, not the IREE input), also
     what their buffer and LLVM lowerings cannot take:
     - a `tensor.expand_shape` / `memref.expand_shape` that splits one

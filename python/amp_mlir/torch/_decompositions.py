@@ -65,6 +65,9 @@ semantics:
   ``table[idx]`` or ``table[:, idx]``, Swin's and LeViT's relative-position bias tables; of ``col2im``,
   i.e. ``nn.Unfold``'s backward, with two): one flat index into those dimensions merged, then
   ``one_hot(idx)^T @ values``, as the embedding backward; torch-mlir lowers index_put to nothing our pipelines take.
+- ``adaptive_max_pool2d`` (and 1-D) whose windows are not one size at one stride (8 -> 3): each window's
+  flat positions as a constant, the values gathered, their maximum and its first position (torch-mlir
+  lowers a fixed-stride pooling next to a check that always fails).
 - ``adaptive_max_pool2d_backward``: each output gradient where the flat input position equals its
   window's index (a one-hot comparison of the P output positions with the H*W input positions, summed
   over P: P*H*W work per plane, no scatter).
@@ -684,6 +687,45 @@ def index_put(self, indices, values, accumulate=False):
     rows = rows.reshape(index.numel(), -1)
     added = _one_hot_sum(index.reshape(-1), n, rows).reshape(target.shape).to(self.dtype)
     return (target + added).movedim(0, d).reshape(self.shape)
+
+
+def _constant(values, dtype):
+    """``values`` as a tensor made outside the trace: a constant of the step (``torch.tensor`` traced
+    records a ``lift_fresh_copy`` and an in-place ``detach_`` that torch-mlir does not lower)."""
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    with _disable_current_modes():
+        return torch.tensor(values, dtype=dtype)
+
+
+def _adaptive_windows(size, out):
+    """The input positions of each of ``out`` adaptive pooling windows over ``size``: ``[floor(i size /
+    out), ceil((i + 1) size / out))``, as ATen's kernels compute them."""
+    return [list(range(i * size // out, -(-(i + 1) * size // out))) for i in range(out)]
+
+
+def adaptive_max_pool2d(self, output_size):
+    """``adaptive_max_pool2d`` whose windows along a dimension are not one size at one stride (8 -> 3:
+    starts 0, 2, 5), which torch-mlir lowers to a fixed-stride pooling plus a ``cf.assert`` that always
+    fails (amp-train aborted): each output's window as constant flat positions in the plane (padded with
+    its first position, which changes no maximum), the values gathered, their maximum and the position of
+    its first occurrence in the window's row-major order (ATen's choice among equal values). Windows of one
+    size at one stride are left to torch-mlir."""
+    h, w = self.shape[-2:]
+    oh, ow = output_size
+    oh, ow = oh or h, ow or w
+    rows, cols = _adaptive_windows(h, oh), _adaptive_windows(w, ow)
+    if all(len(set(len(r) for r in windows)) == 1 and
+           len(set(b[0] - a[0] for a, b in zip(windows, windows[1:]))) <= 1 for windows in (rows, cols)):
+        return NotImplemented
+    windows = [[r * w + c for r in rs for c in cs] for rs in rows for cs in cols]
+    k = max(len(p) for p in windows)
+    table = _constant([p + [p[0]] * (k - len(p)) for p in windows], torch.int64)
+    flat = self.flatten(-2)  # [..., H*W]
+    gathered = flat[..., table.reshape(-1)].unflatten(-1, (oh * ow, k))  # [..., P, k]
+    values, picked = gathered.max(-1)
+    indices = table[torch.arange(oh * ow, device=self.device), picked]
+    return values.unflatten(-1, (oh, ow)), indices.unflatten(-1, (oh, ow))
 
 
 def adaptive_max_pool2d_backward(grad_output, self, indices):
@@ -1417,6 +1459,7 @@ def table():
         aten.max_pool3d_with_indices_backward.default: max_pool3d_with_indices_backward,
         aten.avg_pool2d.default: avg_pool2d,
         aten.avg_pool2d_backward.default: avg_pool2d_backward,
+        aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
         aten.adaptive_max_pool2d_backward.default: adaptive_max_pool2d_backward,
         aten._adaptive_avg_pool2d_backward.default: adaptive_avg_pool2d_backward,
         aten.upsample_bilinear2d.default: upsample_bilinear2d,

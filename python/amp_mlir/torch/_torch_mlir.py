@@ -963,6 +963,28 @@ def _unconverted(module, dialects=("torch", "torch_c", "tm_tensor")):
     return left
 
 
+def _failing_asserts(module):
+    """(message, location) of every ``cf.assert`` in ``module`` whose condition is the constant false: the
+    code torch-mlir writes for a case its conversion does not implement (adaptive pooling whose windows are
+    not one size at one stride: "unimplemented: only support cases with fixed stride size."), next to a
+    lowering that computes something else. Left in, the step aborted at its first run."""
+    found = []
+
+    def walk(op):
+        for region in op.regions:
+            for block in region.blocks:
+                for o in block.operations:
+                    if o.operation.name == "cf.assert":
+                        cond = o.operation.operands[0].owner
+                        if getattr(cond, "name", None) == "arith.constant" and \
+                                str(cond.attributes["value"]) == "false":
+                            found.append((str(o.operation.attributes["msg"]).strip('"'), str(o.operation.location)))
+                    walk(o.operation)
+
+    walk(module.operation)
+    return found
+
+
 def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *, optimizer: str = "sgd",
                       lr: float | None = None, momentum: float = 0.0, weight_decay: float = 0.0,
                       betas=(0.9, 0.999), eps: float = 1e-8, max_grad_norm: float | None = None,
@@ -1181,6 +1203,10 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
             first.setdefault(n, loc)
         lines = "\n".join(f"  {n} ({c}x), first at {first[n]}" for n, c in sorted(by_name.items()))
         raise UnsupportedOpError("torch-mlir left ops that no amp-mlir pipeline takes:\n" + lines + backward_note(lines))
+    failing = _failing_asserts(module)
+    if failing:
+        raise UnsupportedOpError("torch-mlir lowered an op to code that always fails its check (a case its conversion "
+                                 "does not implement):\n" + "\n".join(f"  {m}, at {loc}" for m, loc in failing))
     _pin_autocast_regions(module)
 
     # ------------------------------------------------------------------ the contract

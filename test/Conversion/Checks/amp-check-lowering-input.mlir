@@ -32,3 +32,17 @@ func.func @ranked(%a: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %0 = tosa.exp %a : (tensor<?x4xf32>) -> tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
 }
+
+// -----
+
+// A check that always fails (torch-mlir's code for an adaptive max pooling
+// whose windows are not one size at one stride) is reported before any
+// lowering: the compiled step aborted at its first run. A check on values is
+// left alone.
+func.func @always_failing_check(%x: tensor<4xf32>, %ok: i1) -> tensor<4xf32> {
+  %false = arith.constant false
+  // expected-error @+1 {{'cf.assert' op always fails ("unimplemented: only support cases with fixed stride size."): the step would stop at its first run}}
+  cf.assert %false, "unimplemented: only support cases with fixed stride size."
+  cf.assert %ok, "index out of range"
+  return %x : tensor<4xf32>
+}

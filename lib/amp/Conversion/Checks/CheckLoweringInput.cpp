@@ -9,6 +9,13 @@
 // checks the one property the lowering needs, before any of it runs, and
 // reports every offending op at its location.
 //
+// A `cf.assert` whose condition is the constant false is reported too: it is
+// what torch-mlir writes for a case its conversion does not implement (an
+// adaptive pooling whose windows are not one size at one stride), next to a
+// lowering that computes something else, and the compiled step would abort
+// at its first run (amp-train died in the JIT-compiled code, its message
+// lost in the unflushed output).
+//
 // For the CPU and GPU pipelines (`to-buffers`), two more: an expand_shape
 // that splits a dimension into several dynamic ones (expand-strided-metadata
 // cannot compute the strides and crashes), and vectors larger than
@@ -18,10 +25,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPCHECKLOWERINGINPUTPASS
@@ -41,6 +50,13 @@ struct AmpCheckLoweringInputPass
     bool failedAny = false;
     if (toBuffers)
       failedAny = failed(checkBufferLowering());
+    getOperation().walk([&](cf::AssertOp check) {
+      if (!matchPattern(check.getArg(), m_Zero()))
+        return;
+      check.emitOpError() << "always fails (\"" << check.getMsg()
+                          << "\"): the step would stop at its first run";
+      failedAny = true;
+    });
     getOperation().walk([&](Operation *op) {
       if (!isa_and_present<tosa::TosaDialect>(op->getDialect()))
         return;
