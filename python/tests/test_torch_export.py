@@ -1424,6 +1424,36 @@ def test_constant_float_compared_with_int(tmp_path, amp_tools):
     _trains_as_pytorch(model, inputs, tmp_path, amp_tools, optimizer="sgd", lr=0.5)
 
 
+class _SignSplit(nn.Module):
+    """A loss whose backward compares the gradient with 0.0 (``logcumsumexp``'s, splitting log|grad| by sign)
+    and a forward gate against a float threshold (0.3 passes, 0.1 does not)."""
+
+    def __init__(self):
+        super().__init__()
+        self.f = nn.Linear(6, 1)
+
+    def forward(self, x):
+        s = self.f(x)[..., 0] * (x[..., 0] > 0.1).float()
+        return torch.logcumsumexp(s, -1).sum(-1).mean()
+
+
+def test_float_comparisons_stay_in_the_tensors_type(tmp_path, amp_tools):
+    """A float tensor compared with a Python number (``g > 0.0``) is compared with a 0-d tensor of its own type
+    (``gt.Tensor``): torch-mlir's TOSA conversion of ``gt.Scalar`` cast the tensor to f64 first. An f64 copy
+    of each compared tensor (every dropout mask's uniform numbers), and, where the tensor is a gradient,
+    amp-loss-scaling found a scaled f64 value leaving the backward and refused the f16 step. No f64 is left;
+    fp32 trains as PyTorch, f16 within 1e-3 of it."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    x = torch.randn(3, 8, 6, generator=torch.Generator().manual_seed(1))
+    x[0, :4, 0] = 0.1
+    x[0, 4:, 0] = 0.3
+    step, fp32 = _trains_as_pytorch(_SignSplit(), (x, torch.zeros(1)), tmp_path, amp_tools, loss=lambda out, target: out,
+                                    optimizer="adam", lr=1e-2)
+    assert "f64" not in step.mlir_path.read_text()
+    np.testing.assert_allclose(_losses(amp_tools, step, 3, "f16"), fp32, rtol=1e-3)
+
+
 class _ResampleTo(nn.Module):
     """A 7 x 7 map made by a layer, resampled bilinearly with ``align_corners`` to ``size``."""
 

@@ -907,13 +907,15 @@ def _wide_integer_sums(gm, flat):
 
 
 def _float_comparison_scalars(gm):
-    """An integer scalar compared with a floating-point tensor (``mask < 0``, ``ids == 0`` on a float mask)
-    as the float it is compared as. torch-mlir's folder of the ``*.Scalar`` comparisons reads an integer
-    scalar against a constant float tensor wrongly: ``x > 1`` with ``x`` all 2.0 became all false, so
-    transformers' X-MOD applied its language adapter to the wrong rows and trained wrong without a word, and
-    LED's ``attention_mask < 0`` on a mask made in the step crashed the import (a read past the folded
-    constant's buffer). With a float scalar it folds right; PyTorch compares in the tensor's type either
-    way.
+    """A floating-point tensor compared with a Python number (``g > 0.0``, ``mask < 0``) as compared with a
+    0-d tensor of its own type (``gt.Tensor``), as PyTorch compares. torch-mlir's TOSA conversion of the
+    ``*.Scalar`` comparisons casts the tensor to f64 first (an f64 copy of every compared tensor, such as each
+    dropout mask's uniform numbers; where the tensor is a gradient, logcumsumexp's backward splitting
+    log|grad| by sign, amp-loss-scaling found a scaled f64 value leaving the backward and refused the f16
+    step), and its folder read an integer scalar against a constant float tensor wrongly: ``x > 1`` with
+    ``x`` all 2.0 became all false, so transformers' X-MOD applied its language adapter to the wrong rows and
+    trained wrong without a word, and LED's ``attention_mask < 0`` on a mask made in the step crashed the
+    import (a read past the folded constant's buffer).
 
     The mirror, an integer tensor compared with a non-integral float scalar, crashed torch-mlir's folder
     when the tensor is a constant (a segmentation fault: TimesFM-2.5's ``zeros_like(x, dtype=long) >= 0.5``):
@@ -925,6 +927,8 @@ def _float_comparison_scalars(gm):
                    aten.ne.Scalar}
     bound = {aten.ge.Scalar: math.ceil, aten.lt.Scalar: math.ceil, aten.gt.Scalar: math.floor,
              aten.le.Scalar: math.floor}
+    tensor_form = {aten.gt.Scalar: aten.gt.Tensor, aten.ge.Scalar: aten.ge.Tensor, aten.lt.Scalar: aten.lt.Tensor,
+                   aten.le.Scalar: aten.le.Tensor, aten.eq.Scalar: aten.eq.Tensor, aten.ne.Scalar: aten.ne.Tensor}
     for node in gm.graph.nodes:
         if node.op != "call_function" or node.target not in comparisons or len(node.args) != 2:
             continue
@@ -932,8 +936,16 @@ def _float_comparison_scalars(gm):
         val = getattr(tensor, "meta", {}).get("val")
         if val is None:
             continue
-        if isinstance(scalar, int) and not isinstance(scalar, bool) and val.is_floating_point():
-            node.args = (tensor, float(scalar))
+        if isinstance(scalar, (int, float)) and not isinstance(scalar, bool) and val.is_floating_point():
+            with gm.graph.inserting_before(node):
+                bound_node = gm.graph.call_function(aten.scalar_tensor.default, (float(scalar),),
+                                                    {"dtype": val.dtype, "layout": torch.strided,
+                                                     "device": val.device})
+            # the comparison's location, not its tensor_meta (the importer types a node by it)
+            bound_node.meta = {k: v for k, v in node.meta.items() if k in ("stack_trace", "custom", "nn_module_stack")}
+            bound_node.meta["val"] = val.new_full((), float(scalar))
+            node.target = tensor_form[node.target]
+            node.args = (tensor, bound_node)
         elif isinstance(scalar, float) and math.isfinite(scalar) and not scalar.is_integer() and \
                 not val.is_floating_point() and not val.is_complex() and val.dtype != torch.bool:
             if node.target in bound:
