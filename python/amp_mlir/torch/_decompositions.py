@@ -1149,7 +1149,50 @@ def above_autograd():
     F = torch.nn.functional
     return {F.grid_sample: grid_sample, torch.grid_sampler: grid_sample, torch.grid_sampler_2d: grid_sample,
             F.conv3d: lambda func, *args, **kwargs: grouped_conv3d(*args, **kwargs),
-            F.ctc_loss: lambda func, *args, **kwargs: ctc_loss(*args, **kwargs)}
+            F.ctc_loss: lambda func, *args, **kwargs: ctc_loss(*args, **kwargs),
+            torch._C._VariableFunctions._pack_padded_sequence:
+                lambda func, *args, **kwargs: pack_padded_sequence(*args, **kwargs),
+            torch._C._VariableFunctions._pad_packed_sequence:
+                lambda func, *args, **kwargs: pad_packed_sequence(*args, **kwargs)}
+
+
+def _packed_positions(batch_sizes):
+    """(time step, batch index) of each row of packed data, in order: time step t holds the first
+    ``batch_sizes[t]`` sequences (sorted by decreasing length)."""
+    return [(t, b) for t, size in enumerate(batch_sizes) for b in range(size)]
+
+
+def pack_padded_sequence(input, lengths, batch_first=False):
+    """``torch._VF._pack_padded_sequence`` (``nn.utils.rnn.pack_padded_sequence``, its input already sorted
+    by decreasing length), which torch-mlir does not lower: the lengths are read (specialized, as the example
+    gives them; each ``int(length)`` a read the capture records), the batch sizes follow from them, and the
+    packed rows are the padded input's ``[t, b]`` rows gathered by constant indices (their backward an
+    accumulating ``index_put``). The batch sizes are a constant: a packed RNN reads them from the lengths
+    alone, not from the values it runs on."""
+    sizes = [int(v) for v in lengths]
+    steps = max(sizes) if sizes else 0
+    batch_sizes = [sum(1 for n in sizes if n > t) for t in range(steps)]
+    x = input.transpose(0, 1) if batch_first else input  # [T, B, *]
+    positions = _packed_positions(batch_sizes)
+    index = _constant([t * x.shape[1] + b for t, b in positions], torch.int64)
+    data = x.reshape(x.shape[0] * x.shape[1], *x.shape[2:])[index]
+    return data, _constant(batch_sizes, torch.int64)
+
+
+def pad_packed_sequence(data, batch_sizes, batch_first=False, padding_value=0.0, total_length=None):
+    """``torch._VF._pad_packed_sequence`` (``nn.utils.rnn.pad_packed_sequence``), which torch-mlir does not
+    lower: each padded ``[t, b]`` row gathered from the packed rows, or from one row of ``padding_value``
+    after them; with the lengths, as a constant."""
+    sizes = [int(v) for v in batch_sizes]
+    batch = sizes[0] if sizes else 0
+    steps = max(len(sizes), total_length or 0)
+    row = {tb: k for k, tb in enumerate(_packed_positions(sizes))}
+    pad = len(row)
+    index = _constant([[row.get((t, b), pad) for b in range(batch)] for t in range(steps)], torch.int64)
+    rows = torch.cat([data, torch.full((1, *data.shape[1:]), padding_value, dtype=data.dtype, device=data.device)])
+    out = rows[index]  # [T, B, *]
+    lengths = _constant([sum(1 for n in sizes if n > b) for b in range(batch)], torch.int64)
+    return (out.transpose(0, 1) if batch_first else out), lengths
 
 
 def grid_sample(func, *args, **kwargs):
