@@ -1357,6 +1357,30 @@ def test_packed_sequences_train_as_pytorch(cell, options, tmp_path, amp_tools):
     np.testing.assert_allclose(_losses(amp_tools, step, 3, "f16"), fp32, rtol=1e-3)
 
 
+class _ClippedLinear(nn.Module):
+    """A linear layer whose input is clamped to buffers holding infinities (timm's clipped linears)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 3)
+        self.register_buffer("lo", torch.tensor(float("-inf")))
+        self.register_buffer("hi", torch.tensor([float("inf"), 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]))
+
+    def forward(self, x):
+        return self.lin(torch.clamp(x, self.lo, self.hi))
+
+
+def test_infinite_buffers(tmp_path, amp_tools):
+    """A buffer holding infinities gets a finite ``amp.init`` stand-in (``uniform(inf)`` made a step amp-train
+    could not parse), and its arg<N>.npy the infinities: the step trains as PyTorch."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    step, _ = _trains_as_pytorch(_ClippedLinear(), (torch.randn(4, 8) * 4, torch.tensor([0, 2, 1, 2])), tmp_path,
+                                 amp_tools, optimizer="sgd", lr=0.1)
+    hints = {a["name"]: a["amp_init"] for a in step.manifest["arguments"]}
+    assert hints["buffer lo"] == "#amp.init<zeros>" and hints["buffer hi"] == "#amp.init<uniform(8)>", hints
+
+
 class _RotaryInF32(nn.Module):
     """A rotary position embedding whose angles (positions times frequencies) are computed inside
     ``torch.autocast(enabled=False)``, as Llama's are: positions 4000..4015, which f16 cannot hold (its

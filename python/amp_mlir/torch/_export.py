@@ -62,13 +62,16 @@ def _init_hint(t: torch.Tensor, kind: str, num_classes=None) -> str:
         c = num_classes if num_classes else int(t.max().item()) + 1 if t.numel() else 1
         return f"#amp.init<labels({max(1, int(c))})>"
     if kind == "param":
-        if torch.all(t == 0):
+        # A hint holds finite numbers only: the non-finite values of a buffer (timm's clipped linears keep
+        # -inf / +inf bounds) are in its arg<N>.npy, and the stand-in draws from the finite ones.
+        finite = t[torch.isfinite(t)]
+        if finite.numel() == 0 or torch.all(finite == 0):
             return "#amp.init<zeros>"
         if torch.all(t == 1):
             return "#amp.init<ones>"
         if t.numel() > 1 and torch.all(t == t.reshape(-1)[0]):
             return "#amp.init<fill(%s)>" % _mlir_number("%.9g" % float(t.reshape(-1)[0]))
-        a = float(t.abs().max())
+        a = float(finite.abs().max())
         return "#amp.init<uniform(%s)>" % _mlir_number("%.4g" % a)
     s = float(t.float().std()) if t.numel() > 1 else 1.0
     return "#amp.init<normal(%s)>" % _mlir_number("%.4g" % (s if s > 0 and math.isfinite(s) else 1.0))
