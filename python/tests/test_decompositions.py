@@ -310,6 +310,20 @@ def test_avg_pool2d_backward(shape, kernel, stride, padding, ceil_mode, count_in
         _close(_decomp().avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor), out)
 
 
+@pytest.mark.parametrize("shape, kernel, stride, padding, ceil_mode, count_include_pad, divisor", [
+    ((2, 3, 5, 6, 7), (2, 2, 2), (2, 2, 2), (0, 0, 0), False, True, None),
+    ((1, 2, 5, 6, 7), (3, 2, 3), (2, 1, 2), (1, 1, 1), True, False, None),
+    ((1, 2, 4, 4, 4), (3, 3, 3), (1, 1, 1), (1, 1, 1), False, True, 5),
+    ((2, 1, 6, 3, 3), (5, 1, 1), (1, 1, 1), (2, 0, 0), False, True, None),  # LocalResponseNorm's
+    ((1, 1, 5, 5, 5), (2, 3, 2), (3, 2, 2), (1, 1, 0), True, True, None)])
+def test_avg_pool3d_backward(shape, kernel, stride, padding, ceil_mode, count_include_pad, divisor):
+    torch.manual_seed(3)
+    x = torch.randn(*shape, dtype=torch.float64)
+    args = (list(kernel), list(stride), list(padding), ceil_mode, count_include_pad, divisor)
+    g = torch.randn_like(aten.avg_pool3d.default(x, *args))
+    _close(_decomp().avg_pool3d_backward(g, x, *args), aten.avg_pool3d_backward.default(g, x, *args))
+
+
 @pytest.mark.parametrize("shape, shifts, dims", [((2, 6, 6, 4), (-3, -3), (1, 2)), ((2, 6, 6, 4), (3, 3), (1, 2)),
                                                   ((5, 7), 9, 1), ((5, 7), (2, -1), (0, -1)), ((3, 4), 5, ()),
                                                   ((3, 4), 4, 1), ((4,), -6, 0)])

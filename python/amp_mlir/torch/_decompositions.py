@@ -68,6 +68,8 @@ semantics:
 - ``adaptive_max_pool2d`` (and 1-D) whose windows are not one size at one stride (8 -> 3): each window's
   flat positions as a constant, the values gathered, their maximum and its first position (torch-mlir
   lowers a fixed-stride pooling next to a check that always fails).
+- ``avg_pool3d_backward`` (``nn.AvgPool3d``, ``nn.LocalResponseNorm``): separable, the output gradient over
+  the windows' divisors through the transposed 0/1 window matrices of depth, height and width.
 - ``adaptive_max_pool2d_backward``: each output gradient where the flat input position equals its
   window's index (a one-hot comparison of the P output positions with the H*W input positions, summed
   over P: P*H*W work per plane, no scatter).
@@ -266,6 +268,30 @@ def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mo
             part = _place(part.transpose(-1, -2), sh, i - ph, h).transpose(-1, -2)  # [..., h, w]
             grad_input = part if grad_input is None else grad_input + part
     return grad_input.to(self.dtype)
+
+
+def avg_pool3d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                        divisor_override):
+    """``avg_pool3d_backward`` (``nn.AvgPool3d``; ``nn.LocalResponseNorm``, which averages with a 3-D pooling
+    over the channels), which torch-mlir does not lower. The average is separable: each window's sum is a
+    product of 0/1 window matrices along depth, height and width (``_window_matrix``), and its divisor the
+    product of the window's extents along them (clipped as PyTorch's kernel clips them,
+    ``_avg_pool_divisors``), or the override; the gradient is the output gradient over the divisors through
+    the transposed matrices."""
+    kernel, stride, padding = _triple(kernel_size), _triple(stride if stride else kernel_size), _triple(padding)
+    sizes, outs = self.shape[-3:], grad_output.shape[-3:]
+    grad = grad_output
+    if divisor_override:
+        grad = grad / divisor_override
+    else:
+        for axis in range(3):
+            d = _avg_pool_divisors(outs[axis], sizes[axis], kernel[axis], stride[axis], padding[axis],
+                                   count_include_pad, grad.device).to(grad.dtype)
+            grad = grad / d.reshape(-1, *([1] * (2 - axis)))
+    for axis in range(3):
+        a = _window_matrix(outs[axis], sizes[axis], kernel[axis], stride[axis], padding[axis], grad)  # [out, size]
+        grad = (grad.movedim(axis - 3, -1) @ a).movedim(-1, axis - 3)
+    return grad.to(self.dtype)
 
 
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
@@ -1502,6 +1528,7 @@ def table():
         aten.max_pool3d_with_indices_backward.default: max_pool3d_with_indices_backward,
         aten.avg_pool2d.default: avg_pool2d,
         aten.avg_pool2d_backward.default: avg_pool2d_backward,
+        aten.avg_pool3d_backward.default: avg_pool3d_backward,
         aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
         aten.adaptive_max_pool2d_backward.default: adaptive_max_pool2d_backward,
         aten._adaptive_avg_pool2d_backward.default: adaptive_avg_pool2d_backward,
