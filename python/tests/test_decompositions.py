@@ -324,6 +324,15 @@ def test_avg_pool3d_backward(shape, kernel, stride, padding, ceil_mode, count_in
     _close(_decomp().avg_pool3d_backward(g, x, *args), aten.avg_pool3d_backward.default(g, x, *args))
 
 
+@pytest.mark.parametrize("op", ["softshrink_backward", "hardshrink_backward"])
+@pytest.mark.parametrize("lambd", [0.5, 0.3, 0.0])
+def test_shrink_backward(op, lambd):
+    """At the kinks too (|x| == lambd: no gradient, as ATen's kernels)."""
+    x = torch.tensor([-1.0, -0.5, -0.3, 0.0, 0.3, 0.5, 0.7], dtype=torch.float64)
+    g = torch.arange(7.0, dtype=torch.float64) + 1
+    _close(_decomp().shrink_backward(g, x, lambd), getattr(aten, op).default(g, x, lambd), tol=0)
+
+
 @pytest.mark.parametrize("shape, shifts, dims", [((2, 6, 6, 4), (-3, -3), (1, 2)), ((2, 6, 6, 4), (3, 3), (1, 2)),
                                                   ((5, 7), 9, 1), ((5, 7), (2, -1), (0, -1)), ((3, 4), 5, ()),
                                                   ((3, 4), 4, 1), ((4,), -6, 0)])

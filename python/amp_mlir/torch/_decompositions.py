@@ -68,6 +68,7 @@ semantics:
 - ``adaptive_max_pool2d`` (and 1-D) whose windows are not one size at one stride (8 -> 3): each window's
   flat positions as a constant, the values gathered, their maximum and its first position (torch-mlir
   lowers a fixed-stride pooling next to a check that always fails).
+- ``softshrink_backward`` / ``hardshrink_backward``: the gradient where ``|x| > lambd``.
 - ``avg_pool3d_backward`` (``nn.AvgPool3d``, ``nn.LocalResponseNorm``): separable, the output gradient over
   the windows' divisors through the transposed 0/1 window matrices of depth, height and width.
 - ``adaptive_max_pool2d_backward``: each output gradient where the flat input position equals its
@@ -268,6 +269,12 @@ def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mo
             part = _place(part.transpose(-1, -2), sh, i - ph, h).transpose(-1, -2)  # [..., h, w]
             grad_input = part if grad_input is None else grad_input + part
     return grad_input.to(self.dtype)
+
+
+def shrink_backward(grad_output, self, lambd):
+    """``softshrink_backward`` / ``hardshrink_backward`` (``nn.Softshrink``, ``nn.Hardshrink``), which torch-mlir
+    does not lower: the gradient where ``|x| > lambd``, 0 elsewhere (both ATen kernels' rule)."""
+    return torch.where((self < -lambd) | (self > lambd), grad_output, torch.zeros((), dtype=grad_output.dtype))
 
 
 def avg_pool3d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -1529,6 +1536,8 @@ def table():
         aten.avg_pool2d.default: avg_pool2d,
         aten.avg_pool2d_backward.default: avg_pool2d_backward,
         aten.avg_pool3d_backward.default: avg_pool3d_backward,
+        aten.softshrink_backward.default: shrink_backward,
+        aten.hardshrink_backward.default: shrink_backward,
         aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
         aten.adaptive_max_pool2d_backward.default: adaptive_max_pool2d_backward,
         aten._adaptive_avg_pool2d_backward.default: adaptive_avg_pool2d_backward,
