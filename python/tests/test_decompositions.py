@@ -324,6 +324,23 @@ def test_avg_pool3d_backward(shape, kernel, stride, padding, ceil_mode, count_in
     _close(_decomp().avg_pool3d_backward(g, x, *args), aten.avg_pool3d_backward.default(g, x, *args))
 
 
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("padding_idx, two_d, last", [(None, False, False), (0, False, True), (3, True, False)])
+def test_embedding_bag(mode, padding_idx, two_d, last):
+    """``F.embedding_bag``'s values, an empty bag included (0 in every mode) and ids equal to ``padding_idx``
+    left out (not counted by ``mean``)."""
+    torch.manual_seed(4)
+    weight = torch.randn(10, 6, dtype=torch.float64)
+    ids = torch.tensor([1, 2, 2, 5, 0, 7, 3, 3, 9, 4, 0, 8])
+    offsets = torch.tensor([0, 3, 3, 7, 12] if last else [0, 3, 3, 7])
+    psw = torch.rand(12, dtype=torch.float64) if mode == "sum" else None
+    args = (ids.reshape(3, 4), weight, None) if two_d else (ids, weight, offsets)
+    kwargs = dict(mode=mode, include_last_offset=last, padding_idx=padding_idx,
+                  per_sample_weights=None if psw is None else (psw.reshape(3, 4) if two_d else psw))
+    F = torch.nn.functional
+    _close(_decomp().embedding_bag(F.embedding_bag, *args, **kwargs), F.embedding_bag(*args, **kwargs))
+
+
 @pytest.mark.parametrize("op", ["softshrink_backward", "hardshrink_backward"])
 @pytest.mark.parametrize("lambd", [0.5, 0.3, 0.0])
 def test_shrink_backward(op, lambd):

@@ -1183,10 +1183,55 @@ def above_autograd():
     return {F.grid_sample: grid_sample, torch.grid_sampler: grid_sample, torch.grid_sampler_2d: grid_sample,
             F.conv3d: lambda func, *args, **kwargs: grouped_conv3d(*args, **kwargs),
             F.ctc_loss: lambda func, *args, **kwargs: ctc_loss(*args, **kwargs),
+            F.embedding_bag: embedding_bag,
             torch._C._VariableFunctions._pack_padded_sequence:
                 lambda func, *args, **kwargs: pack_padded_sequence(*args, **kwargs),
             torch._C._VariableFunctions._pad_packed_sequence:
                 lambda func, *args, **kwargs: pad_packed_sequence(*args, **kwargs)}
+
+
+def embedding_bag(func, input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
+                  mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """``F.embedding_bag`` (``nn.EmbeddingBag``: DLRM's, fastText's bags of ids), which torch-mlir lowers
+    neither the forward nor the backward of: the rows gathered (an embedding, whose backward is ours), times
+    the per-sample weights, then reduced per bag. The bags are read from ``offsets`` (specialized, as the
+    example gives them) or are the rows of a 2-D ``input``: ``sum`` and ``mean`` as a product with the constant
+    0/1 bag matrix (ids equal to ``padding_idx`` masked out and not counted), ``max`` as the maximum over each
+    bag's rows gathered into a padded table; an empty bag is 0, as in PyTorch. NotImplemented for
+    ``max_norm`` (an in-place renormalisation of the table) and ``scale_grad_by_freq``."""
+    if max_norm is not None or scale_grad_by_freq or mode not in ("sum", "mean", "max"):
+        return NotImplemented
+    if input.dim() == 2:
+        bags, length = input.shape
+        spans = [(b * length, (b + 1) * length) for b in range(bags)]
+        ids = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    else:
+        ids, starts = input, [int(v) for v in offsets]
+        ends = starts[1:] if include_last_offset else starts[1:] + [ids.shape[0]]
+        spans = list(zip(starts[:len(ends)], ends))
+    n = ids.shape[0]
+    rows = weight[ids]  # [n, D]
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.unsqueeze(-1).to(rows.dtype)
+    valid = None if padding_idx is None else ids != (padding_idx % weight.shape[0])
+    if mode == "max":
+        width = max([e - s for s, e in spans] + [1])
+        table = _constant([[min(s + j, max(e - 1, 0), n - 1) if n else 0 for j in range(width)] for s, e in spans],
+                          torch.int64)
+        member = _constant([[j < e - s for j in range(width)] for s, e in spans], torch.bool)
+        if valid is not None:
+            member = member & valid[table]
+        picked = torch.where(member.unsqueeze(-1), rows[table], torch.full((), -math.inf, dtype=rows.dtype))
+        out = picked.max(1).values
+        return torch.where(member.any(1, keepdim=True), out, torch.zeros((), dtype=out.dtype))
+    bag = _constant([[1.0 if s <= i < e else 0.0 for i in range(n)] for s, e in spans], torch.float32)
+    bag = bag.to(rows.dtype) if valid is None else bag.to(rows.dtype) * valid.to(rows.dtype)
+    out = bag @ rows
+    if mode == "mean":
+        out = out / torch.clamp(bag.sum(1, keepdim=True), min=1)
+    return out
 
 
 def _packed_positions(batch_sizes):
