@@ -341,6 +341,19 @@ def test_embedding_bag(mode, padding_idx, two_d, last):
     _close(_decomp().embedding_bag(F.embedding_bag, *args, **kwargs), F.embedding_bag(*args, **kwargs))
 
 
+@pytest.mark.parametrize("shape, out, align_corners, scales", [
+    ((2, 3, 2, 3, 4), [4, 6, 8], False, [None] * 3), ((1, 2, 3, 4, 5), [5, 3, 7], True, [None] * 3),
+    ((1, 1, 2, 2, 3), [5, 5, 7], False, [2.5, 2.5, 2.4])])
+def test_upsample_trilinear3d(shape, out, align_corners, scales):
+    torch.manual_seed(5)
+    x = torch.randn(*shape, dtype=torch.float64)
+    y = aten.upsample_trilinear3d.default(x, out, align_corners, *scales)
+    _close(_decomp().upsample_trilinear3d(x, out, align_corners, *scales), y)
+    g = torch.randn_like(y)
+    _close(_decomp().upsample_trilinear3d_backward(g, out, list(shape), align_corners, *scales),
+           aten.upsample_trilinear3d_backward.default(g, out, list(shape), align_corners, *scales))
+
+
 @pytest.mark.parametrize("op", ["softshrink_backward", "hardshrink_backward"])
 @pytest.mark.parametrize("lambd", [0.5, 0.3, 0.0])
 def test_shrink_backward(op, lambd):

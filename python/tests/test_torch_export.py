@@ -1388,11 +1388,14 @@ def test_infinite_buffers(tmp_path, amp_tools):
     (lambda: nn.Sequential(nn.Conv2d(3, 6, 3, padding=1), nn.LocalResponseNorm(3), nn.Flatten(),
                            nn.Linear(6 * 6 * 6, 3)), torch.randn(2, 3, 6, 6)),
     (lambda: nn.Sequential(nn.Linear(8, 16), nn.Softshrink(0.2), nn.Hardshrink(0.1), nn.Linear(16, 3)),
-     torch.randn(2, 8))])
+     torch.randn(2, 8)),
+    (lambda: nn.Sequential(nn.Conv3d(2, 3, 1), nn.Upsample(scale_factor=2, mode="trilinear"), nn.Flatten(),
+                           nn.Linear(3 * 4 * 6 * 4, 3)), torch.randn(2, 2, 2, 3, 2))])
 def test_ops_without_a_torch_mlir_backward(make, x, tmp_path, amp_tools):
     """``nn.AvgPool3d`` and ``nn.LocalResponseNorm`` (a 3-D average over the channels), ``nn.Softshrink`` and
-    ``nn.Hardshrink``: torch-mlir lowers none of their backward ops (``_decompositions.avg_pool3d_backward``,
-    ``shrink_backward``). fp32 within 1e-5 of PyTorch."""
+    ``nn.Hardshrink``, trilinear upsampling: torch-mlir lowers none of their backward ops
+    (``_decompositions.avg_pool3d_backward``, ``shrink_backward``, ``upsample_trilinear3d_backward``; nor the
+    trilinear forward). fp32 within 1e-5 of PyTorch."""
     _torch_mlir()
     torch.manual_seed(0)
     _trains_as_pytorch(make(), (x, torch.tensor([0, 2])), tmp_path, amp_tools, optimizer="sgd", lr=0.1)

@@ -68,6 +68,8 @@ semantics:
 - ``adaptive_max_pool2d`` (and 1-D) whose windows are not one size at one stride (8 -> 3): each window's
   flat positions as a constant, the values gathered, their maximum and its first position (torch-mlir
   lowers a fixed-stride pooling next to a check that always fails).
+- ``upsample_trilinear3d`` and its backward (3-D U-Nets): separable, one resampling matrix per spatial
+  dimension computed by PyTorch's own kernel outside the trace, and their transposes.
 - ``softshrink_backward`` / ``hardshrink_backward``: the gradient where ``|x| > lambd``.
 - ``avg_pool3d_backward`` (``nn.AvgPool3d``, ``nn.LocalResponseNorm``): separable, the output gradient over
   the windows' divisors through the transposed 0/1 window matrices of depth, height and width.
@@ -860,6 +862,44 @@ def _separable_resampling(op):
     return forward, backward
 
 
+def _trilinear_matrix(axis, out, size, align_corners, scale, like):
+    """The [out, size] matrix of ``upsample_trilinear3d`` along spatial ``axis`` (0 depth, 1 height, 2 width):
+    PyTorch's own kernel, run outside the trace in float64 on an identity whose columns are the channels
+    (the other spatial sizes 1, kept), a constant of the step."""
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    with _disable_current_modes(), torch.no_grad():
+        shape, sizes, scales = [1, size, 1, 1, 1], [1, 1, 1], [None, None, None]
+        shape[2 + axis], sizes[axis], scales[axis] = size, out, scale
+        eye = torch.eye(size, dtype=torch.float64).reshape(shape)
+        a = aten.upsample_trilinear3d.default(eye, sizes, align_corners, *scales)  # [1, size(c), ..out..]
+        a = a.reshape(size, out).transpose(0, 1)
+    return a.to(like.dtype).contiguous()
+
+
+def _along(x, axis, matrix):
+    """``matrix`` [out, size] applied along spatial ``axis`` of a 5-D ``x``."""
+    return (x.movedim(axis - 3, -1) @ matrix.transpose(0, 1)).movedim(-1, axis - 3)
+
+
+def upsample_trilinear3d(x, output_size, align_corners, scales_d=None, scales_h=None, scales_w=None):
+    """``upsample_trilinear3d`` (3-D U-Nets' ``F.interpolate(..., mode="trilinear")``), which torch-mlir does not
+    lower: separable, one resampling matrix per spatial dimension (``_trilinear_matrix``)."""
+    for axis, scale in enumerate((scales_d, scales_h, scales_w)):
+        x = _along(x, axis, _trilinear_matrix(axis, output_size[axis], x.shape[2 + axis], align_corners, scale, x))
+    return x
+
+
+def upsample_trilinear3d_backward(grad_output, output_size, input_size, align_corners, scales_d=None, scales_h=None,
+                                  scales_w=None):
+    """The transposed matrices of ``upsample_trilinear3d``."""
+    grad = grad_output
+    for axis, scale in enumerate((scales_d, scales_h, scales_w)):
+        a = _trilinear_matrix(axis, output_size[axis], input_size[2 + axis], align_corners, scale, grad)
+        grad = _along(grad, axis, a.transpose(0, 1))
+    return grad
+
+
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """Layer norm in the input's own type (two passes: the mean, then the mean of the squared
     deviations), as PyTorch's kernels compute it for float32. torch-mlir's own decomposition computes
@@ -1589,6 +1629,8 @@ def table():
         aten.upsample_bilinear2d.default: upsample_bilinear2d,
         aten.upsample_bilinear2d_backward.default: upsample_bilinear2d_backward,
         aten.upsample_linear1d_backward.default: upsample_linear1d_backward,
+        aten.upsample_trilinear3d.default: upsample_trilinear3d,
+        aten.upsample_trilinear3d_backward.default: upsample_trilinear3d_backward,
         aten.upsample_nearest2d_backward.default: upsample_nearest2d_backward,
         aten.index_put.default: index_put,
         aten.embedding_dense_backward.default: embedding_dense_backward,
