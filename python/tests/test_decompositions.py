@@ -354,6 +354,14 @@ def test_upsample_trilinear3d(shape, out, align_corners, scales):
            aten.upsample_trilinear3d_backward.default(g, out, list(shape), align_corners, *scales))
 
 
+@pytest.mark.parametrize("shape, repeats, dim", [((2, 3), [3], 1), ((2, 3), [1, 0, 2], 1), ((4, 2), [2, 1, 1, 3], 0),
+                                                 ((2, 2), [1, 2, 0, 1], None)])
+def test_repeat_interleave_of_tensor_repeats(shape, repeats, dim):
+    x = torch.randn(*shape, dtype=torch.float64)
+    r = torch.tensor(repeats)
+    _close(_decomp().repeat_interleave(torch.repeat_interleave, x, r, dim), torch.repeat_interleave(x, r, dim), tol=0)
+
+
 @pytest.mark.parametrize("op", ["softshrink_backward", "hardshrink_backward"])
 @pytest.mark.parametrize("lambd", [0.5, 0.3, 0.0])
 def test_shrink_backward(op, lambd):

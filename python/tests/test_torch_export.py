@@ -1381,6 +1381,14 @@ def test_infinite_buffers(tmp_path, amp_tools):
     assert hints["buffer lo"] == "#amp.init<zeros>" and hints["buffer hi"] == "#amp.init<uniform(8)>", hints
 
 
+class _BlockDiagRepeat(nn.Module):
+    def forward(self, h):
+        blocks = torch.block_diag(h[0, :3].view(1, 3), h[1, :3].view(3, 1)).flatten()[:16]  # [4, 4]
+        repeated = torch.repeat_interleave(h[:, :3], torch.tensor([1, 3, 2]), dim=1)  # [2, 6]
+        return torch.cat([blocks.expand(h.shape[0], 16), repeated, h[:, 3:].repeat_interleave(torch.tensor([3]), 1)],
+                         1)
+
+
 @pytest.mark.parametrize("make, x", [
     (lambda: nn.Sequential(nn.Conv3d(2, 4, 3, padding=1),
                            nn.AvgPool3d((2, 3, 2), (2, 2, 1), (1, 1, 0), ceil_mode=True, count_include_pad=False),
@@ -1390,12 +1398,15 @@ def test_infinite_buffers(tmp_path, amp_tools):
     (lambda: nn.Sequential(nn.Linear(8, 16), nn.Softshrink(0.2), nn.Hardshrink(0.1), nn.Linear(16, 3)),
      torch.randn(2, 8)),
     (lambda: nn.Sequential(nn.Conv3d(2, 3, 1), nn.Upsample(scale_factor=2, mode="trilinear"), nn.Flatten(),
-                           nn.Linear(3 * 4 * 6 * 4, 3)), torch.randn(2, 2, 2, 3, 2))])
+                           nn.Linear(3 * 4 * 6 * 4, 3)), torch.randn(2, 2, 2, 3, 2)),
+    (lambda: nn.Sequential(nn.Linear(6, 4), _BlockDiagRepeat(), nn.Linear(16 + 9, 3)), torch.randn(2, 6))])
 def test_ops_without_a_torch_mlir_backward(make, x, tmp_path, amp_tools):
     """``nn.AvgPool3d`` and ``nn.LocalResponseNorm`` (a 3-D average over the channels), ``nn.Softshrink`` and
     ``nn.Hardshrink``, trilinear upsampling: torch-mlir lowers none of their backward ops
     (``_decompositions.avg_pool3d_backward``, ``shrink_backward``, ``upsample_trilinear3d_backward``; nor the
-    trilinear forward). fp32 within 1e-5 of PyTorch."""
+    trilinear forward). ``torch.block_diag`` (empty blocks that torch-mlir left, ``_clean_graph``) and
+    ``repeat_interleave`` with tensor repeats (``_decompositions.repeat_interleave``). fp32 within 1e-5 of
+    PyTorch."""
     _torch_mlir()
     torch.manual_seed(0)
     _trains_as_pytorch(make(), (x, torch.tensor([0, 2])), tmp_path, amp_tools, optimizer="sgd", lr=0.1)

@@ -1224,6 +1224,7 @@ def above_autograd():
             F.conv3d: lambda func, *args, **kwargs: grouped_conv3d(*args, **kwargs),
             F.ctc_loss: lambda func, *args, **kwargs: ctc_loss(*args, **kwargs),
             F.embedding_bag: embedding_bag,
+            torch.repeat_interleave: repeat_interleave, torch.Tensor.repeat_interleave: repeat_interleave,
             torch._C._VariableFunctions._pack_padded_sequence:
                 lambda func, *args, **kwargs: pack_padded_sequence(*args, **kwargs),
             torch._C._VariableFunctions._pad_packed_sequence:
@@ -1272,6 +1273,22 @@ def embedding_bag(func, input, weight, offsets=None, max_norm=None, norm_type=2,
     if mode == "mean":
         out = out / torch.clamp(bag.sum(1, keepdim=True), min=1)
     return out
+
+
+def repeat_interleave(func, input, repeats=None, dim=None, *, output_size=None):
+    """``repeat_interleave`` with the repeats a tensor (``aten.repeat_interleave.Tensor``, which torch-mlir does
+    not lower; its output size is the repeats' sum): the repeats read (specialized, as the example gives
+    them), then an ``index_select`` of constant indices. Integer repeats, and the one-argument form (the
+    repeats themselves repeated), are left to PyTorch's own."""
+    if not isinstance(repeats, torch.Tensor) or not isinstance(input, torch.Tensor):
+        return NotImplemented
+    counts = [int(v) for v in repeats.reshape(-1)]
+    x = input.reshape(-1) if dim is None else input
+    axis = 0 if dim is None else dim % x.dim()
+    if len(counts) == 1:
+        counts = counts * x.shape[axis]
+    index = _constant([i for i, n in enumerate(counts) for _ in range(n)], torch.int64)
+    return x.index_select(axis, index)
 
 
 def _packed_positions(batch_sizes):

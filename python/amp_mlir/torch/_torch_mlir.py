@@ -846,7 +846,17 @@ def _unchanged_buffers(gm, kinds):
 def _clean_graph(gm):
     """Dead code out of the captured graph: make_fx keeps ops whose results nobody reads, e.g. the
     ``empty.memory_format`` workspace that batch norm's decomposition allocates for cuDNN and then
-    ignores, which torch-mlir cannot lower."""
+    ignores, which torch-mlir cannot lower. A concatenation's empty operands go first (``torch.block_diag``'s
+    decomposition pads with ``[1, 0]`` blocks: an ``empty_strided`` of no elements that torch-mlir leaves),
+    as the replay drops those of the first graph's concatenations."""
+    aten = torch.ops.aten
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and node.target is aten.cat.default:
+            parts = node.args[0]
+            kept = [p for p in parts if not (isinstance(p, torch.fx.Node) and
+                                            getattr(p.meta.get("val"), "numel", lambda: 1)() == 0)]
+            if kept and len(kept) < len(parts):
+                node.args = (kept, *node.args[1:])
     for node in reversed(list(gm.graph.nodes)):
         if node.op == "call_function" and not node.users:
             gm.graph.erase_node(node)
