@@ -1,6 +1,8 @@
 """The decompositions amp_mlir.torch adds to torch-mlir's table (amp_mlir/torch/_decompositions.py),
 each against the aten op it replaces, in float64 (differences are summation order only)."""
 
+import math
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -360,6 +362,24 @@ def test_repeat_interleave_of_tensor_repeats(shape, repeats, dim):
     x = torch.randn(*shape, dtype=torch.float64)
     r = torch.tensor(repeats)
     _close(_decomp().repeat_interleave(torch.repeat_interleave, x, r, dim), torch.repeat_interleave(x, r, dim), tol=0)
+
+
+@pytest.mark.parametrize("rows, p", [((5, 4), 2.0), ((30, 4), 2.0), ((5, 6), 1.0), ((5, 6), 3.0), ((4, 3), math.inf),
+                                     ((4, 3), 0.5), ((4, 3), 0.0)])
+def test_cdist(rows, p):
+    """Values and gradients of ``torch.cdist``'s, pairs at distance 0 (and coordinates equal) included; the
+    matrix-product form from 26 rows."""
+    torch.manual_seed(6)
+    a = torch.randn(2, rows[0], 3, dtype=torch.float64)
+    b = torch.randn(2, rows[1], 3, dtype=torch.float64)
+    b[0, 0], b[1, 1, 0] = a[0, 0], a[1, 2, 0]
+    a.requires_grad_(True)
+    b.requires_grad_(True)
+    g = torch.randn(2, *rows, dtype=torch.float64)
+    want = torch.cdist(a, b, p)
+    got = _decomp().cdist(torch.cdist, a, b, p)
+    _close(got, want)
+    _close(torch.autograd.grad(got, (a, b), g), torch.autograd.grad(want, (a, b), g))
 
 
 @pytest.mark.parametrize("op", ["softshrink_backward", "hardshrink_backward"])

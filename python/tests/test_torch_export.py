@@ -1389,6 +1389,20 @@ class _BlockDiagRepeat(nn.Module):
                          1)
 
 
+class _Prototypes(nn.Module):
+    """Distances to learned prototypes (a prototypical network's head): Euclidean through the matrix product
+    (30 rows), and the direct 1-norm."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed, self.prototypes = nn.Linear(4, 5), nn.Parameter(torch.randn(3, 5))
+
+    def forward(self, x):
+        h = self.embed(x)
+        return -(torch.cdist(h, self.prototypes.expand(x.shape[0], 3, 5)).mean(1)
+                 + torch.cdist(h[:, :4], self.prototypes.expand(x.shape[0], 3, 5), p=1).mean(1))
+
+
 @pytest.mark.parametrize("make, x", [
     (lambda: nn.Sequential(nn.Conv3d(2, 4, 3, padding=1),
                            nn.AvgPool3d((2, 3, 2), (2, 2, 1), (1, 1, 0), ceil_mode=True, count_include_pad=False),
@@ -1399,13 +1413,15 @@ class _BlockDiagRepeat(nn.Module):
      torch.randn(2, 8)),
     (lambda: nn.Sequential(nn.Conv3d(2, 3, 1), nn.Upsample(scale_factor=2, mode="trilinear"), nn.Flatten(),
                            nn.Linear(3 * 4 * 6 * 4, 3)), torch.randn(2, 2, 2, 3, 2)),
-    (lambda: nn.Sequential(nn.Linear(6, 4), _BlockDiagRepeat(), nn.Linear(16 + 9, 3)), torch.randn(2, 6))])
+    (lambda: nn.Sequential(nn.Linear(6, 4), _BlockDiagRepeat(), nn.Linear(16 + 9, 3)), torch.randn(2, 6)),
+    (lambda: _Prototypes(), torch.randn(2, 30, 4))])
 def test_ops_without_a_torch_mlir_backward(make, x, tmp_path, amp_tools):
     """``nn.AvgPool3d`` and ``nn.LocalResponseNorm`` (a 3-D average over the channels), ``nn.Softshrink`` and
     ``nn.Hardshrink``, trilinear upsampling: torch-mlir lowers none of their backward ops
     (``_decompositions.avg_pool3d_backward``, ``shrink_backward``, ``upsample_trilinear3d_backward``; nor the
     trilinear forward). ``torch.block_diag`` (empty blocks that torch-mlir left, ``_clean_graph``) and
-    ``repeat_interleave`` with tensor repeats (``_decompositions.repeat_interleave``). fp32 within 1e-5 of
+    ``repeat_interleave`` with tensor repeats (``_decompositions.repeat_interleave``), ``torch.cdist``
+    (``_decompositions.cdist``; torch-mlir lowers neither its forward nor its backward). fp32 within 1e-5 of
     PyTorch."""
     _torch_mlir()
     torch.manual_seed(0)

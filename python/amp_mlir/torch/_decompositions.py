@@ -1223,7 +1223,7 @@ def above_autograd():
     return {F.grid_sample: grid_sample, torch.grid_sampler: grid_sample, torch.grid_sampler_2d: grid_sample,
             F.conv3d: lambda func, *args, **kwargs: grouped_conv3d(*args, **kwargs),
             F.ctc_loss: lambda func, *args, **kwargs: ctc_loss(*args, **kwargs),
-            F.embedding_bag: embedding_bag,
+            F.embedding_bag: embedding_bag, torch.cdist: cdist,
             torch.repeat_interleave: repeat_interleave, torch.Tensor.repeat_interleave: repeat_interleave,
             torch._C._VariableFunctions._pack_padded_sequence:
                 lambda func, *args, **kwargs: pack_padded_sequence(*args, **kwargs),
@@ -1289,6 +1289,73 @@ def repeat_interleave(func, input, repeats=None, dim=None, *, output_size=None):
         counts = counts * x.shape[axis]
     index = _constant([i for i, n in enumerate(counts) for _ in range(n)], torch.int64)
     return x.index_select(axis, index)
+
+
+class _DirectDistance(torch.autograd.Function):
+    """``torch.cdist``'s direct form: the ``p``-norm of every pairwise difference, and ATen's backward
+    (``_cdist_backward``): a pair at distance 0 passes no gradient, ``p = inf`` passes it to every coordinate
+    at the maximum."""
+
+    @staticmethod
+    def forward(ctx, x1, x2, p):
+        diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # [..., P, R, M]
+        if p == 0:
+            dist = (diff != 0).to(x1.dtype).sum(-1)
+        elif p == math.inf:
+            dist = diff.abs().amax(-1)
+        elif p == 1:
+            dist = diff.abs().sum(-1)
+        elif p == 2:
+            dist = (diff * diff).sum(-1).sqrt()
+        else:
+            dist = diff.abs().pow(p).sum(-1).pow(1.0 / p)
+        ctx.save_for_backward(diff, dist)
+        ctx.p = p
+        return dist
+
+    @staticmethod
+    def backward(ctx, grad):
+        diff, dist = ctx.saved_tensors
+        p, d = ctx.p, dist.unsqueeze(-1)
+        zero = torch.zeros((), dtype=diff.dtype)
+        if p == 0:
+            factor = torch.zeros_like(diff)
+        elif p == 1:
+            factor = torch.sign(diff)
+        elif p == math.inf:
+            factor = torch.sign(diff) * (diff.abs() == d).to(diff.dtype)
+        else:
+            safe = torch.where(d == 0, torch.ones((), dtype=d.dtype), d)
+            if p == 2:
+                factor = diff / safe
+            elif p < 2:
+                factor = torch.sign(diff) * diff.abs().pow(p - 1) / safe.pow(p - 1)
+                if p < 1:
+                    factor = torch.where(diff == 0, zero, factor)
+            else:
+                factor = diff * diff.abs().pow(p - 2) / safe.pow(p - 1)
+            factor = torch.where(d == 0, zero, factor)
+        weighted = grad.unsqueeze(-1) * factor  # [..., P, R, M]
+        return weighted.sum(-2), -weighted.sum(-3), None
+
+
+def cdist(func, x1, x2, p=2.0, compute_mode=None):
+    """``torch.cdist``, which torch-mlir lowers neither the forward nor the backward of (``_cdist_forward``):
+    as ATen computes it, the Euclidean distance through one matrix product where ATen's ``compute_mode``
+    picks it (``p = 2`` and more than 25 rows on a side by default: ``[-2 x1, |x1|^2, 1] [x2, 1, |x2|^2]^T``,
+    clamped at 1e-30 before the square root, whose gradient autograd takes), else the direct form
+    (``_DirectDistance``)."""
+    if not (isinstance(x1, torch.Tensor) and isinstance(x2, torch.Tensor)) or x1.dim() < 2:
+        return NotImplemented
+    rows1, rows2 = x1.shape[-2], x2.shape[-2]
+    use_mm = p == 2 and (compute_mode == "use_mm_for_euclid_dist" or (
+        compute_mode in (None, "use_mm_for_euclid_dist_if_necessary") and (rows1 > 25 or rows2 > 25)))
+    if use_mm:
+        n1, n2 = x1.pow(2).sum(-1, keepdim=True), x2.pow(2).sum(-1, keepdim=True)
+        a = torch.cat([x1 * -2, n1, torch.ones_like(n1)], -1)
+        b = torch.cat([x2, torch.ones_like(n2), n2], -1)
+        return (a @ b.transpose(-1, -2)).clamp_min(1e-30).sqrt()
+    return _DirectDistance.apply(x1, x2, float(p))
 
 
 def _packed_positions(batch_sizes):
