@@ -258,12 +258,14 @@ def test_index_put_is_col2im():
     _close(got, aten.col2im.default(cols, *args))
 
 
-def test_embedding_dense_backward():
+@pytest.mark.parametrize("padding_idx", [2, -1])
+@pytest.mark.parametrize("scale_grad_by_freq", [False, True])
+def test_embedding_dense_backward(padding_idx, scale_grad_by_freq):
     torch.manual_seed(2)
     idx = torch.randint(0, 10, (3, 5))
     g = torch.randn(3, 5, 6, dtype=torch.float64)
-    _close(_decomp().embedding_dense_backward(g, idx, 10, 2, False),
-           aten.embedding_dense_backward.default(g, idx, 10, 2, False))
+    _close(_decomp().embedding_dense_backward(g, idx, 10, padding_idx, scale_grad_by_freq),
+           aten.embedding_dense_backward.default(g, idx, 10, padding_idx, scale_grad_by_freq))
 
 
 @pytest.mark.parametrize("shape, kernel, stride, padding, dilation, ceil_mode", [

@@ -1414,13 +1414,16 @@ class _Prototypes(nn.Module):
     (lambda: nn.Sequential(nn.Conv3d(2, 3, 1), nn.Upsample(scale_factor=2, mode="trilinear"), nn.Flatten(),
                            nn.Linear(3 * 4 * 6 * 4, 3)), torch.randn(2, 2, 2, 3, 2)),
     (lambda: nn.Sequential(nn.Linear(6, 4), _BlockDiagRepeat(), nn.Linear(16 + 9, 3)), torch.randn(2, 6)),
-    (lambda: _Prototypes(), torch.randn(2, 30, 4))])
+    (lambda: _Prototypes(), torch.randn(2, 30, 4)),
+    (lambda: nn.Sequential(nn.Embedding(10, 6, scale_grad_by_freq=True), nn.Flatten(), nn.Linear(18, 3)),
+     torch.tensor([[1, 2, 2], [5, 1, 2]]))])
 def test_ops_without_a_torch_mlir_backward(make, x, tmp_path, amp_tools):
     """``nn.AvgPool3d`` and ``nn.LocalResponseNorm`` (a 3-D average over the channels), ``nn.Softshrink`` and
     ``nn.Hardshrink``, trilinear upsampling: torch-mlir lowers none of their backward ops
     (``_decompositions.avg_pool3d_backward``, ``shrink_backward``, ``upsample_trilinear3d_backward``; nor the
     trilinear forward). ``torch.block_diag`` (empty blocks that torch-mlir left, ``_clean_graph``) and
-    ``repeat_interleave`` with tensor repeats (``_decompositions.repeat_interleave``), ``torch.cdist``
+    ``nn.Embedding(scale_grad_by_freq=True)``, ``repeat_interleave`` with tensor repeats
+    (``_decompositions.repeat_interleave``), ``torch.cdist``
     (``_decompositions.cdist``; torch-mlir lowers neither its forward nor its backward). fp32 within 1e-5 of
     PyTorch."""
     _torch_mlir()

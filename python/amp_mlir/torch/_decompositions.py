@@ -304,11 +304,15 @@ def avg_pool3d_backward(grad_output, self, kernel_size, stride, padding, ceil_mo
 
 
 def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
-    if scale_grad_by_freq:
-        raise NotImplementedError("embedding_dense_backward with scale_grad_by_freq=True")
+    """Each table row's gradient, the sum of the output gradients of the ids equal to it (``_one_hot_sum``),
+    divided by how often the id occurs in the batch with ``scale_grad_by_freq`` (as ATen scales it)."""
     ids = indices.reshape(-1)
     keep = (ids != padding_idx) if padding_idx is not None and padding_idx >= 0 else None
-    return _one_hot_sum(ids, num_weights, grad_output.reshape(ids.numel(), -1), keep)
+    grad = _one_hot_sum(ids, num_weights, grad_output.reshape(ids.numel(), -1), keep)
+    if scale_grad_by_freq:
+        counts = (ids.unsqueeze(1) == torch.arange(num_weights, device=ids.device)).sum(0)
+        grad = grad / torch.clamp(counts, min=1).unsqueeze(1).to(grad.dtype)
+    return grad
 
 
 def _one_hot_sum(ids, n, rows, keep=None):
