@@ -384,6 +384,16 @@ def test_cdist(rows, p):
     _close(torch.autograd.grad(got, (a, b), g), torch.autograd.grad(want, (a, b), g))
 
 
+def test_kthvalue_median_hypot():
+    torch.manual_seed(7)
+    x = torch.randn(4, 5, 6, dtype=torch.float64)
+    for k, dim, keepdim in [(1, 1, False), (3, -1, True), (4, 0, False)]:
+        _close(_decomp().kthvalue(x, k, dim, keepdim), torch.kthvalue(x, k, dim, keepdim), tol=0)
+    for dim in (0, 1, 2):
+        _close(_decomp().median_dim(x, dim), torch.median(x, dim), tol=0)
+    _close(_decomp().hypot(x, 2 * x), torch.hypot(x, 2 * x))
+
+
 @pytest.mark.parametrize("op", ["softshrink_backward", "hardshrink_backward"])
 @pytest.mark.parametrize("lambd", [0.5, 0.3, 0.0])
 def test_shrink_backward(op, lambd):

@@ -1389,6 +1389,13 @@ class _BlockDiagRepeat(nn.Module):
                          1)
 
 
+class _Selections(nn.Module):
+    def forward(self, h):
+        x = h.view(-1, 3, 8)
+        return torch.cat([torch.median(x, 1).values, torch.kthvalue(x, 3, 1).values, torch.hypot(h[:, :12], h[:, 12:])],
+                         1)
+
+
 class _Prototypes(nn.Module):
     """Distances to learned prototypes (a prototypical network's head): Euclidean through the matrix product
     (30 rows), and the direct 1-norm."""
@@ -1416,13 +1423,15 @@ class _Prototypes(nn.Module):
     (lambda: nn.Sequential(nn.Linear(6, 4), _BlockDiagRepeat(), nn.Linear(16 + 9, 3)), torch.randn(2, 6)),
     (lambda: _Prototypes(), torch.randn(2, 30, 4)),
     (lambda: nn.Sequential(nn.Embedding(10, 6, scale_grad_by_freq=True), nn.Flatten(), nn.Linear(18, 3)),
-     torch.tensor([[1, 2, 2], [5, 1, 2]]))])
+     torch.tensor([[1, 2, 2], [5, 1, 2]])),
+    (lambda: nn.Sequential(nn.Linear(8, 24), _Selections(), nn.Linear(8 + 8 + 12, 3)), torch.randn(2, 8))])
 def test_ops_without_a_torch_mlir_backward(make, x, tmp_path, amp_tools):
     """``nn.AvgPool3d`` and ``nn.LocalResponseNorm`` (a 3-D average over the channels), ``nn.Softshrink`` and
     ``nn.Hardshrink``, trilinear upsampling: torch-mlir lowers none of their backward ops
     (``_decompositions.avg_pool3d_backward``, ``shrink_backward``, ``upsample_trilinear3d_backward``; nor the
     trilinear forward). ``torch.block_diag`` (empty blocks that torch-mlir left, ``_clean_graph``) and
-    ``nn.Embedding(scale_grad_by_freq=True)``, ``repeat_interleave`` with tensor repeats
+    ``nn.Embedding(scale_grad_by_freq=True)``, ``median`` / ``kthvalue`` along a dimension and ``hypot``
+    (``_decompositions.kthvalue``, ``hypot``), ``repeat_interleave`` with tensor repeats
     (``_decompositions.repeat_interleave``), ``torch.cdist``
     (``_decompositions.cdist``; torch-mlir lowers neither its forward nor its backward). fp32 within 1e-5 of
     PyTorch."""

@@ -70,6 +70,7 @@ semantics:
   lowers a fixed-stride pooling next to a check that always fails).
 - ``upsample_trilinear3d`` and its backward (3-D U-Nets): separable, one resampling matrix per spatial
   dimension computed by PyTorch's own kernel outside the trace, and their transposes.
+- ``kthvalue`` and ``median.dim`` from a stable sort; ``hypot`` as ``sqrt(a^2 + b^2)``.
 - ``softshrink_backward`` / ``hardshrink_backward``: the gradient where ``|x| > lambd``.
 - ``avg_pool3d_backward`` (``nn.AvgPool3d``, ``nn.LocalResponseNorm``): separable, the output gradient over
   the windows' divisors through the transposed 0/1 window matrices of depth, height and width.
@@ -271,6 +272,28 @@ def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mo
             part = _place(part.transpose(-1, -2), sh, i - ph, h).transpose(-1, -2)  # [..., h, w]
             grad_input = part if grad_input is None else grad_input + part
     return grad_input.to(self.dtype)
+
+
+def kthvalue(self, k, dim=-1, keepdim=False):
+    """``kthvalue`` (and ``median.dim``, the ``(n + 1) // 2``-th), which torch-mlir does not lower: the ``k``-th
+    of the stably sorted values along ``dim`` and its index (among equal values, the first in index order)."""
+    if self.dim() == 0:
+        return self.clone(), torch.zeros((), dtype=torch.int64, device=self.device)
+    values, indices = torch.sort(self, dim=dim, stable=True)
+    dim %= self.dim()
+    values, indices = values.narrow(dim, k - 1, 1), indices.narrow(dim, k - 1, 1)
+    return (values, indices) if keepdim else (values.squeeze(dim), indices.squeeze(dim))
+
+
+def median_dim(self, dim=-1, keepdim=False):
+    n = self.shape[dim % self.dim()] if self.dim() else 1
+    return kthvalue(self, (n + 1) // 2, dim, keepdim)
+
+
+def hypot(self, other):
+    """``hypot``, which torch-mlir does not lower: ``sqrt(a^2 + b^2)`` (its gradient is autograd's own formula,
+    ``grad * a / hypot``)."""
+    return torch.sqrt(self * self + other * other)
 
 
 def shrink_backward(grad_output, self, lambd):
@@ -1709,6 +1732,9 @@ def table():
         aten.avg_pool2d.default: avg_pool2d,
         aten.avg_pool2d_backward.default: avg_pool2d_backward,
         aten.avg_pool3d_backward.default: avg_pool3d_backward,
+        aten.kthvalue.default: kthvalue,
+        aten.median.dim: median_dim,
+        aten.hypot.default: hypot,
         aten.softshrink_backward.default: shrink_backward,
         aten.hardshrink_backward.default: shrink_backward,
         aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
