@@ -384,6 +384,24 @@ def test_cdist(rows, p):
     _close(torch.autograd.grad(got, (a, b), g), torch.autograd.grad(want, (a, b), g))
 
 
+def test_nearest_exact_and_replication_pad_backward():
+    torch.manual_seed(9)
+    d = _decomp()
+    x = torch.randn(2, 3, 7, dtype=torch.float64)
+    g = torch.randn_like(aten._upsample_nearest_exact1d.default(x, [12], None))
+    _close(d._nearest_exact_backward(aten._upsample_nearest_exact1d.default, 1)(g, [12], [2, 3, 7], None),
+           aten._upsample_nearest_exact1d_backward.default(g, [12], [2, 3, 7], None))
+    x = torch.randn(2, 3, 4, 5, dtype=torch.float64)
+    g = torch.randn_like(aten._upsample_nearest_exact2d.default(x, [5, 7], None, None))
+    _close(d._nearest_exact_backward(aten._upsample_nearest_exact2d.default, 2)(g, [5, 7], [2, 3, 4, 5], None, None),
+           aten._upsample_nearest_exact2d_backward.default(g, [5, 7], [2, 3, 4, 5], None, None))
+    for shape, pad, op in [((2, 3, 7), [2, 3], "replication_pad1d"), ((1, 2, 3, 4, 5), [1, 2, 0, 1, 2, 1], "replication_pad3d"),
+                           ((1, 2, 4, 5), [2, 1, 3, 0], "replication_pad2d")]:
+        x = torch.randn(*shape, dtype=torch.float64)
+        g = torch.randn_like(getattr(aten, op).default(x, pad))
+        _close(d.replication_pad_backward(g, x, pad), getattr(aten, op + "_backward").default(g, x, pad))
+
+
 def test_kthvalue_median_hypot():
     torch.manual_seed(7)
     x = torch.randn(4, 5, 6, dtype=torch.float64)

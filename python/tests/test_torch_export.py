@@ -1396,6 +1396,21 @@ class _Selections(nn.Module):
                          1)
 
 
+class _Resamplings(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c3 = nn.Conv3d(2, 2, 3, padding=1, padding_mode="replicate")
+        self.head = nn.Linear(2 * 2 * 3 * 4 + 2 * 20 + 2 * 3 * 7 + 2 * 6 * 12, 3)
+
+    def forward(self, v):
+        h = self.c3(v)  # [B, 2, 2, 3, 4]
+        flat = h.flatten(2)  # [B, 2, 24]
+        one = F.pad(flat[..., :16], (2, 2), mode="replicate")  # [B, 2, 20]
+        near1 = F.interpolate(flat[..., :3], size=7, mode="nearest-exact")  # [B, 2, 7]
+        near2 = F.interpolate(h[:, :, 0], size=(6, 12), mode="nearest-exact")  # [B, 2, 6, 12]
+        return self.head(torch.cat([h.flatten(1), one.flatten(1), near1.repeat(1, 1, 3).flatten(1), near2.flatten(1)], 1))
+
+
 class _Prototypes(nn.Module):
     """Distances to learned prototypes (a prototypical network's head): Euclidean through the matrix product
     (30 rows), and the direct 1-norm."""
@@ -1424,13 +1439,15 @@ class _Prototypes(nn.Module):
     (lambda: _Prototypes(), torch.randn(2, 30, 4)),
     (lambda: nn.Sequential(nn.Embedding(10, 6, scale_grad_by_freq=True), nn.Flatten(), nn.Linear(18, 3)),
      torch.tensor([[1, 2, 2], [5, 1, 2]])),
-    (lambda: nn.Sequential(nn.Linear(8, 24), _Selections(), nn.Linear(8 + 8 + 12, 3)), torch.randn(2, 8))])
+    (lambda: nn.Sequential(nn.Linear(8, 24), _Selections(), nn.Linear(8 + 8 + 12, 3)), torch.randn(2, 8)),
+    (lambda: _Resamplings(), torch.randn(2, 2, 2, 3, 4))])
 def test_ops_without_a_torch_mlir_backward(make, x, tmp_path, amp_tools):
     """``nn.AvgPool3d`` and ``nn.LocalResponseNorm`` (a 3-D average over the channels), ``nn.Softshrink`` and
     ``nn.Hardshrink``, trilinear upsampling: torch-mlir lowers none of their backward ops
     (``_decompositions.avg_pool3d_backward``, ``shrink_backward``, ``upsample_trilinear3d_backward``; nor the
     trilinear forward). ``torch.block_diag`` (empty blocks that torch-mlir left, ``_clean_graph``) and
-    ``nn.Embedding(scale_grad_by_freq=True)``, ``median`` / ``kthvalue`` along a dimension and ``hypot``
+    ``nn.Embedding(scale_grad_by_freq=True)``, nearest-exact resampling and replication padding in 1-D and 3-D,
+    ``median`` / ``kthvalue`` along a dimension and ``hypot``
     (``_decompositions.kthvalue``, ``hypot``), ``repeat_interleave`` with tensor repeats
     (``_decompositions.repeat_interleave``), ``torch.cdist``
     (``_decompositions.cdist``; torch-mlir lowers neither its forward nor its backward). fp32 within 1e-5 of

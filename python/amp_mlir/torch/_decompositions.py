@@ -70,6 +70,8 @@ semantics:
   lowers a fixed-stride pooling next to a check that always fails).
 - ``upsample_trilinear3d`` and its backward (3-D U-Nets): separable, one resampling matrix per spatial
   dimension computed by PyTorch's own kernel outside the trace, and their transposes.
+- ``_upsample_nearest_exact{1,2}d_backward`` and ``replication_pad{1,3}d_backward``: the transposed 0/1
+  matrices of the forward along each dimension.
 - ``kthvalue`` and ``median.dim`` from a stable sort; ``hypot`` as ``sqrt(a^2 + b^2)``.
 - ``softshrink_backward`` / ``hardshrink_backward``: the gradient where ``|x| > lambd``.
 - ``avg_pool3d_backward`` (``nn.AvgPool3d``, ``nn.LocalResponseNorm``): separable, the output gradient over
@@ -889,24 +891,29 @@ def _separable_resampling(op):
     return forward, backward
 
 
-def _trilinear_matrix(axis, out, size, align_corners, scale, like):
-    """The [out, size] matrix of ``upsample_trilinear3d`` along spatial ``axis`` (0 depth, 1 height, 2 width):
-    PyTorch's own kernel, run outside the trace in float64 on an identity whose columns are the channels
-    (the other spatial sizes 1, kept), a constant of the step."""
+def _axis_matrix(op, nd, axis, out, size, scale, like, *args):
+    """The [out, size] matrix of a separable resampling ``op`` (of ``nd`` spatial dimensions: ``op(input,
+    output_size, *args, *scales)``) along spatial ``axis``: PyTorch's own kernel, run outside the trace in
+    float64 on an identity whose columns are the channels (the other spatial sizes 1, kept), a constant of
+    the step."""
     from torch.utils._python_dispatch import _disable_current_modes
 
     with _disable_current_modes(), torch.no_grad():
-        shape, sizes, scales = [1, size, 1, 1, 1], [1, 1, 1], [None, None, None]
+        shape, sizes, scales = [1, size] + [1] * nd, [1] * nd, [None] * nd
         shape[2 + axis], sizes[axis], scales[axis] = size, out, scale
         eye = torch.eye(size, dtype=torch.float64).reshape(shape)
-        a = aten.upsample_trilinear3d.default(eye, sizes, align_corners, *scales)  # [1, size(c), ..out..]
-        a = a.reshape(size, out).transpose(0, 1)
+        a = op(eye, sizes, *args, *scales).reshape(size, out).transpose(0, 1)
     return a.to(like.dtype).contiguous()
 
 
-def _along(x, axis, matrix):
-    """``matrix`` [out, size] applied along spatial ``axis`` of a 5-D ``x``."""
-    return (x.movedim(axis - 3, -1) @ matrix.transpose(0, 1)).movedim(-1, axis - 3)
+def _trilinear_matrix(axis, out, size, align_corners, scale, like):
+    """``_axis_matrix`` of ``upsample_trilinear3d``."""
+    return _axis_matrix(aten.upsample_trilinear3d.default, 3, axis, out, size, scale, like, align_corners)
+
+
+def _along(x, axis, matrix, nd=3):
+    """``matrix`` [out, size] applied along spatial ``axis`` of ``x`` (its last ``nd`` dimensions spatial)."""
+    return (x.movedim(axis - nd, -1) @ matrix.transpose(0, 1)).movedim(-1, axis - nd)
 
 
 def upsample_trilinear3d(x, output_size, align_corners, scales_d=None, scales_h=None, scales_w=None):
@@ -924,6 +931,34 @@ def upsample_trilinear3d_backward(grad_output, output_size, input_size, align_co
     for axis, scale in enumerate((scales_d, scales_h, scales_w)):
         a = _trilinear_matrix(axis, output_size[axis], input_size[2 + axis], align_corners, scale, grad)
         grad = _along(grad, axis, a.transpose(0, 1))
+    return grad
+
+
+def _nearest_exact_backward(op, nd):
+    """The backward of ``_upsample_nearest_exact{nd}d`` (``F.interpolate(mode="nearest-exact")``), which
+    torch-mlir does not lower: the transposed matrices of the op along each dimension (``_axis_matrix``)."""
+    def backward(grad_output, output_size, input_size, *scales):
+        grad = grad_output
+        for axis in range(nd):
+            a = _axis_matrix(op, nd, axis, output_size[axis], input_size[2 + axis],
+                             scales[axis] if axis < len(scales) else None, grad)
+            grad = _along(grad, axis, a.transpose(0, 1), nd)
+        return grad
+    return backward
+
+
+def replication_pad_backward(grad_output, self, padding):
+    """``replication_pad{1,2,3}d_backward`` (``F.pad(mode="replicate")``, ``padding_mode="replicate"``
+    convolutions), which torch-mlir does not lower in 1-D and 3-D: per padded dimension, output position
+    ``o`` reads input ``clamp(o - before, 0, size - 1)``, a 0/1 matrix; the gradient goes through its
+    transpose."""
+    grad = grad_output
+    for i in range(len(padding) // 2):
+        dim = self.dim() - 1 - i
+        before, size = padding[2 * i], self.shape[dim]
+        source = torch.clamp(torch.arange(grad.shape[dim], device=grad.device) - before, 0, size - 1)
+        a = (source.unsqueeze(1) == torch.arange(size, device=grad.device)).to(grad.dtype)  # [out, size]
+        grad = (grad.movedim(dim, -1) @ a).movedim(-1, dim)
     return grad
 
 
@@ -1744,6 +1779,10 @@ def table():
         aten.upsample_bilinear2d_backward.default: upsample_bilinear2d_backward,
         aten.upsample_linear1d_backward.default: upsample_linear1d_backward,
         aten.upsample_trilinear3d.default: upsample_trilinear3d,
+        aten._upsample_nearest_exact1d_backward.default: _nearest_exact_backward(aten._upsample_nearest_exact1d.default, 1),
+        aten._upsample_nearest_exact2d_backward.default: _nearest_exact_backward(aten._upsample_nearest_exact2d.default, 2),
+        aten.replication_pad1d_backward.default: replication_pad_backward,
+        aten.replication_pad3d_backward.default: replication_pad_backward,
         aten.upsample_trilinear3d_backward.default: upsample_trilinear3d_backward,
         aten.upsample_nearest2d_backward.default: upsample_nearest2d_backward,
         aten.index_put.default: index_put,
