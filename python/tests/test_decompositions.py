@@ -173,6 +173,14 @@ def test_separable_resampling(mode, antialias, size, out, align_corners):
     _close(backward(g, list(out), list(size), align_corners), want)
 
 
+def test_adaptive_max_pool3d_backward():
+    torch.manual_seed(8)
+    x = torch.randn(2, 3, 4, 4, 6, dtype=torch.float64)
+    y, idx = aten.adaptive_max_pool3d.default(x, [2, 2, 3])
+    g = torch.randn_like(y)
+    _close(_decomp().adaptive_max_pool3d_backward(g, x, idx), aten.adaptive_max_pool3d_backward.default(g, x, idx))
+
+
 @pytest.mark.parametrize("size, out", [((2, 3, 7, 7), (2, 2)), ((3, 5, 4), (1, 3)), ((1, 2, 6, 6), (6, 6))])
 def test_adaptive_max_pool2d_backward(size, out):
     torch.manual_seed(8)

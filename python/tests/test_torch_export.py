@@ -1440,13 +1440,16 @@ class _Prototypes(nn.Module):
     (lambda: nn.Sequential(nn.Embedding(10, 6, scale_grad_by_freq=True), nn.Flatten(), nn.Linear(18, 3)),
      torch.tensor([[1, 2, 2], [5, 1, 2]])),
     (lambda: nn.Sequential(nn.Linear(8, 24), _Selections(), nn.Linear(8 + 8 + 12, 3)), torch.randn(2, 8)),
-    (lambda: _Resamplings(), torch.randn(2, 2, 2, 3, 4))])
+    (lambda: _Resamplings(), torch.randn(2, 2, 2, 3, 4)),
+    (lambda: nn.Sequential(nn.ConvTranspose3d(2, 3, 2, stride=2), nn.AdaptiveMaxPool3d((2, 3, 2)), nn.Flatten(),
+                           nn.Linear(3 * 2 * 3 * 2, 3)), torch.randn(2, 2, 2, 3, 2))])
 def test_ops_without_a_torch_mlir_backward(make, x, tmp_path, amp_tools):
     """``nn.AvgPool3d`` and ``nn.LocalResponseNorm`` (a 3-D average over the channels), ``nn.Softshrink`` and
     ``nn.Hardshrink``, trilinear upsampling: torch-mlir lowers none of their backward ops
     (``_decompositions.avg_pool3d_backward``, ``shrink_backward``, ``upsample_trilinear3d_backward``; nor the
     trilinear forward). ``torch.block_diag`` (empty blocks that torch-mlir left, ``_clean_graph``) and
     ``nn.Embedding(scale_grad_by_freq=True)``, nearest-exact resampling and replication padding in 1-D and 3-D,
+    ``nn.ConvTranspose3d``'s and ``nn.AdaptiveMaxPool3d``'s gradients,
     ``median`` / ``kthvalue`` along a dimension and ``hypot``
     (``_decompositions.kthvalue``, ``hypot``), ``repeat_interleave`` with tensor repeats
     (``_decompositions.repeat_interleave``), ``torch.cdist``

@@ -76,7 +76,7 @@ semantics:
 - ``softshrink_backward`` / ``hardshrink_backward``: the gradient where ``|x| > lambd``.
 - ``avg_pool3d_backward`` (``nn.AvgPool3d``, ``nn.LocalResponseNorm``): separable, the output gradient over
   the windows' divisors through the transposed 0/1 window matrices of depth, height and width.
-- ``adaptive_max_pool2d_backward``: each output gradient where the flat input position equals its
+- ``adaptive_max_pool2d_backward`` (and 3-D): each output gradient where the flat input position equals its
   window's index (a one-hot comparison of the P output positions with the H*W input positions, summed
   over P: P*H*W work per plane, no scatter).
 - ``upsample_bilinear2d_backward`` / ``upsample_nearest2d_backward`` (U-Nets, FPNs) and
@@ -394,23 +394,25 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
                                      [1, *stride], [0, *padding], [1, *dilation], True, [0, *output_padding],
                                      groups, output_mask)
         return tuple(g.squeeze(2) if g is not None and i < 2 else g for i, g in enumerate(grads))
-    if input.dim() != 4:
-        return NotImplemented
-    if transposed:
+    if transposed and input.dim() in (4, 5):
         # A transposed convolution is the adjoint of the convolution with the same weights: its input
         # gradient is that convolution of the output gradient, and its weight gradient that convolution's
         # weight gradient with the roles of input (the output gradient) and output gradient (the input)
-        # exchanged.
+        # exchanged (in 3-D, torch-mlir's, which it lowers for a convolution that is not transposed).
+        nd = input.dim() - 2
         grad_input = grad_weight = grad_bias = None
         if output_mask[0]:
             grad_input = aten.convolution.default(grad_output, weight, None, stride, padding, dilation, False,
-                                                  [0, 0], groups)
+                                                  [0] * nd, groups)
         if output_mask[1]:
-            grad_weight = convolution_backward(input, grad_output, weight, None, stride, padding, dilation, False,
-                                               [0, 0], groups, [False, True, False])[1]
+            grad_weight = aten.convolution_backward.default(input, grad_output, weight, None, stride, padding,
+                                                            dilation, False, [0] * nd, groups,
+                                                            [False, True, False])[1]
         if output_mask[2]:
-            grad_bias = grad_output.sum((0, 2, 3))
+            grad_bias = grad_output.sum([0, *range(2, grad_output.dim())])
         return grad_input, grad_weight, grad_bias
+    if input.dim() != 4:
+        return NotImplemented
     (sh, sw), (ph, pw), (dh, dw) = _pair(stride), _pair(padding), _pair(dilation)
     n, cin, h, w = input.shape
     cout, cin_g, kh, kw = weight.shape
@@ -792,13 +794,20 @@ def adaptive_max_pool2d(self, output_size):
     return values.unflatten(-1, (oh, ow)), indices.unflatten(-1, (oh, ow))
 
 
-def adaptive_max_pool2d_backward(grad_output, self, indices):
-    """Each output gradient goes to the input position its window picked (``indices``: flat positions in
-    the plane), as a one-hot comparison summed over the output positions; no scatter."""
-    h, w = self.shape[-2:]
-    picked = indices.flatten(-2).unsqueeze(-1) == torch.arange(h * w, device=indices.device)  # [..., P, H*W]
-    grad = torch.where(picked, grad_output.flatten(-2).unsqueeze(-1), torch.zeros((), dtype=grad_output.dtype))
-    return grad.sum(-2).reshape(self.shape)
+def _adaptive_max_pool_backward(nd):
+    def backward(grad_output, self, indices):
+        """Each output gradient goes to the input position its window picked (``indices``: flat positions in
+        the plane, or the volume in 3-D), as a one-hot comparison summed over the output positions; no
+        scatter."""
+        size = math.prod(self.shape[-nd:])
+        picked = indices.flatten(-nd).unsqueeze(-1) == torch.arange(size, device=indices.device)  # [..., P, size]
+        grad = torch.where(picked, grad_output.flatten(-nd).unsqueeze(-1), torch.zeros((), dtype=grad_output.dtype))
+        return grad.sum(-2).reshape(self.shape)
+    return backward
+
+
+adaptive_max_pool2d_backward = _adaptive_max_pool_backward(2)
+adaptive_max_pool3d_backward = _adaptive_max_pool_backward(3)
 
 
 def _resampling_matrix(forward, out, size, scale, like, eager=False):
@@ -1774,6 +1783,7 @@ def table():
         aten.hardshrink_backward.default: shrink_backward,
         aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
         aten.adaptive_max_pool2d_backward.default: adaptive_max_pool2d_backward,
+        aten.adaptive_max_pool3d_backward.default: adaptive_max_pool3d_backward,
         aten._adaptive_avg_pool2d_backward.default: adaptive_avg_pool2d_backward,
         aten.upsample_bilinear2d.default: upsample_bilinear2d,
         aten.upsample_bilinear2d_backward.default: upsample_bilinear2d_backward,
