@@ -1411,6 +1411,29 @@ class _Resamplings(nn.Module):
         return self.head(torch.cat([h.flatten(1), one.flatten(1), near1.repeat(1, 1, 3).flatten(1), near2.flatten(1)], 1))
 
 
+class _GaussianHead(nn.Module):
+    """A mean and a variance (softplus, some below the clamp) for ``nn.GaussianNLLLoss``."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 8)
+
+    def forward(self, x):
+        h = self.lin(x)
+        return torch.stack([h[:, :4], F.softplus(h[:, 4:] - 8)], 0)
+
+
+def test_gaussian_nll_loss_trains_as_pytorch(tmp_path, amp_tools):
+    """``nn.GaussianNLLLoss`` checks ``torch.any(var < 0)`` in a Python branch, which the capture refused as a
+    value the parameters decide: it is computed without the check (``_decompositions.gaussian_nll_loss``),
+    the clamp at ``eps`` included (variances near 3e-4 here). fp32 within 1e-5 of PyTorch."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    loss = nn.GaussianNLLLoss(full=True, eps=1e-3)
+    _trains_as_pytorch(_GaussianHead(), (torch.randn(4, 6), torch.randn(4, 4)), tmp_path, amp_tools,
+                       loss=lambda out, target: loss(out[0], target, out[1]), optimizer="adam", lr=1e-2)
+
+
 class _Prototypes(nn.Module):
     """Distances to learned prototypes (a prototypical network's head): Euclidean through the matrix product
     (30 rows), and the direct 1-norm."""

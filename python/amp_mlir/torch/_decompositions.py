@@ -1294,7 +1294,7 @@ def above_autograd():
     return {F.grid_sample: grid_sample, torch.grid_sampler: grid_sample, torch.grid_sampler_2d: grid_sample,
             F.conv3d: lambda func, *args, **kwargs: grouped_conv3d(*args, **kwargs),
             F.ctc_loss: lambda func, *args, **kwargs: ctc_loss(*args, **kwargs),
-            F.embedding_bag: embedding_bag, torch.cdist: cdist,
+            F.embedding_bag: embedding_bag, torch.cdist: cdist, F.gaussian_nll_loss: gaussian_nll_loss,
             torch.repeat_interleave: repeat_interleave, torch.Tensor.repeat_interleave: repeat_interleave,
             torch._C._VariableFunctions._pack_padded_sequence:
                 lambda func, *args, **kwargs: pack_padded_sequence(*args, **kwargs),
@@ -1427,6 +1427,30 @@ def cdist(func, x1, x2, p=2.0, compute_mode=None):
         b = torch.cat([x2, torch.ones_like(n2), n2], -1)
         return (a @ b.transpose(-1, -2)).clamp_min(1e-30).sqrt()
     return _DirectDistance.apply(x1, x2, float(p))
+
+
+def gaussian_nll_loss(func, input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """``F.gaussian_nll_loss`` (``nn.GaussianNLLLoss``) as PyTorch computes it, without its check that no
+    variance is negative (``torch.any(var < 0)`` decides a Python branch: the capture refused it as a value
+    the parameters decide). The variance is clamped at ``eps`` as PyTorch clamps it (in place under
+    ``no_grad``: the gradient passes as if unclamped)."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * torch.ones_like(input)
+    if var.shape != input.shape:
+        if input.shape[:-1] == var.shape:
+            var = var.unsqueeze(-1)
+        elif not (input.dim() == var.dim() and
+                  sum(y for x, y in zip(input.shape, var.shape) if x != y) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var + (var.clamp(min=eps) - var).detach()
+    loss = 0.5 * (torch.log(var) + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
 
 
 def _packed_positions(batch_sizes):
