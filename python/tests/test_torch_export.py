@@ -1434,6 +1434,32 @@ def test_gaussian_nll_loss_trains_as_pytorch(tmp_path, amp_tools):
                        loss=lambda out, target: loss(out[0], target, out[1]), optimizer="adam", lr=1e-2)
 
 
+class _GammaBetaHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return F.softplus(self.lin(x)) + 0.05
+
+
+def _gamma_beta_loss(h, t):
+    gamma = torch.distributions.Gamma(h[:, :2], h[:, 2:])
+    beta = torch.distributions.Beta(h[:, :2], h[:, 2:])
+    return -(gamma.log_prob(t[:, :2]).mean() + beta.log_prob(t[:, 2:]).mean()) + torch.digamma(h).mean()
+
+
+def test_gamma_and_beta_likelihoods_train_as_pytorch(tmp_path, amp_tools):
+    """Gamma and Beta log densities (``lgamma``; its gradient ``digamma``, and ``digamma``'s ``polygamma(1, .)``),
+    which torch-mlir does not lower (``_decompositions.lgamma``, ``digamma``, ``polygamma``): fp32 within 1e-5 of
+    PyTorch."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    target = torch.cat([torch.rand(8, 2) * 3 + 0.1, torch.rand(8, 2) * 0.8 + 0.1], 1)
+    _trains_as_pytorch(_GammaBetaHead(), (torch.randn(8, 6), target), tmp_path, amp_tools, loss=_gamma_beta_loss,
+                       optimizer="adam", lr=1e-2)
+
+
 class _Prototypes(nn.Module):
     """Distances to learned prototypes (a prototypical network's head): Euclidean through the matrix product
     (30 rows), and the direct 1-norm."""

@@ -72,6 +72,8 @@ semantics:
   dimension computed by PyTorch's own kernel outside the trace, and their transposes.
 - ``_upsample_nearest_exact{1,2}d_backward`` and ``replication_pad{1,3}d_backward``: the transposed 0/1
   matrices of the forward along each dimension.
+- ``lgamma``, ``digamma`` and ``polygamma(1, .)``: asymptotic series from 8 on, the recurrence below, the
+  reflection formulas below 0.5.
 - ``kthvalue`` and ``median.dim`` from a stable sort; ``hypot`` as ``sqrt(a^2 + b^2)``.
 - ``softshrink_backward`` / ``hardshrink_backward``: the gradient where ``|x| > lambd``.
 - ``avg_pool3d_backward`` (``nn.AvgPool3d``, ``nn.LocalResponseNorm``): separable, the output gradient over
@@ -296,6 +298,62 @@ def hypot(self, other):
     """``hypot``, which torch-mlir does not lower: ``sqrt(a^2 + b^2)`` (its gradient is autograd's own formula,
     ``grad * a / hypot``)."""
     return torch.sqrt(self * self + other * other)
+
+
+_SHIFT = 8  # the special functions' series below are accurate to float32 rounding from 8 on
+
+
+def _reflected(x):
+    """``(x < 0.5, the argument the series read)``: ``1 - x`` below 0.5 (the reflection formulas), else ``x``."""
+    low = x < 0.5
+    return low, torch.where(low, 1 - x, x)
+
+
+def _shifted(z, term, combine=torch.add, empty=0.0):
+    """``term(z) (+) term(z + 1) (+) ... term(z + 7)`` (``combine``) where ``z`` is below ``_SHIFT``, else ``empty``;
+    and ``z`` shifted by ``_SHIFT`` there."""
+    small = z < _SHIFT
+    total = term(z)
+    for i in range(1, _SHIFT):
+        total = combine(total, term(z + i))
+    return torch.where(small, total, torch.full((), empty, dtype=z.dtype)), torch.where(small, z + _SHIFT, z)
+
+
+def lgamma(x):
+    """``lgamma`` (``log |Gamma(x)|``: distributions' log densities), which torch-mlir does not lower: Stirling's
+    series from 8 on, the recurrence ``lgamma(z) = lgamma(z + 8) - log prod (z + i)`` below, and the reflection
+    ``log(pi / |sin(pi x)|) - lgamma(1 - x)`` below 0.5. Its gradient, ``digamma``, is the next function."""
+    low, z = _reflected(x)
+    product, z = _shifted(z, lambda t: t, torch.mul, 1.0)  # below 16^8: no overflow
+    r = 1 / (z * z)
+    series = (z - 0.5) * torch.log(z) - z + 0.5 * math.log(2 * math.pi) + \
+        (1 / z) * (1 / 12 + r * (-1 / 360 + r * (1 / 1260 + r * (-1 / 1680))))
+    value = series - torch.log(product)
+    return torch.where(low, math.log(math.pi) - torch.log(torch.abs(torch.sin(math.pi * x))) - value, value)
+
+
+def digamma(x):
+    """``digamma``: the asymptotic series from 8 on, ``psi(z) = psi(z + 8) - sum 1 / (z + i)`` below, and the
+    reflection ``psi(1 - x) - pi / tan(pi x)`` below 0.5."""
+    low, z = _reflected(x)
+    inverses, z = _shifted(z, lambda t: 1 / t)
+    r = 1 / (z * z)
+    value = torch.log(z) - 0.5 / z - r * (1 / 12 + r * (-1 / 120 + r * (1 / 252 + r * (-1 / 240 + r / 132)))) \
+        - inverses
+    return torch.where(low, value - math.pi / torch.tan(math.pi * x), value)
+
+
+def polygamma(n, x):
+    """``polygamma(1, x)`` (trigamma: ``digamma``'s gradient): the asymptotic series from 8 on,
+    ``psi1(z) = psi1(z + 8) + sum 1 / (z + i)^2`` below, and the reflection ``pi^2 / sin^2(pi x) - psi1(1 - x)``
+    below 0.5. Other orders are left to torch-mlir."""
+    if n != 1:
+        return NotImplemented
+    low, z = _reflected(x)
+    squares, z = _shifted(z, lambda t: 1 / (t * t))
+    r = 1 / (z * z)
+    value = 1 / z + r * (0.5 + (1 / z) * (1 / 6 + r * (-1 / 30 + r * (1 / 42 + r * (-1 / 30))))) + squares
+    return torch.where(low, (math.pi / torch.sin(math.pi * x)) ** 2 - value, value)
 
 
 def shrink_backward(grad_output, self, lambd):
@@ -1803,6 +1861,9 @@ def table():
         aten.kthvalue.default: kthvalue,
         aten.median.dim: median_dim,
         aten.hypot.default: hypot,
+        aten.lgamma.default: lgamma,
+        aten.digamma.default: digamma,
+        aten.polygamma.default: polygamma,
         aten.softshrink_backward.default: shrink_backward,
         aten.hardshrink_backward.default: shrink_backward,
         aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
