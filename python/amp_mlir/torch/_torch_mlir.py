@@ -535,6 +535,7 @@ class _Specializer:
         return {**base, aten._local_scalar_dense.default: self._item, aten.nonzero.default: self._nonzero,
                 aten.equal.default: self._equal,
                 aten.index.Tensor: self._index,
+                aten.masked_scatter_backward.default: self._masked_scatter_backward,
                 aten.index_put.default: functools.partial(self._index_put, aten.index_put.default),
                 aten.index_put_.default: functools.partial(self._index_put, aten.index_put_.default)}
 
@@ -629,6 +630,17 @@ class _Specializer:
     def _index(self, t, indices):
         long = self._long_indices(indices)
         return NotImplemented if long is None else torch.ops.aten.index.Tensor(t, long)
+
+    def _masked_scatter_backward(self, grad_output, mask, sizes):
+        """``masked_scatter``'s gradient for its source (vision-language models merge the image features into
+        the token embeddings so: ``inputs_embeds.masked_scatter(image_mask, features)``), which torch-mlir
+        does not lower: as ATen computes it, the output gradient at the mask's positions (their count read
+        like ``nonzero``'s), zeros after them to the source's size."""
+        selected = self._index(grad_output, [mask.expand_as(grad_output)])
+        if selected is NotImplemented:
+            return NotImplemented
+        rest = math.prod(sizes) - selected.numel()
+        return torch.cat([selected, selected.new_zeros(rest)]).reshape(sizes)
 
     def _index_put(self, op, t, indices, values, accumulate=False):
         """``op`` (``index_put`` or its in-place form) with the masks among ``indices`` as integer ones."""
