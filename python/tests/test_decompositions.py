@@ -425,6 +425,21 @@ def test_gamma_functions(name):
     assert float(err32) < 4e-6
 
 
+def test_erfinv_erfc_median():
+    """``erfinv`` within 3e-7 relative in float32 (1e-11 in float64), +-inf at +-1 and NaN beyond as ATen;
+    ``erfc``; ``median`` of every element."""
+    x = torch.cat([torch.linspace(-0.999999, 0.999999, 20001), torch.tensor([-1.0, 1.0, 0.0, 1.5, -1e-7])])
+    for dtype, tol in ((torch.float32, 3e-7), (torch.float64, 1e-11)):
+        got, want = _decomp().erfinv(x.to(dtype)), torch.erfinv(x.to(dtype))
+        finite = torch.isfinite(want)
+        assert float(((got - want).abs() / want.abs().clamp(min=1e-3))[finite].max()) < tol
+        assert torch.equal(torch.isnan(got), torch.isnan(want)) and torch.equal(got[~finite & ~torch.isnan(want)],
+                                                                               want[~finite & ~torch.isnan(want)])
+    y = torch.randn(5, 7, dtype=torch.float64)
+    _close(_decomp().erfc(y), torch.erfc(y))
+    _close(_decomp().median(y), torch.median(y), tol=0)
+
+
 def test_kthvalue_median_hypot():
     torch.manual_seed(7)
     x = torch.randn(4, 5, 6, dtype=torch.float64)

@@ -1392,8 +1392,9 @@ class _BlockDiagRepeat(nn.Module):
 class _Selections(nn.Module):
     def forward(self, h):
         x = h.view(-1, 3, 8)
-        return torch.cat([torch.median(x, 1).values, torch.kthvalue(x, 3, 1).values, torch.hypot(h[:, :12], h[:, 12:])],
-                         1)
+        special = torch.erfinv(torch.tanh(h[:, :12]) * 0.9) + torch.erfc(h[:, 12:]) + torch.median(h)
+        return torch.cat([torch.median(x, 1).values, torch.kthvalue(x, 3, 1).values, torch.hypot(h[:, :12], h[:, 12:])
+                          + special], 1)
 
 
 class _Resamplings(nn.Module):
@@ -1526,7 +1527,7 @@ def test_ops_without_a_torch_mlir_backward(make, x, tmp_path, amp_tools):
     trilinear forward). ``torch.block_diag`` (empty blocks that torch-mlir left, ``_clean_graph``) and
     ``nn.Embedding(scale_grad_by_freq=True)``, nearest-exact resampling and replication padding in 1-D and 3-D,
     ``nn.ConvTranspose3d``'s and ``nn.AdaptiveMaxPool3d``'s gradients,
-    ``median`` / ``kthvalue`` along a dimension and ``hypot``
+    ``median`` / ``kthvalue`` along a dimension, ``median``, ``hypot``, ``erfinv``, ``erfc``
     (``_decompositions.kthvalue``, ``hypot``), ``repeat_interleave`` with tensor repeats
     (``_decompositions.repeat_interleave``), ``torch.cdist``
     (``_decompositions.cdist``; torch-mlir lowers neither its forward nor its backward). fp32 within 1e-5 of

@@ -74,7 +74,8 @@ semantics:
   matrices of the forward along each dimension.
 - ``lgamma``, ``digamma`` and ``polygamma(1, .)``: asymptotic series from 8 on, the recurrence below, the
   reflection formulas below 0.5.
-- ``kthvalue`` and ``median.dim`` from a stable sort; ``hypot`` as ``sqrt(a^2 + b^2)``.
+- ``kthvalue``, ``median.dim`` and ``median`` from a stable sort; ``erfc`` as ``1 - erf``, ``erfinv`` by Giles'
+  approximation and a Newton step; ``hypot`` as ``sqrt(a^2 + b^2)``.
 - ``softshrink_backward`` / ``hardshrink_backward``: the gradient where ``|x| > lambd``.
 - ``avg_pool3d_backward`` (``nn.AvgPool3d``, ``nn.LocalResponseNorm``): separable, the output gradient over
   the windows' divisors through the transposed 0/1 window matrices of depth, height and width.
@@ -292,6 +293,38 @@ def kthvalue(self, k, dim=-1, keepdim=False):
 def median_dim(self, dim=-1, keepdim=False):
     n = self.shape[dim % self.dim()] if self.dim() else 1
     return kthvalue(self, (n + 1) // 2, dim, keepdim)
+
+
+def median(self):
+    """``median`` of every element (the lower one of an even count), as ``median.dim`` of the flattened tensor."""
+    return median_dim(self.reshape(-1), 0)[0]
+
+
+def erfc(x):
+    """``erfc`` as ``1 - erf(x)`` (torch-mlir lowers ``erf``; float32 loses ``erfc``'s relative precision in the
+    far tail, where it is below 1e-7 anyway)."""
+    return 1 - torch.erf(x)
+
+
+def erfinv(x):
+    """``erfinv`` (``torch.nn.init.trunc_normal_``, probit links), which torch-mlir does not lower: Giles'
+    single-precision approximation ("Approximating the erfinv function", 2010), a polynomial in
+    ``w = -log((1 - x)(1 + x))`` on each side of ``w = 5``, then one Newton step on ``erf(y) = x`` (float32
+    rounding at the end); +-inf at +-1 and NaN beyond, as ATen."""
+    w = -torch.log((1 - x) * (1 + x))
+    central, tail = w - 2.5, torch.sqrt(torch.clamp(w, min=5.0)) - 3.0
+    p1 = torch.full_like(x, 2.81022636e-08)
+    for c in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503, -0.00417768164,
+              0.246640727, 1.50140941):
+        p1 = c + p1 * central
+    p2 = torch.full_like(x, -0.000200214257)
+    for c in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613, 0.00943887047,
+              1.00167406, 2.83297682):
+        p2 = c + p2 * tail
+    y = torch.where(w < 5.0, p1, p2) * x
+    y = y - (torch.erf(y) - x) / (2 / math.sqrt(math.pi) * torch.exp(-y * y))  # one Newton step
+    edge = torch.where(x > 0, math.inf, -math.inf)
+    return torch.where(torch.abs(x) == 1, edge, y)
 
 
 def hypot(self, other):
@@ -1861,6 +1894,9 @@ def table():
         aten.kthvalue.default: kthvalue,
         aten.median.dim: median_dim,
         aten.hypot.default: hypot,
+        aten.median.default: median,
+        aten.erfc.default: erfc,
+        aten.erfinv.default: erfinv,
         aten.lgamma.default: lgamma,
         aten.digamma.default: digamma,
         aten.polygamma.default: polygamma,
