@@ -1262,21 +1262,26 @@ def test_torch_mlir_linalg_import_trains(tmp_path, amp_tools):
     np.testing.assert_allclose([r["loss"] for r in rows], fp32, rtol=1e-3)
 
 
+def _without_decomposition(monkeypatch, op):
+    """``_decompositions.table()`` without its entry for ``op`` (torch-mlir's own lowering, or none)."""
+    from amp_mlir.torch import _decompositions
+
+    table = _decompositions.table
+
+    def without():
+        t = table()
+        del t[op]
+        return t
+
+    monkeypatch.setattr(_decompositions, "table", without)
+
+
 def test_torch_mlir_unsupported_backward_op_is_named(tmp_path, monkeypatch):
     """An op of the backward pass that nothing lowers is named, and said to be one (its location is the
     capture's autograd.grad call, not a model line): average pooling's backward with our decomposition
     taken out of the table."""
     _torch_mlir()
-    from amp_mlir.torch import _decompositions
-
-    table = _decompositions.table
-
-    def without_avg_pool_backward():
-        t = table()
-        del t[torch.ops.aten.avg_pool2d_backward.default]
-        return t
-
-    monkeypatch.setattr(_decompositions, "table", without_avg_pool_backward)
+    _without_decomposition(monkeypatch, torch.ops.aten.avg_pool2d_backward.default)
     model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.AvgPool2d(3, 1, 1, count_include_pad=False), nn.Flatten(),
                           nn.Linear(4 * 6 * 6, 2))
     with pytest.raises(UnsupportedOpError) as info:
@@ -1305,19 +1310,10 @@ def test_adaptive_max_pool_uneven_windows(tmp_path, amp_tools, monkeypatch):
     to a ``cf.assert`` that always fails, and amp-train aborted in the compiled step: without the
     decomposition, the export names that check and the model's line instead."""
     _torch_mlir()
-    from amp_mlir.torch import _decompositions
-
     torch.manual_seed(0)
     inputs = (torch.randn(4, 8), torch.tensor([0, 2, 1, 2]))
     _trains_as_pytorch(_AdaptiveMaxPool(), inputs, tmp_path / "ours", amp_tools, optimizer="sgd", lr=0.1)
-    table = _decompositions.table
-
-    def without():
-        t = table()
-        del t[torch.ops.aten.adaptive_max_pool2d.default]
-        return t
-
-    monkeypatch.setattr(_decompositions, "table", without)
+    _without_decomposition(monkeypatch, torch.ops.aten.adaptive_max_pool2d.default)
     with pytest.raises(UnsupportedOpError, match="always fails its check") as info:
         export_train_step(_AdaptiveMaxPool(), F.cross_entropy, inputs, out_dir=tmp_path / "theirs")
     assert "fixed stride size" in str(info.value) and "test_torch_export.py" in str(info.value)
