@@ -1833,6 +1833,33 @@ def test_fourier_transforms(tmp_path, amp_tools):
     assert sum("amp.precision = #amp.precision<f32>" not in line for line in matmuls) == 5
 
 
+class _ComplexOps(nn.Module):
+    def __init__(self, kind):
+        super().__init__()
+        self.kind = kind
+        self.a, self.b, self.head = nn.Linear(6, 24), nn.Linear(6, 24), nn.Linear(24 if kind != "rfftn" else 36, 3)
+
+    def forward(self, x):
+        z, w = torch.complex(self.a(x), self.b(x)), torch.complex(self.b(x), -self.a(x))
+        if self.kind == "rfftn":  # the 3-D transform's real form flattened: a view of the pairs' layout
+            return self.head(torch.view_as_real(torch.fft.rfftn(self.a(x).view(-1, 2, 3, 4), dim=(1, 2, 3),
+                                                                norm="forward")).flatten(1))
+        out = {"conj": z * w.conj(), "sgn": torch.sgn(z) * w, "conj_physical": torch.conj_physical(z) * w}[self.kind]
+        return self.head(out.real + out.imag)
+
+
+@pytest.mark.parametrize("kind", ["conj", "sgn", "conj_physical", "rfftn"])
+def test_complex_ops_train_as_pytorch(kind, tmp_path, amp_tools):
+    """``z * w.conj()`` (its gradient a negated view, ``_neg_view``, which torch-mlir does not lower),
+    ``torch.sgn`` of a complex tensor (its decomposition makes ``scalar_tensor(0j)``: the capture crashed with
+    a TypeError), ``conj_physical``, and a 3-D real FFT's ``view_as_real(...).flatten(1)`` (a view the pairs'
+    layout did not allow): fp32 within 1e-5 of PyTorch."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    _trains_as_pytorch(_ComplexOps(kind), (torch.randn(4, 6), torch.tensor([0, 2, 1, 2])), tmp_path, amp_tools,
+                       optimizer="sgd", lr=0.1)
+
+
 def test_complex_op_without_a_rule_is_named(tmp_path):
     """A complex op the pairs have no rule for is an UnsupportedOpError naming it, not a crash."""
     _torch_mlir()

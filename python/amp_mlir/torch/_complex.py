@@ -429,9 +429,11 @@ RULES = {
     aten.neg.default: lambda p: Pair(-p.t),
     aten._conj.default: _conj,
     aten.conj_physical.default: _conj,
+    aten._conj_physical.default: _conj,
     aten.conj.default: _conj,
     aten.resolve_conj.default: lambda p: Pair(p.t),
     aten.resolve_neg.default: lambda p: Pair(p.t),
+    aten._neg_view.default: lambda p: Pair(-p.t),
     aten.mm.default: _matmul(torch.mm),
     aten.bmm.default: _matmul(torch.bmm),
     aten.matmul.default: _matmul(torch.matmul),
@@ -491,6 +493,9 @@ RULES = {
 #: The ops whose rules compute in float32 under autocast: a transform's outputs each sum a whole axis, and
 #: docs/Policy.md keeps TOSA's own FFTs (``fft2d`` / ``rfft2d``) f32 (deny) for that reason. Their DFT
 #: products would otherwise be matmuls, which autocast computes in f16 / bf16.
+# The rules whose first argument is a value, not a tensor (``scalar_tensor(0j)``: ``sgn``'s decomposition).
+_FACTORIES = frozenset({aten.scalar_tensor.default, aten.full.default})
+
 F32_RULES = frozenset({aten._fft_c2c.default, aten._fft_r2c.default, aten._fft_c2r.default})
 
 
@@ -523,13 +528,17 @@ class RealPairs(torch.fx.Interpreter):
             dtype = kwargs.get("dtype")
             makes_complex = _is_complex(value) or (isinstance(dtype, torch.dtype) and dtype.is_complex)
             if not makes_complex and not any(isinstance(a, Pair) for a in flat):
-                return getattr(self, n.op)(n.target, args, kwargs)
+                # a view of a pair's real form, which may not be laid out as PyTorch's view_as_real was
+                # (rfftn's): a reshape, which is that view where it still is one
+                target = aten.reshape.default if n.target is aten.view.default else n.target
+                return getattr(self, n.op)(target, args, kwargs)
             rule = RULES.get(n.target)
             if rule is None:
                 raise UnsupportedOpError(
                     f"amp_mlir.torch cannot compute {n.target} on complex tensors{_where_from(n)}: complex values "
                     "are carried as pairs of real numbers, and this op has no rule for them (_complex.RULES)")
-            if args and isinstance(args[0], complex):  # a scalar in a tensor's place (autograd's conj of one)
+            if args and isinstance(args[0], complex) and n.target not in _FACTORIES:
+                # a scalar in a tensor's place (autograd's conj of one)
                 args = (Pair(torch.tensor([args[0].real, args[0].imag])),) + tuple(args[1:])
             if n.target in F32_RULES and self.f32_annotation:
                 with fx_traceback.annotate(self.f32_annotation):

@@ -1894,6 +1894,7 @@ def table():
         aten.kthvalue.default: kthvalue,
         aten.median.dim: median_dim,
         aten.hypot.default: hypot,
+        aten._neg_view.default: lambda x: torch.neg(x),  # a negated view (a conjugate's gradient), as a value
         aten.median.default: median,
         aten.erfc.default: erfc,
         aten.erfinv.default: erfinv,
