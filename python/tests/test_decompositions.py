@@ -440,6 +440,41 @@ def test_erfinv_erfc_median():
     _close(_decomp().median(y), torch.median(y), tol=0)
 
 
+@pytest.mark.parametrize("shape, offset, dim1, dim2", [((3, 5, 5), 0, 1, 2), ((3, 4, 6), 2, -2, -1),
+                                                       ((3, 6, 4), -1, 1, 2), ((5, 3, 4), 1, 2, 0),
+                                                       ((2, 4, 3, 5), -2, 3, 1)])
+def test_diagonal_scatter(shape, offset, dim1, dim2):
+    torch.manual_seed(11)
+    x = torch.randn(*shape, dtype=torch.float64)
+    src = torch.randn(*torch.diagonal(x, offset, dim1, dim2).shape, dtype=torch.float64)
+    _close(_decomp().diagonal_scatter(x, src, offset, dim1, dim2), torch.diagonal_scatter(x, src, offset, dim1, dim2),
+           tol=0)
+
+
+def test_cholesky_and_triangular_solves():
+    """Values and gradients (a symmetric one for the factorization, as ATen's) in float64."""
+    torch.manual_seed(10)
+    d = _decomp()
+    a = torch.randn(3, 5, 5, dtype=torch.float64)
+    A = (a @ a.mT + 5 * torch.eye(5)).requires_grad_(True)
+    g = torch.randn(3, 5, 5, dtype=torch.float64)
+    for upper in (False, True):
+        want, got = torch.linalg.cholesky(A, upper=upper), d.cholesky(torch.linalg.cholesky, A, upper)
+        _close(got, want)
+        _close(torch.autograd.grad(got, A, g), torch.autograd.grad(want, A, g))
+    L = torch.linalg.cholesky(A).detach().requires_grad_(True)
+    B = torch.randn(3, 5, 2, dtype=torch.float64, requires_grad=True)
+    for upper, left, unit in [(False, True, False), (True, True, False), (False, False, False), (True, True, True)]:
+        M, rhs = (L.mT if upper else L), (B if left else B.mT)
+        want = torch.linalg.solve_triangular(M, rhs, upper=upper, left=left, unitriangular=unit)
+        got = d.solve_triangular(None, M, rhs, upper=upper, left=left, unitriangular=unit)
+        gg = torch.randn_like(want)
+        _close(got, want)
+        _close(torch.autograd.grad(got, (L, B), gg), torch.autograd.grad(want, (L, B), gg))
+    for upper in (False, True):
+        _close(d.cholesky_solve(None, B, L.mT if upper else L, upper), torch.cholesky_solve(B, L.mT if upper else L, upper))
+
+
 def test_kthvalue_median_hypot():
     torch.manual_seed(7)
     x = torch.randn(4, 5, 6, dtype=torch.float64)

@@ -1484,6 +1484,40 @@ def test_masked_scatter_trains_as_pytorch(tmp_path, amp_tools):
     np.testing.assert_allclose(_losses(amp_tools, step, 3, "f16"), fp32, rtol=1e-3)
 
 
+class _GaussianProcess(nn.Module):
+    """A kernel matrix made by a layer, its Cholesky factor, a solve and the log determinant (a Gaussian
+    process's marginal likelihood), and a multivariate normal's log density (``torch.distributions``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed, self.log_noise = nn.Linear(3, 4), nn.Parameter(torch.tensor(-1.0))
+
+    def forward(self, x):
+        h = self.embed(x)  # [n, 4]
+        k = torch.exp(-torch.cdist(h, h) ** 2) + torch.exp(self.log_noise) * torch.eye(x.shape[0])
+        return k, h
+
+
+def _gp_loss(out, y):
+    k, h = out
+    factor = torch.linalg.cholesky(k)
+    alpha = torch.cholesky_solve(y[:, None], factor)
+    fit = 0.5 * (y[:, None] * alpha).sum() + factor.diagonal().log().sum()
+    normal = torch.distributions.MultivariateNormal(torch.zeros(4), covariance_matrix=h.T @ h / 6 + torch.eye(4),
+                                                    validate_args=False)  # its checks read values
+    return fit - normal.log_prob(h).mean()
+
+
+def test_cholesky_and_triangular_solves_train_as_pytorch(tmp_path, amp_tools):
+    """``torch.linalg.cholesky``, ``cholesky_solve`` and ``solve_triangular`` (``MultivariateNormal``'s log
+    density), which torch-mlir does not lower, unrolled for small matrices (``_decompositions.cholesky``,
+    ``solve_triangular``): fp32 within 1e-5 of PyTorch."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    _trains_as_pytorch(_GaussianProcess(), (torch.randn(6, 3), torch.randn(6)), tmp_path, amp_tools, loss=_gp_loss,
+                       optimizer="adam", lr=1e-2)
+
+
 class _Prototypes(nn.Module):
     """Distances to learned prototypes (a prototypical network's head): Euclidean through the matrix product
     (30 rows), and the direct 1-norm."""

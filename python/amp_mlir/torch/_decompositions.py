@@ -74,6 +74,7 @@ semantics:
   matrices of the forward along each dimension.
 - ``lgamma``, ``digamma`` and ``polygamma(1, .)``: asymptotic series from 8 on, the recurrence below, the
   reflection formulas below 0.5.
+- ``diagonal_scatter`` (``t.diagonal()``'s gradient): a constant gather of the source, selected on the diagonal.
 - ``kthvalue``, ``median.dim`` and ``median`` from a stable sort; ``erfc`` as ``1 - erf``, ``erfinv`` by Giles'
   approximation and a Newton step; ``hypot`` as ``sqrt(a^2 + b^2)``.
 - ``softshrink_backward`` / ``hardshrink_backward``: the gradient where ``|x| > lambd``.
@@ -387,6 +388,23 @@ def polygamma(n, x):
     r = 1 / (z * z)
     value = 1 / z + r * (0.5 + (1 / z) * (1 / 6 + r * (-1 / 30 + r * (1 / 42 + r * (-1 / 30))))) + squares
     return torch.where(low, (math.pi / torch.sin(math.pi * x)) ** 2 - value, value)
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """``diagonal_scatter`` (the gradient of ``t.diagonal()``: a Cholesky factor's log determinant), which
+    torch-mlir does not lower: ``src``'s element ``k`` read at each diagonal position of the two dimensions
+    (a gather of the last dimension by a constant index), selected where ``j - i == offset``."""
+    dim1, dim2 = dim1 % input.dim(), dim2 % input.dim()
+    n1, n2 = input.shape[dim1], input.shape[dim2]
+    i = torch.arange(n1, device=input.device).unsqueeze(1)
+    j = torch.arange(n2, device=input.device).unsqueeze(0)
+    on = (j - i) == offset  # [n1, n2]
+    k = torch.clamp(i if offset >= 0 else j, max=max(src.shape[-1] - 1, 0)).expand(n1, n2)
+    placed = src[..., k].movedim((-2, -1), (dim1, dim2)) if src.shape[-1] else torch.zeros_like(input)
+    shape = [1] * input.dim()
+    shape[dim1], shape[dim2] = n1, n2
+    mask = (on if dim1 < dim2 else on.transpose(0, 1)).reshape(shape)
+    return torch.where(mask, placed.to(input.dtype), input)
 
 
 def shrink_backward(grad_output, self, lambd):
@@ -1386,6 +1404,8 @@ def above_autograd():
             F.conv3d: lambda func, *args, **kwargs: grouped_conv3d(*args, **kwargs),
             F.ctc_loss: lambda func, *args, **kwargs: ctc_loss(*args, **kwargs),
             F.embedding_bag: embedding_bag, torch.cdist: cdist, F.gaussian_nll_loss: gaussian_nll_loss,
+            torch.linalg.cholesky: cholesky, torch.cholesky: cholesky, torch.linalg.cholesky_ex: cholesky,
+            torch.linalg.solve_triangular: solve_triangular, torch.cholesky_solve: cholesky_solve,
             torch.repeat_interleave: repeat_interleave, torch.Tensor.repeat_interleave: repeat_interleave,
             torch._C._VariableFunctions._pack_padded_sequence:
                 lambda func, *args, **kwargs: pack_padded_sequence(*args, **kwargs),
@@ -1542,6 +1562,69 @@ def gaussian_nll_loss(func, input, target, var, full=False, eps=1e-6, reduction=
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+
+
+_UNROLLED = 64  # the largest matrix the factorizations below unroll (one step per row or column)
+
+
+def cholesky(func, input, upper=False, *, check_errors=False, out=None):
+    """``torch.linalg.cholesky`` (``_ex``; ``torch.cholesky``), which torch-mlir does not lower, for matrices up
+    to 64 x 64: the Cholesky-Banachiewicz columns unrolled (column ``j`` is the input's minus the earlier
+    columns' products, over the square root of its diagonal entry) on the symmetric part of the input, so that
+    autograd differentiates the algorithm itself and the gradient is ATen's (symmetric). A matrix that is not
+    positive definite gives NaN where ATen raises (``_ex``: info 0)."""
+    n = input.shape[-1]
+    if out is not None or n > _UNROLLED or input.is_complex():
+        return NotImplemented
+    if func is torch.cholesky:
+        upper = bool(upper)
+    rows = torch.arange(n, device=input.device)
+    # read as ATen's backward reads it: the symmetric part (its gradient is symmetric, half to each side)
+    sym = (input + input.transpose(-2, -1)) * 0.5
+    columns = []
+    for j in range(n):
+        v = sym[..., :, j]
+        for k, c in enumerate(columns):
+            v = v - c * c[..., j:j + 1]
+        d = torch.sqrt(v[..., j:j + 1])
+        columns.append(torch.where(rows > j, v / d, torch.where(rows == j, d, torch.zeros((), dtype=v.dtype))))
+    lower = torch.stack(columns, -1)
+    result = lower.transpose(-2, -1) if upper else lower
+    if func is torch.linalg.cholesky_ex:
+        return torch.return_types.linalg_cholesky_ex(
+            (result, torch.zeros(input.shape[:-2], dtype=torch.int32, device=input.device)))
+    return result
+
+
+def solve_triangular(func, A, B, *, upper, left=True, unitriangular=False, out=None):
+    """``torch.linalg.solve_triangular`` for matrices up to 64 x 64: substitution unrolled over the rows
+    (``x_i = (b_i - sum_k A_ik x_k) / A_ii``, forward for a lower ``A``, backward for an upper one); ``left=False``
+    solves the transposed system."""
+    n = A.shape[-1]
+    if out is not None or n > _UNROLLED or A.is_complex() or B.is_complex():
+        return NotImplemented
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return solve_triangular(func, A.transpose(-2, -1), B.transpose(-2, -1), upper=not upper,
+                                unitriangular=unitriangular).transpose(-2, -1)
+    order = range(n - 1, -1, -1) if upper else range(n)
+    rows = [None] * n
+    for i in order:
+        r = B[..., i:i + 1, :]
+        for k in (range(i + 1, n) if upper else range(i)):
+            r = r - A[..., i:i + 1, k:k + 1] * rows[k]
+        rows[i] = r if unitriangular else r / A[..., i:i + 1, i:i + 1]
+    return torch.cat(rows, -2)
+
+
+def cholesky_solve(func, B, L, upper=False, *, out=None):
+    """``torch.cholesky_solve``: the two triangular solves with the factor."""
+    if out is not None:
+        return NotImplemented
+    if upper:
+        y = solve_triangular(None, L.transpose(-2, -1), B, upper=False)
+        return solve_triangular(None, L, y, upper=True)
+    y = solve_triangular(None, L, B, upper=False)
+    return solve_triangular(None, L.transpose(-2, -1), y, upper=True)
 
 
 def _packed_positions(batch_sizes):
@@ -1894,6 +1977,7 @@ def table():
         aten.kthvalue.default: kthvalue,
         aten.median.dim: median_dim,
         aten.hypot.default: hypot,
+        aten.diagonal_scatter.default: diagonal_scatter,
         aten._neg_view.default: lambda x: torch.neg(x),  # a negated view (a conjugate's gradient), as a value
         aten.median.default: median,
         aten.erfc.default: erfc,
