@@ -451,6 +451,27 @@ def test_diagonal_scatter(shape, offset, dim1, dim2):
            tol=0)
 
 
+def test_gauss_jordan_solve_inverse_determinants():
+    """``solve`` (matrix, vector, ``left=False``), ``inv``, ``det``, ``slogdet`` and ``logdet`` (NaN for a negative
+    determinant) by pivoted Gauss-Jordan: values and gradients in float64."""
+    torch.manual_seed(12)
+    d = _decomp()
+    A = torch.randn(3, 5, 5, dtype=torch.float64, requires_grad=True)
+    B = torch.randn(3, 5, 2, dtype=torch.float64)
+    cases = [(torch.linalg.solve(A, B), d.solve(torch.linalg.solve, A, B)),
+             (torch.linalg.solve(A, B[..., 0]), d.solve(torch.linalg.solve, A, B[..., 0])),
+             (torch.linalg.solve(A, B.mT, left=False), d.solve(torch.linalg.solve, A, B.mT, left=False)),
+             (torch.linalg.inv(A), d.inverse(torch.linalg.inv, A)),
+             (torch.linalg.det(A), d.determinant(torch.linalg.det, A)),
+             (torch.linalg.slogdet(A).logabsdet, d.determinant(torch.linalg.slogdet, A).logabsdet)]
+    for want, got in cases:
+        g = torch.randn_like(want)
+        _close(got, want, tol=1e-12)
+        _close(torch.autograd.grad(got, A, g), torch.autograd.grad(want, A, g), tol=1e-11)
+    assert torch.equal(d.determinant(torch.linalg.slogdet, A).sign, torch.linalg.slogdet(A).sign)
+    assert torch.equal(torch.isnan(d.determinant(torch.logdet, A)), torch.isnan(torch.logdet(A)))
+
+
 def test_cholesky_and_triangular_solves():
     """Values and gradients (a symmetric one for the factorization, as ATen's) in float64."""
     torch.manual_seed(10)

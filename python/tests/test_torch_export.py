@@ -1503,19 +1503,47 @@ def _gp_loss(out, y):
     factor = torch.linalg.cholesky(k)
     alpha = torch.cholesky_solve(y[:, None], factor)
     fit = 0.5 * (y[:, None] * alpha).sum() + factor.diagonal().log().sum()
+    # the same fit through a pivoted elimination: solve, inverse, log determinant
+    fit = fit + 0.1 * (torch.linalg.solve(k, y) @ y + torch.linalg.inv(k).trace() + torch.logdet(k)
+                       + torch.linalg.slogdet(k).logabsdet + torch.det(k[:3, :3]))
     normal = torch.distributions.MultivariateNormal(torch.zeros(4), covariance_matrix=h.T @ h / 6 + torch.eye(4),
                                                     validate_args=False)  # its checks read values
     return fit - normal.log_prob(h).mean()
 
 
+def _fp32_losses(tools, step, steps, *options):
+    out = _run([tools["amp_train"], str(step.mlir_path), "--inputs", str(step.out_dir), "--steps", str(steps),
+                "--precision=fp32", "--no-jit-cache", *options])
+    return [json.loads(line)["loss"] for line in out.splitlines() if line.startswith("{")]
+
+
+def _gaussian_process_step(tmp_path):
+    torch.manual_seed(0)
+    model, inputs = _GaussianProcess(), (torch.randn(6, 3), torch.randn(6))
+    # SGD: Adam's first steps move a parameter by about lr whatever its gradient's size
+    step = export_train_step(model, _gp_loss, inputs, optimizer="sgd", lr=0.05, out_dir=tmp_path)
+    return step, torch_reference_losses(model, _gp_loss, inputs, steps=3, optimizer="sgd", lr=0.05)
+
+
 def test_cholesky_and_triangular_solves_train_as_pytorch(tmp_path, amp_tools):
     """``torch.linalg.cholesky``, ``cholesky_solve`` and ``solve_triangular`` (``MultivariateNormal``'s log
-    density), which torch-mlir does not lower, unrolled for small matrices (``_decompositions.cholesky``,
-    ``solve_triangular``): fp32 within 1e-5 of PyTorch."""
+    density), ``solve``, ``inv``, ``det``, ``slogdet`` and ``logdet``, which torch-mlir does not lower, unrolled
+    for small matrices (``_decompositions.cholesky``, ``solve_triangular``, ``_gauss_jordan``): fp32 within
+    1e-5 of PyTorch with scalar loops (vectorised, see the next test)."""
     _torch_mlir()
-    torch.manual_seed(0)
-    _trains_as_pytorch(_GaussianProcess(), (torch.randn(6, 3), torch.randn(6)), tmp_path, amp_tools, loss=_gp_loss,
-                       optimizer="adam", lr=1e-2)
+    step, want = _gaussian_process_step(tmp_path)
+    np.testing.assert_allclose(_fp32_losses(amp_tools, step, 3, "--cpu-vector-bits=0"), want, rtol=1e-5)
+
+
+@pytest.mark.xfail(strict=True, reason="amp-cpu-vectorize miscompiles a loop of this step (found 2026-11-29): "
+                                       "1.5e-3 from PyTorch at step 2, right with --cpu-vector-bits=0")
+def test_vectorized_elimination_miscompile(tmp_path, amp_tools):
+    """The step above with the CPU pipeline's vectorisation (amp-train's default). Each of its terms alone
+    trains right vectorised too; together they do not: a latent bug of amp-cpu-vectorize, kept here until it
+    is fixed (strict: the fix makes this pass)."""
+    _torch_mlir()
+    step, want = _gaussian_process_step(tmp_path)
+    np.testing.assert_allclose(_fp32_losses(amp_tools, step, 3), want, rtol=1e-5)
 
 
 class _Prototypes(nn.Module):
