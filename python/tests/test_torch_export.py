@@ -755,6 +755,56 @@ class _ReadsValues(nn.Module):
         return self.head(h)
 
 
+class _MaskLogits(nn.Module):
+    """Mask logits from an einsum (EoMT's mask head) for ``binary_cross_entropy_with_logits``."""
+
+    def __init__(self):
+        super().__init__()
+        self.q, self.k = nn.Linear(8, 16), nn.Linear(8, 16)
+
+    def forward(self, x):
+        return torch.einsum("bqc,bkc->bqk", self.q(x), self.k(x))
+
+
+def test_float32_list_losses_stay_f32(tmp_path, amp_tools):
+    """The losses on PyTorch's autocast float32 list (``binary_cross_entropy_with_logits`` here) are computed in
+    an ``enabled=False`` region, pinned f32 with their backward (``_decompositions._in_float32``), as PyTorch's
+    autocast computes them: EoMT's mask loss took f16 from its einsum, and its backward's ``(sigmoid(x) - t) *
+    seed`` overflowed with the 65536 seed (a step skipped that PyTorch does not skip). The einsum itself stays
+    autocast's; f16 within 1e-3 of fp32."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    inputs = (torch.randn(2, 16, 8) * 3, (torch.rand(2, 16, 16) > 0.5).float())
+    step = export_train_step(_MaskLogits(), F.binary_cross_entropy_with_logits, inputs, optimizer="adamw", lr=1e-3,
+                             out_dir=tmp_path)
+    pinned = [line for line in step.mlir_path.read_text().splitlines() if "#amp.precision<f32>" in line]
+    assert any("tosa.sigmoid" in line for line in pinned) and any("tosa.log" in line for line in pinned)
+    assert not any("tosa.matmul" in line for line in pinned)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3, "f16"), _losses(amp_tools, step, 3), rtol=1e-3)
+
+
+class _CompilerPath(nn.Module):
+    """A model that computes another function while a compiler traces it (as transformers' Gemma builds a causal
+    mask under torch.export's tracing where it attends bidirectionally in eager mode)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 3)
+
+    def forward(self, x):
+        h = self.lin(x)
+        return h * 0.5 if torch.compiler.is_compiling() else h
+
+
+def test_capture_follows_the_eager_model(tmp_path, amp_tools):
+    """The step is captured in torch.export's state first; where the loss it computes there differs from the
+    eager model's on the example, it is captured in PyTorch's own state: the step trains as the eager model."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    _trains_as_pytorch(_CompilerPath(), (torch.randn(4, 4), torch.tensor([0, 2, 1, 2])), tmp_path, amp_tools,
+                       optimizer="sgd", lr=0.5)
+
+
 def test_torch_mlir_specializes_values_read(tmp_path, amp_tools):
     """``.item()``, ``bool(tensor)``, ``int(tensor)`` and ``nonzero`` on traced tensors are specialized to
     the example inputs' values (as torch.export does): the export succeeds, warns with each value and its

@@ -1406,6 +1406,10 @@ def above_autograd():
             F.conv3d: lambda func, *args, **kwargs: grouped_conv3d(*args, **kwargs),
             F.ctc_loss: lambda func, *args, **kwargs: ctc_loss(*args, **kwargs),
             F.embedding_bag: embedding_bag, torch.cdist: cdist, F.gaussian_nll_loss: gaussian_nll_loss,
+            **{f: _in_float32 for f in (F.binary_cross_entropy_with_logits, F.mse_loss, F.l1_loss, F.smooth_l1_loss,
+                                        F.huber_loss, F.kl_div, F.poisson_nll_loss, F.soft_margin_loss,
+                                        F.margin_ranking_loss, F.hinge_embedding_loss, F.cosine_embedding_loss,
+                                        F.triplet_margin_loss, F.multilabel_soft_margin_loss)},
             torch.linalg.cholesky: cholesky, torch.cholesky: cholesky, torch.linalg.cholesky_ex: cholesky,
             torch.linalg.solve_triangular: solve_triangular, torch.cholesky_solve: cholesky_solve,
             torch.linalg.solve: solve, torch.linalg.inv: inverse, torch.inverse: inverse, torch.Tensor.inverse: inverse,
@@ -1697,6 +1701,16 @@ def cholesky_solve(func, B, L, upper=False, *, out=None):
         return solve_triangular(None, L, y, upper=True)
     y = solve_triangular(None, L, B, upper=False)
     return solve_triangular(None, L.transpose(-2, -1), y, upper=True)
+
+
+def _in_float32(func, *args, **kwargs):
+    """A loss on PyTorch's autocast float32 list (``binary_cross_entropy_with_logits``, ``mse_loss``, ...)
+    computed as PyTorch's autocast computes it, in float32: inside a ``torch.autocast(enabled=False)`` region,
+    whose ops (and their backward) the capture pins ``#amp.precision<f32>``. Decomposed into elementwise ops,
+    such a loss otherwise took f16 from the layer before it (EoMT's mask loss after an f16 einsum): its
+    backward's ``(sigmoid(x) - t) * seed`` overflowed f16 with the 65536 seed where PyTorch skips no step."""
+    with torch.autocast("cpu", enabled=False):
+        return func(*args, **kwargs)
 
 
 def _packed_positions(batch_sizes):

@@ -13,8 +13,11 @@ The algorithm:
    traced like any other, which ``torch.func.vjp`` refuses without ``setup_context``; the model holds the
    copies through the backward, so activation checkpointing's recomputation and reversible layers run on
    them), then the optimizer update written out as torch.optim computes it (SGD with momentum and weight
-   decay, Adam, AdamW; single-tensor forms).
-2. **Capture.** ``make_fx`` with the decompositions of ops that mutate without declaring it (batch
+   decay, Adam, AdamW; single-tensor forms), the gradients clipped first with ``max_grad_norm``.
+2. **Capture.** In torch.export's tracing state (PyTorch's own where the model fails there, or where the
+   loss the captured graph computes on the example differs from the eager model's and PyTorch's own state
+   agrees with it: transformers' Gemma builds a causal mask under export tracing for a bidirectional
+   model), ``make_fx`` with the decompositions of ops that mutate without declaring it (batch
    norm's running statistics become a functional op plus ``copy_``), then ``make_fx`` over
    ``functionalize`` of that graph, replayed with each ``view`` as a ``reshape`` (``_Replay``), with
    torch-mlir's decomposition table and ours (_decompositions.py) gives one flat aten graph without
@@ -184,6 +187,34 @@ def clip_grad_norm(grads, max_norm, norm_type=2.0):
     total = torch.linalg.vector_norm(torch.stack(norms), norm_type)
     coef = torch.clamp(max_norm / (total + 1e-6), max=1.0)
     return [g * coef for g in grads]
+
+
+def _eager_loss(model, loss_fn, model_inputs, target):
+    """``loss_fn(model(*model_inputs), target)`` in PyTorch's own state, on a copy of the model (its buffers,
+    batch norm's running statistics, stay as they are); None where that cannot run."""
+    import copy
+    try:
+        with torch.no_grad():
+            return float(loss_fn(copy.deepcopy(model)(*model_inputs), target))
+    except Exception:
+        return None
+
+
+def _captured_loss(graph, flat):
+    """The loss the first captured graph computes on the example (its last output), on copies of the
+    arguments (it writes batch norm's running statistics into them); None where it cannot run."""
+    try:
+        with torch.no_grad():
+            return float(graph(*[t.clone() for t in flat])[-1])
+    except Exception:
+        return None
+
+
+def _same_loss(captured, eager, rtol=1e-4):
+    """Whether two losses agree (or one of them could not be computed: nothing to compare)."""
+    if captured is None or eager is None or not (math.isfinite(captured) and math.isfinite(eager)):
+        return True
+    return abs(captured - eager) <= rtol * max(abs(eager), 1e-6)
 
 
 def _export_tracing():
@@ -1140,6 +1171,23 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
                 except Exception as e:
                     raise e from in_export_state
             random_ops, other = _decompositions.random_ops(first)
+            if not random_ops and not other and tracing_state is _export_tracing:
+                # The model may compute another function in torch.export's state than in PyTorch's own
+                # (transformers' Gemma with use_bidirectional_attention, PaliGemma's text model: a causal
+                # mask under export tracing). The captured loss is compared with the eager one on the example;
+                # where it differs, the step is captured in PyTorch's own state, if that one agrees.
+                eager = _eager_loss(model, loss_fn, inputs[:-1], inputs[-1])
+                if not _same_loss(_captured_loss(first, flat), eager):
+                    try:
+                        retraced = trace(contextlib.nullcontext, flat, all_names, kinds, step)
+                    except UnsupportedOpError:
+                        raise
+                    except Exception:
+                        retraced = None
+                    if retraced is not None and _same_loss(_captured_loss(retraced[1], flat), eager):
+                        tracing_state = contextlib.nullcontext
+                        specializer, first = retraced
+                        random_ops, other = _decompositions.random_ops(first)
             if other:
                 raise UnsupportedOpError(
                     f"the training step draws random numbers with {', '.join(sorted(other))}: amp_mlir.torch "
