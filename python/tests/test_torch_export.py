@@ -798,11 +798,15 @@ class _CompilerPath(nn.Module):
 
 def test_capture_follows_the_eager_model(tmp_path, amp_tools):
     """The step is captured in torch.export's state first; where the loss it computes there differs from the
-    eager model's on the example, it is captured in PyTorch's own state: the step trains as the eager model."""
+    eager model's on the example, it is captured in PyTorch's own state: the step trains as the eager model.
+    The eager forward leaves the model's buffers (batch norm's running statistics) as they were."""
     _torch_mlir()
     torch.manual_seed(0)
-    _trains_as_pytorch(_CompilerPath(), (torch.randn(4, 4), torch.tensor([0, 2, 1, 2])), tmp_path, amp_tools,
+    model = nn.Sequential(_CompilerPath(), nn.BatchNorm1d(3))
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    _trains_as_pytorch(model, (torch.randn(4, 4), torch.tensor([0, 2, 1, 2])), tmp_path, amp_tools,
                        optimizer="sgd", lr=0.5)
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
 
 
 def test_torch_mlir_specializes_values_read(tmp_path, amp_tools):

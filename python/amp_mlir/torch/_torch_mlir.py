@@ -190,14 +190,19 @@ def clip_grad_norm(grads, max_norm, norm_type=2.0):
 
 
 def _eager_loss(model, loss_fn, model_inputs, target):
-    """``loss_fn(model(*model_inputs), target)`` in PyTorch's own state, on a copy of the model (its buffers,
-    batch norm's running statistics, stay as they are); None where that cannot run."""
-    import copy
+    """``loss_fn(model(*model_inputs), target)`` in PyTorch's own state, the model's buffers (batch norm's
+    running statistics, which the forward updates) put back afterwards (not a copy of the model: twice the
+    memory of a large one); None where that cannot run."""
+    saved = [(b, b.detach().clone()) for b in model.buffers()]
     try:
         with torch.no_grad():
-            return float(loss_fn(copy.deepcopy(model)(*model_inputs), target))
+            return float(loss_fn(model(*model_inputs), target))
     except Exception:
         return None
+    finally:
+        with torch.no_grad():
+            for b, value in saved:
+                b.copy_(value)
 
 
 def _captured_loss(graph, flat):
