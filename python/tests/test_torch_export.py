@@ -802,7 +802,7 @@ def test_capture_follows_the_eager_model(tmp_path, amp_tools):
     The eager forward leaves the model's buffers (batch norm's running statistics) as they were."""
     _torch_mlir()
     torch.manual_seed(0)
-    model = nn.Sequential(_CompilerPath(), nn.BatchNorm1d(3))
+    model = nn.Sequential(nn.BatchNorm1d(4), _CompilerPath())
     before = {k: v.clone() for k, v in model.state_dict().items()}
     _trains_as_pytorch(model, (torch.randn(4, 4), torch.tensor([0, 2, 1, 2])), tmp_path, amp_tools,
                        optimizer="sgd", lr=0.5)
