@@ -1579,14 +1579,15 @@ def _gaussian_process_step(tmp_path):
     return step, torch_reference_losses(model, _gp_loss, inputs, steps=3, optimizer="sgd", lr=0.05)
 
 
-def test_cholesky_and_triangular_solves_train_as_pytorch(tmp_path, amp_tools):
+@pytest.mark.parametrize("options", [(), ("--cpu-vector-bits=0",)])
+def test_cholesky_and_triangular_solves_train_as_pytorch(options, tmp_path, amp_tools):
     """``torch.linalg.cholesky``, ``cholesky_solve`` and ``solve_triangular`` (``MultivariateNormal``'s log
     density), ``solve``, ``inv``, ``det``, ``slogdet`` and ``logdet``, which torch-mlir does not lower, unrolled
     for small matrices (``_decompositions.cholesky``, ``solve_triangular``, ``_gauss_jordan``): fp32 within
-    1e-5 of PyTorch with scalar loops (vectorised, see the next test)."""
+    1e-5 of PyTorch, vectorised and with scalar loops."""
     _torch_mlir()
     step, want = _gaussian_process_step(tmp_path)
-    np.testing.assert_allclose(_fp32_losses(amp_tools, step, 3, "--cpu-vector-bits=0"), want, rtol=1e-5)
+    np.testing.assert_allclose(_fp32_losses(amp_tools, step, 3, *options), want, rtol=1e-5)
 
 
 class _ThreePivots(nn.Module):
@@ -1610,33 +1611,17 @@ def _last_pivot(m, target):
     return torch.stack(pivots)[2] + 0 * target.sum()
 
 
-@pytest.mark.parametrize("options, fails", [(("--cpu-vector-bits=0",), False), ((), True)])
-def test_vectorized_pivots(options, fails, tmp_path, amp_tools):
-    """The smallest graph found that amp-cpu-vectorize miscompiles (2026-11-29): three pivots of a 3 x 3
-    elimination, the last one's gradient (with two pivots, or with scalar loops, it is right; each op alone
-    too). Vectorised it is 4.5e-4 off PyTorch at step 1: a latent bug, kept until fixed."""
+def test_vectorized_pivots(tmp_path, amp_tools):
+    """amp-cpu-vectorize read an i1 buffer (a row mask ``rows == c``) along the transposed loop of a transposed
+    tile as a vector of packed bits, where memory holds a byte per element: this pivoted elimination's last
+    pivot was 4.5e-4 off PyTorch at step 1 (the Gaussian-process step above 1.5e-3), silently, and right
+    with scalar loops. The buffer now keeps its loops (test/Codegen/CPU/amp-cpu-vectorize.mlir)."""
     _torch_mlir()
     torch.manual_seed(0)
     inputs = (torch.ones(3, 3), torch.zeros(1))
     step = export_train_step(_ThreePivots(), _last_pivot, inputs, optimizer="sgd", lr=0.01, out_dir=tmp_path)
     torch.manual_seed(0)
     want = torch_reference_losses(_ThreePivots(), _last_pivot, inputs, steps=3, optimizer="sgd", lr=0.01)
-    got = _fp32_losses(amp_tools, step, 3, *options)
-    if fails:
-        if np.allclose(got, want, rtol=1e-5):
-            pytest.fail("the vectorised step is right now: the miscompile is fixed, drop this expectation")
-        pytest.xfail("amp-cpu-vectorize miscompiles this step")
-    np.testing.assert_allclose(got, want, rtol=1e-5)
-
-
-@pytest.mark.xfail(strict=True, reason="amp-cpu-vectorize miscompiles a loop of this step (found 2026-11-29): "
-                                       "1.5e-3 from PyTorch at step 2, right with --cpu-vector-bits=0")
-def test_vectorized_elimination_miscompile(tmp_path, amp_tools):
-    """The step above with the CPU pipeline's vectorisation (amp-train's default). Each of its terms alone
-    trains right vectorised too; together they do not: a latent bug of amp-cpu-vectorize, kept here until it
-    is fixed (strict: the fix makes this pass)."""
-    _torch_mlir()
-    step, want = _gaussian_process_step(tmp_path)
     np.testing.assert_allclose(_fp32_losses(amp_tools, step, 3), want, rtol=1e-5)
 
 

@@ -1678,10 +1678,7 @@ def determinant(func, A, *, out=None):
     product and their magnitudes' log sum, ``logdet`` NaN for a negative determinant as in PyTorch."""
     if out is not None or A.shape[-1] > _UNROLLED or A.is_complex():
         return NotImplemented
-    # Eliminated with a column of zeros beside it: without one, amp-cpu-vectorize miscompiles the CPU step of
-    # a 3 x 3 determinant (its second pivot gets a zero gradient; right with --cpu-vector-bits=0 and in
-    # PyTorch; test_torch_export.py's test_vectorized_elimination_miscompile keeps that graph, xfail).
-    _, pivots, sign = _gauss_jordan(A, torch.zeros_like(A[..., :, :1]))
+    _, pivots, sign = _gauss_jordan(A)
     if func in (torch.linalg.det, torch.det, torch.Tensor.det):
         return sign * pivots.prod(-1)
     sign = sign * torch.sign(pivots).prod(-1)

@@ -318,6 +318,28 @@ func.func @i1_buffers(%a: memref<16xf32>, %mask: memref<16xi1>, %b: memref<16xi6
 
 // -----
 
+// The same in a transposed tile (vectorised along its transposed loop d0 as
+// well as the innermost d1): an i1 buffer walked by d0 keeps the op's loops
+// (a pivoted elimination's row mask, read as packed bits, gave wrong
+// gradients).
+// CHECK-LABEL: func.func @i1_along_transposed_loop
+// CHECK: linalg.generic
+// CHECK-NOT: vector.
+func.func @i1_along_transposed_loop(%a: memref<8x8xf32>, %mask: memref<8xi1>, %b: memref<8x8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>,
+                                   affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a, %mask : memref<8x8xf32>, memref<8xi1>) outs(%b : memref<8x8xf32>) {
+  ^bb0(%x: f32, %m: i1, %o: f32):
+    %zero = arith.constant 0.0 : f32
+    %r = arith.select %m, %x, %zero : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // A bf16 copy with 9 elements innermost (a 3x3 kernel): 9 lanes would fit
 // 256 bits, but LLVM's x86 backend cannot select a <9 x bfloat> load (it
 // aborted the JIT of a mobilenet_v3_small bf16 step), so 16-bit float ops

@@ -491,15 +491,22 @@ static bool vectorizeOne(RewriterBase &rewriter, linalg::LinalgOp op,
   // time, had three bytes of every four never written).
   // (A buffer the innermost loop does not walk, such as the or-ed inf / nan
   // flag of amp-cpu-check-in-update, is read and written one element at a
-  // time either way.)
+  // time either way.) A transposed tile is a vector along its transposed
+  // loop too: an i1 buffer that loop walks stays scalar as well (a pivoted
+  // elimination's row mask, read 3 packed bits at a time in a transposed
+  // tile, gave wrong gradients).
   if (op.getNumLoops() == 0)
     return false;
   unsigned innermost = op.getNumLoops() - 1;
   for (OpOperand &operand : op->getOpOperands())
-    if (auto type = dyn_cast<ShapedType>(operand.get().getType()))
+    if (auto type = dyn_cast<ShapedType>(operand.get().getType())) {
+      AffineMap map = op.getMatchingIndexingMap(&operand);
       if (type.getElementType().isInteger(1) &&
-          op.getMatchingIndexingMap(&operand).isFunctionOfDim(innermost))
+          (map.isFunctionOfDim(innermost) ||
+           (plan.transposedDim >= 0 &&
+            map.isFunctionOfDim(static_cast<unsigned>(plan.transposedDim)))))
         return false;
+    }
   // Named ops (linalg.reduce, fill, transpose) as linalg.generic: their
   // tiles then vectorise like any generic.
   rewriter.setInsertionPoint(op);
