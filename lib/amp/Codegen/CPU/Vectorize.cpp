@@ -72,8 +72,9 @@
 // then only ever store true into the flag and never read it, so none loses
 // another's bit (two that both find a non-finite value store the same byte;
 // nothing reads the flag before amp_rt_parallel_for has joined them). Ops the vectoriser cannot take (a body that loads from
-// memory, a dynamic shape, an i1 buffer: memory holds a byte per i1 element,
-// a vector<Nxi1> transfer N packed bits) keep their loops as well. The result is the same
+// memory, a dynamic shape, an i1 buffer that a vectorised loop walks, the
+// innermost or a transposed tile's other one: memory holds a byte per i1
+// element, a vector<Nxi1> transfer N packed bits) keep their loops as well. The result is the same
 // computation, element for element, in the same order per element.
 //
 //===----------------------------------------------------------------------===//
