@@ -1014,22 +1014,28 @@ def _float_comparison_scalars(gm):
     gm.recompile()
 
 
+def _operations(module):
+    """Every operation nested in ``module``, outermost first."""
+    todo = [module.operation]
+    while todo:
+        op = todo.pop()
+        for region in reversed(op.regions):
+            for block in reversed(region.blocks):
+                for o in reversed(list(block.operations)):
+                    todo.append(o.operation)
+        if op is not module.operation:
+            yield op
+
+
 def _unconverted(module, dialects=("torch", "torch_c", "tm_tensor")):
     """(op name, location) of every op of ``dialects`` left in ``module`` that is not glue."""
     left = []
-
-    def walk(op):
-        for region in op.regions:
-            for block in region.blocks:
-                for o in block.operations:
-                    name = o.operation.name
-                    if (name.split(".")[0] in dialects or name in dialects) and not name.startswith(_GLUE):
-                        if name == "torch.operator":
-                            name = "torch.operator " + str(o.operation.attributes["name"])
-                        left.append((name, str(o.operation.location)))
-                    walk(o.operation)
-
-    walk(module.operation)
+    for op in _operations(module):
+        name = op.name
+        if (name.split(".")[0] in dialects or name in dialects) and not name.startswith(_GLUE):
+            if name == "torch.operator":
+                name = "torch.operator " + str(op.attributes["name"])
+            left.append((name, str(op.location)))
     return left
 
 
@@ -1039,19 +1045,11 @@ def _failing_asserts(module):
     not one size at one stride: "unimplemented: only support cases with fixed stride size."), next to a
     lowering that computes something else. Left in, the step aborted at its first run."""
     found = []
-
-    def walk(op):
-        for region in op.regions:
-            for block in region.blocks:
-                for o in block.operations:
-                    if o.operation.name == "cf.assert":
-                        cond = o.operation.operands[0].owner
-                        if getattr(cond, "name", None) == "arith.constant" and \
-                                str(cond.attributes["value"]) == "false":
-                            found.append((str(o.operation.attributes["msg"]).strip('"'), str(o.operation.location)))
-                    walk(o.operation)
-
-    walk(module.operation)
+    for op in _operations(module):
+        if op.name == "cf.assert":
+            cond = op.operands[0].owner
+            if getattr(cond, "name", None) == "arith.constant" and str(cond.attributes["value"]) == "false":
+                found.append((str(op.attributes["msg"]).strip('"'), str(op.location)))
     return found
 
 
