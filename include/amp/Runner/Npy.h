@@ -48,9 +48,10 @@ struct NpyArray {
 };
 
 /// Parses the contents of a .npy file. `buffer`'s identifier names the file in
-/// error messages. Fails on a bad magic string, an unsupported version,
-/// `fortran_order: True`, a dtype other than the four above, a malformed
-/// header, or fewer data bytes than the shape needs.
+/// error messages. Fails on a bad magic string, an unsupported version, a
+/// dtype other than the four above, a malformed header, or fewer data bytes
+/// than the shape needs. Fortran-order data (`fortran_order: True`) is returned
+/// in C order.
 llvm::Expected<NpyArray> parseNpy(llvm::MemoryBufferRef buffer);
 
 /// Reads the .npy file at `path`.

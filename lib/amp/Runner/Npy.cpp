@@ -4,7 +4,11 @@
 // byte, the header length (little-endian uint16 in version 1, uint32 in 2 and
 // 3), then the header, a Python dict literal such as
 //   {'descr': '<f4', 'fortran_order': False, 'shape': (16, 32), }
-// padded with spaces and ended by '\n', then the raw elements in C order. The
+// padded with spaces and ended by '\n', then the raw elements in C order, or in
+// Fortran (column-major) order where 'fortran_order' is True (numpy.save writes
+// an F-contiguous array so: a transposed view, an array from Fortran code).
+// Such data is put into C order on reading, element by element: the C-order
+// index (i0, ..., in) is at Fortran offset i0 + d0 * (i1 + d1 * (...)). The
 // header is parsed by a small recursive-descent reader of exactly the literals
 // numpy writes there (strings, True/False, tuples of integers).
 //
@@ -16,6 +20,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SwapByteOrder.h"
 #include "llvm/Support/raw_ostream.h"
+#include <cstring>
 #include <optional>
 
 using namespace mlir;
@@ -205,6 +210,36 @@ static llvm::Error npyError(StringRef file, const llvm::Twine &message) {
                                  file + ": " + message);
 }
 
+/// The elements of a column-major array of `shape`, in row-major order.
+static std::vector<char> fromFortranOrder(const char *data,
+                                          llvm::ArrayRef<int64_t> shape,
+                                          size_t elementSize) {
+  int64_t count = 1;
+  for (int64_t dim : shape)
+    count *= dim;
+  // Fortran strides, in elements: 1, d0, d0 * d1, ...
+  llvm::SmallVector<int64_t> strides(shape.size(), 1);
+  for (size_t d = 1; d < shape.size(); ++d)
+    strides[d] = strides[d - 1] * shape[d - 1];
+  std::vector<char> out(count * elementSize);
+  llvm::SmallVector<int64_t> index(shape.size(), 0);
+  int64_t offset = 0; // the Fortran offset of `index`
+  for (int64_t i = 0; i < count; ++i) {
+    std::memcpy(out.data() + i * elementSize, data + offset * elementSize,
+                elementSize);
+    // The next index in C order: the last dimension moves fastest.
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++index[d] < shape[d]) {
+        offset += strides[d];
+        break;
+      }
+      offset -= (shape[d] - 1) * strides[d];
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
 llvm::Expected<NpyArray> mlir::amp::parseNpy(llvm::MemoryBufferRef buffer) {
   StringRef file = buffer.getBufferIdentifier();
   StringRef bytes = buffer.getBuffer();
@@ -239,10 +274,6 @@ llvm::Expected<NpyArray> mlir::amp::parseNpy(llvm::MemoryBufferRef buffer) {
   if (descr.empty() || !fortranOrder || !shape)
     return npyError(file, "malformed .npy header: it needs 'descr', "
                           "'fortran_order' and 'shape'");
-  if (*fortranOrder)
-    return npyError(file, "Fortran-order arrays are not supported; save a "
-                          "C-order array (numpy.ascontiguousarray)");
-
   NpyArray array;
   if (descr == "<f4")
     array.dtype = NpyDType::Float32;
@@ -282,7 +313,10 @@ llvm::Expected<NpyArray> mlir::amp::parseNpy(llvm::MemoryBufferRef buffer) {
   if (!llvm::sys::IsLittleEndianHost)
     return npyError(file, "reading .npy files needs a little-endian host");
   const char *data = bytes.data() + headerStart + headerLength;
-  array.data.assign(data, data + needed);
+  if (*fortranOrder && array.shape.size() > 1)
+    array.data = fromFortranOrder(data, array.shape, elementSize);
+  else
+    array.data.assign(data, data + needed);
   if (array.dtype == NpyDType::Bool)
     for (char &b : array.data)
       if (b != 0 && b != 1)

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Writes a .npy file with the standard library only (struct + the header format).
 
-usage: make_npy.py OUT DESCR SHAPE [VALUES...] [--fortran] [--truncate N]
+usage: make_npy.py OUT DESCR SHAPE [VALUES...] [--fortran] [--truncate N] [--iota STEP]
   DESCR   a numpy dtype string: <f4, <i4, <i8, |b1, or any other (to test errors)
   SHAPE   comma-separated dims ("" or "()" for rank 0), e.g. 16,32
   VALUES  the elements in C order; missing ones repeat the last (default 0)
-  --fortran     write 'fortran_order': True
+  --fortran     write 'fortran_order': True and the elements in Fortran (column-major) order
   --truncate N  drop the last N bytes of the file
+  --iota STEP   the elements 0, STEP, 2 STEP, ... in C order (instead of VALUES)
 """
 import struct
 import sys
@@ -21,6 +22,11 @@ def main(argv):
     if "--truncate" in argv:
         i = argv.index("--truncate")
         truncate = int(argv[i + 1])
+        del argv[i:i + 2]
+    iota = None
+    if "--iota" in argv:
+        i = argv.index("--iota")
+        iota = float(argv[i + 1])
         del argv[i:i + 2]
     argv = [a for a in argv if a != "--fortran"]
     out, descr, shape_text = argv[1:4]
@@ -39,7 +45,18 @@ def main(argv):
         conv = lambda v: bool(int(v))
     elems = [conv(v) for v in values] or [conv(0)]
     elems += [elems[-1]] * (count - len(elems))
-    data = b"".join(struct.pack(fmt, v) for v in elems[:count])
+    if iota is not None:
+        elems = [conv(i * iota) for i in range(count)]
+    elems = elems[:count]
+    if fortran:  # the same array, column-major: the first index moves fastest
+        order = [0]
+        for k, d in enumerate(dims):
+            stride = 1
+            for e in dims[k + 1:]:
+                stride *= e
+            order = [o + i * stride for i in range(d) for o in order]
+        elems = [elems[o] for o in order]
+    data = b"".join(struct.pack(fmt, v) for v in elems)
     blob = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode()
     blob += data
     if truncate:
