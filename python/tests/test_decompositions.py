@@ -790,3 +790,77 @@ def test_index_put_without_accumulation(shape, indices):
     idx = indices()
     values = torch.randn(aten.index.Tensor(self, idx).shape, dtype=torch.float64)
     _close(_decomp().index_put(self, idx, values, False), aten.index_put.default(self, idx, values, False))
+
+
+@pytest.mark.parametrize("name, tol32", [("i0", 5e-7), ("i0e", 5e-7), ("i1", 1.5e-6), ("i1e", 1.5e-6)])
+def test_modified_bessel_functions(name, tol32):
+    """Cephes' Chebyshev expansions as ATen evaluates them: float64 to 1e-14 relative on both sides of 0 and
+    of the [0, 8] / (8, inf) split, float32 within a few float32 roundings of ATen's float32."""
+    d = _decomp()
+    ours, ref = getattr(d, name), getattr(torch.special, name)
+    x = torch.cat([torch.linspace(-30, 30, 6001), torch.tensor([0.0, 8.0, -8.0, 8.0001, 1e-6])]).double()
+    assert float(((ours(x) - ref(x)).abs() / ref(x).abs().clamp(min=1e-300)).max()) < 1e-14
+    x32 = x.float()
+    assert float(((ours(x32) - ref(x32)).abs() / ref(x32).abs().clamp(min=1e-30)).max()) < tol32
+
+
+def test_erfcx_log_ndtr_ndtri():
+    """``erfcx`` and ``log_ndtr`` to the fit's 1.2e-7 relative (float32's precision; ATen's float64 uses the
+    Faddeeva tables) far into both tails; ``ndtri`` as ATen's Cephes code to 1e-14 in float64, with +-inf at
+    0 / 1 and NaN outside [0, 1]."""
+    d = _decomp()
+    x = torch.cat([torch.linspace(-9, 60, 7001), torch.tensor([1e3, 1e6, 0.5, -0.5, 0.0])]).double()
+    assert float(((d.erfcx(x) - torch.special.erfcx(x)).abs() / torch.special.erfcx(x)).max()) < 1.2e-7
+    want = torch.special.log_ndtr(x)
+    assert float(((d.log_ndtr(x) - want).abs() / want.abs().clamp(min=1e-300)).max()) < 1.2e-7
+    y = torch.cat([torch.linspace(0, 1, 5001), torch.tensor([1e-10, 1e-20, 1e-300, 1 - 1e-7, -0.1, 1.1])]).double()
+    got, want = d.ndtri(y), torch.special.ndtri(y)
+    finite = torch.isfinite(want)
+    assert float(((got - want).abs() / want.abs().clamp(min=1e-3))[finite].max()) < 1e-14
+    assert torch.equal(got[~finite].nan_to_num(7.0), want[~finite].nan_to_num(7.0))
+
+
+def test_searchsorted_and_histc():
+    """``searchsorted`` (1-D and batched boundaries, left / right, ``sorter``, a scalar, int32 results) and
+    ``histc`` (a range, ``max`` itself, values outside it, the data's own range) equal ATen's."""
+    d = _decomp()
+    torch.manual_seed(3)
+    b = torch.tensor([-1.0, -0.2, 0.1, 0.1, 0.5], dtype=torch.float64)
+    v = torch.cat([torch.randn(3, 7, dtype=torch.float64), b.expand(3, 5)], 1)
+    for right in (False, True):
+        assert torch.equal(d.searchsorted(b, v, right=right), torch.searchsorted(b, v, right=right))
+        seq = torch.sort(torch.randn(3, 6, dtype=torch.float64), -1).values
+        assert torch.equal(d.searchsorted(seq, v, right=right), torch.searchsorted(seq, v, right=right))
+    perm = torch.tensor([4, 0, 2, 1, 3])
+    shuffled = b[perm]
+    sorter = torch.argsort(shuffled, stable=True)
+    assert torch.equal(d.searchsorted(shuffled, v, side="right", sorter=sorter),
+                       torch.searchsorted(shuffled, v, side="right", sorter=sorter))
+    assert torch.equal(d.searchsorted(b, 0.1), torch.searchsorted(b, 0.1))
+    got = d.searchsorted(b, v, out_int32=True)
+    assert got.dtype == torch.int32 and torch.equal(got, torch.searchsorted(b, v, out_int32=True))
+    x = torch.cat([torch.randn(200, dtype=torch.float64) * 2, torch.tensor([-2.0, 2.0, 3.0, -5.0], dtype=torch.float64)])
+    for bins, low, high in ((8, -2, 2), (5, 0, 1), (7, 0, 0)):
+        assert torch.equal(d.histc(x, bins, low, high), torch.histc(x, bins, low, high))
+    assert torch.equal(d.histc(torch.ones(4), 3), torch.histc(torch.ones(4), 3))
+
+
+def test_nonzero_static_index_tables_and_signs():
+    """``nonzero_static`` padded with ``fill_value`` or cut to ``size``; ``tril_indices`` / ``triu_indices``
+    constants; ``signbit`` and ``copysign`` at zeros of both signs."""
+    d = _decomp()
+    x = torch.tensor([[0, 3, 0], [1, 0, 2]])
+    for size, fill in ((2, -1), (3, -1), (6, 9), (9, -1)):
+        assert torch.equal(d.nonzero_static_op(x, size=size, fill_value=fill),
+                           torch.nonzero_static(x, size=size, fill_value=fill)), (size, fill)
+    for args in ((4, 4), (3, 5, 1), (5, 3, -2), (2, 2, -5)):
+        assert torch.equal(d._index_table(torch.tril_indices)(*args), torch.tril_indices(*args))
+        assert torch.equal(d._index_table(torch.triu_indices)(*args), torch.triu_indices(*args))
+    s = torch.tensor([-2.0, -0.0, 0.0, 3.0, -math.inf, math.inf])
+    assert torch.equal(d.signbit(s), torch.signbit(s))
+    assert torch.equal(d.signbit(torch.tensor([-3, 0, 4])), torch.signbit(torch.tensor([-3, 0, 4])))
+    a = torch.tensor([1.5, -2.0, 0.0, -0.0, 4.0, -1.0])
+    for other in (s, -0.0, 2.0):
+        got, want = d.copysign(a, other), torch.copysign(a, other)
+        assert torch.equal(got, want) and torch.equal(torch.signbit(got), torch.signbit(want)), other
+    assert torch.equal(d.copysign(torch.tensor([3, -4]), s[:2]), torch.copysign(torch.tensor([3, -4]), s[:2]))

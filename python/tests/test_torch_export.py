@@ -2654,3 +2654,33 @@ def test_learning_rate_argument_follows_a_schedule(optimizer, tmp_path, amp_tool
             trainer.set_argument(lr_arg["index"], np.array(schedule(i), np.float32))
             got.append(trainer.step()["loss"])
         np.testing.assert_allclose(got, want, rtol=rtol, err_msg=precision)
+
+
+class _SpecialHead(nn.Module):
+    """A probit / von Mises style head over the special functions and index tables torch-mlir does not lower:
+    ``log_ndtr``, ``erfcx``, ``ndtri``, ``i0e`` / ``i1``, ``copysign``, ``searchsorted``, ``histc``,
+    ``combinations`` (``nonzero_static``) and ``tril_indices``."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 8)
+
+    def forward(self, x):
+        h = self.lin(x)
+        rows, cols = torch.tril_indices(4, 4)
+        pairs = torch.stack([torch.combinations(r[:4]).prod(-1) for r in h])
+        buckets = torch.searchsorted(torch.tensor([-0.5, 0.0, 0.5]), h.detach()).float()
+        counts = torch.histc(h.detach(), bins=8, min=-2, max=2)
+        return torch.cat([torch.special.log_ndtr(h), torch.special.erfcx(h.clamp(-2, 2)) * 0.1,
+                          torch.special.ndtri(torch.sigmoid(h)), torch.special.i0e(h), torch.special.i1(h) * 0.1,
+                          torch.copysign(h, -h[:, [1, 0, 3, 2, 5, 4, 7, 6]]), h[:, rows] * h[:, cols], pairs,
+                          h * buckets, h * counts / 10], 1).mean(1, keepdim=True)
+
+
+def test_special_functions_and_index_tables_train_as_pytorch(tmp_path, amp_tools):
+    """fp32 within 1e-5 of PyTorch through ``_decompositions``' Cephes expansions, erfcx fit, ``searchsorted``,
+    ``histc``, ``nonzero_static``, ``tril_indices`` and ``copysign``."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    _trains_as_pytorch(_SpecialHead(), (torch.randn(8, 6), torch.randn(8, 1)), tmp_path, amp_tools, loss=F.mse_loss,
+                       optimizer="sgd", lr=0.1)

@@ -77,6 +77,13 @@ semantics:
 - ``diagonal_scatter`` (``t.diagonal()``'s gradient): a constant gather of the source, selected on the diagonal.
 - (above autograd, ``above_autograd``) small linear algebra unrolled: Cholesky, triangular and Cholesky solves,
   and Gauss-Jordan elimination with partial pivoting for ``solve``, ``inv``, ``det``, ``slogdet``, ``logdet``.
+- ``i0``, ``special_i0e``, ``special_i1``, ``special_i1e``: Cephes' Chebyshev expansions with ATen's tables;
+  ``special_ndtri``: Cephes' rational approximations; ``special_erfcx`` (and ``special_log_ndtr``, ATen's form
+  over it): a Chebyshev fit of ``exp(x^2) erfc(x)`` to 1.2e-7 relative (float32's precision).
+- ``searchsorted``: a count of the boundaries before each value; ``histc``: a one-hot sum over ATen's bin rule;
+  ``nonzero_static`` (``torch.combinations``) padded with its ``fill_value``; ``tril_indices`` /
+  ``triu_indices`` as constants; ``signbit`` / ``copysign`` without reading bits (torch-mlir lowers them
+  through ``view(dtype)``).
 - ``kthvalue``, ``median.dim`` and ``median`` from a stable sort; ``erfc`` as ``1 - erf``, ``erfinv`` by Giles'
   approximation and a Newton step; ``hypot`` as ``sqrt(a^2 + b^2)``.
 - ``softshrink_backward`` / ``hardshrink_backward``: the gradient where ``|x| > lambd``.
@@ -328,6 +335,169 @@ def erfinv(x):
     y = y - (torch.erf(y) - x) / (2 / math.sqrt(math.pi) * torch.exp(-y * y))  # one Newton step
     edge = torch.where(x > 0, math.inf, -math.inf)
     return torch.where(torch.abs(x) == 1, edge, y)
+
+
+# Cephes' Chebyshev coefficients (ATen's Math.h, which takes them from the Cephes Math Library) for
+# exp(-x) I0(x) on [0, 8] and exp(-x) sqrt(x) I0(x) on [8, inf), and for I1 the same; float32 uses ATen's
+# shortened I1 tables (their leading terms are below float32 rounding).
+_I0E_A = (-4.41534164647933937950E-18, 3.33079451882223809783E-17, -2.43127984654795469359E-16,
+          1.71539128555513303061E-15, -1.16853328779934516808E-14, 7.67618549860493561688E-14,
+          -4.85644678311192946090E-13, 2.95505266312963983461E-12, -1.72682629144155570723E-11,
+          9.67580903537323691224E-11, -5.18979560163526290666E-10, 2.65982372468238665035E-9,
+          -1.30002500998624804212E-8, 6.04699502254191894932E-8, -2.67079385394061173391E-7,
+          1.11738753912010371815E-6, -4.41673835845875056359E-6, 1.64484480707288970893E-5,
+          -5.75419501008210370398E-5, 1.88502885095841655729E-4, -5.76375574538582365885E-4,
+          1.63947561694133579842E-3, -4.32430999505057594430E-3, 1.05464603945949983183E-2,
+          -2.37374148058994688156E-2, 4.93052842396707084878E-2, -9.49010970480476444210E-2,
+          1.71620901522208775349E-1, -3.04682672343198398683E-1, 6.76795274409476084995E-1)
+_I0E_B = (-7.23318048787475395456E-18, -4.83050448594418207126E-18, 4.46562142029675999901E-17,
+          3.46122286769746109310E-17, -2.82762398051658348494E-16, -3.42548561967721913462E-16,
+          1.77256013305652638360E-15, 3.81168066935262242075E-15, -9.55484669882830764870E-15,
+          -4.15056934728722208663E-14, 1.54008621752140982691E-14, 3.85277838274214270114E-13,
+          7.18012445138366623367E-13, -1.79417853150680611778E-12, -1.32158118404477131188E-11,
+          -3.14991652796324136454E-11, 1.18891471078464383424E-11, 4.94060238822496958910E-10,
+          3.39623202570838634515E-9, 2.26666899049817806459E-8, 2.04891858946906374183E-7,
+          2.89137052083475648297E-6, 6.88975834691682398426E-5, 3.36911647825569408990E-3,
+          8.04490411014108831608E-1)
+_I1E_A = (2.77791411276104639959E-18, -2.11142121435816608115E-17, 1.55363195773620046921E-16,
+          -1.10559694773538630805E-15, 7.60068429473540693410E-15, -5.04218550472791168711E-14,
+          3.22379336594557470981E-13, -1.98397439776494371520E-12, 1.17361862988909016308E-11,
+          -6.66348972350202774223E-11, 3.62559028155211703701E-10, -1.88724975172282928790E-9,
+          9.38153738649577178388E-9, -4.44505912879632808065E-8, 2.00329475355213526229E-7,
+          -8.56872026469545474066E-7, 3.47025130813767847674E-6, -1.32731636560394358279E-5,
+          4.78156510755005422638E-5, -1.61760815825896745588E-4, 5.12285956168575772895E-4,
+          -1.51357245063125314899E-3, 4.15642294431288815669E-3, -1.05640848946261981558E-2,
+          2.47264490306265168283E-2, -5.29459812080949914269E-2, 1.02643658689847095384E-1,
+          -1.76416518357834055153E-1, 2.52587186443633654823E-1)
+_I1E_B = (7.51729631084210481353E-18, 4.41434832307170791151E-18, -4.65030536848935832153E-17,
+          -3.20952592199342395980E-17, 2.96262899764595013876E-16, 3.30820231092092828324E-16,
+          -1.88035477551078244854E-15, -3.81440307243700780478E-15, 1.04202769841288027642E-14,
+          4.27244001671195135429E-14, -2.10154184277266431302E-14, -4.08355111109219731823E-13,
+          -7.19855177624590851209E-13, 2.03562854414708950722E-12, 1.41258074366137813316E-11,
+          3.25260358301548823856E-11, -1.89749581235054123450E-11, -5.58974346219658380687E-10,
+          -3.83538038596423702205E-9, -2.63146884688951950684E-8, -2.51223623787020892529E-7,
+          -3.88256480887769039346E-6, -1.10588938762623716291E-4, -9.76109749136146840777E-3,
+          7.78576235018280120474E-1)
+
+
+def _chbevl(x, coefficients):
+    """Cephes' Clenshaw recurrence for a Chebyshev series (ATen's ``chbevl``)."""
+    b0, b1, b2 = torch.full_like(x, coefficients[0]), torch.zeros_like(x), torch.zeros_like(x)
+    for c in coefficients[1:]:
+        b2, b1 = b1, b0
+        b0 = x * b1 - b2 + c
+    return 0.5 * (b0 - b2)
+
+
+def _bessel_scaled(x, order):
+    """``exp(-|x|) I_order(|x|)`` (order 0 or 1), ATen's two Chebyshev expansions: ``(|x| / 2 - 2)`` on
+    ``[0, 8]``, ``(32 / |x| - 2) / sqrt(|x|)`` beyond (``|x|`` at least 8 there, so the unused branch stays
+    finite)."""
+    a = torch.abs(x)
+    far = torch.clamp(a, min=8.0)
+    if order == 0:
+        low, high = _I0E_A, _I0E_B
+    else:
+        double = x.dtype == torch.float64
+        low, high = (_I1E_A, _I1E_B) if double else (_I1E_A[12:], _I1E_B[18:])
+    near = _chbevl(a / 2 - 2, low) * (a if order == 1 else 1)
+    return torch.where(a <= 8.0, near, _chbevl(32.0 / far - 2, high) / torch.sqrt(far))
+
+
+def i0(x):
+    return torch.exp(torch.abs(x)) * _bessel_scaled(x, 0)
+
+
+def i0e(x):
+    return _bessel_scaled(x, 0)
+
+
+def i1(x):
+    return torch.sign(x) * torch.exp(torch.abs(x)) * _bessel_scaled(x, 1)
+
+
+def i1e(x):
+    return torch.sign(x) * _bessel_scaled(x, 1)
+
+
+def _erfcx_positive(x):
+    """``exp(x^2) erfc(x)`` for ``x >= 0``: the Chebyshev fit ``t exp(P(t))``, ``t = 1 / (1 + x / 2)``, of
+    Numerical Recipes' ``erfcc`` (relative error under 1.2e-7 on ``[0, inf)``, ``1 / (x sqrt(pi))`` at large
+    ``x``) without its ``exp(-x^2)`` factor, so that nothing overflows or underflows."""
+    t = 1 / (1 + 0.5 * x)
+    p = torch.full_like(x, 0.17087277)
+    for c in (-0.82215223, 1.48851587, -1.13520398, 0.27886807, -0.18628806, 0.09678418, 0.37409196, 1.00002368,
+              -1.26551223):
+        p = c + t * p
+    return t * torch.exp(p)
+
+
+def erfcx(x):
+    """``special_erfcx`` (torch-mlir does not lower it): ``exp(x^2) (1 - erf(x))`` below 0.5 in magnitude, the
+    fit above from 0.5 on, ``2 exp(x^2) - erfcx(-x)`` below -0.5 (relative error about 1e-7: float32's, not
+    float64's; ATen's Faddeeva tables are not reproduced)."""
+    a = torch.clamp(torch.abs(x), min=0.5)
+    middle = torch.exp(x * x) * (1 - torch.erf(x))
+    tail = _erfcx_positive(a)
+    return torch.where(x >= 0.5, tail, torch.where(x <= -0.5, 2 * torch.exp(x * x) - tail, middle))
+
+
+def log_ndtr(x):
+    """``special_log_ndtr`` as ATen (SciPy's form): ``log(erfcx(-t) / 2) - t^2`` below -1, else
+    ``log1p(-erfc(t) / 2)``, ``t = x / sqrt(2)``; ``erfc`` there from ``erfcx`` in the upper tail (relative
+    precision where ``1 - erf`` has none)."""
+    t = x * (1 / math.sqrt(2))
+    low = torch.log(erfcx(-t) / 2) - t * t
+    upper_erfc = torch.where(t >= 0.5, _erfcx_positive(torch.clamp(t, min=0.5)) * torch.exp(-t * t), 1 - torch.erf(t))
+    return torch.where(x < -1.0, low, torch.log1p(-upper_erfc / 2))
+
+
+_NDTRI_P0 = (-5.99633501014107895267E1, 9.80010754185999661536E1, -5.66762857469070293439E1,
+             1.39312609387279679503E1, -1.23916583867381258016E0)
+_NDTRI_Q0 = (1.0, 1.95448858338141759834E0, 4.67627912898881538453E0, 8.63602421390890590575E1,
+             -2.25462687854119370527E2, 2.00260212380060660359E2, -8.20372256168333339912E1,
+             1.59056225126211695515E1, -1.18331621121330003142E0)
+_NDTRI_P1 = (4.05544892305962419923E0, 3.15251094599893866154E1, 5.71628192246421288162E1,
+             4.40805073893200834700E1, 1.46849561928858024014E1, 2.18663306850790267539E0,
+             -1.40256079171354495875E-1, -3.50424626827848203418E-2, -8.57456785154685413611E-4)
+_NDTRI_Q1 = (1.0, 1.57799883256466749731E1, 4.53907635128879210584E1, 4.13172038254672030440E1,
+             1.50425385692907503408E1, 2.50464946208309415979E0, -1.42182922854787788574E-1,
+             -3.80806407691578277194E-2, -9.33259480895457427372E-4)
+_NDTRI_P2 = (3.23774891776946035970E0, 6.91522889068984211695E0, 3.93881025292474443415E0,
+             1.33303460815807542389E0, 2.01485389549179081538E-1, 1.23716634817820021358E-2,
+             3.01581553508235416007E-4, 2.65806974686737550832E-6, 6.23974539184983293730E-9)
+_NDTRI_Q2 = (1.0, 6.02427039364742014255E0, 3.67983563856160859403E0, 1.37702099489081330271E0,
+             2.16236993594496635890E-1, 1.34204006088543189037E-2, 3.28014464682127739104E-4,
+             2.89247864745380683936E-6, 6.79019408009981274425E-9)
+
+
+def _polevl(x, coefficients):
+    result = torch.zeros_like(x)
+    for c in coefficients:
+        result = result * x + c
+    return result
+
+
+def ndtri(y0):
+    """``special_ndtri`` (the standard normal quantile), Cephes' three rational approximations as ATen
+    computes them: around the median for ``|y - 1/2| <= 1/2 - exp(-2)``, else in ``z = sqrt(-2 log y)`` of the
+    nearer tail (``z < 8`` and beyond); -inf / +inf at 0 / 1, NaN outside ``[0, 1]``."""
+    edge = math.exp(-2)
+    upper = y0 > 1 - edge
+    y = torch.where(upper, 1 - y0, y0)
+    m = y - 0.5
+    m2 = m * m
+    middle = (m + m * (m2 * _polevl(m2, _NDTRI_P0) / _polevl(m2, _NDTRI_Q0))) * math.sqrt(2 * math.pi)
+    yt = torch.clamp(y, min=torch.finfo(y.dtype).tiny, max=edge)
+    x = torch.sqrt(-2.0 * torch.log(yt))
+    z = 1 / x
+    x1 = torch.where(x < 8.0, z * _polevl(z, _NDTRI_P1) / _polevl(z, _NDTRI_Q1),
+                     z * _polevl(z, _NDTRI_P2) / _polevl(z, _NDTRI_Q2))
+    tail = x - torch.log(x) / x - x1
+    tail = torch.where(upper, tail, -tail)
+    out = torch.where(y > edge, middle, tail)
+    out = torch.where(y0 == 0, -math.inf, torch.where(y0 == 1, math.inf, out))
+    return torch.where((y0 < 0) | (y0 > 1), math.nan, out)
 
 
 def hypot(self, other):
@@ -873,6 +1043,76 @@ def _constant(values, dtype):
 
     with _disable_current_modes():
         return torch.tensor(values, dtype=dtype)
+
+
+def signbit(x):
+    """``signbit`` without reading the bits (torch-mlir lowers it through ``view(dtype)``, which no pipeline
+    takes): negative, or a negative zero (``1 / -0.0 == -inf``). A NaN counts as positive whatever its
+    sign bit."""
+    if not x.is_floating_point():
+        return x < 0
+    return (x < 0) | ((x == 0) & (torch.reciprocal(x) < 0))
+
+
+def copysign(self, other):
+    """``copysign`` as ``|self|`` negated where ``other``'s sign is (``signbit`` above; a Python number's
+    sign is known while capturing)."""
+    if not self.is_floating_point():
+        self = self.to(torch.get_default_dtype() if not isinstance(other, torch.Tensor)
+                       else torch.result_type(self, other))
+    magnitude = torch.abs(self)
+    if not isinstance(other, torch.Tensor):
+        return -magnitude if math.copysign(1.0, other) < 0 else magnitude
+    return torch.where(signbit(other), -magnitude, magnitude)
+
+
+def searchsorted(sorted_sequence, self, *, out_int32=False, right=False, side=None, sorter=None):
+    """``searchsorted`` (and ``searchsorted.Scalar``): the count of boundaries before each value, ``b < v``
+    (``b <= v`` with ``right`` / ``side="right"``), over the last dimension of the sorted sequence, one
+    comparison per boundary and value (torch-mlir lowers neither overload; ``bucketize`` it does)."""
+    if sorter is not None:
+        sorted_sequence = torch.gather(sorted_sequence, -1, sorter)
+    right = right or side == "right"
+    values = self if isinstance(self, torch.Tensor) else torch.full((), self, dtype=sorted_sequence.dtype,
+                                                                    device=sorted_sequence.device)
+    before = torch.le if right else torch.lt
+    if sorted_sequence.dim() == 1:
+        found = before(sorted_sequence, values.unsqueeze(-1))
+    else:
+        found = before(sorted_sequence.unsqueeze(-2), values.unsqueeze(-1))
+    return found.sum(-1, dtype=torch.int32 if out_int32 else torch.int64)
+
+
+def histc(self, bins=100, min=0, max=0):
+    """``histc``: each element's bin ``(x - min) * bins / (max - min)``, truncated, as ATen's kernel computes
+    it (``max`` itself in the last bin, elements outside ``[min, max]`` in none), counted by a one-hot sum
+    over the bins. ``min == max`` takes the data's own range (widened by 1 each way if that is empty too)."""
+    x = self.reshape(-1)
+    if min == max:
+        low, high = x.min(), x.max()
+        same = low == high
+        low, high = torch.where(same, low - 1, low), torch.where(same, high + 1, high)
+    else:
+        low = torch.full((), min, dtype=self.dtype, device=self.device)
+        high = torch.full((), max, dtype=self.dtype, device=self.device)
+    position = torch.trunc((x - low) * bins / (high - low)).to(torch.int64)
+    position = torch.where(position == bins, position - 1, position)
+    inside = (x >= low) & (x <= high)
+    one_hot = (position.unsqueeze(-1) == torch.arange(bins, device=self.device)) & inside.unsqueeze(-1)
+    return one_hot.to(self.dtype).sum(0)
+
+
+def _index_table(fn):
+    """``tril_indices`` / ``triu_indices``: functions of their integer arguments only, computed while
+    capturing and kept as a constant (torch-mlir's lowering makes an empty ``arange`` for a short row,
+    which its TOSA conversion refuses)."""
+    def table(row, col, offset=0, *, dtype=torch.int64, layout=None, device=None, pin_memory=None):
+        from torch.utils._python_dispatch import _disable_current_modes
+
+        with _disable_current_modes():
+            values = fn(row, col, offset, dtype=dtype)
+        return _constant(values.tolist(), dtype).reshape(values.shape)
+    return table
 
 
 def _adaptive_windows(size, out):
@@ -2028,6 +2268,21 @@ def nonzero_static(x, count):
     return torch.stack(cols[::-1], 1)
 
 
+def nonzero_static_op(x, *, size, fill_value=-1):
+    """``aten.nonzero_static`` (``torch.combinations``, ``torch.nonzero_static``): the first ``size`` rows of
+    ``nonzero_static`` above, rows past ``x``'s own non-zero count (it is computed in the step) set to
+    ``fill_value``, as ATen pads them."""
+    n = x.numel()
+    if size == 0 or n == 0 or x.dim() == 0:
+        return torch.full((size, max(x.dim(), 1) if x.dim() else 0), fill_value, dtype=torch.int64, device=x.device)
+    rows = nonzero_static(x, min(size, n))
+    if size > n:
+        rows = torch.cat([rows, rows.new_full((size - n, x.dim()), fill_value)])
+    found = (x != 0).reshape(n).to(torch.int64).sum()
+    keep = torch.arange(size, device=x.device) < found
+    return torch.where(keep[:, None], rows, torch.full_like(rows, fill_value))
+
+
 def mutation_table():
     """Batch norm in training mode updates its running statistics in place, and native_batch_norm's
     schema does not say so: functionalization would keep the op and lose the update. PyTorch's own
@@ -2112,6 +2367,22 @@ def table():
         aten.cumprod.default: cumprod,
         aten.cummin.default: cummin,
         aten.sort.stable: sort_stable,
+        aten.nonzero_static.default: nonzero_static_op,
+        aten.i0.default: i0,
+        aten.special_i0e.default: i0e,
+        aten.special_i1.default: i1,
+        aten.special_i1e.default: i1e,
+        aten.special_erfcx.default: erfcx,
+        aten.special_log_ndtr.default: log_ndtr,
+        aten.special_ndtri.default: ndtri,
+        aten.searchsorted.Tensor: searchsorted,
+        aten.searchsorted.Scalar: searchsorted,
+        aten.histc.default: histc,
+        aten.signbit.default: signbit,
+        aten.copysign.Tensor: copysign,
+        aten.copysign.Scalar: copysign,
+        aten.tril_indices.default: _index_table(torch.tril_indices),
+        aten.triu_indices.default: _index_table(torch.triu_indices),
         aten._weight_norm_interface_backward.default: weight_norm_interface_backward,
     })
     return t
