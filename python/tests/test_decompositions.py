@@ -864,3 +864,24 @@ def test_nonzero_static_index_tables_and_signs():
         got, want = d.copysign(a, other), torch.copysign(a, other)
         assert torch.equal(got, want) and torch.equal(torch.signbit(got), torch.signbit(want)), other
     assert torch.equal(d.copysign(torch.tensor([3, -4]), s[:2]), torch.copysign(torch.tensor([3, -4]), s[:2]))
+
+
+@pytest.mark.parametrize("shape", [(5, 6), (6,)])
+@pytest.mark.parametrize("reduction", [0, 1, 2])
+def test_margin_loss_backward(shape, reduction):
+    """``multi_margin_loss_backward`` (p 1 / 2, margins, class weights) and ``multilabel_margin_loss_backward``
+    (targets cut at the first -1, repeated targets) equal ATen's, batched and single."""
+    d = _decomp()
+    torch.manual_seed(0)
+    x = torch.randn(*shape, dtype=torch.float64)
+    g = torch.randn((shape[0],) if reduction == 0 and len(shape) == 2 else (), dtype=torch.float64)
+    y = torch.randint(0, 6, (shape[0],) if len(shape) == 2 else ())
+    for p, margin, weight in ((1, 1.0, None), (2, 0.7, torch.rand(6, dtype=torch.float64)), (1, 2.0, torch.rand(6).double())):
+        _close(d.multi_margin_loss_backward(g, x, y, p, margin, weight, reduction),
+               aten.multi_margin_loss_backward(g, x, y, p, margin, weight, reduction))
+    t = torch.tensor([[1, 3, -1, 0, 0, 2], [4, 4, 0, -1, 1, 1], [-1, 2, 2, 2, 2, 2], [0, 1, 2, 3, 4, 5],
+                      [5, -1, -1, 0, 0, 0]])
+    t = t if len(shape) == 2 else t[0]
+    _, is_target = aten.multilabel_margin_loss_forward(x, t, reduction)
+    _close(d.multilabel_margin_loss_backward(g, x, t, reduction, is_target),
+           aten.multilabel_margin_loss_backward(g, x, t, reduction, is_target))

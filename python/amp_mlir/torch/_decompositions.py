@@ -84,6 +84,8 @@ semantics:
   ``nonzero_static`` (``torch.combinations``) padded with its ``fill_value``; ``tril_indices`` /
   ``triu_indices`` as constants; ``signbit`` / ``copysign`` without reading bits (torch-mlir lowers them
   through ``view(dtype)``).
+- ``multi_margin_loss_backward`` / ``multilabel_margin_loss_backward``: ATen's gradients as masks over the
+  class pairs whose margin is active (one-hot targets, the multilabel list cut at its first -1).
 - ``kthvalue``, ``median.dim`` and ``median`` from a stable sort; ``erfc`` as ``1 - erf``, ``erfinv`` by Giles'
   approximation and a Newton step; ``hypot`` as ``sqrt(a^2 + b^2)``.
 - ``softshrink_backward`` / ``hardshrink_backward``: the gradient where ``|x| > lambd``.
@@ -1100,6 +1102,47 @@ def histc(self, bins=100, min=0, max=0):
     inside = (x >= low) & (x <= high)
     one_hot = (position.unsqueeze(-1) == torch.arange(bins, device=self.device)) & inside.unsqueeze(-1)
     return one_hot.to(self.dtype).sum(0)
+
+
+def _reduced_grad(grad_output, rows, reduction):
+    """``grad_output`` per row: the same scalar for ``sum``, over the row count for ``mean``, its own element
+    for ``none``."""
+    if reduction == 0:  # none
+        return grad_output.reshape(-1, 1) if rows.dim() == 2 else grad_output.reshape(1)
+    return grad_output / rows.shape[0] if reduction == 1 and rows.dim() == 2 else grad_output
+
+
+def multi_margin_loss_backward(grad_output, self, target, p, margin, weight=None, reduction=1):
+    """``multi_margin_loss``'s gradient (``nn.MultiMarginLoss``), ATen's: ``z = margin - x[y] + x[j]``; each
+    class ``j != y`` with ``z > 0`` gets ``w[y] p z^(p - 1) / C``, the target class minus their sum."""
+    x = self if self.dim() == 2 else self.unsqueeze(0)
+    y = target.reshape(-1)
+    classes = x.shape[1]
+    target_hot = torch.nn.functional.one_hot(y, classes).to(x.dtype)
+    picked = (x * target_hot).sum(1, keepdim=True)
+    z = margin - picked + x
+    slope = (z > 0).to(x.dtype) * (1 - target_hot) * (p * z ** (p - 1) if p != 1 else 1.0)
+    if weight is not None:
+        slope = slope * weight[y].unsqueeze(1)
+    slope = slope / classes
+    g = slope - target_hot * slope.sum(1, keepdim=True)
+    return (g * _reduced_grad(grad_output, x if self.dim() == 2 else self, reduction)).reshape(self.shape)
+
+
+def multilabel_margin_loss_backward(grad_output, self, target, reduction, is_target):
+    """``multilabel_margin_loss``'s gradient (``nn.MultiLabelMarginLoss``), ATen's: for each listed target
+    ``j`` (the entries before the first -1, repeats counted) and each non-target ``k`` with
+    ``1 - x[j] + x[k] > 0``, ``x[j]`` gets ``-1 / C`` and ``x[k]`` ``+1 / C``."""
+    x = self if self.dim() == 2 else self.unsqueeze(0)
+    t = target if target.dim() == 2 else target.unsqueeze(0)
+    classes = x.shape[1]
+    listed = torch.cumprod((t != -1).to(torch.int64), 1)
+    counts = (torch.nn.functional.one_hot(t.clamp(min=0), classes) * listed.unsqueeze(-1)).sum(1).to(x.dtype)
+    others = 1 - (counts > 0).to(x.dtype)
+    active = (1 - x.unsqueeze(2) + x.unsqueeze(1) > 0).to(x.dtype)  # [n, j, k]
+    pairs = counts.unsqueeze(2) * others.unsqueeze(1) * active
+    g = (pairs.sum(1) - pairs.sum(2)) / classes
+    return (g * _reduced_grad(grad_output, x if self.dim() == 2 else self, reduction)).reshape(self.shape)
 
 
 def _index_table(fn):
@@ -2368,6 +2411,8 @@ def table():
         aten.cummin.default: cummin,
         aten.sort.stable: sort_stable,
         aten.nonzero_static.default: nonzero_static_op,
+        aten.multi_margin_loss_backward.default: multi_margin_loss_backward,
+        aten.multilabel_margin_loss_backward.default: multilabel_margin_loss_backward,
         aten.i0.default: i0,
         aten.special_i0e.default: i0e,
         aten.special_i1.default: i1,
