@@ -885,3 +885,15 @@ def test_margin_loss_backward(shape, reduction):
     _, is_target = aten.multilabel_margin_loss_forward(x, t, reduction)
     _close(d.multilabel_margin_loss_backward(g, x, t, reduction, is_target),
            aten.multilabel_margin_loss_backward(g, x, t, reduction, is_target))
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0])
+def test_embedding_renorm(norm_type):
+    """The rows looked up (repeats once), and only those over ``max_norm``, scaled as ATen's in-place op."""
+    torch.manual_seed(4)
+    w = torch.randn(7, 5, dtype=torch.float64)
+    w[2] *= 0.1  # looked up, under max_norm: kept
+    ids = torch.tensor([[1, 2, 2], [6, 1, 0]])
+    want = w.clone()
+    aten.embedding_renorm_(want, ids, 1.5, norm_type)
+    _close(_decomp().embedding_renorm(w, ids, 1.5, norm_type), want)

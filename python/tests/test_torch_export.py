@@ -2684,3 +2684,22 @@ def test_special_functions_and_index_tables_train_as_pytorch(tmp_path, amp_tools
     torch.manual_seed(0)
     _trains_as_pytorch(_SpecialHead(), (torch.randn(8, 6), torch.randn(8, 1)), tmp_path, amp_tools, loss=F.mse_loss,
                        optimizer="sgd", lr=0.1)
+
+
+class _MaxNormBag(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed, self.head = nn.Embedding(12, 6, max_norm=1.0), nn.Linear(6, 4)
+
+    def forward(self, ids):
+        return self.head(self.embed(ids).mean(1))
+
+
+def test_embedding_max_norm_trains_as_pytorch(tmp_path, amp_tools):
+    """``nn.Embedding(max_norm=1.0)`` renormalizes the rows it looks up in place before each lookup
+    (``_decompositions.embedding_renorm``): the renormed weight is the one the optimizer updates, as in
+    PyTorch, fp32 within 1e-5 over 4 Adam steps; the updated weight's looked-up rows are renormed again."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    inputs = (torch.tensor([[1, 2, 2, 5], [7, 1, 0, 0], [3, 3, 3, 11]]), torch.tensor([0, 3, 1]))
+    _trains_as_pytorch(_MaxNormBag(), inputs, tmp_path, amp_tools, optimizer="adam", lr=0.05, steps=4)

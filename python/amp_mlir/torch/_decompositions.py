@@ -86,6 +86,8 @@ semantics:
   through ``view(dtype)``).
 - ``multi_margin_loss_backward`` / ``multilabel_margin_loss_backward``: ATen's gradients as masks over the
   class pairs whose margin is active (one-hot targets, the multilabel list cut at its first -1).
+- ``embedding_renorm`` (``nn.Embedding(max_norm=...)``'s in-place renormalization, functionalized): the looked-up
+  rows over ``max_norm`` scaled, through a one-hot of the ids; the renormed weight is the parameter's new value.
 - ``kthvalue``, ``median.dim`` and ``median`` from a stable sort; ``erfc`` as ``1 - erf``, ``erfinv`` by Giles'
   approximation and a Newton step; ``hypot`` as ``sqrt(a^2 + b^2)``.
 - ``softshrink_backward`` / ``hardshrink_backward``: the gradient where ``|x| > lambd``.
@@ -1143,6 +1145,17 @@ def multilabel_margin_loss_backward(grad_output, self, target, reduction, is_tar
     pairs = counts.unsqueeze(2) * others.unsqueeze(1) * active
     g = (pairs.sum(1) - pairs.sum(2)) / classes
     return (g * _reduced_grad(grad_output, x if self.dim() == 2 else self, reduction)).reshape(self.shape)
+
+
+def embedding_renorm(self, indices, max_norm, norm_type):
+    """``embedding_renorm`` (``nn.Embedding(max_norm=...)`` renormalizes the rows it looks up, in place, before
+    the lookup; functionalization makes that this op and a new value of the weight): each row ``indices``
+    names whose ``norm_type``-norm exceeds ``max_norm`` scaled by ``max_norm / (norm + 1e-7)``, as ATen."""
+    rows = self.shape[0]
+    named = (torch.nn.functional.one_hot(indices.reshape(-1), rows).sum(0) > 0).unsqueeze(1)
+    norms = torch.linalg.vector_norm(self, norm_type, dim=1, keepdim=True)
+    scale = torch.where(named & (norms > max_norm), max_norm / (norms + 1e-7), torch.ones_like(norms))
+    return self * scale
 
 
 def _index_table(fn):
@@ -2411,6 +2424,7 @@ def table():
         aten.cummin.default: cummin,
         aten.sort.stable: sort_stable,
         aten.nonzero_static.default: nonzero_static_op,
+        aten.embedding_renorm.default: embedding_renorm,
         aten.multi_margin_loss_backward.default: multi_margin_loss_backward,
         aten.multilabel_margin_loss_backward.default: multilabel_margin_loss_backward,
         aten.i0.default: i0,
