@@ -897,3 +897,49 @@ def test_embedding_renorm(norm_type):
     want = w.clone()
     aten.embedding_renorm_(want, ids, 1.5, norm_type)
     _close(_decomp().embedding_renorm(w, ids, 1.5, norm_type), want)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (3, 6, 4), (2, 4, 6)])
+def test_qr_and_householder_product(shape):
+    """``qr`` (reduced, complete, r) equal to LAPACK's through ATen, signs included, and a degenerate column
+    (no reflection); its gradient autograd's through ATen's formula; ``householder_product`` and its
+    gradient."""
+    d = _decomp()
+    torch.manual_seed(1)
+    A = torch.randn(*shape, dtype=torch.float64, requires_grad=True)
+    for mode in ("reduced", "complete", "r"):
+        got, want = d.qr(torch.linalg.qr, A, mode), torch.linalg.qr(A, mode)
+        _close(got[1], want[1])
+        if mode != "r":
+            _close(got[0], want[0])
+    q, r = d.qr(torch.linalg.qr, A)
+    gq, gr = torch.randn_like(q), torch.randn_like(r)
+    ours = torch.autograd.grad((q * gq).sum() + (r * gr).sum(), A)[0]
+    q, r = torch.linalg.qr(A)
+    _close(ours, torch.autograd.grad((q * gq).sum() + (r * gr).sum(), A)[0], tol=1e-10)
+    degenerate = torch.zeros(4, 3, dtype=torch.float64)
+    degenerate[0, 0], degenerate[1, 1] = 2.0, -1.0
+    _close(d.qr(torch.linalg.qr, degenerate), torch.linalg.qr(degenerate))
+    a = torch.randn(6, 4, dtype=torch.float64, requires_grad=True)
+    tau = torch.rand(4, dtype=torch.float64, requires_grad=True)
+    g = torch.randn(6, 4, dtype=torch.float64)
+    got = d.householder_product(torch.linalg.householder_product, a, tau)
+    want = torch.linalg.householder_product(a, tau)
+    _close(got, want)
+    _close(torch.autograd.grad((got * g).sum(), (a, tau)), torch.autograd.grad((want * g).sum(), (a, tau)), tol=1e-10)
+
+
+@pytest.mark.parametrize("scale", [0.0, 0.01, 1.0, 5.0, 40.0])
+def test_matrix_exp(scale):
+    """Scaling and squaring: float64 to 1e-12 relative (of the largest entry) from a zero matrix to 1-norms
+    in the hundreds, skew-symmetric (orthogonal) ones too; float32 within 2e-5 of float64 where ATen's own
+    float32 is within 1.5e-5."""
+    d = _decomp()
+    torch.manual_seed(2)
+    A = torch.randn(3, 5, 5, dtype=torch.float64) * scale
+    for m in (A, A - A.mT):
+        want = torch.linalg.matrix_exp(m)
+        assert float((d.matrix_exp(m) - want).abs().max() / want.abs().max()) < 1e-12
+    skew = A - A.mT
+    want = torch.linalg.matrix_exp(skew)
+    assert float((d.matrix_exp(skew.float()).double() - want).abs().max()) < 2e-5

@@ -2703,3 +2703,31 @@ def test_embedding_max_norm_trains_as_pytorch(tmp_path, amp_tools):
     torch.manual_seed(0)
     inputs = (torch.tensor([[1, 2, 2, 5], [7, 1, 0, 0], [3, 3, 3, 11]]), torch.tensor([0, 3, 1]))
     _trains_as_pytorch(_MaxNormBag(), inputs, tmp_path, amp_tools, optimizer="adam", lr=0.05, steps=4)
+
+
+class _Orthogonal(nn.Module):
+    """``parametrizations.orthogonal`` by each map: ``matrix_exp`` (square), ``householder`` (6 x 10) and
+    ``cayley`` (whose weight is a transposed view: saved as a Fortran-order .npy), then a ``qr`` of features."""
+
+    def __init__(self):
+        super().__init__()
+        P = nn.utils.parametrizations
+        self.a = P.orthogonal(nn.Linear(6, 6), orthogonal_map="matrix_exp")
+        self.b = P.orthogonal(nn.Linear(6, 10), orthogonal_map="householder")
+        self.c = P.orthogonal(nn.Linear(10, 10), orthogonal_map="cayley")
+        self.head = nn.Linear(10, 3)
+
+    def forward(self, x):
+        h = self.c(torch.tanh(self.b(torch.tanh(self.a(x)))))
+        q, r = torch.linalg.qr(h.view(-1, 5, 2))
+        return self.head(h) + (q.sum((1, 2)) + r.diagonal(0, 1, 2).sum(1)).unsqueeze(1) * 0.1
+
+
+def test_orthogonal_parametrizations_and_qr_train_as_pytorch(tmp_path, amp_tools):
+    """``matrix_exp`` (forward and the block-matrix backward, ``_decompositions.matrix_exp``),
+    ``householder_product`` and ``qr`` (unrolled Householder reflections, LAPACK's signs), which torch-mlir
+    does not lower: fp32 within 1e-5 of PyTorch over 3 Adam steps."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    _trains_as_pytorch(_Orthogonal(), (torch.randn(8, 6), torch.randint(0, 3, (8,))), tmp_path, amp_tools,
+                       optimizer="adam", lr=0.02)

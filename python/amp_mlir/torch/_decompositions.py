@@ -76,7 +76,10 @@ semantics:
   reflection formulas below 0.5.
 - ``diagonal_scatter`` (``t.diagonal()``'s gradient): a constant gather of the source, selected on the diagonal.
 - (above autograd, ``above_autograd``) small linear algebra unrolled: Cholesky, triangular and Cholesky solves,
-  and Gauss-Jordan elimination with partial pivoting for ``solve``, ``inv``, ``det``, ``slogdet``, ``logdet``.
+  and Gauss-Jordan elimination with partial pivoting for ``solve``, ``inv``, ``det``, ``slogdet``, ``logdet``;
+  ``qr`` as LAPACK's Householder reflections (its signs), ``householder_product`` (``orgqr``).
+- ``linalg_matrix_exp`` (``parametrizations.orthogonal``; its backward is a ``matrix_exp`` too): scaling and
+  squaring, ``s`` from the 1-norm in the step, a Taylor polynomial, 20 squarings each kept where ``s`` asks.
 - ``i0``, ``special_i0e``, ``special_i1``, ``special_i1e``: Cephes' Chebyshev expansions with ATen's tables;
   ``special_ndtri``: Cephes' rational approximations; ``special_erfcx`` (and ``special_log_ndtr``, ATen's form
   over it): a Chebyshev fit of ``exp(x^2) erfc(x)`` to 1.2e-7 relative (float32's precision).
@@ -1158,6 +1161,93 @@ def embedding_renorm(self, indices, max_norm, norm_type):
     return self * scale
 
 
+def _reflect(q, v, tau):
+    """``(I - tau v v^T) q``: one Householder reflection of the rows of ``q`` [..., m, n], ``v`` [..., m],
+    ``tau`` [...]."""
+    return q - tau[..., None, None] * v.unsqueeze(-1) * (v.unsqueeze(-1) * q).sum(-2, keepdim=True)
+
+
+def _householder_vector(a, j, rows):
+    """Column ``j`` of a compact QR's ``a`` as its reflector: 0 above row ``j``, 1 at ``j``, ``a`` below."""
+    one = torch.ones((), dtype=a.dtype, device=a.device)
+    return torch.where(rows > j, a[..., :, j], torch.where(rows == j, one, torch.zeros_like(one)))
+
+
+def _householder_product(a, tau, columns):
+    """``H_0 ... H_{k-1}`` applied to the first ``columns`` columns of the identity (LAPACK's ``orgqr``)."""
+    m = a.shape[-2]
+    rows = torch.arange(m, device=a.device)
+    q = torch.eye(m, columns, dtype=a.dtype, device=a.device).expand(*a.shape[:-2], m, columns)
+    for j in reversed(range(tau.shape[-1])):
+        q = _reflect(q, _householder_vector(a, j, rows), tau[..., j])
+    return q
+
+
+def householder_product(func, input, tau, *, out=None):
+    """``torch.linalg.householder_product`` / ``torch.orgqr`` (``parametrizations.orthogonal``'s map for
+    non-square weights), which torch-mlir does not lower: the reflections unrolled, differentiated by
+    autograd."""
+    if out is not None or tau.shape[-1] > _UNROLLED or input.is_complex():
+        return NotImplemented
+    return _householder_product(input, tau, input.shape[-1])
+
+
+def qr(func, A, mode="reduced", *, out=None):
+    """``torch.linalg.qr`` for up to 64 columns, as LAPACK's ``geqrf`` + ``orgqr`` compute it
+    (so the signs are ATen's): column ``j``'s reflector from ``alpha = R_jj`` and the norm of the entries
+    below, ``beta = -sign(alpha) sqrt(alpha^2 + |x|^2)``, ``tau = (beta - alpha) / beta``, ``v = x / (alpha -
+    beta)`` (``tau = 0`` where ``x`` is zero), applied to the columns right of it; ``Q`` the reflections'
+    product. Unrolled, so autograd differentiates the algorithm."""
+    if out is not None or A.is_complex() or min(A.shape[-2:]) > _UNROLLED:
+        return NotImplemented
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    rows, cols = torch.arange(m, device=A.device), torch.arange(n, device=A.device)
+    r, reflectors = A, []
+    zero = torch.zeros((), dtype=A.dtype, device=A.device)
+    for j in range(k):
+        alpha = r[..., j, j]
+        below = torch.where(rows > j, r[..., :, j], zero)
+        xnorm2 = (below * below).sum(-1)
+        reflect = xnorm2 > 0
+        norm = torch.sqrt(torch.where(reflect, alpha * alpha + xnorm2, torch.ones_like(alpha)))
+        beta = torch.where(alpha >= 0, -norm, norm)
+        tau = torch.where(reflect, (beta - alpha) / beta, zero)
+        scale = torch.where(reflect, 1 / (alpha - beta), zero)
+        v = torch.where(rows > j, below * scale.unsqueeze(-1), torch.where(rows == j, torch.ones_like(zero), zero))
+        r = torch.where(cols >= j, _reflect(r, v, tau), r)  # the trailing columns only, as geqrf
+        reflectors.append((v, tau))
+    upper = torch.triu(r)
+    if mode == "r":
+        return torch.return_types.linalg_qr((A.new_zeros(0), upper[..., :k, :]))
+    q = torch.eye(m, m if mode == "complete" else k, dtype=A.dtype, device=A.device).expand(*A.shape[:-2], m, -1)
+    for v, tau in reversed(reflectors):
+        q = _reflect(q, v, tau)
+    result = (q, upper) if mode == "complete" else (q, upper[..., :k, :])
+    return torch.return_types.linalg_qr(result)
+
+
+def matrix_exp(self):
+    """``linalg_matrix_exp`` (``parametrizations.orthogonal``'s map for square weights; its backward is a
+    ``matrix_exp`` of a 2n x 2n block matrix, decomposed the same way), which torch-mlir does not lower: scaling
+    and squaring with a static number of squarings. ``s = ceil(log2 |A|_1)`` (at least 0) is computed in the
+    step, the Taylor polynomial of degree 18 (float64) or 12 (float32 and below: truncation under 2e-10 at
+    norm 1) evaluated at ``A / 2^s`` by Horner's rule, then squared 20 times where the count is below ``s``
+    (matrices of 1-norm up to 2^20; ATen picks its degree by the norm instead, the same value to rounding)."""
+    n = self.shape[-1]
+    eye = torch.eye(n, dtype=self.dtype, device=self.device)
+    norm = self.abs().sum(-2).amax(-1)
+    s = torch.clamp(torch.ceil(torch.log2(norm)), 0, 20)
+    a = self * torch.exp2(-s)[..., None, None]
+    degree = 18 if self.dtype == torch.float64 else 12
+    e = eye + a / degree
+    for k in range(degree - 1, 0, -1):
+        e = eye + (a @ e) / k
+    for k in range(20):
+        e = torch.where((s > k)[..., None, None], e @ e, e)
+    return e
+
+
 def _index_table(fn):
     """``tril_indices`` / ``triu_indices``: functions of their integer arguments only, computed while
     capturing and kept as a constant (torch-mlir's lowering makes an empty ``arange`` for a short row,
@@ -1712,6 +1802,9 @@ def above_autograd():
             torch.linalg.det: determinant, torch.det: determinant, torch.Tensor.det: determinant,
             torch.linalg.slogdet: determinant, torch.slogdet: determinant, torch.Tensor.slogdet: determinant,
             torch.logdet: determinant, torch.Tensor.logdet: determinant,
+            torch.linalg.householder_product: householder_product, torch.orgqr: householder_product,
+            torch.Tensor.orgqr: householder_product,
+            torch.linalg.qr: qr,
             torch.repeat_interleave: repeat_interleave, torch.Tensor.repeat_interleave: repeat_interleave,
             torch._C._VariableFunctions._pack_padded_sequence:
                 lambda func, *args, **kwargs: pack_padded_sequence(*args, **kwargs),
@@ -2424,6 +2517,7 @@ def table():
         aten.cummin.default: cummin,
         aten.sort.stable: sort_stable,
         aten.nonzero_static.default: nonzero_static_op,
+        aten.linalg_matrix_exp.default: matrix_exp,
         aten.embedding_renorm.default: embedding_renorm,
         aten.multi_margin_loss_backward.default: multi_margin_loss_backward,
         aten.multilabel_margin_loss_backward.default: multilabel_margin_loss_backward,
