@@ -5,6 +5,7 @@ within 2% of the initial loss of the fp32 loss after the same number of applied 
 import copy
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -1588,6 +1589,24 @@ def test_cholesky_and_triangular_solves_train_as_pytorch(options, tmp_path, amp_
     _torch_mlir()
     step, want = _gaussian_process_step(tmp_path)
     np.testing.assert_allclose(_fp32_losses(amp_tools, step, 3, *options), want, rtol=1e-5)
+
+
+def test_pivoted_elimination_on_the_gpu_pipeline(tmp_path, amp_tools):
+    """The same step through the GPU pipeline: its row swaps write one element at a position computed on the
+    device, which amp-gpu-host-to-device refused ("computes a value on the host that host code needs") until
+    the host code that needs the position joined the device run. PTX through ptxas (where installed); the
+    emulated device's fp32 losses equal the CPU's."""
+    _torch_mlir()
+    step, _ = _gaussian_process_step(tmp_path)
+    ptx = tmp_path / "step.ptx"
+    _run([amp_tools["amp_compile"], str(step.mlir_path), "--target=cuda", "--emit=ptx", "--chip=sm_90",
+          "--precision=f16", "-o", str(ptx)])
+    ptxas = shutil.which("ptxas") or ("/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas")
+                                      else None)
+    if ptxas:
+        _run([ptxas, "-arch=sm_90", str(ptx), "-o", os.devnull])
+    cpu = _fp32_losses(amp_tools, step, 3)
+    assert _fp32_losses(amp_tools, step, 3, "--device=cuda-emulated") == cpu
 
 
 class _ThreePivots(nn.Module):

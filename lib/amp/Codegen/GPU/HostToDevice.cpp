@@ -21,9 +21,16 @@
 //      global itself lives in host memory).
 //
 // A cf.assert on the run's values (torch-mlir's checks) joins the run: the
-// device lowering makes it __assertfail. Values a wrapped run computes must
-// not be needed by host code after it (they would have to be read back):
-// that is reported as an error.
+// device lowering makes it __assertfail. Where host code after a run needs a
+// value the run computes (an index loaded from device memory: a scatter of
+// one element at a computed position is a memref.subview at that offset and a
+// memref.copy into it), the run goes on through that code, in order, as long
+// as a single thread can run it (views, copies, loads, stores, loops, scalar
+// arithmetic); pure ops in between that do not read the run's values (views
+// of other buffers, host index arithmetic) move above the run instead, so the
+// run takes in nothing it does not need. A value still needed outside after
+// that (read by a library call, a parallel loop, a dynamic allocation) would
+// have to be read back: that is reported as an error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +44,8 @@
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPGPUHOSTTODEVICEPASS
@@ -67,6 +76,34 @@ static bool isScalarArithmetic(Operation &op) {
 /// reciprocal's operand in a scalar update): it joins an open run like the
 /// arithmetic it checks (device code lowers it to __assertfail).
 static bool isCheck(Operation &op) { return isa<cf::AssertOp>(op); }
+
+/// True for host ops the one thread of a run's kernel can run where they are:
+/// views, copies (a loop of loads and stores there: step 2), memory access,
+/// scalar arithmetic, checks and constants.
+static bool canRunInThread(Operation &op) {
+  if (isa<memref::SubViewOp, memref::CollapseShapeOp, memref::ExpandShapeOp,
+          memref::ReinterpretCastOp, memref::CastOp, memref::CopyOp>(op))
+    return true;
+  return touchesMemory(op) || isScalarArithmetic(op) || isCheck(op) ||
+         (op.hasTrait<OpTrait::ConstantLike>() &&
+          !isa<memref::GetGlobalOp>(op));
+}
+
+/// True when `op` (or an op nested in it) reads a value defined by one of
+/// `ops`.
+static bool readsAnyOf(Operation &op,
+                       const llvm::SmallPtrSetImpl<Operation *> &ops) {
+  Block *block = op.getBlock();
+  WalkResult walk = op.walk([&](Operation *nested) {
+    for (Value operand : nested->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        if (Operation *ancestor = block->findAncestorOpInBlock(*def))
+          if (ops.contains(ancestor))
+            return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return walk.wasInterrupted();
+}
 
 /// Wraps `ops` (consecutive in one block) in a one-iteration scf.parallel.
 static LogicalResult wrapInSingleThread(ArrayRef<Operation *> ops) {
@@ -104,18 +141,49 @@ static LogicalResult wrapHostCompute(func::FuncOp fn) {
   for (memref::AllocOp alloc : llvm::reverse(staticAllocs))
     alloc->moveBefore(&entry, entry.begin());
   SmallVector<SmallVector<Operation *>> runs(1);
-  for (Operation &op : fn.getBody().front()) {
+  // The ops after the open run that read a value it computes.
+  llvm::SmallSetVector<Operation *, 8> readers;
+  llvm::SmallPtrSet<Operation *, 32> inRun;
+  auto join = [&](Operation &op) {
+    runs.back().push_back(&op);
+    inRun.insert(&op);
+    readers.remove(&op);
+    for (Value result : op.getResults())
+      for (Operation *user : result.getUsers())
+        if (Operation *ancestor = entry.findAncestorOpInBlock(*user))
+          if (ancestor != &op)
+            readers.insert(ancestor);
+  };
+  for (Operation &op : llvm::make_early_inc_range(entry)) {
+    bool open = !runs.back().empty();
     if (touchesMemory(op) ||
-        (!runs.back().empty() && (isScalarArithmetic(op) || isCheck(op)))) {
-      runs.back().push_back(&op);
+        (open && (isScalarArithmetic(op) || isCheck(op)))) {
+      join(op);
       continue;
+    }
+    if (open && !readers.empty()) {
+      if (readsAnyOf(op, inRun)) {
+        if (canRunInThread(op)) {
+          join(op);
+          continue;
+        }
+      } else if (isPure(&op) && !isa<memref::GetGlobalOp>(op)) {
+        op.moveBefore(runs.back().front());
+        continue;
+      } else if (canRunInThread(op)) {
+        join(op);
+        continue;
+      }
     }
     // Constants neither end a run nor join it.
     if (op.hasTrait<OpTrait::ConstantLike>() &&
         !isa<memref::GetGlobalOp>(op))
       continue;
-    if (!runs.back().empty())
+    if (!runs.back().empty()) {
       runs.emplace_back();
+      readers.clear();
+      inRun.clear();
+    }
   }
   for (ArrayRef<Operation *> run : runs)
     if (!run.empty() && failed(wrapInSingleThread(run)))
