@@ -145,9 +145,15 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
                                 for k in buffer_names)
             _annotate_backward_of_regions(loss)
             torch.autograd.backward(loss, seed)
+        # A parameter the loss does not reach (an unused head, one read through .detach()) has no
+        # gradient, and torch.optim skips it: no weight decay, no momentum, its state kept. Whether a
+        # gradient exists is the graph's structure, the same at every step.
+        has_grad = [leaf.grad is not None for leaf in leaves]
         grads = [torch.zeros_like(leaf) if leaf.grad is None else leaf.grad for leaf in leaves]
         if max_grad_norm is not None:
-            grads = clip_grad_norm(grads, max_grad_norm, grad_norm_type)
+            clipped = iter(clip_grad_norm([g for g, h in zip(grads, has_grad) if h], max_grad_norm, grad_norm_type))
+            grads = [next(clipped) if h else g for g, h in zip(grads, has_grad)]
+        old_params, old_state = params, state
         new_params, new_state = [], []
         if optimizer == "sgd":
             if weight_decay != 0:
@@ -173,6 +179,9 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
                 new_m.append(m2)
                 new_v.append(v2)
             new_state = new_m + new_v + [t]
+        new_params = [p if h else old for p, old, h in zip(new_params, old_params, has_grad)]
+        kept = has_grad * (len(new_state) // n_params) + [True] * (len(new_state) % n_params) if n_params else []
+        new_state = [s if h else old for s, old, h in zip(new_state, old_state, kept)]
         return (*new_params, *new_state, *new_buffers, *new_rng, loss)
 
     return step
