@@ -2783,3 +2783,34 @@ def test_parameters_without_gradients_are_not_updated(options, tmp_path, amp_too
     assert len(frozen) == 3
     for arg in frozen:
         np.testing.assert_array_equal(np.load(dump / arg["file"]), np.load(step.out_dir / arg["file"]))
+
+
+class _FrozenAverage(nn.Module):
+    """A running average kept as a frozen ``nn.Parameter`` and updated in place by the forward pass, and a frozen
+    projection that is only read."""
+
+    def __init__(self):
+        super().__init__()
+        self.inp, self.out = nn.Linear(8, 24), nn.Linear(24, 3)
+        self.avg = nn.Parameter(torch.zeros(24), requires_grad=False)
+        self.proj = nn.Parameter(torch.randn(24, 24) * 0.2, requires_grad=False)
+
+    def forward(self, x):
+        h = torch.tanh(self.inp(x)) @ self.proj
+        with torch.no_grad():
+            self.avg.mul_(0.5).add_(h.mean(0), alpha=0.5)
+        return self.out(h - self.avg)
+
+
+def test_frozen_parameter_updated_in_place_is_state(tmp_path, amp_tools):
+    """A frozen parameter the forward pass updates in place (the capture stopped at PyTorch's internal assert
+    "mutating a non-functional tensor with a functional tensor") is an argument the step updates, as a buffer;
+    the frozen parameter it only reads stays a constant: fp32 within 1e-5 of PyTorch."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = _FrozenAverage()
+    step, _ = _trains_as_pytorch(model, (torch.randn(8, 8), torch.tensor([0, 2, 1, 2, 0, 1, 1, 0])), tmp_path,
+                                 amp_tools, optimizer="sgd", lr=0.5)
+    kinds = {a["name"]: a["kind"] for a in step.manifest["arguments"]}
+    assert kinds.get("buffer avg") == "buffer" and not any("proj" in name for name in kinds)
+    assert torch.equal(model.avg, torch.zeros(24))  # the export's eager run put it back

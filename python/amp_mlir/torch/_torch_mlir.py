@@ -200,9 +200,10 @@ def clip_grad_norm(grads, max_norm, norm_type=2.0):
 
 def _eager_loss(model, loss_fn, model_inputs, target):
     """``loss_fn(model(*model_inputs), target)`` in PyTorch's own state, the model's buffers (batch norm's
-    running statistics, which the forward updates) put back afterwards (not a copy of the model: twice the
+    running statistics, which the forward updates) and frozen parameters put back afterwards (not a copy of the model: twice the
     memory of a large one); None where that cannot run."""
     saved = [(b, b.detach().clone()) for b in model.buffers()]
+    saved += [(p, p.detach().clone()) for p in model.parameters() if not p.requires_grad]  # an EMA's Parameter
     try:
         with torch.no_grad():
             return float(loss_fn(model(*model_inputs), target))
@@ -212,6 +213,25 @@ def _eager_loss(model, loss_fn, model_inputs, target):
         with torch.no_grad():
             for b, value in saved:
                 b.copy_(value)
+
+
+def _frozen_and_mutated(model, loss_fn, model_inputs, target):
+    """The names of the frozen parameters (``requires_grad=False``) that the forward pass or the loss updates
+    in place (an EMA kept as a ``Parameter``): state of the step like a buffer. Found by running the model once
+    in PyTorch's own state on copies of the frozen parameters and of the buffers (their version counters
+    move; the model's own tensors are not touched); none without frozen parameters (nothing is run then)."""
+    frozen = {k: p.detach().clone() for k, p in model.named_parameters() if not p.requires_grad}
+    if not frozen:
+        return []
+    copies = {**frozen, **{k: b.detach().clone() for k, b in model.named_buffers()}}
+    versions = {k: t._version for k, t in frozen.items()}
+    try:
+        with torch.no_grad(), torch.random.fork_rng(devices=[]), \
+                _reparametrize_module(model, copies, tie_weights=True, strict=False):
+            loss_fn(model(*model_inputs), target)
+    except Exception:
+        return []
+    return [k for k, t in frozen.items() if t._version != versions[k]]
 
 
 def _captured_loss(graph, flat):
@@ -1091,7 +1111,10 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     names = [k for k, _ in named]
     params = [p.detach().clone().float() for _, p in named]
     n_params = len(params)
-    buffer_items = [(k, b) for k, b in model.named_buffers()]
+    # Frozen parameters the step updates in place are state like the buffers (the others stay constants).
+    mutated = set(_frozen_and_mutated(model, loss_fn, [t for t in example_inputs[:-1]], example_inputs[-1]))
+    buffer_items = [(k, b) for k, b in model.named_buffers()] + \
+        [(k, p) for k, p in model.named_parameters() if k in mutated]
     buffer_names = [k for k, _ in buffer_items]
     buffers = [b.detach().clone() for _, b in buffer_items]
     buffers = [b.float() if b.is_floating_point() else b for b in buffers]
