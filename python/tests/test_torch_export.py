@@ -2814,3 +2814,26 @@ def test_frozen_parameter_updated_in_place_is_state(tmp_path, amp_tools):
     kinds = {a["name"]: a["kind"] for a in step.manifest["arguments"]}
     assert kinds.get("buffer avg") == "buffer" and not any("proj" in name for name in kinds)
     assert torch.equal(model.avg, torch.zeros(24))  # the export's eager run put it back
+
+
+class _MaskedMean(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inp, self.out = nn.Linear(8, 24), nn.Linear(24, 3)
+
+    def forward(self, x, mask):  # a boolean padding mask input: a masked mean over the tokens
+        h = torch.relu(self.inp(x)).masked_fill(~mask[..., None], 0.0)
+        return self.out(h.sum(1) / mask.sum(1, keepdim=True))
+
+
+def test_boolean_mask_input(tmp_path, amp_tools):
+    """A ``torch.bool`` model input (a padding mask) is an i1 argument with a hint i1 takes (``labels(2)``;
+    amp-train refused ``labels`` on i1 before, even with the mask's .npy given): fp32 within 1e-5 of PyTorch,
+    and the step also runs from its hints alone."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    mask = torch.tensor([[True, True, True, False, False], [True, True, True, True, True]])
+    step, _ = _trains_as_pytorch(_MaskedMean(), (torch.randn(2, 5, 8), mask, torch.tensor([0, 2])), tmp_path,
+                                 amp_tools, optimizer="sgd", lr=0.1)
+    assert "tensor<2x5xi1> {amp.init = #amp.init<labels(2)>}" in step.text
+    _run([amp_tools["amp_train"], str(step.mlir_path), "--steps", "1", "--precision=fp32"])

@@ -58,6 +58,9 @@ def _init_hint(t: torch.Tensor, kind: str, num_classes=None) -> str:
     """The ``#amp.init`` attribute the runner draws ``t``'s stand-in from (docs/TrainingStep.md)."""
     if kind in ("state", "step"):
         return "#amp.init<zeros>"
+    if t.dtype == torch.bool:  # a mask: all-valid stays so (no empty rows in a stand-in), else random bits
+        return "#amp.init<ones>" if bool(t.all()) else "#amp.init<zeros>" if not bool(t.any()) else \
+            "#amp.init<labels(2)>"
     if not t.is_floating_point():
         c = num_classes if num_classes else int(t.max().item()) + 1 if t.numel() else 1
         return f"#amp.init<labels({max(1, int(c))})>"

@@ -253,7 +253,7 @@ func.func @init_unknown(%w: tensor<4xf32> {amp.init = #amp.init<foo>}) {
 // -----
 
 // The hint must suit the argument's element type.
-// expected-error @+1 {{'func.func' op argument #1: #amp.init<labels> cannot initialise 'f32' elements: it needs an i32 or i64 type}}
+// expected-error @+1 {{'func.func' op argument #1: #amp.init<labels> cannot initialise 'f32' elements: it needs an integer type (i1, i32 or i64)}}
 func.func @init_labels_on_float(%x: tensor<4xf32>, %l: tensor<4xf32> {amp.init = #amp.init<labels(10)>}) {
   return
 }
@@ -274,8 +274,9 @@ func.func @init_fraction_on_int(%l: tensor<4xi64> {amp.init = #amp.init<fill(0.5
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument #0: #amp.init<labels> cannot initialise 'i1' elements: it needs an i32 or i64 type}}
-func.func @init_labels_on_i1(%l: tensor<4xi1> {amp.init = #amp.init<labels(2)>}) {
+// A boolean mask takes labels(2) (or 1); more classes than an i1 holds do not.
+// expected-error @+1 {{'func.func' op argument #0: #amp.init<labels> cannot initialise 'i1' elements: an i1 holds 2 classes at most (a boolean mask: #amp.init<labels(2)>)}}
+func.func @init_labels_on_i1(%l: tensor<4xi1> {amp.init = #amp.init<labels(3)>}) {
   return
 }
 

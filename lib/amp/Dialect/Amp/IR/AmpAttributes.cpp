@@ -136,8 +136,11 @@ InitAttr::verifyElementType(Type elementType,
       return bad() << "it needs a float type";
     return success();
   case InitKind::labels:
-    if (!integer || integer.getWidth() == 1)
-      return bad() << "it needs an i32 or i64 type";
+    if (!integer)
+      return bad() << "it needs an integer type (i1, i32 or i64)";
+    if (integer.getWidth() == 1 && getNumber() > 2)
+      return bad() << "an i1 holds 2 classes at most (a boolean mask: "
+                      "#amp.init<labels(2)>)";
     if (integer.getWidth() == 32 &&
         getNumber() > std::numeric_limits<int32_t>::max())
       return bad() << "too many classes for i32";
