@@ -87,6 +87,7 @@ semantics:
   ``nonzero_static`` (``torch.combinations``) padded with its ``fill_value``; ``tril_indices`` /
   ``triu_indices`` as constants; ``signbit`` / ``copysign`` without reading bits (torch-mlir lowers them
   through ``view(dtype)``).
+- (above autograd) ``F.embedding`` with ``sparse=True``: the dense lookup (the same update of the rows looked up).
 - ``multi_margin_loss_backward`` / ``multilabel_margin_loss_backward``: ATen's gradients as masks over the
   class pairs whose margin is active (one-hot targets, the multilabel list cut at its first -1).
 - ``embedding_renorm`` (``nn.Embedding(max_norm=...)``'s in-place renormalization, functionalized): the looked-up
@@ -1791,7 +1792,7 @@ def above_autograd():
     return {F.grid_sample: grid_sample, torch.grid_sampler: grid_sample, torch.grid_sampler_2d: grid_sample,
             F.conv3d: lambda func, *args, **kwargs: grouped_conv3d(*args, **kwargs),
             F.ctc_loss: lambda func, *args, **kwargs: ctc_loss(*args, **kwargs),
-            F.embedding_bag: embedding_bag, torch.cdist: cdist, F.gaussian_nll_loss: gaussian_nll_loss,
+            F.embedding_bag: embedding_bag, F.embedding: _dense_embedding, torch.cdist: cdist, F.gaussian_nll_loss: gaussian_nll_loss,
             **{f: _in_float32 for f in (F.binary_cross_entropy_with_logits, F.mse_loss, F.l1_loss, F.smooth_l1_loss,
                                         F.huber_loss, F.kl_div, F.poisson_nll_loss, F.soft_margin_loss,
                                         F.margin_ranking_loss, F.hinge_embedding_loss, F.cosine_embedding_loss,
@@ -1810,6 +1811,16 @@ def above_autograd():
                 lambda func, *args, **kwargs: pack_padded_sequence(*args, **kwargs),
             torch._C._VariableFunctions._pad_packed_sequence:
                 lambda func, *args, **kwargs: pad_packed_sequence(*args, **kwargs)}
+
+
+def _dense_embedding(func, input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                     sparse=False):
+    """``F.embedding`` with ``sparse=True`` (``nn.Embedding(sparse=True)``, recommenders' tables) as the dense
+    lookup: the step's gradient is a dense tensor either way (torch.optim's sparse update of the rows looked up
+    is the same update; torch-mlir cannot import the sparse gradient's ops)."""
+    if not sparse:
+        return NotImplemented
+    return func(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, False)
 
 
 def embedding_bag(func, input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
