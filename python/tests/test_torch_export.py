@@ -2856,3 +2856,30 @@ def test_sparse_embedding_trains_as_dense(tmp_path, amp_tools):
     torch.manual_seed(0)
     inputs = (torch.randint(0, 50, (4, 6)), torch.tensor([0, 2, 1, 2]))
     _trains_as_pytorch(_SparseTable(), inputs, tmp_path, amp_tools, optimizer="sgd", lr=0.5, momentum=0.9)
+
+
+class _GraphMeanPool(nn.Module):
+    """Nodes mean-pooled per graph of a batch vector (PyG's ``global_mean_pool`` written in plain torch)."""
+
+    def __init__(self):
+        super().__init__()
+        self.inp, self.out = nn.Linear(8, 24), nn.Linear(24, 3)
+
+    def forward(self, x, batch):
+        h = torch.relu(self.inp(x))
+        sizes = torch.bincount(batch)
+        weighted = torch.bincount(batch, weights=x[:, 0], minlength=4)  # bincount has no derivative
+        return self.out(torch.zeros(3, 24).index_add(0, batch, h) / sizes[:, None]) + weighted[:3, None]
+
+
+def test_bincount_length_is_specialized(tmp_path, amp_tools):
+    """``torch.bincount`` (torch-mlir leaves it): its length read from the example (a
+    SpecializationWarning names it), the counts and the weighted sums a one-hot sum: fp32 within 1e-5 of
+    PyTorch."""
+    _torch_mlir()
+    from amp_mlir.torch._torch_mlir import SpecializationWarning
+
+    torch.manual_seed(0)
+    inputs = (torch.randn(7, 8), torch.tensor([0, 0, 1, 1, 1, 2, 2]), torch.tensor([0, 2, 1]))
+    with pytest.warns(SpecializationWarning, match=r"bincount length 3, from the example inputs x1"):
+        _trains_as_pytorch(_GraphMeanPool(), inputs, tmp_path, amp_tools, optimizer="sgd", lr=0.1)

@@ -574,7 +574,8 @@ class _Specializer:
       ``assert`` / ``if`` runs on the real value and no op is recorded; the graph holds the branch taken
       for the example inputs.
     * ``aten.nonzero`` (``torch.where(c)``, boolean-mask indexing's indices): its row count is read, the
-      indices computed in the graph with that static shape (``_decompositions.nonzero_static``).
+      indices computed in the graph with that static shape (``_decompositions.nonzero_static``);
+      ``aten.bincount``'s length likewise (``_bincount``).
     * ``aten.index`` / ``index_put`` through a boolean mask (``t[mask]``, ``t[mask] = v`` and the backward of
       ``t[mask]``): the mask becomes its ``nonzero`` indices, as above.
 
@@ -598,7 +599,7 @@ class _Specializer:
     def table(self, base):
         aten = torch.ops.aten
         return {**base, aten._local_scalar_dense.default: self._item, aten.nonzero.default: self._nonzero,
-                aten.equal.default: self._equal,
+                aten.equal.default: self._equal, aten.bincount.default: self._bincount,
                 aten.index.Tensor: self._index,
                 aten.masked_scatter_backward.default: self._masked_scatter_backward,
                 aten.index_put.default: functools.partial(self._index_put, aten.index_put.default),
@@ -674,6 +675,21 @@ class _Specializer:
     def _nonzero(self, t):
         count = self._read(t, lambda x: int(torch.count_nonzero(x)), "nonzero count")
         return NotImplemented if count is None else _decompositions.nonzero_static(t, count)
+
+    def _bincount(self, t, weights=None, minlength=0):
+        """``bincount`` (graph sizes from a batch vector, class counts): its length, ``max(t) + 1`` or
+        ``minlength``, is read (a value the example decides, as ``nonzero``'s count); the counts are a one-hot
+        sum over that length, of the weights where given (in their type, float32 or float64, as ATen)."""
+        size = self._read(t, lambda x: int(x.max()) + 1 if x.numel() else 0, "bincount length")
+        if size is None:
+            return NotImplemented
+        size = max(size, minlength)
+        hits = t.reshape(-1, 1) == torch.arange(size, device=t.device)
+        if weights is None:
+            return hits.to(torch.int64).sum(0)
+        w = weights.reshape(-1, 1)
+        w = w if w.is_floating_point() else w.to(torch.float64)
+        return (hits.to(w.dtype) * w).sum(0)
 
     def _long_indices(self, indices):
         """Boolean masks among ``indices`` as the integer index tensors they stand for (``t[mask]`` is
