@@ -943,3 +943,41 @@ def test_matrix_exp(scale):
     skew = A - A.mT
     want = torch.linalg.matrix_exp(skew)
     assert float((d.matrix_exp(skew.float()).double() - want).abs().max()) < 2e-5
+
+
+@pytest.mark.parametrize("quant_min, quant_max", [(0, 255), (-128, 127)])
+def test_fake_quantize(quant_min, quant_max):
+    """QAT's fake quantization (per tensor, per channel, tensor qparams with the enable flag) and LSQ's
+    learnable form with its gradients, against ATen: zero points rounded half to even forward and ``z + 0.5``
+    truncated backward (12.5, -3.7, -2.5), out of range both ways."""
+    d = _decomp()
+    torch.manual_seed(0)
+    x = torch.randn(4, 6, 5) * 3
+    g = torch.randn_like(x)
+
+    def same(got, want, tol=1e-6):  # the scale and zero-point gradients are float32 sums: 1e-4
+        for a, b in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+            assert a.dtype == b.dtype
+            assert torch.equal(a, b) if b.dtype == torch.bool else \
+                float((a.double() - b.double()).abs().max()) <= tol * max(1.0, float(b.abs().max()))
+
+    same(d.fake_quantize_per_tensor_cachemask(x, 0.05, 10, quant_min, quant_max),
+         aten.fake_quantize_per_tensor_affine_cachemask(x, 0.05, 10, quant_min, quant_max))
+    for enabled in (0, 1):
+        args = (x, torch.tensor([0.05]), torch.tensor([10], dtype=torch.int32), torch.tensor([enabled]), quant_min, quant_max)
+        same(d.fake_quantize_tensor_qparams_cachemask(*args), aten._fake_quantize_per_tensor_affine_cachemask_tensor_qparams(*args))
+    scales = torch.rand(6) * 0.1 + 0.01
+    zc = torch.randint(quant_min, quant_max, (6,), dtype=torch.int32)
+    same(d.fake_quantize_per_channel_cachemask(x, scales, zc, 1, quant_min, quant_max),
+         aten.fake_quantize_per_channel_affine_cachemask(x, scales, zc, 1, quant_min, quant_max))
+    for zp in (0.3, 12.5, -3.7, -2.5, 300.0):
+        scale, z = torch.tensor([0.05]), torch.tensor([zp])
+        same(d.fake_quantize_learnable_per_tensor(x, scale, z, quant_min, quant_max, 0.7),
+             aten._fake_quantize_learnable_per_tensor_affine(x, scale, z, quant_min, quant_max, 0.7))
+        same(d.fake_quantize_learnable_per_tensor_backward(g, x, scale, z, quant_min, quant_max, 0.7),
+             aten._fake_quantize_learnable_per_tensor_affine_backward(g, x, scale, z, quant_min, quant_max, 0.7), 1e-4)
+        zs = torch.randn(6) * 5 + zp
+        same(d.fake_quantize_learnable_per_channel(x, scales, zs, 1, quant_min, quant_max, 0.7),
+             aten._fake_quantize_learnable_per_channel_affine(x, scales, zs, 1, quant_min, quant_max, 0.7))
+        same(d.fake_quantize_learnable_per_channel_backward(g, x, scales, zs, 1, quant_min, quant_max, 0.7),
+             aten._fake_quantize_learnable_per_channel_affine_backward(g, x, scales, zs, 1, quant_min, quant_max, 0.7), 1e-4)

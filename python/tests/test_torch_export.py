@@ -2883,3 +2883,33 @@ def test_bincount_length_is_specialized(tmp_path, amp_tools):
     inputs = (torch.randn(7, 8), torch.tensor([0, 0, 1, 1, 1, 2, 2]), torch.tensor([0, 2, 1]))
     with pytest.warns(SpecializationWarning, match=r"bincount length 3, from the example inputs x1"):
         _trains_as_pytorch(_GraphMeanPool(), inputs, tmp_path, amp_tools, optimizer="sgd", lr=0.1)
+
+
+class _QuantAware(nn.Module):
+    """Quantization-aware training: LSQ's learnable per-tensor and per-channel fake quantization, and fixed
+    per-tensor / per-channel fake quantization of the weights."""
+
+    def __init__(self):
+        super().__init__()
+        self.inp, self.out = nn.Linear(8, 24), nn.Linear(24, 3)
+        self.scale, self.zero = nn.Parameter(torch.tensor([0.05])), nn.Parameter(torch.tensor([3.0]))
+        self.scales, self.zeros = nn.Parameter(torch.full((24,), 0.04)), nn.Parameter(torch.zeros(24))
+
+    def forward(self, x):
+        w = torch.fake_quantize_per_channel_affine(self.inp.weight, torch.full((24,), 0.02),
+                                                   torch.zeros(24, dtype=torch.int32), 0, -128, 127)
+        h = F.linear(x, w, self.inp.bias)
+        h = torch._fake_quantize_learnable_per_tensor_affine(h, self.scale, self.zero, -128, 127, 1.0)
+        h = torch._fake_quantize_learnable_per_channel_affine(torch.relu(h), self.scales, self.zeros, 1, 0, 255, 0.5)
+        return self.out(torch.fake_quantize_per_tensor_affine(h, 0.03, 0, 0, 255))
+
+
+def test_quantization_aware_training(tmp_path, amp_tools):
+    """Fake quantization (``fake_quantize_per_{tensor,channel}_affine``) and LSQ's learnable scales and zero
+    points with their gradients (``_decompositions``; torch-mlir lowers none of them): fp32 within 1e-5 of
+    PyTorch over 3 SGD steps (Adam's sign-like first steps move every parameter by lr whatever its gradient,
+    so a one-ulp difference in a rounding's input flips a quantization step)."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    _trains_as_pytorch(_QuantAware(), (torch.randn(8, 8), torch.randint(0, 3, (8,))), tmp_path, amp_tools,
+                       optimizer="sgd", lr=0.1)

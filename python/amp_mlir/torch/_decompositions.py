@@ -88,6 +88,10 @@ semantics:
   ``triu_indices`` as constants; ``signbit`` / ``copysign`` without reading bits (torch-mlir lowers them
   through ``view(dtype)``).
 - (above autograd) ``F.embedding`` with ``sparse=True``: the dense lookup (the same update of the rows looked up).
+- Fake quantization (quantization-aware training): ``fake_quantize_per_{tensor,channel}_affine_cachemask`` (and
+  the tensor-qparams form with its enable flag) as ATen's round-half-even, clamp and mask; LSQ's learnable
+  ``_fake_quantize_learnable_per_{tensor,channel}_affine`` and their backward (the scale's and zero point's
+  gradients per element, summed; zero points rounded as ATen rounds them in each).
 - ``multi_margin_loss_backward`` / ``multilabel_margin_loss_backward``: ATen's gradients as masks over the
   class pairs whose margin is active (one-hot targets, the multilabel list cut at its first -1).
 - ``embedding_renorm`` (``nn.Embedding(max_norm=...)``'s in-place renormalization, functionalized): the looked-up
@@ -1247,6 +1251,87 @@ def matrix_exp(self):
     for k in range(20):
         e = torch.where((s > k)[..., None, None], e @ e, e)
     return e
+
+
+def _fake_quantize(x, scale, zero_point, quant_min, quant_max):
+    """ATen's fake quantization: ``q = round(x * (1 / scale)) + zero_point`` (round half to even), the output
+    ``(clamp(q, quant_min, quant_max) - zero_point) * scale`` and the mask of ``q`` within the range (the
+    gradient's)."""
+    q = torch.round(x * (1.0 / scale)) + zero_point
+    return (torch.clamp(q, quant_min, quant_max) - zero_point) * scale, (q >= quant_min) & (q <= quant_max)
+
+
+def _per_channel(values, x, axis):
+    """A per-channel vector shaped to broadcast along ``axis`` of ``x``."""
+    shape = [1] * x.dim()
+    shape[axis] = -1
+    return values.reshape(shape)
+
+
+def fake_quantize_per_tensor_cachemask(self, scale, zero_point, quant_min, quant_max):
+    """``fake_quantize_per_tensor_affine`` (QAT's ``FakeQuantize``; its backward is the output gradient times
+    the mask)."""
+    return _fake_quantize(self, scale, zero_point, quant_min, quant_max)
+
+
+def fake_quantize_tensor_qparams_cachemask(self, scale, zero_point, fake_quant_enabled, quant_min, quant_max):
+    """The same with the scale and zero point as tensors (``torch.ao.quantization.FakeQuantize``), the input and
+    an all-true mask where ``fake_quant_enabled`` is 0."""
+    out, mask = _fake_quantize(self, scale.to(self.dtype), zero_point.to(self.dtype), quant_min, quant_max)
+    enabled = fake_quant_enabled.reshape(()) != 0
+    return torch.where(enabled, out, self), mask | ~enabled
+
+
+def fake_quantize_per_channel_cachemask(self, scale, zero_point, axis, quant_min, quant_max):
+    return _fake_quantize(self, _per_channel(scale, self, axis).to(self.dtype),
+                          _per_channel(zero_point, self, axis).to(self.dtype), quant_min, quant_max)
+
+
+def _learnable_zero_point(zero_point, quant_min, quant_max, forward):
+    """The learnable zero point as ATen rounds it: half to even, except in the per-tensor backward
+    (``forward=False``): ``z + 0.5`` truncated toward zero (a C++ cast); clamped to the range."""
+    z = torch.round(zero_point) if forward else torch.trunc(zero_point + 0.5)
+    return torch.clamp(z, quant_min, quant_max)
+
+
+def fake_quantize_learnable_per_tensor(self, scale, zero_point, quant_min, quant_max, grad_factor=1.0):
+    """``_fake_quantize_learnable_per_tensor_affine`` (LSQ: a learnable scale and zero point)."""
+    z = _learnable_zero_point(zero_point.reshape(()), quant_min, quant_max, True)
+    return _fake_quantize(self, scale.reshape(()), z, quant_min, quant_max)[0]
+
+
+def fake_quantize_learnable_per_channel(self, scale, zero_point, axis, quant_min, quant_max, grad_factor=1.0):
+    z = _learnable_zero_point(zero_point, quant_min, quant_max, True)
+    return _fake_quantize(self, _per_channel(scale, self, axis), _per_channel(z, self, axis), quant_min, quant_max)[0]
+
+
+def _learnable_gradients(grad, x, scale, z, quant_min, quant_max, grad_factor):
+    """LSQ's gradients as ATen computes them: the input's where ``q`` is within the range; per element, the
+    scale's ``(out - x) / scale`` inside, ``quant_min - z`` below and ``quant_max - z`` above, and the zero
+    point's ``-scale`` outside; both times ``grad_factor``."""
+    q = torch.round(x * (1.0 / scale)) + z
+    below, above = q < quant_min, q > quant_max
+    inside = ~(below | above)
+    out = (torch.clamp(q, quant_min, quant_max) - z) * scale
+    d_scale = torch.where(inside, (out - x) / scale, torch.where(below, quant_min - z, quant_max - z))
+    d_zero = torch.where(inside, torch.zeros_like(x), -scale * torch.ones_like(x))
+    return grad * inside, grad * d_scale * grad_factor, grad * d_zero * grad_factor
+
+
+def fake_quantize_learnable_per_tensor_backward(grad, self, scale, zero_point, quant_min, quant_max,
+                                                grad_factor=1.0):
+    z = _learnable_zero_point(zero_point.reshape(()), quant_min, quant_max, False)
+    dx, ds, dz = _learnable_gradients(grad, self, scale.reshape(()), z, quant_min, quant_max, grad_factor)
+    return dx, ds.sum().reshape(scale.shape), dz.sum().reshape(zero_point.shape)
+
+
+def fake_quantize_learnable_per_channel_backward(grad, self, scale, zero_point, axis, quant_min, quant_max,
+                                                 grad_factor=1.0):
+    z = _learnable_zero_point(zero_point, quant_min, quant_max, True)
+    dx, ds, dz = _learnable_gradients(grad, self, _per_channel(scale, self, axis), _per_channel(z, self, axis), quant_min,
+                                      quant_max, grad_factor)
+    others = [d for d in range(self.dim()) if d != axis % self.dim()]
+    return dx, ds.sum(others), dz.sum(others)
 
 
 def _index_table(fn):
@@ -2528,6 +2613,16 @@ def table():
         aten.cummin.default: cummin,
         aten.sort.stable: sort_stable,
         aten.nonzero_static.default: nonzero_static_op,
+        aten.fake_quantize_per_tensor_affine_cachemask.default: fake_quantize_per_tensor_cachemask,
+        aten._fake_quantize_per_tensor_affine_cachemask_tensor_qparams.default:
+            fake_quantize_tensor_qparams_cachemask,
+        aten.fake_quantize_per_channel_affine_cachemask.default: fake_quantize_per_channel_cachemask,
+        aten._fake_quantize_learnable_per_tensor_affine.default: fake_quantize_learnable_per_tensor,
+        aten._fake_quantize_learnable_per_tensor_affine_backward.default:
+            fake_quantize_learnable_per_tensor_backward,
+        aten._fake_quantize_learnable_per_channel_affine.default: fake_quantize_learnable_per_channel,
+        aten._fake_quantize_learnable_per_channel_affine_backward.default:
+            fake_quantize_learnable_per_channel_backward,
         aten.linalg_matrix_exp.default: matrix_exp,
         aten.embedding_renorm.default: embedding_renorm,
         aten.multi_margin_loss_backward.default: multi_margin_loss_backward,
