@@ -981,3 +981,14 @@ def test_fake_quantize(quant_min, quant_max):
              aten._fake_quantize_learnable_per_channel_affine(x, scales, zs, 1, quant_min, quant_max, 0.7))
         same(d.fake_quantize_learnable_per_channel_backward(g, x, scales, zs, 1, quant_min, quant_max, 0.7),
              aten._fake_quantize_learnable_per_channel_affine_backward(g, x, scales, zs, 1, quant_min, quant_max, 0.7), 1e-4)
+
+
+def test_true_division_of_integers():
+    """``/`` of integer and boolean tensors in the result's float type, as ATen; floats are left to torch-mlir."""
+    d = _decomp()
+    b = torch.tensor([0, 7, 128, 255], dtype=torch.uint8)
+    for a, other in ((b, 255.0), (b, torch.tensor(3.0, dtype=torch.float64)), (torch.tensor([7, -3]), torch.tensor([2, 4])),
+                     (torch.tensor([True, False]), 2)):
+        got, want = d.true_divide(a, other), torch.div(a, other)
+        assert got.dtype == want.dtype and torch.equal(got, want)
+    assert d.true_divide(torch.ones(2), 2.0) is NotImplemented

@@ -92,6 +92,8 @@ semantics:
   the tensor-qparams form with its enable flag) as ATen's round-half-even, clamp and mask; LSQ's learnable
   ``_fake_quantize_learnable_per_{tensor,channel}_affine`` and their backward (the scale's and zero point's
   gradients per element, summed; zero points rounded as ATen rounds them in each).
+- ``/`` of integer or boolean tensors (``div.Tensor`` / ``div.Scalar``): converted to the result's float type
+  first (torch-mlir's TOSA conversion refuses an unsigned operand).
 - ``multi_margin_loss_backward`` / ``multilabel_margin_loss_backward``: ATen's gradients as masks over the
   class pairs whose margin is active (one-hot targets, the multilabel list cut at its first -1).
 - ``embedding_renorm`` (``nn.Embedding(max_norm=...)``'s in-place renormalization, functionalized): the looked-up
@@ -2404,6 +2406,17 @@ def div_mode(self, other, *, rounding_mode=None):
     return _floor_division(self, other)[0]
 
 
+def true_divide(self, other):
+    """``/`` of an integer or boolean tensor (``byte_tensor / 255.0``: diffusers' AutoencoderTiny quantizes its
+    latents so): the tensor converted to the result's float type first, which is what ATen's division computes
+    (torch-mlir's TOSA conversion refuses an unsigned operand)."""
+    if self.is_floating_point() or self.is_complex():
+        return NotImplemented
+    result = torch.result_type(self, other)
+    result = result if result.is_floating_point else torch.get_default_dtype()
+    return torch.div(self.to(result), other.to(result) if isinstance(other, torch.Tensor) else other)
+
+
 def sort(self, dim=-1, descending=False):
     """``sort`` of integers (a router's expert ids), which torch-mlir's conversions refuse, by ranks
     (``_sort_by_rank``); floats are left to torch-mlir."""
@@ -2607,6 +2620,8 @@ def table():
         aten.fmod.Scalar: fmod,
         aten.remainder.Scalar: remainder,
         aten.div.Tensor_mode: div_mode,
+        aten.div.Scalar: true_divide,
+        aten.div.Tensor: true_divide,
         aten.div.Scalar_mode: div_mode,
         aten.cummax.default: cummax,
         aten.cumprod.default: cumprod,

@@ -1009,6 +1009,59 @@ def _wide_integer_sums(gm, flat):
         return make_fx(run, decomposition_table=_decompositions.table(), record_stack_traces=True)(*flat)
 
 
+def _unsigned_bytes(gm, flat):
+    """``gm`` with its uint8 values computed as int32 ones, recorded again by ``make_fx``; ``gm`` itself when
+    it has none. TOSA has no unsigned integers: torch-mlir's conversion makes a uint8 tensor an ``i8`` one, so
+    ``(x * 255).round().byte()`` saturated at 127 and came back negative from 128 on (``byte / 255.0``:
+    diffusers' AutoencoderTiny quantizes its latents so, and trained 0.6% off PyTorch from the first loss,
+    silently). A conversion to uint8 is ATen's: a float truncated toward zero, and every value taken modulo
+    256; arithmetic that can leave [0, 255] (``+``, ``-``, ``*``, negation, complement, shifts) is taken
+    modulo 256 after the int32 operation, as uint8 wraps; the rest (views, copies, selections, comparisons,
+    conversions from uint8) computes the same values on int32. The step's arguments keep their types."""
+    aten = torch.ops.aten
+    u8 = [n for n in gm.graph.nodes if n.op == "call_function"
+          and getattr(n.meta.get("val"), "dtype", None) == torch.uint8]
+    if not u8:
+        return gm
+    wrapping = {aten.add.Tensor, aten.add.Scalar, aten.sub.Tensor, aten.sub.Scalar, aten.rsub.Tensor,
+                aten.rsub.Scalar, aten.mul.Tensor, aten.mul.Scalar, aten.neg.default, aten.bitwise_not.default,
+                aten.bitwise_left_shift.Tensor, aten.bitwise_left_shift.Tensor_Scalar, aten.__lshift__.Scalar,
+                aten.pow.Tensor_Scalar, aten.pow.Tensor_Tensor}
+    targets = set(u8)
+
+    def widen(value):
+        if isinstance(value, dict):
+            return {k: widen(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(widen(v) for v in value)
+        return torch.int32 if value is torch.uint8 else value
+
+    class Bytes(torch.fx.Interpreter):
+        def run_node(self, n):
+            if n not in targets:
+                return super().run_node(n)
+            with self._set_current_node(n):
+                args, kwargs = self.fetch_args_kwargs_from_env(n)
+                source = args[0] if args and isinstance(args[0], torch.Tensor) else None
+                if source is not None and source.dtype != torch.int32 and n.target in (
+                        aten._to_copy.default, aten.to.dtype,
+                        torch.ops.prims.convert_element_type.default):
+                    whole = torch.trunc(source) if source.is_floating_point() else source
+                    return torch.bitwise_and(whole.to(torch.int64), 255).to(torch.int32)
+                out = n.target(*widen(args), **widen(kwargs))
+                if isinstance(out, torch.Tensor):
+                    out = out.to(torch.int32) if out.dtype == torch.uint8 else out
+                    if n.target in wrapping:
+                        out = torch.bitwise_and(out, 255)
+                return out
+
+    def run(*args):
+        return Bytes(gm).run(*args)
+
+    with torch.fx.traceback.preserve_node_meta(), _one_fake_mode():
+        return make_fx(run, decomposition_table=_decompositions.table(), record_stack_traces=True)(*flat)
+
+
 def _float_comparison_scalars(gm):
     """A floating-point tensor compared with a Python number (``g > 0.0``, ``mask < 0``) as compared with a
     0-d tensor of its own type (``gt.Tensor``), as PyTorch compares. torch-mlir's TOSA conversion of the
@@ -1282,6 +1335,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     _clean_graph(gm)
     _float_comparison_scalars(gm)
     gm = _wide_integer_sums(gm, flat)
+    gm = _unsigned_bytes(gm, flat)
     outs = next(n for n in gm.graph.nodes if n.op == "output").args[0]
     loss_meta = outs[-1].meta.get("val")
     if loss_meta is None or tuple(loss_meta.shape) != () or not loss_meta.is_floating_point():
