@@ -510,6 +510,37 @@ def test_torch_mlir_normal_draws_from_the_step_state(tmp_path, amp_tools):
     assert len(set(want)) == 3 and all(abs(v - 1.0) < 5 * (2.0 / 4096) ** 0.5 for v in want), want
 
 
+class _EveryDraw(nn.Module):
+    """The spellings of a draw that each have their own overload: ``generator=None`` passed explicitly
+    (diffusers' ``randn_tensor``), ``torch.normal`` with numbers, a tensor mean or a tensor std, ``randint``
+    with a generator argument."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(256))
+
+    def forward(self, x):
+        draws = [torch.randn(256, generator=None), torch.rand(256, generator=None) - 0.5,
+                 torch.normal(0.0, 1.0, (256,)), torch.normal(torch.zeros(256), 2.0),
+                 torch.normal(torch.zeros(256), torch.full((256,), 0.5)), torch.normal(1.0, torch.ones(256)) - 1,
+                 torch.randint(0, 4, (256,), generator=None).float() - 1.5,
+                 torch.randint(4, (256,), generator=None).float() - 1.5]
+        return sum((self.w * d).pow(2).mean() for d in draws) + 0.0 * x.sum()
+
+
+def test_torch_mlir_every_overload_of_a_draw_uses_the_step_state(tmp_path, amp_tools):
+    """Each overload draws from the step's random-number state: with lr 0 the loss changes at every step
+    (``torch.randn(shape, generator=None)`` was a constant of the step, the same numbers at every step, and
+    uniform ones); the losses are near their expected value (1 + 1/12 + 1 + 4 + 1/4 + 1 + 1.25 * 2)."""
+    _torch_mlir()
+    step = export_train_step(_EveryDraw(), lambda out, target: out, (torch.zeros(1), torch.zeros(1)),
+                             optimizer="sgd", lr=0.0, out_dir=tmp_path)
+    assert [a["kind"] for a in step.manifest["arguments"]].count("rng") == 1
+    losses = _losses(amp_tools, step, 3)
+    assert len(set(losses)) == 3, losses
+    assert all(abs(v - (1 + 1 / 12 + 1 + 4 + 0.25 + 1 + 2.5)) < 1.5 for v in losses), losses
+
+
 def test_torch_mlir_other_random_ops_are_named(tmp_path):
     """A random op the capture does not draw (randperm) is an UnsupportedOpError naming it."""
     _torch_mlir()

@@ -60,7 +60,10 @@ semantics:
   with a product that overflows for large int64 values) of the state, the op's position in the step and
   the element's index, scaled to [0, 1) from its top 24 bits: different at every step and for every op
   and element, the same on every backend, and not PyTorch's Philox stream (compare with PyTorch at
-  dropout 0). Other random ops (``randperm``, ``multinomial``, ...) are refused by name.
+  dropout 0). The overloads with a ``generator`` argument (``torch.randn(shape, generator=None)``:
+  diffusers' ``randn_tensor``) and ``torch.normal``'s draw the same way (a generator's own stream is not
+  reproduced). Other random ops (``randperm``, ``multinomial``, ...) and any other overload of the ops
+  above are refused by name.
 - ``index_put`` accumulating through integer index tensors at adjacent dimensions (the backward of
   ``table[idx]`` or ``table[:, idx]``, Swin's and LeViT's relative-position bias tables; of ``col2im``,
   i.e. ``nn.Unfold``'s backward, with two): one flat index into those dimensions merged, then
@@ -901,6 +904,21 @@ def _normal_op(state, op, input, mean=0.0, std=1.0, generator=None):
     return mean + std * _normal(state, op, input.shape, input.dtype, input.device)
 
 
+def _normal_sized(state, op, mean, std, size, *, generator=None, dtype=None, layout=None, device=None,
+                  pin_memory=None):
+    """``torch.normal(mean, std, size)`` with Python numbers."""
+    return mean + std * _normal(state, op, size, dtype or torch.get_default_dtype(), device)
+
+
+def _normal_tensors(state, op, mean, std=1.0, *, generator=None):
+    """``torch.normal(mean, std)`` with a tensor mean, std or both: one number per element of their
+    broadcast shape."""
+    tensors = [t for t in (mean, std) if isinstance(t, torch.Tensor)]
+    shape = torch.broadcast_shapes(*(t.shape for t in tensors))
+    dtype = torch.result_type(mean, std)
+    return mean + std * _normal(state, op, shape, dtype, tensors[0].device)
+
+
 def _exponential_op(state, op, input, lambd=1.0, generator=None):
     """Exponential numbers of rate ``lambd``: ``-log(1 - u) / lambd`` (PhiMoE's sparsemixer draws Gumbel
     noise so)."""
@@ -984,6 +1002,14 @@ RANDOM = {
     aten.uniform.default: _uniform_op,
     aten.uniform_.default: _in_place(_uniform_op),
     aten.randn.default: _randn,
+    aten.randn.generator: _randn,  # torch.randn(..., generator=None): diffusers' randn_tensor
+    aten.rand.generator: _rand,
+    aten.randint.generator: _randint,
+    aten.randint.low_generator: _randint_low,
+    aten.normal.float_float: _normal_sized,
+    aten.normal.Tensor_float: _normal_tensors,
+    aten.normal.float_Tensor: _normal_tensors,
+    aten.normal.Tensor_Tensor: _normal_tensors,
     aten.randn_like.default: _randn_like,
     aten.normal_.default: _in_place(_normal_op),
     aten.exponential_.default: _in_place(_exponential_op),
@@ -1012,7 +1038,9 @@ def random_ops(gm) -> tuple:
         if n.target in RANDOM:
             if _draws(n):
                 drawn.add(n.target)
-        elif n.target.__name__.split(".")[0] in _RANDOM_OTHER:
+        elif n.target.__name__.split(".")[0] in _RANDOM_OTHER or \
+                n.target.__name__.split(".")[0] in {op.__name__.split(".")[0] for op in RANDOM}:
+            # another overload of a random op (one not drawn from the step's state would be a constant)
             other.add(n.target.__name__)
     return drawn, other
 
