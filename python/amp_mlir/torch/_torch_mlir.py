@@ -141,7 +141,10 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
 
         with _reparametrize_module(model, {**dict(zip(names, leaves)), **bufs}, tie_weights=True, strict=False):
             loss = forward()
-            new_buffers = tuple(torch.view_as_real(bufs[k]) if k in complex_buffers else bufs[k]
+            # read back from the module: a buffer the forward pass reassigns (``self.queue = new``: MoCo's
+            # queues, running sums) is a new tensor there, not the clone handed in
+            now = {k: _module_tensor(model, k) for k in buffer_names}
+            new_buffers = tuple(torch.view_as_real(now[k]) if k in complex_buffers else now[k]
                                 for k in buffer_names)
             _annotate_backward_of_regions(loss)
             torch.autograd.backward(loss, seed)
@@ -187,6 +190,14 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
     return step
 
 
+def _module_tensor(model, name):
+    """The tensor at dotted ``name`` (a buffer, or a frozen parameter the step updates) of ``model``."""
+    *path, leaf = name.split(".")
+    for part in path:
+        model = getattr(model, part)
+    return getattr(model, leaf)
+
+
 def clip_grad_norm(grads, max_norm, norm_type=2.0):
     """``grads`` clipped as ``torch.nn.utils.clip_grad_norm_`` clips them (its single-tensor form): the
     total norm is the ``norm_type`` norm of the per-gradient norms, and every gradient is multiplied by
@@ -202,8 +213,8 @@ def _eager_loss(model, loss_fn, model_inputs, target):
     """``loss_fn(model(*model_inputs), target)`` in PyTorch's own state, the model's buffers (batch norm's
     running statistics, which the forward updates) and frozen parameters put back afterwards (not a copy of the model: twice the
     memory of a large one); None where that cannot run."""
-    saved = [(b, b.detach().clone()) for b in model.buffers()]
-    saved += [(p, p.detach().clone()) for p in model.parameters() if not p.requires_grad]  # an EMA's Parameter
+    saved = [(k, b, b.detach().clone()) for k, b in model.named_buffers()]
+    saved += [(k, p, p.detach().clone()) for k, p in model.named_parameters() if not p.requires_grad]  # EMAs
     try:
         with torch.no_grad():
             return float(loss_fn(model(*model_inputs), target))
@@ -211,8 +222,14 @@ def _eager_loss(model, loss_fn, model_inputs, target):
         return None
     finally:
         with torch.no_grad():
-            for b, value in saved:
-                b.copy_(value)
+            for name, tensor, value in saved:
+                tensor.copy_(value)
+                if _module_tensor(model, name) is not tensor:  # reassigned by the forward pass
+                    *path, leaf = name.split(".")
+                    owner = model
+                    for part in path:
+                        owner = getattr(owner, part)
+                    setattr(owner, leaf, tensor)
 
 
 def _frozen_and_mutated(model, loss_fn, model_inputs, target):
