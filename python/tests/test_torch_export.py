@@ -2997,3 +2997,30 @@ def test_buffer_reassigned_in_forward_is_updated(tmp_path, amp_tools):
     _trains_as_pytorch(model, (torch.randn(8, 8), torch.tensor([0, 2, 1, 2, 0, 1, 1, 0])), tmp_path, amp_tools,
                        optimizer="sgd", lr=0.5)
     assert model.mem is before and torch.equal(before, torch.zeros(24))
+
+
+class _PythonCounter(nn.Module):
+    """A warm-up weight kept as a Python number on the module and advanced by the forward pass."""
+
+    def __init__(self):
+        super().__init__()
+        self.inp, self.out = nn.Linear(8, 24), nn.Linear(24, 3)
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return self.out(torch.tanh(self.inp(x)) * min(1.0, self.calls / 3))
+
+
+def test_python_numbers_changed_by_the_forward_pass_are_named(tmp_path):
+    """Python numbers the forward pass changes are constants of the captured step (as torch.export makes
+    them): a SpecializationWarning names each with its values, and the user's module gets them back (the
+    capture left ``calls`` advanced by its traces)."""
+    _torch_mlir()
+    from amp_mlir.torch._torch_mlir import SpecializationWarning
+
+    model = _PythonCounter()
+    with pytest.warns(SpecializationWarning, match=r"changes Python numbers it keeps on its modules \(calls 0 -> \d+\)"):
+        export_train_step(model, F.cross_entropy, (torch.randn(4, 8), torch.randint(0, 3, (4,))), optimizer="sgd",
+                          lr=0.1, out_dir=tmp_path)
+    assert model.calls == 0

@@ -574,6 +574,35 @@ class SpecializationWarning(UserWarning):
     ``nonzero``'s count): it is right for batches that give the same values (``_Specializer``)."""
 
 
+@contextlib.contextmanager
+def _python_state_kept(model):
+    """Plain Python numbers the model keeps on its modules (``self.calls += 1``, a schedule's position) and
+    changes in its forward pass are constants of the captured step: the trace runs Python once, as
+    torch.export does, so a value the forward pass computes from them is the capture's at every step. Those
+    that the capture changed are put back as they were and named in a ``SpecializationWarning``."""
+    def numbers():
+        return {(name, key): value for name, module in model.named_modules()
+                for key, value in vars(module).items()
+                if not key.startswith("_") and type(value) in (int, float, bool)}
+
+    before = numbers()
+    try:
+        yield
+    finally:
+        after = numbers()
+        changed = sorted(k for k in before if after.get(k, before[k]) != before[k])
+        for name, key in changed:
+            setattr(model.get_submodule(name), key, before[(name, key)])
+        if changed:
+            warnings.warn(
+                "amp_mlir.torch: the model's forward pass changes Python numbers it keeps on its modules ("
+                + ", ".join(f"{name + '.' if name else ''}{key} {before[(name, key)]!r} -> {after[(name, key)]!r}"
+                            for name, key in changed)
+                + "). The captured step runs no Python: whatever the forward pass computes from them keeps the "
+                "capture's value at every step (as with torch.export). They were put back as they were; keep such "
+                "state in a buffer (a tensor) for the step to update it.", SpecializationWarning, stacklevel=4)
+
+
 class _Shown(str):
     """A value read as a list, kept as its text (hashable) and shown without quotes."""
 
@@ -1019,11 +1048,15 @@ def _wide_integer_sums(gm, flat):
                 b = b if factor == 1 else b * factor
                 return torch.stack(torch.broadcast_tensors(a.to(torch.int64), b.to(torch.int64))).sum(0)
 
-    def run(*args):
-        return Wide(gm).run(*args)
+    return _record_again(Wide(gm), flat)
 
+
+def _record_again(interpreter, flat):
+    """The graph ``interpreter`` runs (a ``torch.fx.Interpreter`` that computes some nodes otherwise),
+    recorded again by ``make_fx`` on ``flat``, node metadata (source lines) kept."""
     with torch.fx.traceback.preserve_node_meta(), _one_fake_mode():
-        return make_fx(run, decomposition_table=_decompositions.table(), record_stack_traces=True)(*flat)
+        return make_fx(lambda *args: interpreter.run(*args), decomposition_table=_decompositions.table(),
+                       record_stack_traces=True)(*flat)
 
 
 def _unsigned_bytes(gm, flat):
@@ -1072,11 +1105,7 @@ def _unsigned_bytes(gm, flat):
                         out = torch.bitwise_and(out, 255)
                 return out
 
-    def run(*args):
-        return Bytes(gm).run(*args)
-
-    with torch.fx.traceback.preserve_node_meta(), _one_fake_mode():
-        return make_fx(run, decomposition_table=_decompositions.table(), record_stack_traces=True)(*flat)
+    return _record_again(Bytes(gm), flat)
 
 
 def _float_comparison_scalars(gm):
@@ -1261,7 +1290,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         # decomposition. Mixture-of-experts layers with static shapes (_static_experts).
         from torch.nn.attention import SDPBackend, sdpa_kernel
         with torch.backends.mkldnn.flags(enabled=False), sdpa_kernel([SDPBackend.MATH]), \
-                _static_experts(model), _one_fake_mode():
+                _static_experts(model), _python_state_kept(model), _one_fake_mode():
             # First the ops that mutate without saying so in their schema (batch norm's running
             # statistics) as functional ops plus explicit copies, then functionalization (which turns
             # the copies into results) and the full decomposition table, replaying the first graph
