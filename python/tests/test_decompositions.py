@@ -992,3 +992,16 @@ def test_true_division_of_integers():
         got, want = d.true_divide(a, other), torch.div(a, other)
         assert got.dtype == want.dtype and torch.equal(got, want)
     assert d.true_divide(torch.ones(2), 2.0) is NotImplemented
+
+
+def test_mode():
+    """``torch.mode`` along each dimension, with ties between counts (the smallest value) and repeats of the
+    mode (its last position), integers and floats, keepdim."""
+    d = _decomp()
+    torch.manual_seed(5)
+    for x in (torch.randint(0, 4, (3, 7, 5)), torch.randint(0, 3, (4, 6)).double() - 1.5,
+              torch.tensor([[3.0, 1.0, 3.0, 1.0, 2.0], [5.0, 5.0, 4.0, 4.0, 4.0], [2.0, 2.0, 2.0, 2.0, 2.0]])):
+        for dim in range(x.dim()):
+            for keepdim in (False, True):
+                got, want = d.mode(x, dim, keepdim), torch.mode(x, dim, keepdim)
+                assert torch.equal(got[0], want.values) and torch.equal(got[1], want.indices), (x, dim)

@@ -101,6 +101,7 @@ semantics:
   class pairs whose margin is active (one-hot targets, the multilabel list cut at its first -1).
 - ``embedding_renorm`` (``nn.Embedding(max_norm=...)``'s in-place renormalization, functionalized): the looked-up
   rows over ``max_norm`` scaled, through a one-hot of the ids; the renormed weight is the parameter's new value.
+- ``mode``: counts of equal elements, the smallest most frequent value, its last position (ATen's);
 - ``kthvalue``, ``median.dim`` and ``median`` from a stable sort; ``erfc`` as ``1 - erf``, ``erfinv`` by Giles'
   approximation and a Newton step; ``hypot`` as ``sqrt(a^2 + b^2)``.
 - ``softshrink_backward`` / ``hardshrink_backward``: the gradient where ``|x| > lambd``.
@@ -325,6 +326,24 @@ def median_dim(self, dim=-1, keepdim=False):
 def median(self):
     """``median`` of every element (the lower one of an even count), as ``median.dim`` of the flattened tensor."""
     return median_dim(self.reshape(-1), 0)[0]
+
+
+def mode(self, dim=-1, keepdim=False):
+    """``torch.mode``: each element's count of equal elements along ``dim`` (an ``n x n`` comparison), the
+    smallest of the most frequent values and the last position holding it, as ATen's kernel returns them."""
+    if self.dim() == 0:
+        return self.clone(), torch.zeros((), dtype=torch.int64, device=self.device)
+    x = self.movedim(dim, -1)
+    counts = (x.unsqueeze(-1) == x.unsqueeze(-2)).sum(-1)
+    frequent = counts == counts.amax(-1, keepdim=True)
+    ceiling = torch.finfo(x.dtype).max if x.is_floating_point() else torch.iinfo(x.dtype).max
+    values = torch.where(frequent, x, torch.full_like(x, ceiling)).amin(-1, keepdim=True)
+    positions = torch.arange(x.shape[-1], device=x.device).expand(x.shape)
+    indices = torch.where(x == values, positions, torch.full_like(positions, -1)).amax(-1, keepdim=True)
+    values, indices = values.movedim(-1, dim), indices.movedim(-1, dim)
+    if not keepdim:
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return values, indices
 
 
 def erfc(x):
@@ -2604,6 +2623,7 @@ def table():
         aten.diagonal_scatter.default: diagonal_scatter,
         aten._neg_view.default: lambda x: torch.neg(x),  # a negated view (a conjugate's gradient), as a value
         aten.median.default: median,
+        aten.mode.default: mode,
         aten.erfc.default: erfc,
         aten.erfinv.default: erfinv,
         aten.lgamma.default: lgamma,
