@@ -1005,3 +1005,23 @@ def test_mode():
             for keepdim in (False, True):
                 got, want = d.mode(x, dim, keepdim), torch.mode(x, dim, keepdim)
                 assert torch.equal(got[0], want.values) and torch.equal(got[1], want.indices), (x, dim)
+
+
+def test_adaptive_avg_pool3d_backward_and_pdist():
+    """``_adaptive_avg_pool3d_backward`` through the separable averaging matrices (uneven windows, to 1 x 1 x 1,
+    an unbatched input); ``pdist`` and its gradient (p = 2, 1, 3, repeated rows) as ATen's."""
+    d = _decomp()
+    torch.manual_seed(6)
+    for shape, out in (((2, 3, 4, 5, 6), (2, 3, 4)), ((1, 2, 5, 7, 3), (3, 4, 2)), ((2, 1, 2, 3, 4), (1, 1, 1)),
+                       ((3, 4, 5, 6), (2, 3, 5))):
+        x = torch.randn(*shape, dtype=torch.float64)
+        g = torch.randn_like(aten._adaptive_avg_pool3d(x, out))
+        _close(d.adaptive_avg_pool3d_backward(g, x), aten._adaptive_avg_pool3d_backward(g, x))
+    for p in (2.0, 1.0, 3.0):
+        x = torch.randn(5, 4, dtype=torch.float64)
+        x[3] = x[1]
+        x.requires_grad_(True)
+        got, want = d.pdist(torch.pdist, x, p), torch.pdist(x, p)
+        _close(got, want)
+        g = torch.randn_like(want)
+        _close(torch.autograd.grad((got * g).sum(), x)[0], torch.autograd.grad((want * g).sum(), x)[0], tol=1e-10)

@@ -3024,3 +3024,31 @@ def test_python_numbers_changed_by_the_forward_pass_are_named(tmp_path):
         export_train_step(model, F.cross_entropy, (torch.randn(4, 8), torch.randint(0, 3, (4,))), optimizer="sgd",
                           lr=0.1, out_dir=tmp_path)
     assert model.calls == 0
+
+
+class _MaskedSelectLoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 4)
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+def _masked_select_loss(out, target):
+    valid = target >= 0  # -1 marks a missing value
+    return (torch.masked_select(out, valid) - torch.masked_select(target, valid)).pow(2).mean()
+
+
+def test_masked_select_is_specialized(tmp_path, amp_tools):
+    """``torch.masked_select`` (torch-mlir left it) through the mask's ``nonzero`` indices with the example's
+    count, as ``t[mask]``: a SpecializationWarning names the count; fp32 within 1e-5 of PyTorch."""
+    _torch_mlir()
+    from amp_mlir.torch._torch_mlir import SpecializationWarning
+
+    torch.manual_seed(0)
+    target = torch.randn(5, 4)
+    target[target < -0.5] = -1.0
+    with pytest.warns(SpecializationWarning, match="nonzero count"):
+        _trains_as_pytorch(_MaskedSelectLoss(), (torch.randn(5, 6), target), tmp_path, amp_tools,
+                           loss=_masked_select_loss, optimizer="sgd", lr=0.1)

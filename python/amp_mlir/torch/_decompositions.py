@@ -97,6 +97,8 @@ semantics:
   gradients per element, summed; zero points rounded as ATen rounds them in each).
 - ``/`` of integer or boolean tensors (``div.Tensor`` / ``div.Scalar``): converted to the result's float type
   first (torch-mlir's TOSA conversion refuses an unsigned operand).
+- ``_adaptive_avg_pool3d_backward``: separable, through each dimension's transposed averaging matrix; (above
+  autograd) ``pdist`` as the upper triangle of ``cdist``.
 - ``multi_margin_loss_backward`` / ``multilabel_margin_loss_backward``: ATen's gradients as masks over the
   class pairs whose margin is active (one-hot targets, the multilabel list cut at its first -1).
 - ``embedding_renorm`` (``nn.Embedding(max_norm=...)``'s in-place renormalization, functionalized): the looked-up
@@ -1565,6 +1567,21 @@ def upsample_trilinear3d(x, output_size, align_corners, scales_d=None, scales_h=
     return x
 
 
+def adaptive_avg_pool3d_backward(grad_output, self):
+    """``_adaptive_avg_pool3d_backward`` (``nn.AdaptiveAvgPool3d``, 3-D ``mode="area"`` resampling), which
+    torch-mlir does not lower: the pooling is separable (a box's average is the product of its averages along
+    depth, height and width), so the gradient goes back through each dimension's transposed [out, size]
+    averaging matrix (``_axis_matrix`` of the forward op)."""
+    def pool(x, sizes, *scales):
+        return aten._adaptive_avg_pool3d.default(x, sizes)
+
+    grad = grad_output
+    for axis in range(3):
+        a = _axis_matrix(pool, 3, axis, grad_output.shape[-3 + axis], self.shape[-3 + axis], None, grad)
+        grad = _along(grad, axis, a.transpose(0, 1))
+    return grad
+
+
 def upsample_trilinear3d_backward(grad_output, output_size, input_size, align_corners, scales_d=None, scales_h=None,
                                   scales_w=None):
     """The transposed matrices of ``upsample_trilinear3d``."""
@@ -1926,7 +1943,8 @@ def above_autograd():
     return {F.grid_sample: grid_sample, torch.grid_sampler: grid_sample, torch.grid_sampler_2d: grid_sample,
             F.conv3d: lambda func, *args, **kwargs: grouped_conv3d(*args, **kwargs),
             F.ctc_loss: lambda func, *args, **kwargs: ctc_loss(*args, **kwargs),
-            F.embedding_bag: embedding_bag, F.embedding: _dense_embedding, torch.cdist: cdist, F.gaussian_nll_loss: gaussian_nll_loss,
+            F.embedding_bag: embedding_bag, F.embedding: _dense_embedding, torch.cdist: cdist, F.pdist: pdist,
+            torch.pdist: pdist, F.gaussian_nll_loss: gaussian_nll_loss,
             **{f: _in_float32 for f in (F.binary_cross_entropy_with_logits, F.mse_loss, F.l1_loss, F.smooth_l1_loss,
                                         F.huber_loss, F.kl_div, F.poisson_nll_loss, F.soft_margin_loss,
                                         F.margin_ranking_loss, F.hinge_embedding_loss, F.cosine_embedding_loss,
@@ -2063,6 +2081,15 @@ class _DirectDistance(torch.autograd.Function):
             factor = torch.where(d == 0, zero, factor)
         weighted = grad.unsqueeze(-1) * factor  # [..., P, R, M]
         return weighted.sum(-2), -weighted.sum(-3), None
+
+
+def pdist(func, input, p=2.0):
+    """``F.pdist`` (torch-mlir lowers neither ``_pdist_forward`` nor its backward): the pairwise distances
+    above the diagonal of ``cdist(input, input)`` (``cdist`` below, whose backward takes a zero distance as
+    ATen's), in ``pdist``'s row-major order."""
+    n = input.shape[0]
+    rows, cols = _index_table(torch.triu_indices)(n, n, 1)
+    return cdist(torch.cdist, input, input, p)[rows, cols] if n > 1 else input.new_zeros(0)
 
 
 def cdist(func, x1, x2, p=2.0, compute_mode=None):
@@ -2634,6 +2661,7 @@ def table():
         aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
         aten.adaptive_max_pool2d_backward.default: adaptive_max_pool2d_backward,
         aten.adaptive_max_pool3d_backward.default: adaptive_max_pool3d_backward,
+        aten._adaptive_avg_pool3d_backward.default: adaptive_avg_pool3d_backward,
         aten._adaptive_avg_pool2d_backward.default: adaptive_avg_pool2d_backward,
         aten.upsample_bilinear2d.default: upsample_bilinear2d,
         aten.upsample_bilinear2d_backward.default: upsample_bilinear2d_backward,

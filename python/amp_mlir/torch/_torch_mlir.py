@@ -623,7 +623,7 @@ class _Specializer:
       indices computed in the graph with that static shape (``_decompositions.nonzero_static``);
       ``aten.bincount``'s length likewise (``_bincount``).
     * ``aten.index`` / ``index_put`` through a boolean mask (``t[mask]``, ``t[mask] = v`` and the backward of
-      ``t[mask]``): the mask becomes its ``nonzero`` indices, as above.
+      ``t[mask]``) and ``masked_select``: the mask becomes its ``nonzero`` indices, as above.
 
     Each read is recorded (value, the model's source line, what the value depends on: step arguments,
     random ops) for :meth:`warn`. A tensor make_fx already knows as a constant, or a fake one (no value),
@@ -646,7 +646,7 @@ class _Specializer:
         aten = torch.ops.aten
         return {**base, aten._local_scalar_dense.default: self._item, aten.nonzero.default: self._nonzero,
                 aten.equal.default: self._equal, aten.bincount.default: self._bincount,
-                aten.index.Tensor: self._index,
+                aten.index.Tensor: self._index, aten.masked_select.default: self._masked_select,
                 aten.masked_scatter_backward.default: self._masked_scatter_backward,
                 aten.index_put.default: functools.partial(self._index_put, aten.index_put.default),
                 aten.index_put_.default: functools.partial(self._index_put, aten.index_put_.default)}
@@ -753,6 +753,12 @@ class _Specializer:
                 return None
             out.extend(rows.unbind(1))
         return out
+
+    def _masked_select(self, t, mask):
+        """``torch.masked_select(t, mask)``: ``t[mask]`` on the two broadcast to one shape (the mask's ``nonzero``
+        indices, as above)."""
+        t, mask = torch.broadcast_tensors(t, mask)
+        return self._index(t, [mask])
 
     def _index(self, t, indices):
         long = self._long_indices(indices)
