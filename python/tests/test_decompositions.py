@@ -1025,3 +1025,23 @@ def test_adaptive_avg_pool3d_backward_and_pdist():
         _close(got, want)
         g = torch.randn_like(want)
         _close(torch.autograd.grad((got * g).sum(), x)[0], torch.autograd.grad((want * g).sum(), x)[0], tol=1e-10)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_grid_sample_3d(mode, padding, align_corners):
+    """``grid_sample`` of a volume (``grid_sampler_3d``) with its gradients for the input and the grid (zero for
+    nearest, but defined), points outside the volume included."""
+    import torch.nn.functional as F
+
+    d = _decomp()
+    torch.manual_seed(0)
+    a = torch.randn(2, 3, 4, 5, 6, dtype=torch.float64, requires_grad=True)
+    grid = (torch.rand(2, 3, 2, 4, 3, dtype=torch.float64) * 2.6 - 1.3).requires_grad_(True)
+    got = d.grid_sample(F.grid_sample, a, grid, mode, padding, align_corners)
+    want = F.grid_sample(a, grid, mode, padding, align_corners)
+    _close(got, want)
+    g = torch.randn_like(want)
+    _close(torch.autograd.grad((got * g).sum(), (a, grid)), torch.autograd.grad((want * g).sum(), (a, grid)),
+           tol=1e-10)

@@ -99,6 +99,8 @@ semantics:
   first (torch-mlir's TOSA conversion refuses an unsigned operand).
 - ``_adaptive_avg_pool3d_backward``: separable, through each dimension's transposed averaging matrix; (above
   autograd) ``pdist`` as the upper triangle of ``cdist``.
+- (above autograd) ``grid_sample`` of volumes (``grid_sampler_3d``): ATen's coordinate rules, trilinear or
+  nearest, corners read by a gather within each (sample, channel) volume.
 - ``multi_margin_loss_backward`` / ``multilabel_margin_loss_backward``: ATen's gradients as masks over the
   class pairs whose margin is active (one-hot targets, the multilabel list cut at its first -1).
 - ``embedding_renorm`` (``nn.Embedding(max_norm=...)``'s in-place renormalization, functionalized): the looked-up
@@ -1941,6 +1943,7 @@ def above_autograd():
     NotImplemented for a call it leaves to the function."""
     F = torch.nn.functional
     return {F.grid_sample: grid_sample, torch.grid_sampler: grid_sample, torch.grid_sampler_2d: grid_sample,
+            torch.grid_sampler_3d: grid_sample,
             F.conv3d: lambda func, *args, **kwargs: grouped_conv3d(*args, **kwargs),
             F.ctc_loss: lambda func, *args, **kwargs: ctc_loss(*args, **kwargs),
             F.embedding_bag: embedding_bag, F.embedding: _dense_embedding, torch.cdist: cdist, F.pdist: pdist,
@@ -2322,14 +2325,66 @@ def grid_sample(func, *args, **kwargs):
              else ("input", "grid", "interpolation_mode", "padding_mode", "align_corners"))
     given = dict(zip(names, args), **kwargs)
     x, grid = given["input"], given["grid"]
-    if x.dim() != 4 or grid.dim() != 4:
-        return NotImplemented
     mode = given.get("mode", given.get("interpolation_mode", "bilinear"))
     padding = given.get("padding_mode", "zeros")
+    if x.dim() == 5 and grid.dim() == 5:
+        return _grid_sample_3d(x, grid, _GRID_MODES.get(mode, mode), _GRID_PADDINGS.get(padding, padding),
+                               bool(given.get("align_corners") or False))
+    if x.dim() != 4 or grid.dim() != 4:
+        return NotImplemented
     with _CornersByGather(x):
         return _grid_sampler_2d(x, grid=grid, interpolation_mode=_GRID_MODES.get(mode, mode),
                                 padding_mode=_GRID_PADDINGS.get(padding, padding),
                                 align_corners=bool(given.get("align_corners") or False))
+
+
+def _grid_sample_3d(a, grid, mode, padding, align_corners):
+    """``grid_sample`` of a 5-D input (``grid_sampler_3d``, which torch-mlir does not lower, forward or
+    backward): ATen's rules as ``torch._decomp``'s 2-D version writes them (coordinates unnormalized, then
+    clamped for border padding or reflected for reflection padding), trilinear weights of the 8 corners
+    (``mode`` 0) or the nearest voxel (1, half to even), a corner outside the volume contributing 0; the
+    corners read by a gather over each (sample, channel) volume, so that autograd's backward is a scatter
+    within it. Bicubic is not defined in 3-D (NotImplemented)."""
+    if mode not in (0, 1):
+        return NotImplemented
+    n, c, depth, height, width = a.shape
+    points = grid.shape[1:4]
+
+    def source(coords, size):
+        coords = coords * ((size * 0.5 - 0.5) if align_corners else size * 0.5) + (size * 0.5 - 0.5)
+        if padding == 1:
+            return torch.clamp(coords, 0, size - 1)
+        if padding == 2:
+            low, high = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+            if low == high:
+                return torch.zeros_like(coords)
+            span = (high - low) / 2
+            distance = (coords - low / 2).abs()
+            extra = torch.fmod(distance, span)
+            flips = torch.floor(distance / span)
+            reflected = torch.where(torch.remainder(flips, 2) == 0, extra + low / 2, span + low / 2 - extra)
+            return torch.clamp(reflected, 0, size - 1)
+        return coords
+
+    ix, iy, iz = (source(grid[..., k], size) for k, size in enumerate((width, height, depth)))
+    flat = a.reshape(n, c, depth * height * width)
+
+    def read(z, y, x):
+        inside = (z >= 0) & (z < depth) & (y >= 0) & (y < height) & (x >= 0) & (x < width)
+        index = (z.clamp(0, depth - 1) * height + y.clamp(0, height - 1)) * width + x.clamp(0, width - 1)
+        values = flat.gather(2, index.reshape(n, 1, -1).expand(n, c, -1).to(torch.int64)).reshape(n, c, *points)
+        return values * inside.unsqueeze(1).to(a.dtype)
+
+    if mode == 1:  # the grid's gradient is zero, as ATen's (but defined: the grid stays in the graph)
+        return read(torch.round(iz), torch.round(iy), torch.round(ix)) + 0 * grid.sum()
+    x0, y0, z0 = torch.floor(ix), torch.floor(iy), torch.floor(iz)
+    fx, fy, fz = ix - x0, iy - y0, iz - z0
+    out = 0
+    for dz, wz in ((0, 1 - fz), (1, fz)):
+        for dy, wy in ((0, 1 - fy), (1, fy)):
+            for dx, wx in ((0, 1 - fx), (1, fx)):
+                out = out + read(z0 + dz, y0 + dy, x0 + dx) * (wz * wy * wx).unsqueeze(1)
+    return out
 
 
 def grouped_conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
