@@ -2333,9 +2333,11 @@ def grid_sample(func, *args, **kwargs):
     if x.dim() != 4 or grid.dim() != 4:
         return NotImplemented
     with _CornersByGather(x):
-        return _grid_sampler_2d(x, grid=grid, interpolation_mode=_GRID_MODES.get(mode, mode),
-                                padding_mode=_GRID_PADDINGS.get(padding, padding),
-                                align_corners=bool(given.get("align_corners") or False))
+        out = _grid_sampler_2d(x, grid=grid, interpolation_mode=_GRID_MODES.get(mode, mode),
+                               padding_mode=_GRID_PADDINGS.get(padding, padding),
+                               align_corners=bool(given.get("align_corners") or False))
+    # nearest: the grid's gradient is zero, as ATen's, but defined (a parameter behind it has a gradient)
+    return out + 0 * grid.sum() if _GRID_MODES.get(mode, mode) == 1 else out
 
 
 def _grid_sample_3d(a, grid, mode, padding, align_corners):
