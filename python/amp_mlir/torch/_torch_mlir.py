@@ -190,12 +190,17 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
     return step
 
 
-def _module_tensor(model, name):
-    """The tensor at dotted ``name`` (a buffer, or a frozen parameter the step updates) of ``model``."""
+def _owner(model, name):
+    """The submodule of ``model`` that holds dotted ``name`` (a buffer, a parameter), and the name there."""
     *path, leaf = name.split(".")
     for part in path:
         model = getattr(model, part)
-    return getattr(model, leaf)
+    return model, leaf
+
+
+def _module_tensor(model, name):
+    """The tensor at dotted ``name`` (a buffer, or a frozen parameter the step updates) of ``model``."""
+    return getattr(*_owner(model, name))
 
 
 def clip_grad_norm(grads, max_norm, norm_type=2.0):
@@ -211,8 +216,8 @@ def clip_grad_norm(grads, max_norm, norm_type=2.0):
 
 def _eager_loss(model, loss_fn, model_inputs, target):
     """``loss_fn(model(*model_inputs), target)`` in PyTorch's own state, the model's buffers (batch norm's
-    running statistics, which the forward updates) and frozen parameters put back afterwards (not a copy of the model: twice the
-    memory of a large one); None where that cannot run."""
+    running statistics, which the forward updates) and frozen parameters put back afterwards, reassigned ones
+    too (not a copy of the model: twice the memory of a large one); None where that cannot run."""
     saved = [(k, b, b.detach().clone()) for k, b in model.named_buffers()]
     saved += [(k, p, p.detach().clone()) for k, p in model.named_parameters() if not p.requires_grad]  # EMAs
     try:
@@ -225,11 +230,7 @@ def _eager_loss(model, loss_fn, model_inputs, target):
             for name, tensor, value in saved:
                 tensor.copy_(value)
                 if _module_tensor(model, name) is not tensor:  # reassigned by the forward pass
-                    *path, leaf = name.split(".")
-                    owner = model
-                    for part in path:
-                        owner = getattr(owner, part)
-                    setattr(owner, leaf, tensor)
+                    setattr(*_owner(model, name), tensor)
 
 
 def _frozen_and_mutated(model, loss_fn, model_inputs, target):
