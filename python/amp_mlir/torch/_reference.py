@@ -44,10 +44,14 @@ def torch_reference_losses(model: torch.nn.Module, loss_fn, example_inputs: tupl
                            weight_decay: float = 0.0, betas=(0.9, 0.999), eps: float = 1e-8,
                            max_grad_norm: float | None = None, grad_norm_type: float = 2.0) -> list[float]:
     """Train a deep copy of ``model`` on the fixed batch ``example_inputs`` with torch.optim (the same
-    options as :func:`export_train_step`) and return the loss of every step, computed before that step's
-    update (what ``amp-train`` prints as ``loss``)."""
+    options as :func:`export_train_step`; a ``loss_fn`` module's own trainable parameters train too) and
+    return the loss of every step, computed before that step's update (what ``amp-train`` prints as
+    ``loss``)."""
     model = copy.deepcopy(model).float()
     params = [p for p in model.parameters() if p.requires_grad]
+    if isinstance(loss_fn, torch.nn.Module):  # its own trainable parameters train too (export_train_step's rule)
+        loss_fn = copy.deepcopy(loss_fn).float()
+        params += [p for p in loss_fn.parameters() if p.requires_grad]
     optimizer = optimizer.lower()
     if optimizer == "sgd":
         opt = torch.optim.SGD(params, lr=0.01 if lr is None else lr, momentum=momentum, weight_decay=weight_decay)

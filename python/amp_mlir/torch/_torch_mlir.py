@@ -101,6 +101,9 @@ _FINALIZE = ("builtin.module(torch-func-backend-type-conversion,func.func(canoni
 _GLUE = ("torch.constant.", "torch.prim.ListConstruct", "torch_c.")
 
 
+_LOSS_PREFIX = "loss_fn."  # the names of a loss module's own parameters among the step's
+
+
 def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buffers, n_inputs, optimizer, lr,
                    momentum, weight_decay, betas, eps, random_state=False, forward_context=contextlib.nullcontext,
                    complex_buffers=frozenset(), max_grad_norm=None, grad_norm_type=2.0, lr_input=False):
@@ -139,7 +142,11 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
             with forward_context():
                 return loss_fn(model(*model_inputs), target)
 
-        with _reparametrize_module(model, {**dict(zip(names, leaves)), **bufs}, tie_weights=True, strict=False):
+        given = dict(zip(names, leaves))
+        of_loss = {k[len(_LOSS_PREFIX):]: v for k, v in given.items() if k.startswith(_LOSS_PREFIX)}
+        of_model = {k: v for k, v in given.items() if not k.startswith(_LOSS_PREFIX)}
+        with _reparametrize_module(model, {**of_model, **bufs}, tie_weights=True, strict=False), \
+                (_reparametrize_module(loss_fn, of_loss, strict=False) if of_loss else contextlib.nullcontext()):
             loss = forward()
             # read back from the module: a buffer the forward pass reassigns (``self.queue = new``: MoCo's
             # queues, running sums) is a new tensor there, not the clone handed in
@@ -1223,6 +1230,12 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     out_dir.mkdir(parents=True, exist_ok=True)
 
     named = [(k, p) for k, p in model.named_parameters() if p.requires_grad]
+    # A loss that is a module with its own trainable parameters (a learnable temperature, a loss weighting's
+    # log-variances) trains them too, as an optimizer given them does: "loss_fn.<name>".
+    if isinstance(loss_fn, torch.nn.Module):
+        own = {id(p) for _, p in named}
+        named += [(_LOSS_PREFIX + k, p) for k, p in loss_fn.named_parameters()
+                  if p.requires_grad and id(p) not in own]
     complex_params = [k for k, p in named if p.is_complex()]
     if complex_params or any(isinstance(t, torch.Tensor) and t.is_complex() for t in example_inputs):
         raise UnsupportedOpError(
