@@ -3075,3 +3075,27 @@ def test_loss_module_parameters_train(tmp_path, amp_tools):
     step, _ = _trains_as_pytorch(model, (torch.randn(8, 8), torch.tensor([0, 2, 1, 2, 0, 1, 1, 0])), tmp_path,
                                  amp_tools, loss=_TemperatureCE(), optimizer="adamw", lr=0.05, weight_decay=0.1)
     assert [a["name"] for a in step.manifest["arguments"] if a["kind"] == "param"][-1] == "loss_fn.log_t"
+
+
+class _ByteImages(nn.Module):
+    """A classifier fed uint8 images, normalized inside."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv, self.head = nn.Conv2d(3, 4, 3), nn.Linear(4, 3)
+
+    def forward(self, x):
+        h = self.conv((x.float() / 255.0 - 0.5) / 0.25)
+        return self.head(h.mean((2, 3)))
+
+
+def test_uint8_image_input(tmp_path, amp_tools):
+    """A uint8 model input is an int32 argument (its .npy int32; torch-mlir typed it i8 and amp-train refused
+    the bytes), with the values 128..255 kept: fp32 within 1e-5 of PyTorch."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    images = torch.randint(0, 256, (4, 3, 8, 8), dtype=torch.uint8)
+    step, _ = _trains_as_pytorch(_ByteImages(), (images, torch.tensor([0, 2, 1, 2])), tmp_path, amp_tools,
+                                 optimizer="adamw", lr=0.01)
+    arg = next(a for a in step.manifest["arguments"] if a["kind"] == "input")
+    assert arg["dtype"] == "int32" and np.array_equal(np.load(step.out_dir / arg["file"]), images.numpy())

@@ -1081,12 +1081,16 @@ def _unsigned_bytes(gm, flat):
     silently). A conversion to uint8 is ATen's: a float truncated toward zero, and every value taken modulo
     256; arithmetic that can leave [0, 255] (``+``, ``-``, ``*``, negation, complement, shifts) is taken
     modulo 256 after the int32 operation, as uint8 wraps; the rest (views, copies, selections, comparisons,
-    conversions from uint8) computes the same values on int32. The step's arguments keep their types."""
+    conversions from uint8) computes the same values on int32. A uint8 argument (an image batch as bytes, a
+    byte buffer) becomes an int32 one: ``flat``'s tensor is converted in place, so its .npy is int32 too."""
     aten = torch.ops.aten
-    u8 = [n for n in gm.graph.nodes if n.op == "call_function"
+    u8 = [n for n in gm.graph.nodes if n.op in ("call_function", "placeholder")
           and getattr(n.meta.get("val"), "dtype", None) == torch.uint8]
     if not u8:
         return gm
+    for i, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder"):
+        if n in u8:
+            flat[i] = flat[i].to(torch.int32)
     wrapping = {aten.add.Tensor, aten.add.Scalar, aten.sub.Tensor, aten.sub.Scalar, aten.rsub.Tensor,
                 aten.rsub.Scalar, aten.mul.Tensor, aten.mul.Scalar, aten.neg.default, aten.bitwise_not.default,
                 aten.bitwise_left_shift.Tensor, aten.bitwise_left_shift.Tensor_Scalar, aten.__lshift__.Scalar,
@@ -1102,7 +1106,7 @@ def _unsigned_bytes(gm, flat):
 
     class Bytes(torch.fx.Interpreter):
         def run_node(self, n):
-            if n not in targets:
+            if n not in targets or n.op != "call_function":  # a uint8 argument comes as int32 already
                 return super().run_node(n)
             with self._set_current_node(n):
                 args, kwargs = self.fetch_args_kwargs_from_env(n)
