@@ -3099,3 +3099,40 @@ def test_uint8_image_input(tmp_path, amp_tools):
                                  optimizer="adamw", lr=0.01)
     arg = next(a for a in step.manifest["arguments"] if a["kind"] == "input")
     assert arg["dtype"] == "int32" and np.array_equal(np.load(step.out_dir / arg["file"]), images.numpy())
+
+
+class _PlainStatistic(nn.Module):
+    """A running statistic kept in a plain tensor attribute (not a registered buffer), updated by the forward
+    pass in place or by reassignment; a plain tensor attribute only read (a constant table)."""
+
+    def __init__(self, in_place):
+        super().__init__()
+        self.l1, self.l2 = nn.Linear(8, 32), nn.Linear(32, 3)
+        self.stats, self.table, self.in_place = torch.zeros(32), torch.linspace(0, 1, 32), in_place
+
+    def forward(self, x):
+        h = torch.tanh(self.l1(x)) * self.table
+        out = self.l2(h - self.stats)
+        with torch.no_grad():
+            if self.in_place:
+                self.stats.mul_(0.5).add_(h.mean(0), alpha=0.5)
+            else:
+                self.stats = 0.5 * self.stats + 0.5 * h.mean(0)
+        return out
+
+
+@pytest.mark.parametrize("in_place", [True, False], ids=["in-place", "reassigned"])
+def test_plain_tensor_attribute_updated_by_forward_is_state(in_place, tmp_path, amp_tools):
+    """A plain tensor attribute the forward pass updates is state of the step like a buffer (in place: the
+    capture stopped at PyTorch's functionalization assert; reassigned: it kept its first value, 8e-2 off at step
+    2), the one it only reads stays a constant; the export leaves the user's tensors as they were: fp32 within
+    1e-5 of PyTorch."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = _PlainStatistic(in_place)
+    before = model.stats
+    step, _ = _trains_as_pytorch(model, (torch.randn(8, 8), torch.tensor([0, 2, 1, 2, 0, 1, 1, 0])), tmp_path,
+                                 amp_tools, optimizer="sgd", lr=0.5)
+    kinds = {a["name"]: a["kind"] for a in step.manifest["arguments"]}
+    assert kinds.get("buffer stats") == "buffer" and not any("table" in name for name in kinds)
+    assert model.stats is before and torch.equal(before, torch.zeros(32))

@@ -223,10 +223,12 @@ def clip_grad_norm(grads, max_norm, norm_type=2.0):
 
 def _eager_loss(model, loss_fn, model_inputs, target):
     """``loss_fn(model(*model_inputs), target)`` in PyTorch's own state, the model's buffers (batch norm's
-    running statistics, which the forward updates) and frozen parameters put back afterwards, reassigned ones
-    too (not a copy of the model: twice the memory of a large one); None where that cannot run."""
+    running statistics, which the forward updates), frozen parameters and plain tensor attributes put back
+    afterwards, reassigned ones too (not a copy of the model: twice the memory of a large one); None where that
+    cannot run."""
     saved = [(k, b, b.detach().clone()) for k, b in model.named_buffers()]
     saved += [(k, p, p.detach().clone()) for k, p in model.named_parameters() if not p.requires_grad]  # EMAs
+    saved += [(k, t, t.detach().clone()) for k, t in _plain_tensors(model).items()]
     try:
         with torch.no_grad():
             return float(loss_fn(model(*model_inputs), target))
@@ -240,23 +242,39 @@ def _eager_loss(model, loss_fn, model_inputs, target):
                     setattr(*_owner(model, name), tensor)
 
 
-def _frozen_and_mutated(model, loss_fn, model_inputs, target):
-    """The names of the frozen parameters (``requires_grad=False``) that the forward pass or the loss updates
-    in place (an EMA kept as a ``Parameter``): state of the step like a buffer. Found by running the model once
-    in PyTorch's own state on copies of the frozen parameters and of the buffers (their version counters
-    move; the model's own tensors are not touched); none without frozen parameters (nothing is run then)."""
+def _plain_tensors(model):
+    """The tensors a model keeps as plain attributes (``self.stats = torch.zeros(n)``: neither parameters nor
+    registered buffers), by dotted name."""
+    return {(f"{name}." if name else "") + key: value for name, module in model.named_modules()
+            for key, value in vars(module).items()
+            if isinstance(value, torch.Tensor) and not isinstance(value, torch.nn.Parameter)
+            and not key.startswith("_")}
+
+
+def _state_beyond_buffers(model, loss_fn, model_inputs, target):
+    """The names of the tensors besides the registered buffers that the forward pass or the loss updates: frozen
+    parameters (``requires_grad=False``) changed in place (an EMA kept as a ``Parameter``) and plain tensor
+    attributes changed in place or reassigned (``self.stats = ...``, a running statistic not registered as a
+    buffer). They are state of the step like the buffers. Found by running the model once in PyTorch's own state
+    on copies of them and of the buffers (version counters move, attributes get other tensors; the model's own
+    tensors are not touched); none when the model has no such tensors (nothing is run then)."""
     frozen = {k: p.detach().clone() for k, p in model.named_parameters() if not p.requires_grad}
-    if not frozen:
+    plain = {k: t.detach().clone() for k, t in _plain_tensors(model).items()}
+    candidates = {**frozen, **plain}
+    if not candidates:
         return []
-    copies = {**frozen, **{k: b.detach().clone() for k, b in model.named_buffers()}}
-    versions = {k: t._version for k, t in frozen.items()}
+    copies = {**candidates, **{k: b.detach().clone() for k, b in model.named_buffers()}}
+    versions = {k: t._version for k, t in candidates.items()}
+    changed = []
     try:
         with torch.no_grad(), torch.random.fork_rng(devices=[]), \
                 _reparametrize_module(model, copies, tie_weights=True, strict=False):
             loss_fn(model(*model_inputs), target)
+            changed = [k for k, t in candidates.items()
+                       if t._version != versions[k] or _module_tensor(model, k) is not t]
     except Exception:
         return []
-    return [k for k, t in frozen.items() if t._version != versions[k]]
+    return changed
 
 
 def _captured_loss(graph, flat):
@@ -1250,10 +1268,11 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     names = [k for k, _ in named]
     params = [p.detach().clone().float() for _, p in named]
     n_params = len(params)
-    # Frozen parameters the step updates in place are state like the buffers (the others stay constants).
-    mutated = set(_frozen_and_mutated(model, loss_fn, [t for t in example_inputs[:-1]], example_inputs[-1]))
-    buffer_items = [(k, b) for k, b in model.named_buffers()] + \
-        [(k, p) for k, p in model.named_parameters() if k in mutated]
+    # Frozen parameters and plain tensor attributes the step updates are state like the buffers (the others
+    # stay constants).
+    mutated = _state_beyond_buffers(model, loss_fn, list(example_inputs[:-1]), example_inputs[-1])
+    extra = {**dict(model.named_parameters()), **_plain_tensors(model)}
+    buffer_items = [(k, b) for k, b in model.named_buffers()] + [(k, extra[k]) for k in mutated]
     buffer_names = [k for k, _ in buffer_items]
     buffers = [b.detach().clone() for _, b in buffer_items]
     buffers = [b.float() if b.is_floating_point() else b for b in buffers]
