@@ -629,6 +629,32 @@ def _python_state_kept(model):
                 "state in a buffer (a tensor) for the step to update it.", SpecializationWarning, stacklevel=4)
 
 
+@contextlib.contextmanager
+def _data_assignment_as_copy():
+    """``t.data = v`` (a buffer or a parameter updated through ``.data``, as older code writes an EMA) as
+    ``t.copy_(v)`` without autograd while the step is traced, where ``v`` has ``t``'s shape and type: the same
+    new value, and one that functionalization sees (the storage swap itself is no op make_fx records, so the
+    update was lost, silently). ``Tensor.data``'s setter is not a torch function a mode intercepts, so the
+    property is replaced on ``torch.Tensor`` for the trace and put back."""
+    base = torch._C.TensorBase.data
+
+    def assign(self, value):
+        if isinstance(value, torch.Tensor) and value.shape == self.shape and value.dtype == self.dtype:
+            with torch.no_grad():
+                self.copy_(value)
+        else:
+            base.__set__(self, value)
+
+    if "data" in torch.Tensor.__dict__:  # already in place (a trace within a trace)
+        yield
+        return
+    torch.Tensor.data = property(base.__get__, assign)
+    try:
+        yield
+    finally:
+        del torch.Tensor.data
+
+
 class _Shown(str):
     """A value read as a list, kept as its text (hashable) and shown without quotes."""
 
@@ -709,7 +735,7 @@ class _Specializer:
                 return func(*args, **kwargs)
 
         def wrapped(*args):
-            with ValueFree():
+            with ValueFree(), _data_assignment_as_copy():
                 return step(*args)
 
         return wrapped
