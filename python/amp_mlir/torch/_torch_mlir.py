@@ -142,15 +142,15 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
             with forward_context():
                 return loss_fn(model(*model_inputs), target)
 
-        given = dict(zip(names, leaves))
+        given = {**dict(zip(names, leaves)), **bufs}
         of_loss = {k[len(_LOSS_PREFIX):]: v for k, v in given.items() if k.startswith(_LOSS_PREFIX)}
         of_model = {k: v for k, v in given.items() if not k.startswith(_LOSS_PREFIX)}
-        with _reparametrize_module(model, {**of_model, **bufs}, tie_weights=True, strict=False), \
+        with _reparametrize_module(model, of_model, tie_weights=True, strict=False), \
                 (_reparametrize_module(loss_fn, of_loss, strict=False) if of_loss else contextlib.nullcontext()):
             loss = forward()
             # read back from the module: a buffer the forward pass reassigns (``self.queue = new``: MoCo's
             # queues, running sums) is a new tensor there, not the clone handed in
-            now = {k: _module_tensor(model, k) for k in buffer_names}
+            now = {k: _module_tensor(model, k, loss_fn) for k in buffer_names}
             new_buffers = tuple(torch.view_as_real(now[k]) if k in complex_buffers else now[k]
                                 for k in buffer_names)
             _annotate_backward_of_regions(loss)
@@ -197,17 +197,21 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
     return step
 
 
-def _owner(model, name):
-    """The submodule of ``model`` that holds dotted ``name`` (a buffer, a parameter), and the name there."""
+def _owner(model, name, loss_fn=None):
+    """The submodule of ``model`` (of ``loss_fn`` for a name with ``_LOSS_PREFIX``) that holds dotted ``name``
+    (a buffer, a parameter), and the name there."""
+    if name.startswith(_LOSS_PREFIX) and isinstance(loss_fn, torch.nn.Module):
+        model, name = loss_fn, name[len(_LOSS_PREFIX):]
     *path, leaf = name.split(".")
     for part in path:
         model = getattr(model, part)
     return model, leaf
 
 
-def _module_tensor(model, name):
-    """The tensor at dotted ``name`` (a buffer, or a frozen parameter the step updates) of ``model``."""
-    return getattr(*_owner(model, name))
+def _module_tensor(model, name, loss_fn=None):
+    """The tensor at dotted ``name`` (a buffer, or a frozen parameter the step updates) of ``model``, or of
+    ``loss_fn`` for a name with ``_LOSS_PREFIX``."""
+    return getattr(*_owner(model, name, loss_fn))
 
 
 def clip_grad_norm(grads, max_norm, norm_type=2.0):
@@ -229,6 +233,8 @@ def _eager_loss(model, loss_fn, model_inputs, target):
     saved = [(k, b, b.detach().clone()) for k, b in model.named_buffers()]
     saved += [(k, p, p.detach().clone()) for k, p in model.named_parameters() if not p.requires_grad]  # EMAs
     saved += [(k, t, t.detach().clone()) for k, t in _plain_tensors(model).items()]
+    if isinstance(loss_fn, torch.nn.Module):
+        saved += [(_LOSS_PREFIX + k, b, b.detach().clone()) for k, b in loss_fn.named_buffers()]
     try:
         with torch.no_grad():
             return float(loss_fn(model(*model_inputs), target))
@@ -238,8 +244,8 @@ def _eager_loss(model, loss_fn, model_inputs, target):
         with torch.no_grad():
             for name, tensor, value in saved:
                 tensor.copy_(value)
-                if _module_tensor(model, name) is not tensor:  # reassigned by the forward pass
-                    setattr(*_owner(model, name), tensor)
+                if _module_tensor(model, name, loss_fn) is not tensor:  # reassigned by the forward pass
+                    setattr(*_owner(model, name, loss_fn), tensor)
 
 
 def _plain_tensors(model):
@@ -1299,6 +1305,8 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     mutated = _state_beyond_buffers(model, loss_fn, list(example_inputs[:-1]), example_inputs[-1])
     extra = {**dict(model.named_parameters()), **_plain_tensors(model)}
     buffer_items = [(k, b) for k, b in model.named_buffers()] + [(k, extra[k]) for k in mutated]
+    if isinstance(loss_fn, torch.nn.Module):  # a loss module's buffers (DINO's center) are state too
+        buffer_items += [(_LOSS_PREFIX + k, b) for k, b in loss_fn.named_buffers()]
     buffer_names = [k for k, _ in buffer_items]
     buffers = [b.detach().clone() for _, b in buffer_items]
     buffers = [b.float() if b.is_floating_point() else b for b in buffers]
