@@ -3199,3 +3199,28 @@ def test_loss_module_buffers_are_state(in_place, tmp_path, amp_tools):
                                  loss=loss, optimizer="sgd", lr=0.5)
     assert any(a["name"] == "buffer loss_fn.center" for a in step.manifest["arguments"])
     assert loss.center is before and torch.equal(before, torch.zeros(1, 3))
+
+
+def test_parameters_outside_the_model_are_named(tmp_path):
+    """A loss that closes over a trainable Parameter (and a layer kept in a plain list, not registered) is held
+    constant by the step: a warning says so with the shapes, and none comes for a model without such
+    parameters."""
+    _torch_mlir()
+    temperature = nn.Parameter(torch.tensor(0.5))
+    hidden = [nn.Linear(3, 3)]
+
+    class Listed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(8, 3)
+
+        def forward(self, x):
+            return hidden[0](self.lin(x))
+
+    inputs = (torch.randn(4, 8), torch.tensor([0, 2, 1, 2]))
+    with pytest.warns(UserWarning, match=r"neither the model's nor the loss module's \(shapes \[3, 3\], \[3\], \[\]\)"):
+        export_train_step(Listed(), lambda out, t: F.cross_entropy(out / temperature, t), inputs, optimizer="sgd",
+                          lr=0.1, out_dir=tmp_path / "a")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*neither the model's.*")
+        export_train_step(nn.Linear(8, 3), F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path / "b")

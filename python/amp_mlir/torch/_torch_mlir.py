@@ -699,6 +699,7 @@ class _Specializer:
     def __init__(self, arg_names, arg_kinds):
         self.arg_names, self.arg_kinds = arg_names, arg_kinds
         self.records = []
+        self.foreign = {}  # trainable Parameters the step reads that are none of its own: id -> shape
 
     def table(self, base):
         aten = torch.ops.aten
@@ -726,6 +727,11 @@ class _Specializer:
         class ValueFree(TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):
                 kwargs = kwargs or {}
+                # The step's own parameters are plain tensors while it is traced (reparametrized): a
+                # Parameter that requires a gradient here belongs to nothing the step trains.
+                for a in torch.utils._pytree.tree_leaves((args, kwargs)):
+                    if isinstance(a, torch.nn.Parameter) and a.requires_grad:
+                        specializer.foreign[id(a)] = tuple(a.shape)
                 if func in (torch.Tensor.tolist, torch.Tensor.numpy) and isinstance(args[0], torch.Tensor):
                     value = specializer._read(args[0], lambda x: func(x, *args[1:], **kwargs), "values")
                     if value is not None:
@@ -1454,6 +1460,13 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
             "on parameters it holds from before the step, not through the module's attributes), outside the "
             "gradients the step computes: those parameters would never train. Reach them through the module "
             "(as reversible layers do: those train) or return their gradients from the Function's backward.")
+    if specializer.foreign:
+        warnings.warn(
+            "amp_mlir.torch: the training step reads trainable parameters that are neither the model's nor the "
+            f"loss module's (shapes {', '.join(str(list(s)) for s in specializer.foreign.values())}): a loss "
+            "function that closes over a Parameter, a module kept in a plain list or attribute. The step holds "
+            "them constant; register them on the model (or on a loss module) to train them.", UserWarning,
+            stacklevel=3)
     specialized = specializer.warn(_unchanged_buffers(gm, kinds))
     _clean_graph(gm)
     _float_comparison_scalars(gm)
