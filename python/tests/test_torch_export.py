@@ -3185,18 +3185,32 @@ class _CenteredCE(nn.Module):
         return loss
 
 
+class _WithFrozenTeacher(nn.Module):
+    """A student and a frozen teacher (frozen parameters: the export runs the model once to find their state)."""
+
+    def __init__(self):
+        super().__init__()
+        self.student = nn.Sequential(nn.Linear(8, 24), nn.Tanh(), nn.Linear(24, 3))
+        self.teacher = nn.Linear(8, 3).requires_grad_(False)
+
+    def forward(self, x):
+        return self.student(x) + 0.1 * self.teacher(x)
+
+
 @pytest.mark.parametrize("in_place", [True, False], ids=["in-place", "reassigned"])
-def test_loss_module_buffers_are_state(in_place, tmp_path, amp_tools):
+@pytest.mark.parametrize("teacher", [False, True], ids=["plain", "frozen-teacher"])
+def test_loss_module_buffers_are_state(in_place, teacher, tmp_path, amp_tools):
     """A loss module's buffers are state of the step (``buffer loss_fn.center``): updated in place (the capture
     stopped at PyTorch's functionalization assert) or reassigned (kept its first value, silently): fp32 within
-    1e-5 of PyTorch; the user's loss module is left as it was."""
+    1e-5 of PyTorch; the user's loss module is left as it was, also where the model's frozen parameters make the
+    export run the model once (that run advanced the user's center, and the step started from it)."""
     _torch_mlir()
     torch.manual_seed(0)
     loss = _CenteredCE(in_place)
     before = loss.center
-    step, _ = _trains_as_pytorch(nn.Sequential(nn.Linear(8, 24), nn.Tanh(), nn.Linear(24, 3)),
-                                 (torch.randn(8, 8), torch.tensor([0, 2, 1, 2, 0, 1, 1, 0])), tmp_path, amp_tools,
-                                 loss=loss, optimizer="sgd", lr=0.5)
+    model = _WithFrozenTeacher() if teacher else nn.Sequential(nn.Linear(8, 24), nn.Tanh(), nn.Linear(24, 3))
+    step, _ = _trains_as_pytorch(model, (torch.randn(8, 8), torch.tensor([0, 2, 1, 2, 0, 1, 1, 0])), tmp_path,
+                                 amp_tools, loss=loss, optimizer="sgd", lr=0.5)
     assert any(a["name"] == "buffer loss_fn.center" for a in step.manifest["arguments"])
     assert loss.center is before and torch.equal(before, torch.zeros(1, 3))
 

@@ -262,19 +262,24 @@ def _state_beyond_buffers(model, loss_fn, model_inputs, target):
     parameters (``requires_grad=False``) changed in place (an EMA kept as a ``Parameter``) and plain tensor
     attributes changed in place or reassigned (``self.stats = ...``, a running statistic not registered as a
     buffer). They are state of the step like the buffers. Found by running the model once in PyTorch's own state
-    on copies of them and of the buffers (version counters move, attributes get other tensors; the model's own
-    tensors are not touched); none when the model has no such tensors (nothing is run then)."""
+    on copies of them and of the buffers, the loss module's too (version counters move, attributes get other
+    tensors; the user's own tensors are not touched); none when the model has no such tensors (nothing is run
+    then)."""
     frozen = {k: p.detach().clone() for k, p in model.named_parameters() if not p.requires_grad}
     plain = {k: t.detach().clone() for k, t in _plain_tensors(model).items()}
     candidates = {**frozen, **plain}
     if not candidates:
         return []
     copies = {**candidates, **{k: b.detach().clone() for k, b in model.named_buffers()}}
+    loss_copies = ({k: b.detach().clone() for k, b in loss_fn.named_buffers()}
+                   if isinstance(loss_fn, torch.nn.Module) else {})  # a loss module's state (DINO's center)
     versions = {k: t._version for k, t in candidates.items()}
     changed = []
     try:
         with torch.no_grad(), torch.random.fork_rng(devices=[]), \
-                _reparametrize_module(model, copies, tie_weights=True, strict=False):
+                _reparametrize_module(model, copies, tie_weights=True, strict=False), \
+                (_reparametrize_module(loss_fn, loss_copies, strict=False) if loss_copies
+                 else contextlib.nullcontext()):
             loss_fn(model(*model_inputs), target)
             changed = [k for k, t in candidates.items()
                        if t._version != versions[k] or _module_tensor(model, k) is not t]
