@@ -106,13 +106,14 @@ def _losses(tools, step, steps, precision="fp32"):
     return [json.loads(line)["loss"] for line in out.splitlines() if line.startswith("{")]
 
 
-def _trains_as_pytorch(model, inputs, out_dir, tools, loss=F.cross_entropy, rtol=1e-5, steps=3, **options):
+def _trains_as_pytorch(model, inputs, out_dir, tools, loss=F.cross_entropy, rtol=1e-5, steps=3, atol=0.0,
+                       **options):
     """``model``'s step exported (torch-mlir) and trained ``steps`` steps in fp32 by amp-train: its losses
-    PyTorch's within ``rtol``. Returns (the exported step, its fp32 losses)."""
+    PyTorch's within ``rtol`` (and ``atol``). Returns (the exported step, its fp32 losses)."""
     step = export_train_step(model, loss, inputs, out_dir=out_dir, **options)
     want = torch_reference_losses(model, loss, inputs, steps=steps, **options)
     fp32 = _losses(tools, step, steps)
-    np.testing.assert_allclose(fp32, want, rtol=rtol)
+    np.testing.assert_allclose(fp32, want, rtol=rtol, atol=atol)
     return step, fp32
 
 
@@ -1718,10 +1719,11 @@ def test_ops_without_a_torch_mlir_backward(make, x, tmp_path, amp_tools):
     (``_decompositions.kthvalue``, ``hypot``), ``repeat_interleave`` with tensor repeats
     (``_decompositions.repeat_interleave``), ``torch.cdist``
     (``_decompositions.cdist``; torch-mlir lowers neither its forward nor its backward). fp32 within 1e-5 of
-    PyTorch."""
+    PyTorch, and within 2e-7 absolute: the resamplings' cross-entropy falls to 1e-3 after one step, where the
+    float32 rounding of logits near 7 is 6e-8 of it (5.8e-5 relative in one fresh-clone run under load)."""
     _torch_mlir()
     torch.manual_seed(0)
-    _trains_as_pytorch(make(), (x, torch.tensor([0, 2])), tmp_path, amp_tools, optimizer="sgd", lr=0.1)
+    _trains_as_pytorch(make(), (x, torch.tensor([0, 2])), tmp_path, amp_tools, optimizer="sgd", lr=0.1, atol=2e-7)
 
 
 class _Bags(nn.Module):
