@@ -983,6 +983,39 @@ def test_fake_quantize(quant_min, quant_max):
              aten._fake_quantize_learnable_per_channel_affine_backward(g, x, scales, zs, 1, quant_min, quant_max, 0.7), 1e-4)
 
 
+@pytest.mark.parametrize("per_row, symmetric, quant_min, quant_max",
+                         [(False, False, 0, 127), (False, True, -128, 127), (True, True, -128, 127),
+                          (True, False, 0, 255)])
+def test_fused_moving_average_observer_fake_quantize(per_row, symmetric, quant_min, quant_max):
+    """``_fused_moving_avg_obs_fq_helper`` (QAT's default ``FusedMovingAvgObsFakeQuantize``) against ATen, bit
+    for bit: every output and state over inputs of magnitude 1e-6 (the smallest scale), 1 and 30, all positive,
+    all negative and all zero, from infinite and from finite running ranges, with the observer and the fake
+    quantization each on and off."""
+    d = _decomp()
+    torch.manual_seed(0)
+    n = 4 if per_row else 1
+    checked = 0
+    for trial in range(48):
+        x = torch.randn(4, 3, 2) * (1e-6, 1.0, 30.0)[trial % 3]
+        x = (x, x.abs(), -x.abs(), torch.zeros_like(x))[(trial // 3) % 4]
+        shape = (n,) if per_row else ()
+        start = trial // 12 % 2 == 0
+        low = torch.full(shape, math.inf) if start else torch.randn(shape) - 1
+        high = torch.full(shape, -math.inf) if start else torch.randn(shape) + 1
+        observe, quantize = torch.tensor([int(trial % 5 != 4)]), torch.tensor([int(trial % 7 != 6)])
+        if start and not observe.item():
+            continue  # ATen refuses an empty range (min > max)
+        state = [low, high, torch.ones(n), torch.zeros(n, dtype=torch.int32)]
+        args = (0.01, quant_min, quant_max, 0, per_row, symmetric)
+        want_state = [t.clone() for t in state]
+        want = aten._fused_moving_avg_obs_fq_helper(x, observe, quantize, *want_state, *args)
+        got = d.fused_moving_avg_obs_fq_helper(x, observe, quantize, *[t.clone() for t in state], *args)
+        for a, b in zip(got, (*want, *want_state)):
+            assert a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b), trial
+        checked += 1
+    assert checked > 40
+
+
 def test_true_division_of_integers():
     """``/`` of integer and boolean tensors in the result's float type, as ATen; floats are left to torch-mlir."""
     d = _decomp()

@@ -2948,6 +2948,64 @@ def test_quantization_aware_training(tmp_path, amp_tools):
                        optimizer="sgd", lr=0.1)
 
 
+class _EagerQuantized(nn.Module):
+    """A model prepared for eager-mode quantization-aware training (``QuantStub`` / ``DeQuantStub``)."""
+
+    def __init__(self):
+        super().__init__()
+        import torch.ao.quantization as tq
+        self.quant, self.dequant = tq.QuantStub(), tq.DeQuantStub()
+        self.conv, self.fc = nn.Conv2d(3, 4, 3), nn.Linear(4 * 6 * 6, 3)
+
+    def forward(self, x):
+        return self.dequant(self.fc(torch.relu(self.conv(self.quant(x))).flatten(1)))
+
+
+def _prepared_for_qat(qconfig):
+    import torch.ao.quantization as tq
+    torch.manual_seed(0)
+    model = _EagerQuantized().train()
+    model.qconfig = qconfig
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch.ao's deprecation notices
+        return tq.prepare_qat(model)
+
+
+def test_default_qat_qconfig(tmp_path, amp_tools):
+    """PyTorch's default quantization-aware training (``get_default_qat_qconfig``: ``FusedMovingAvgObsFakeQuantize``,
+    the moving-average observer and the fake quantization in one op, per-channel symmetric weights) straight
+    after ``prepare_qat``, the per-channel observers still empty: the export sizes them as their first forward
+    pass would, the step moves the running ranges and chooses scales and zero points as ATen does, and fp32
+    equals PyTorch's losses (computed on a copy taken before the export) to float32 rounding."""
+    _torch_mlir()
+    import torch.ao.quantization as tq
+    model = _prepared_for_qat(tq.get_default_qat_qconfig("x86"))
+    assert model.conv.weight_fake_quant.activation_post_process.min_val.numel() == 0
+    inputs = (torch.randn(4, 3, 8, 8, generator=torch.Generator().manual_seed(1)), torch.tensor([0, 2, 1, 2]))
+    want = torch_reference_losses(copy.deepcopy(model), F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-6)
+    observer = model.conv.weight_fake_quant.activation_post_process
+    assert observer.min_val.shape == (4,) and bool(torch.isinf(observer.min_val).all())
+    # what the export did to the model is what its own first forward pass does: PyTorch trains it the same
+    np.testing.assert_allclose(torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd",
+                                                      lr=0.1), want, rtol=1e-7)
+
+
+def test_unsized_observer_is_refused(tmp_path):
+    """A non-fused per-channel observer takes another branch at its first call (no moving average yet) and
+    resizes its state: refused by name, telling the user to run the model once."""
+    _torch_mlir()
+    import torch.ao.quantization as tq
+    model = _prepared_for_qat(tq.QConfig(activation=tq.default_fused_act_fake_quant,
+                                         weight=tq.default_per_channel_weight_fake_quant))
+    inputs = (torch.randn(4, 3, 8, 8), torch.tensor([0, 2, 1, 2]))
+    with pytest.raises(UnsupportedOpError, match=r"buffer conv\.weight_fake_quant\..* changes shape from \[.*\] "
+                       r"to \[4\] in the first forward pass .*run the model once before exporting"):
+        export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
+    assert not list(tmp_path.iterdir())
+
+
 class _ByteLatents(nn.Module):
     """Latents quantized to a byte image and back (diffusers' AutoencoderTiny), and uint8 arithmetic that wraps."""
 

@@ -94,7 +94,10 @@ semantics:
 - Fake quantization (quantization-aware training): ``fake_quantize_per_{tensor,channel}_affine_cachemask`` (and
   the tensor-qparams form with its enable flag) as ATen's round-half-even, clamp and mask; LSQ's learnable
   ``_fake_quantize_learnable_per_{tensor,channel}_affine`` and their backward (the scale's and zero point's
-  gradients per element, summed; zero points rounded as ATen rounds them in each).
+  gradients per element, summed; zero points rounded as ATen rounds them in each);
+  ``_fused_moving_avg_obs_fq_helper_functional`` (QAT's default ``FusedMovingAvgObsFakeQuantize``): the moving
+  average of the running range, ``quant_utils::ChooseQuantizationParams`` with its float64 intermediates, and the
+  fake quantization, each where its enable flag says.
 - ``/`` of integer or boolean tensors (``div.Tensor`` / ``div.Scalar``): converted to the result's float type
   first (torch-mlir's TOSA conversion refuses an unsigned operand).
 - ``_adaptive_avg_pool3d_backward``: separable, through each dimension's transposed averaging matrix; (above
@@ -1385,6 +1388,76 @@ def fake_quantize_learnable_per_channel_backward(grad, self, scale, zero_point, 
                                       quant_max, grad_factor)
     others = [d for d in range(self.dim()) if d != axis % self.dim()]
     return dx, ds.sum(others), dz.sum(others)
+
+
+_SMALL_SCALE = float(np.float32(6.1e-5))  # quant_utils' SMALL_SCALE_THRESHOLD (a float)
+
+
+def _choose_qparams(lo, hi, quant_min, quant_max, symmetric):
+    """``quant_utils::ChooseQuantizationParams`` elementwise over float32 ``lo`` / ``hi`` (the observer's
+    running minimum and maximum): the range widened to hold 0 (made symmetric about 0 first for a symmetric
+    scheme), ``scale = (hi - lo) / (quant_max - quant_min)`` in float64 as ATen's intermediates (0.1 where it is
+    0 or its float32 reciprocal overflows; at least 6.1e-5, the range stretched to match), the zero point from
+    the end with the smaller rounding error (the middle of the range for a symmetric one), clamped and
+    rounded half to even. Returns the float32 scale and the int32 zero point."""
+    f32, f64 = torch.float32, torch.float64
+    lo, hi = lo.to(f32), hi.to(f32)
+    span = quant_max - quant_min
+    straddles = (lo < 0) & (hi > 0)
+    if symmetric:
+        sym_min, sym_max = -(span // 2 + 1), span // 2
+        widest = torch.maximum((lo / sym_min).abs(), (hi / sym_max).abs()).to(f64)
+        lo = torch.where(straddles, (widest * sym_min).to(f32), lo)
+        hi = torch.where(straddles, (widest * sym_max).to(f32), hi)
+    lo, hi = torch.clamp(lo, max=0.0), torch.clamp(hi, min=0.0)
+    scale = (hi.to(f64) - lo.to(f64)) / span
+    narrow = scale.to(f32)
+    scale = torch.where((narrow == 0) | torch.isinf(1.0 / narrow), 0.1, scale)
+    small = scale < _SMALL_SCALE
+    stretch = _SMALL_SCALE / scale.to(f32)
+    edge = float(np.float32(_SMALL_SCALE) * np.float32(span))
+    lo = torch.where(small, torch.where(lo == 0, lo, torch.where(hi == 0, -edge, lo * stretch)), lo)
+    hi = torch.where(small, torch.where(lo == 0, edge, torch.where(hi == 0, hi, hi * stretch)), hi)
+    scale = torch.where(small, _SMALL_SCALE, scale)
+    from_min, from_max = lo.to(f64) / scale, hi.to(f64) / scale
+    zero = torch.where(abs(quant_min) - from_min.abs() < abs(quant_max) - from_max.abs(),
+                       quant_min - from_min, quant_max - from_max)
+    if symmetric:
+        zero = torch.where(straddles, (quant_min + quant_max) / 2, zero)
+    zero = torch.clamp(torch.round(zero), quant_min, quant_max)
+    return scale.to(f32), zero.to(torch.int32)
+
+
+def fused_moving_avg_obs_fq_helper(self, observer_on, fake_quant_on, running_min, running_max, scale,
+                                   zero_point, averaging_const, quant_min, quant_max, ch_axis,
+                                   per_row_fake_quant=False, symmetric_quant=False):
+    """``_fused_moving_avg_obs_fq_helper_functional``: QAT's default observer and fake quantization in one op
+    (``FusedMovingAvgObsFakeQuantize``, every ``get_default_qat_qconfig``). Where ``observer_on``, the running
+    minimum and maximum (per row along ``ch_axis`` for per-channel weights) move toward the input's by
+    ``averaging_const`` (the input's own where they are still infinite); where ``fake_quant_on``, the scale and
+    zero point are chosen from them (``_choose_qparams``) and the input fake quantized with them, else it
+    passes through unmasked and they stay. Returns the output, the gradient's mask and the four new states."""
+    observe = observer_on.reshape(-1)[0] != 0
+    quantize = fake_quant_on.reshape(-1)[0] != 0
+    if per_row_fake_quant:
+        rows = self.movedim(ch_axis, 0).flatten(1)
+        low, high = rows.amin(1), rows.amax(1)
+    else:
+        low, high = self.amin().reshape(running_min.shape), self.amax().reshape(running_max.shape)
+    low, high = low.to(running_min.dtype), high.to(running_max.dtype)
+    moved_min = torch.where(torch.isinf(running_min), low, running_min + averaging_const * (low - running_min))
+    moved_max = torch.where(torch.isinf(running_max), high, running_max + averaging_const * (high - running_max))
+    new_min = torch.where(observe, moved_min, running_min)
+    new_max = torch.where(observe, moved_max, running_max)
+    s, z = _choose_qparams(new_min, new_max, quant_min, quant_max, symmetric_quant)
+    if per_row_fake_quant:
+        out, mask = fake_quantize_per_channel_cachemask(self, s, z, ch_axis, quant_min, quant_max)
+    else:
+        out, mask = _fake_quantize(self, s.reshape(()).to(self.dtype), z.reshape(()).to(self.dtype), quant_min,
+                                   quant_max)
+    return (torch.where(quantize, out, self), mask | ~quantize, new_min, new_max,
+            torch.where(quantize, s.reshape(scale.shape), scale),
+            torch.where(quantize, z.reshape(zero_point.shape).to(zero_point.dtype), zero_point))
 
 
 def _index_table(fn):
@@ -2771,6 +2844,7 @@ def table():
         aten._fake_quantize_learnable_per_channel_affine.default: fake_quantize_learnable_per_channel,
         aten._fake_quantize_learnable_per_channel_affine_backward.default:
             fake_quantize_learnable_per_channel_backward,
+        aten._fused_moving_avg_obs_fq_helper_functional.default: fused_moving_avg_obs_fq_helper,
         aten.linalg_matrix_exp.default: matrix_exp,
         aten.embedding_renorm.default: embedding_renorm,
         aten.multi_margin_loss_backward.default: multi_margin_loss_backward,

@@ -288,6 +288,48 @@ def _state_beyond_buffers(model, loss_fn, model_inputs, target):
     return changed
 
 
+def _size_observers(model, loss_fn, model_inputs, target):
+    """QAT's per-channel observers start empty (``min_val = torch.tensor([])``) and take their size at the
+    first forward pass, which resizes them in place; a step's state has one shape. Buffers that start empty
+    are sized here as that first call sizes them, found by one run on copies (nothing is run when no buffer is
+    empty): ``FusedMovingAvgObsFakeQuantize`` (every ``get_default_qat_qconfig``) gets a running minimum of
+    +inf and a maximum of -inf (its moving average takes the input's own values where they are infinite) and
+    its scale and zero point repeated to the new size (ATen resizes them and then writes every element before
+    reading it). This changes the user's module only as its own first forward pass would. A buffer any other
+    code resizes (the non-fused per-channel observers, whose first call takes another branch) is refused by
+    name: run the model once before exporting."""
+    if not any(b.numel() == 0 for b in model.buffers()):
+        return
+    copies = {k: b.detach().clone() for k, b in model.named_buffers()}
+    try:
+        with torch.no_grad(), torch.random.fork_rng(devices=[]), \
+                _reparametrize_module(model, copies, tie_weights=True, strict=False):
+            loss_fn(model(*model_inputs), target)
+    except Exception:
+        return  # the capture reports what fails
+    resized = {k: t.shape for k, t in copies.items() if t.shape != _module_tensor(model, k).shape}
+    fused = torch.ao.quantization.FusedMovingAvgObsFakeQuantize
+    with torch.no_grad():
+        for name, module in model.named_modules():
+            if not isinstance(module, fused):
+                continue
+            prefix = f"{name}." if name else ""
+            fills = {"activation_post_process.min_val": math.inf, "activation_post_process.max_val": -math.inf,
+                     "scale": None, "zero_point": None}
+            for leaf, fill in fills.items():
+                shape = resized.pop(prefix + leaf, None)
+                if shape is None:
+                    continue
+                tensor = _module_tensor(model, prefix + leaf)
+                value = fill if fill is not None else (tensor.reshape(-1)[0].item() if tensor.numel() else 0)
+                tensor.resize_(shape).fill_(value)
+    for k, shape in resized.items():
+        raise UnsupportedOpError(
+            f"buffer {k} changes shape from {list(_module_tensor(model, k).shape)} to {list(shape)} in the first "
+            "forward pass (a per-channel observer sized by its first call): run the model once before exporting "
+            "so that the step's state has its final shape")
+
+
 def _captured_loss(graph, flat):
     """The loss the first captured graph computes on the example (its last output), on copies of the
     arguments (it writes batch norm's running statistics into them); None where it cannot run."""
@@ -1313,6 +1355,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     n_params = len(params)
     # Frozen parameters and plain tensor attributes the step updates are state like the buffers (the others
     # stay constants).
+    _size_observers(model, loss_fn, list(example_inputs[:-1]), example_inputs[-1])
     mutated = _state_beyond_buffers(model, loss_fn, list(example_inputs[:-1]), example_inputs[-1])
     extra = {**dict(model.named_parameters()), **_plain_tensors(model)}
     buffer_items = [(k, b) for k, b in model.named_buffers()] + [(k, extra[k]) for k in mutated]
