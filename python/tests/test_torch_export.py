@@ -2976,7 +2976,8 @@ def test_default_qat_qconfig(tmp_path, amp_tools):
     the moving-average observer and the fake quantization in one op, per-channel symmetric weights) straight
     after ``prepare_qat``, the per-channel observers still empty: the export sizes them as their first forward
     pass would, the step moves the running ranges and chooses scales and zero points as ATen does, and fp32
-    equals PyTorch's losses (computed on a copy taken before the export) to float32 rounding."""
+    equals PyTorch's losses (computed on a copy taken before the export) to float32 rounding. The quantizers
+    stay f32 under AMP (pinned: PyTorch's own autocast cannot run them at all); f16 within 2e-3 of fp32."""
     _torch_mlir()
     import torch.ao.quantization as tq
     model = _prepared_for_qat(tq.get_default_qat_qconfig("x86"))
@@ -2985,6 +2986,11 @@ def test_default_qat_qconfig(tmp_path, amp_tools):
     want = torch_reference_losses(copy.deepcopy(model), F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
     step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
     np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-6)
+    # the quantizers are pinned f32 (PyTorch's take float32 only), the convolution and the matmuls are not
+    pinned = [line for line in step.mlir_path.read_text().splitlines() if "#amp.precision<f32>" in line]
+    assert any("tosa.floor" in line for line in pinned) and any("tosa.reciprocal" in line for line in pinned)
+    assert not any("tosa.conv2d" in line or "tosa.matmul" in line for line in pinned)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3, "f16"), want, rtol=2e-3)
     observer = model.conv.weight_fake_quant.activation_post_process
     assert observer.min_val.shape == (4,) and bool(torch.isinf(observer.min_val).all())
     # what the export did to the model is what its own first forward pass does: PyTorch trains it the same

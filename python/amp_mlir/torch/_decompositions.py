@@ -153,6 +153,8 @@ semantics:
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import itertools
 import math
 
@@ -1309,6 +1311,41 @@ def matrix_exp(self):
     return e
 
 
+def _quantizer(decomposition):
+    """A fake quantization's decomposition inside a ``torch.autocast(enabled=False)`` region, pinned f32 like
+    the losses of ``_in_float32``: PyTorch's quantizers take float32 (the fused observer's kernel refuses
+    anything else, so PyTorch's own autocast cannot run QAT), and ``x / scale`` rounded in f16 (3 bits below
+    the point at 255) would pick other quantization steps than float32 does."""
+    @functools.wraps(decomposition)
+    def pinned(*args, **kwargs):
+        with _float32_annotation():
+            return decomposition(*args, **kwargs)
+    return pinned
+
+
+#: The FX annotation (``node.meta["custom"]``) of an op computed inside ``torch.autocast(enabled=False)``: the
+#: import pins it ``#amp.precision<f32>`` (``_torch_mlir._pin_autocast_regions``).
+AUTOCAST_KEY = "amp_mlir_autocast"
+
+
+@contextlib.contextmanager
+def _float32_annotation():
+    """The ops recorded inside annotated as a ``torch.autocast(enabled=False)`` region's. A decomposition runs
+    in the capture's replay, where the model's own regions come from the first graph's annotations and no
+    region is entered: the annotation is set directly (a new dict, not the replayed node's)."""
+    import torch.fx.traceback as fx_traceback
+    meta = fx_traceback.get_current_meta()
+    old = meta.get("custom")
+    meta["custom"] = {**(old or {}), AUTOCAST_KEY: "f32"}
+    try:
+        yield
+    finally:
+        if old is None:
+            del meta["custom"]
+        else:
+            meta["custom"] = old
+
+
 def _fake_quantize(x, scale, zero_point, quant_min, quant_max):
     """ATen's fake quantization: ``q = round(x * (1 / scale)) + zero_point`` (round half to even), the output
     ``(clamp(q, quant_min, quant_max) - zero_point) * scale`` and the mask of ``q`` within the range (the
@@ -1324,12 +1361,14 @@ def _per_channel(values, x, axis):
     return values.reshape(shape)
 
 
+@_quantizer
 def fake_quantize_per_tensor_cachemask(self, scale, zero_point, quant_min, quant_max):
     """``fake_quantize_per_tensor_affine`` (QAT's ``FakeQuantize``; its backward is the output gradient times
     the mask)."""
     return _fake_quantize(self, scale, zero_point, quant_min, quant_max)
 
 
+@_quantizer
 def fake_quantize_tensor_qparams_cachemask(self, scale, zero_point, fake_quant_enabled, quant_min, quant_max):
     """The same with the scale and zero point as tensors (``torch.ao.quantization.FakeQuantize``), the input and
     an all-true mask where ``fake_quant_enabled`` is 0."""
@@ -1338,6 +1377,7 @@ def fake_quantize_tensor_qparams_cachemask(self, scale, zero_point, fake_quant_e
     return torch.where(enabled, out, self), mask | ~enabled
 
 
+@_quantizer
 def fake_quantize_per_channel_cachemask(self, scale, zero_point, axis, quant_min, quant_max):
     return _fake_quantize(self, _per_channel(scale, self, axis).to(self.dtype),
                           _per_channel(zero_point, self, axis).to(self.dtype), quant_min, quant_max)
@@ -1350,12 +1390,14 @@ def _learnable_zero_point(zero_point, quant_min, quant_max, forward):
     return torch.clamp(z, quant_min, quant_max)
 
 
+@_quantizer
 def fake_quantize_learnable_per_tensor(self, scale, zero_point, quant_min, quant_max, grad_factor=1.0):
     """``_fake_quantize_learnable_per_tensor_affine`` (LSQ: a learnable scale and zero point)."""
     z = _learnable_zero_point(zero_point.reshape(()), quant_min, quant_max, True)
     return _fake_quantize(self, scale.reshape(()), z, quant_min, quant_max)[0]
 
 
+@_quantizer
 def fake_quantize_learnable_per_channel(self, scale, zero_point, axis, quant_min, quant_max, grad_factor=1.0):
     z = _learnable_zero_point(zero_point, quant_min, quant_max, True)
     return _fake_quantize(self, _per_channel(scale, self, axis), _per_channel(z, self, axis), quant_min, quant_max)[0]
@@ -1374,6 +1416,7 @@ def _learnable_gradients(grad, x, scale, z, quant_min, quant_max, grad_factor):
     return grad * inside, grad * d_scale * grad_factor, grad * d_zero * grad_factor
 
 
+@_quantizer
 def fake_quantize_learnable_per_tensor_backward(grad, self, scale, zero_point, quant_min, quant_max,
                                                 grad_factor=1.0):
     z = _learnable_zero_point(zero_point.reshape(()), quant_min, quant_max, False)
@@ -1381,6 +1424,7 @@ def fake_quantize_learnable_per_tensor_backward(grad, self, scale, zero_point, q
     return dx, ds.sum().reshape(scale.shape), dz.sum().reshape(zero_point.shape)
 
 
+@_quantizer
 def fake_quantize_learnable_per_channel_backward(grad, self, scale, zero_point, axis, quant_min, quant_max,
                                                  grad_factor=1.0):
     z = _learnable_zero_point(zero_point, quant_min, quant_max, True)
@@ -1428,6 +1472,7 @@ def _choose_qparams(lo, hi, quant_min, quant_max, symmetric):
     return scale.to(f32), zero.to(torch.int32)
 
 
+@_quantizer
 def fused_moving_avg_obs_fq_helper(self, observer_on, fake_quant_on, running_min, running_max, scale,
                                    zero_point, averaging_const, quant_min, quant_max, ch_axis,
                                    per_row_fake_quant=False, symmetric_quant=False):

@@ -361,7 +361,7 @@ def _export_tracing():
 
 #: The FX annotation (``node.meta["custom"]``) and MLIR location name of an op the model computes inside
 #: ``torch.autocast(enabled=False)`` (``_autocast_regions``).
-_AUTOCAST_KEY = "amp_mlir_autocast"
+_AUTOCAST_KEY = _decompositions.AUTOCAST_KEY
 _F32_REGION_LOC = "torch.autocast(enabled=False)"
 
 
