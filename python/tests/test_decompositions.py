@@ -1016,6 +1016,71 @@ def test_fused_moving_average_observer_fake_quantize(per_row, symmetric, quant_m
     assert checked > 40
 
 
+def _spectral_cases(n):
+    """Symmetric test matrices [3, n, n] in float64: random, positive definite, eigenvalues 0 / 1 / 2 of high
+    multiplicity, and nearly diagonal."""
+    torch.manual_seed(n)
+    b = torch.randn(3, n, n, dtype=torch.float64)
+    q = torch.linalg.qr(b)[0]
+    return (b + b.mT, b @ b.mT / n + 1e-3 * torch.eye(n, dtype=torch.float64),
+            q @ torch.diag_embed(torch.randint(0, 3, (3, n)).double()) @ q.mT,
+            torch.diag_embed(torch.randn(3, n, dtype=torch.float64)) + 1e-6 * (b + b.mT))
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 16, 40])
+def test_eigh(n):
+    """``_linalg_eigh`` by parallel cyclic Jacobi against LAPACK: float64 eigenvalues within 1e-11 of the
+    largest, ``V diag(w) V^T`` and ``V^T V`` to 1e-10 (1e-8 for eigenvalues of high multiplicity, which converge
+    linearly); from float32 input (computed in float64) within 1e-7, where LAPACK's own float32 result is
+    2e-7..1e-6 off; the triangle ``UPLO`` names is the only one read."""
+    d = _decomp()
+    eye = torch.eye(n, dtype=torch.float64)
+    for kind, a in enumerate(_spectral_cases(n)):
+        want = torch.linalg.eigvalsh(a)
+        size = float(want.abs().max())
+        for dtype, tol in ((torch.float64, 1e-9 if kind == 2 else 1e-11), (torch.float32, 1e-7)):
+            w, v = d.linalg_eigh(a.to(dtype))
+            assert w.dtype == v.dtype == dtype
+            w, v = w.double(), v.double()
+            assert float((w - want).abs().max()) <= tol * size
+            assert float((v @ torch.diag_embed(w) @ v.mT - a).abs().max()) <= tol * 10 * size
+            assert float((v.mT @ v - eye).abs().max()) <= tol * 10
+        upper = torch.triu(a) + 5 * torch.tril(torch.ones_like(a), -1)  # garbage below: not read
+        assert float((d.linalg_eigh(upper, "U")[0] - want).abs().max()) <= 1e-11 * size
+        assert d.linalg_eigh(a, "L", False)[1].numel() == 0
+
+
+@pytest.mark.parametrize("m, n", [(1, 1), (4, 3), (3, 4), (20, 7), (7, 20), (64, 33), (40, 64)])
+def test_svd(m, n):
+    """``_linalg_svd`` by one-sided Jacobi against LAPACK: float64 singular values within 1e-13 of the largest,
+    graded columns (1 .. 1e-5) to 1e-13 relative each, rank-deficient input with ``U S V^T`` exact to 1e-13 and
+    orthonormal ``U`` / ``V`` columns; float32 input within 2e-7; ``compute_uv=False`` returns the values only;
+    ``full_matrices`` of a non-square matrix falls back (NotImplemented)."""
+    d = _decomp()
+    torch.manual_seed(m * 100 + n)
+    k = min(m, n)
+    for kind in range(3):
+        a = torch.randn(2, m, n, dtype=torch.float64)
+        if kind == 1:
+            a = a * torch.logspace(0, -5, n, dtype=torch.float64)
+        if kind == 2 and k > 1:
+            a[..., -1] = a[..., 0]
+        want = torch.linalg.svdvals(a)
+        u, s, vh = d.linalg_svd(a)
+        assert u.shape == (2, m, k) and s.shape == (2, k) and vh.shape == (2, k, n)
+        rel = (s - want).abs() / (want if kind == 1 else want[..., :1])
+        assert float(rel.max()) <= 1e-12
+        assert float((u @ torch.diag_embed(s) @ vh - a).abs().max()) <= 1e-13 * float(want.max())
+        if kind != 2:
+            eye = torch.eye(k, dtype=torch.float64)
+            assert float((u.mT @ u - eye).abs().max()) <= 1e-12 and float((vh @ vh.mT - eye).abs().max()) <= 1e-12
+        s32 = d.linalg_svd(a.float(), compute_uv=False)[1]
+        assert s32.dtype == torch.float32
+        assert float(((s32.double() - want) / want[..., :1]).abs().max()) <= 2e-7
+    if m != n:
+        assert d.linalg_svd(a, True) is NotImplemented
+
+
 def test_true_division_of_integers():
     """``/`` of integer and boolean tensors in the result's float type, as ATen; floats are left to torch-mlir."""
     d = _decomp()

@@ -2948,6 +2948,42 @@ def test_quantization_aware_training(tmp_path, amp_tools):
                        optimizer="sgd", lr=0.1)
 
 
+class _Spectral(nn.Module):
+    """Spectral linear algebra in a training step: a nuclear-norm regularizer (``svdvals``), ZCA whitening by
+    ``eigh`` (eigenvalues and eigenvectors), a wide matrix's SVD (its ``Vh``) and a pseudo-inverse."""
+
+    def __init__(self):
+        super().__init__()
+        self.inp, self.mix, self.out = nn.Linear(8, 6), nn.Linear(6, 6), nn.Linear(6, 3)
+
+    def forward(self, x):
+        h = torch.tanh(self.inp(x))
+        e, v = torch.linalg.eigh(h.t() @ h / len(h) + 1e-2 * torch.eye(6))
+        h = h @ v @ torch.diag(e.rsqrt()) @ v.t()
+        _, s, vh = torch.linalg.svd(h[:4], full_matrices=False)
+        h = h @ (vh.t() @ vh) + h @ torch.linalg.pinv(self.mix.weight + 2 * torch.eye(6))
+        return self.out(h) * (1 + 0.1 * torch.linalg.matrix_norm(self.mix.weight, "nuc") / s.sum())
+
+
+def test_spectral_linear_algebra(tmp_path, amp_tools):
+    """``eigh``, ``svd``, ``svdvals`` (the nuclear norm) and ``pinv``, which torch-mlir does not lower, by Jacobi
+    in float64 (``_decompositions.linalg_eigh`` / ``linalg_svd``) and PyTorch's own backward formulas: fp32
+    within 2e-6 of PyTorch over 3 SGD steps. Pinned f32 with their backward under AMP (PyTorch's kernels take
+    no half precision): f16 skips no step (the backward's ``1 / (s_i^2 - s_j^2)`` overflowed f16 at the 65536
+    seed before) and stays within 1e-3 of fp32."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    inputs = (torch.randn(8, 8), torch.randint(0, 3, (8,)))
+    step, fp32 = _trains_as_pytorch(_Spectral(), inputs, tmp_path, amp_tools, rtol=2e-6, optimizer="sgd", lr=0.1)
+    pinned = [line for line in step.mlir_path.read_text().splitlines() if "#amp.precision<f32>" in line]
+    assert any("tosa.matmul" in line and "f64" in line for line in pinned)
+    out = _run([amp_tools["amp_train"], str(step.mlir_path), "--inputs", str(step.out_dir), "--steps", "3",
+                "--precision=f16", "--no-jit-cache"])
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert not any(row.get("skipped") for row in rows)
+    np.testing.assert_allclose([row["loss"] for row in rows], fp32, rtol=1e-3)
+
+
 class _EagerQuantized(nn.Module):
     """A model prepared for eager-mode quantization-aware training (``QuantStub`` / ``DeQuantStub``)."""
 

@@ -86,6 +86,9 @@ semantics:
 - ``i0``, ``special_i0e``, ``special_i1``, ``special_i1e``: Cephes' Chebyshev expansions with ATen's tables;
   ``special_ndtri``: Cephes' rational approximations; ``special_erfcx`` (and ``special_log_ndtr``, ATen's form
   over it): a Chebyshev fit of ``exp(x^2) erfc(x)`` to 1.2e-7 relative (float32's precision).
+- ``_linalg_eigh`` / ``_linalg_svd`` (up to 64 wide): parallel cyclic Jacobi (one-sided for the SVD) in float64, a
+  round-robin ordering's disjoint rotations applied as one matrix per round; ``linalg_pinv`` from them as ATen
+  does. Recorded pinned f32 in the first capture (``pinned_table``).
 - ``searchsorted``: a count of the boundaries before each value; ``histc``: a one-hot sum over ATen's bin rule;
   ``nonzero_static`` (``torch.combinations``) padded with its ``fill_value``; ``tril_indices`` /
   ``triu_indices`` as constants; ``signbit`` / ``copysign`` without reading bits (torch-mlir lowers them
@@ -1288,6 +1291,156 @@ def qr(func, A, mode="reduced", *, out=None):
         q = _reflect(q, v, tau)
     result = (q, upper) if mode == "complete" else (q, upper[..., :k, :])
     return torch.return_types.linalg_qr(result)
+
+
+def _round_robin(n):
+    """The ``n - 1`` rounds of a round-robin tournament over ``n`` (even) indices, each ``n / 2`` disjoint pairs
+    ``(p, q)``, ``p < q``, every pair in one round (the circle method: index 0 stays, the others turn)."""
+    turn, rounds = list(range(n)), []
+    for _ in range(n - 1):
+        rounds.append([tuple(sorted((turn[i], turn[n - 1 - i]))) for i in range(n // 2)])
+        turn = [turn[0], turn[-1], *turn[1:-1]]
+    return rounds
+
+
+def _jacobi_sweeps(n):
+    """Sweeps of parallel cyclic Jacobi for an ``n`` x ``n`` problem: convergence is quadratic once the
+    off-diagonal part is small, and the sweeps needed grow like log n: 5-6 sweeps reach float64's precision
+    for 16 x 16 random symmetric matrices. Eigenvalues of high multiplicity converge only linearly (a third of
+    64 equal to 0, 1 and 2: 3x a sweep; serial cyclic Jacobi is as slow), hence the margin. Checked against
+    LAPACK in python/tests/test_decompositions.py."""
+    return max(1, math.ceil(math.log2(max(n, 2)))) + 8
+
+
+def _jacobi_rounds(n, like):
+    """Per round of ``_round_robin(n)``: the one-hot rows of its ``p`` and ``q`` indices [n / 2, n], constants
+    of ``like``'s type."""
+    eye = np.eye(n)
+    return [(_constant(eye[[p for p, _ in pairs]], like.dtype), _constant(eye[[q for _, q in pairs]], like.dtype))
+            for pairs in _round_robin(n)]
+
+
+def _rotation(app, aqq, apq):
+    """The Jacobi rotation ``(c, s)`` that zeroes ``apq`` of the symmetric 2 x 2 ``[[app, apq], [apq, aqq]]``
+    (Golub and Van Loan's symmetric Schur decomposition): ``tau = (aqq - app) / (2 apq)``, ``t = sign(tau) /
+    (|tau| + sqrt(1 + tau^2))`` (the smaller angle), ``c = 1 / sqrt(1 + t^2)``, ``s = t c``; no rotation where
+    ``apq`` is 0."""
+    rotate = apq != 0
+    tau = (aqq - app) / (2 * torch.where(rotate, apq, torch.ones_like(apq)))
+    t = torch.where(tau >= 0, 1.0, -1.0) / (tau.abs() + torch.sqrt(1 + tau * tau))
+    t = torch.where(rotate, t, torch.zeros_like(t))
+    c = 1 / torch.sqrt(1 + t * t)
+    return c, t * c
+
+
+def _rotations(c, s, pp, pq):
+    """The round's rotations as one matrix [..., n, n]: ``J[p, p] = J[q, q] = c``, ``J[p, q] = s``, ``J[q, p] =
+    -s`` for each of its pairs (every index is in one pair)."""
+    off = (pp.mT * s.unsqueeze(-2)) @ pq
+    return torch.diag_embed(c @ (pp + pq)) + off - off.mT
+
+
+def _even(x, dims):
+    """``x`` padded with a zero row / column (``dims``: the last two, or the last) to an even size: an index
+    no rotation touches (its entries stay 0), dropped afterwards."""
+    odd = x.shape[-1] % 2
+    return torch.nn.functional.pad(x, (0, odd, 0, odd) if dims == 2 else (0, odd)) if odd else x
+
+
+def linalg_eigh(A, UPLO="L", compute_v=True):
+    """``_linalg_eigh`` (``torch.linalg.eigh`` / ``eigvalsh``: whitening, log-det and spectral losses), which
+    torch-mlir does not lower, for real matrices up to 64 x 64: parallel cyclic Jacobi. The matrix is the
+    triangle ``UPLO`` names mirrored (ATen reads no other); each round of a round-robin ordering applies
+    ``n / 2`` disjoint rotations at once as one matrix ``J`` (``A <- J^T A J``, ``V <- V J``); the eigenvalues
+    are the diagonal after ``_jacobi_sweeps`` sweeps, sorted ascending with their vectors. Below autograd:
+    PyTorch's own backward formula differentiates it. The eigenvectors' signs are Jacobi's (LAPACK's are
+    arbitrary too; a loss should not depend on them, as PyTorch's documentation says)."""
+    n = A.shape[-1]
+    if A.is_complex() or not A.is_floating_point() or n > _UNROLLED or n == 0:
+        return NotImplemented
+    a = torch.tril(A) + torch.tril(A, -1).mT if UPLO.upper() == "L" else torch.triu(A) + torch.triu(A, 1).mT
+    a = _even(a.to(torch.float64), 2)
+    size = a.shape[-1]
+    v = torch.eye(size, dtype=a.dtype, device=A.device).expand(a.shape)
+    rounds = _jacobi_rounds(size, a)
+    for _ in range(_jacobi_sweeps(n)):
+        for pp, pq in rounds:
+            rows = pp @ a
+            c, s = _rotation((rows * pp).sum(-1), ((pq @ a) * pq).sum(-1), (rows * pq).sum(-1))
+            j = _rotations(c, s, pp, pq)
+            a = j.mT @ a @ j
+            v = v @ j
+    w, order = torch.sort(torch.diagonal(a, dim1=-2, dim2=-1)[..., :n].to(A.dtype), dim=-1)  # (no f64 sort)
+    v = torch.gather(v[..., :n, :n].to(A.dtype), -1, order.unsqueeze(-2).expand(*A.shape))
+    return w, (v if compute_v else A.new_empty(0))
+
+
+def linalg_svd(A, full_matrices=False, compute_uv=True, *, driver=None):
+    """``_linalg_svd`` (``torch.linalg.svd`` / ``svdvals``, nuclear and spectral norms, ``pinverse``), which
+    torch-mlir does not lower, for real matrices with up to 64 columns (rows, if fewer): one-sided (Hestenes)
+    Jacobi on the columns of ``A`` (of ``A^T`` when it is wide), so small singular values keep their relative
+    accuracy. Each round rotates ``n / 2`` disjoint column pairs at once to make them orthogonal (the rotation
+    of their Gram matrix ``[[|a_p|^2, a_p.a_q], [a_p.a_q, |a_q|^2]]``); after ``_jacobi_sweeps`` sweeps the
+    singular values are the column norms, ``U`` the normalized columns (0 for a zero singular value), ``V`` the
+    rotations' product, sorted descending. ``full_matrices`` for a square matrix only (PyTorch's backward
+    refuses it for others). Below autograd: PyTorch's own backward formula differentiates it."""
+    m, n = A.shape[-2:]
+    if A.is_complex() or not A.is_floating_point() or min(m, n) == 0 or min(m, n) > _UNROLLED or \
+            (full_matrices and compute_uv and m != n):
+        return NotImplemented
+    wide = m < n
+    g = (A.mT if wide else A).to(torch.float64)
+    k = g.shape[-1]
+    g = _even(g, 1)
+    size = g.shape[-1]
+    v = torch.eye(size, dtype=g.dtype, device=A.device).expand(*g.shape[:-2], size, size)
+    rounds = _jacobi_rounds(size, g)
+    for _ in range(_jacobi_sweeps(k)):
+        for pp, pq in rounds:
+            gp, gq = g @ pp.mT, g @ pq.mT  # the pairs' columns [..., rows, n / 2]
+            c, s = _rotation((gp * gp).sum(-2), (gq * gq).sum(-2), (gp * gq).sum(-2))
+            j = _rotations(c, s, pp, pq)
+            g = g @ j
+            v = v @ j
+    g, v = g[..., :k], v[..., :k, :k]
+    norms = torch.sqrt((g * g).sum(-2))
+    u = torch.where(norms.unsqueeze(-2) > 0, g / torch.where(norms > 0, norms, 1).unsqueeze(-2), 0)
+    sv, order = torch.sort(norms.to(A.dtype), dim=-1, descending=True)  # (no f64 sort)
+    if not compute_uv:
+        return A.new_empty(0), sv, A.new_empty(0)
+    u = torch.gather(u.to(A.dtype), -1, order.unsqueeze(-2).expand(u.shape))
+    v = torch.gather(v.to(A.dtype), -1, order.unsqueeze(-2).expand(v.shape))
+    return (v, sv, u.mT) if wide else (u, sv, v.mT)
+
+
+def linalg_pinv(self, *, atol=None, rtol=None, hermitian=False):
+    """``linalg_pinv.atol_rtol_tensor`` (``torch.linalg.pinv``, ``torch.pinverse``), which torch-mlir does not
+    lower, as ATen computes it: from the SVD (``eigh`` for ``hermitian``, the absolute eigenvalues as the
+    singular values), the reciprocals of the singular values above ``max(atol, rtol * largest)``, 0 for the
+    others; ``rtol`` defaults to ``eps * max(m, n)``, 0 where only a positive ``atol`` is given. Below
+    autograd: PyTorch's backward formula differentiates it."""
+    if self.is_complex() or not self.is_floating_point() or min(self.shape[-2:]) == 0:
+        return NotImplemented
+    m, n = self.shape[-2:]
+    default = torch.finfo(self.dtype).eps * max(m, n)
+    zero = torch.zeros((), dtype=self.dtype, device=self.device)
+    atol_t = zero if atol is None else atol.to(self.dtype)
+    if rtol is not None:
+        rtol_t = rtol.to(self.dtype)
+    elif atol is not None:
+        rtol_t = torch.where(atol_t > 0, zero, default)
+    else:
+        rtol_t = zero + default
+    if hermitian:
+        s, u = aten._linalg_eigh.default(self, "L", True)
+        largest = s.abs().amax(-1, keepdim=True)
+        keep = s.abs() > torch.maximum(atol_t.unsqueeze(-1), rtol_t.unsqueeze(-1) * largest)
+        inverse = torch.where(keep, 1 / torch.where(keep, s, 1), zero)
+        return (u * inverse.unsqueeze(-2)) @ u.mT
+    u, s, vh = aten._linalg_svd.default(self, False, True)
+    keep = s > torch.maximum(atol_t.unsqueeze(-1), rtol_t.unsqueeze(-1) * s[..., :1])
+    inverse = torch.where(keep, 1 / torch.where(keep, s, 1), zero)
+    return (vh.mT * inverse.unsqueeze(-2)) @ u.mT
 
 
 def matrix_exp(self):
@@ -2802,6 +2955,31 @@ def mutation_table():
     return {op: torch_table[op] for op in ops if op in torch_table}
 
 
+def pinned_table():
+    """The first capture's entries that record an op as itself inside a ``torch.autocast(enabled=False)``
+    region's annotation, so that the import pins it f32 with its backward (``_annotate_backward_of_regions``)
+    and its decomposition in the replay: the spectral factorizations (``_linalg_svd``, ``_linalg_eigh``, and
+    ``linalg_pinv`` made of them),
+    which PyTorch runs in float32 or float64 only (its CUDA kernels refuse half precision, so its autocast
+    cannot run them in f16 either), and whose backward divides by differences of eigenvalues."""
+    def pinned(op):
+        inside = []
+
+        def record(*args, **kwargs):
+            if inside:  # the op itself, recorded by make_fx
+                return NotImplemented
+            inside.append(op)
+            try:
+                with _float32_annotation():
+                    return op(*args, **kwargs)
+            finally:
+                inside.pop()
+        return record
+
+    return {op: pinned(op) for op in (aten._linalg_svd.default, aten._linalg_eigh.default,
+                                      aten.linalg_pinv.atol_rtol_tensor)}
+
+
 def table():
     """torch-mlir's decomposition table with ours on top."""
     from torch_mlir import fx as tm_fx
@@ -2891,6 +3069,9 @@ def table():
             fake_quantize_learnable_per_channel_backward,
         aten._fused_moving_avg_obs_fq_helper_functional.default: fused_moving_avg_obs_fq_helper,
         aten.linalg_matrix_exp.default: matrix_exp,
+        aten._linalg_eigh.default: linalg_eigh,
+        aten._linalg_svd.default: linalg_svd,
+        aten.linalg_pinv.atol_rtol_tensor: linalg_pinv,
         aten.embedding_renorm.default: embedding_renorm,
         aten.multi_margin_loss_backward.default: multi_margin_loss_backward,
         aten.multilabel_margin_loss_backward.default: multilabel_margin_loss_backward,

@@ -1430,9 +1430,10 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
             def trace(tracing_state, flat, all_names, kinds, step):
                 specializer = _Specializer(all_names, kinds)
                 with tracing_state(), _autocast_regions():
+                    first_table = {**_decompositions.mutation_table(), **_decompositions.pinned_table()}
                     return specializer, make_fx(
-                        specializer.wrap(step), decomposition_table=specializer.table(
-                            _decompositions.mutation_table()), record_stack_traces=True)(*flat)
+                        specializer.wrap(step), decomposition_table=specializer.table(first_table),
+                        record_stack_traces=True)(*flat)
 
             # In torch.export's state first (libraries skip their data-dependent input checks); where
             # the model fails in that state and not in PyTorch's own (a library path only compilers
