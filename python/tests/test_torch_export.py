@@ -788,6 +788,36 @@ class _ReadsValues(nn.Module):
         return self.head(h)
 
 
+class _MaskedEmbeddingWrite(nn.Module):
+    """A trainable vector written into the embeddings where a token appears (T5Gemma2's end-of-image
+    embedding: ``embeddings[ids == eoi] = eoi_embedding``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb, self.special, self.head = nn.Embedding(128, 16), nn.Parameter(torch.randn(16)), nn.Linear(16, 3)
+
+    def forward(self, ids):
+        e = self.emb(ids)
+        e[ids == 127] = self.special
+        return self.head(e.mean(1))
+
+
+@pytest.mark.parametrize("present", [False, True])
+def test_masked_write_of_a_parameter(present, tmp_path, amp_tools):
+    """A parameter written through a boolean mask, with the token in the example batch and without: where the
+    mask selects nothing, the parameter's gradient gathers an empty tensor and sums it (torch-mlir cannot lower
+    the zero-size index); that sum is zeros (``_empty_sum``). fp32 as PyTorch over 3 AdamW steps."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    ids = torch.randint(0, 100, (2, 8))
+    if present:
+        ids[0, 3] = 127
+    from amp_mlir.torch._torch_mlir import SpecializationWarning
+    with pytest.warns(SpecializationWarning, match=f"nonzero count {int(present)}"):
+        _trains_as_pytorch(_MaskedEmbeddingWrite(), (ids, torch.tensor([0, 2])), tmp_path, amp_tools,
+                           optimizer="adamw", lr=1e-2, weight_decay=0.1)
+
+
 class _MaskLogits(nn.Module):
     """Mask logits from an einsum (EoMT's mask head) for ``binary_cross_entropy_with_logits``."""
 

@@ -1026,6 +1026,11 @@ class _Replay(torch.fx.Interpreter):
             return aten.clone.default(args[0])
         elif _writes_nothing(target, args):
             return args[0]
+        elif target in (aten.sum.default, aten.sum.dim_IntList) and args[0].numel() == 0:
+            # a sum of nothing is zeros: the gradient of a parameter written through a mask that selects
+            # nothing in the example (T5Gemma2's ``embeddings[ids == eoi] = eoi_embedding``) gathers an empty
+            # tensor, whose zero-size index torch-mlir cannot lower; the gather is then dead code
+            return _empty_sum(args[0], *args[1:], **kwargs)
         elif getattr(target, "overloadpacket", None) in (aten.index_fill, aten.index_fill_) and args[2].numel() == 0:
             # no index: nothing written (``t[empty] = 1.0``)
             return args[0] if target.overloadpacket is aten.index_fill_ else aten.clone.default(args[0])
@@ -1066,6 +1071,16 @@ class _Replay(torch.fx.Interpreter):
             self.random_ops += 1
             return draw(self.rng, self.random_ops - 1, *args, **kwargs)
         return super().call_function(target, args, kwargs)
+
+
+def _empty_sum(t, dim=None, keepdim=False, *, dtype=None):
+    """``sum`` of the empty tensor ``t`` (over ``dim``, all dimensions where None or empty): zeros of the
+    result's shape and type."""
+    dims = {d % t.dim() for d in dim} if dim else set(range(t.dim()))
+    shape = [1 if d in dims else n for d, n in enumerate(t.shape) if keepdim or d not in dims]
+    if dtype is None:
+        dtype = t.dtype if t.is_floating_point() or t.is_complex() else torch.int64
+    return t.new_zeros(shape, dtype=dtype)
 
 
 def _writes_nothing(target, args) -> bool:
