@@ -1239,14 +1239,22 @@ def _householder_vector(a, j, rows):
     return torch.where(rows > j, a[..., :, j], torch.where(rows == j, one, torch.zeros_like(one)))
 
 
-def _householder_product(a, tau, columns):
-    """``H_0 ... H_{k-1}`` applied to the first ``columns`` columns of the identity (LAPACK's ``orgqr``)."""
-    m = a.shape[-2]
-    rows = torch.arange(m, device=a.device)
-    q = torch.eye(m, columns, dtype=a.dtype, device=a.device).expand(*a.shape[:-2], m, columns)
-    for j in reversed(range(tau.shape[-1])):
-        q = _reflect(q, _householder_vector(a, j, rows), tau[..., j])
+def _reflections_of_identity(reflectors, like, columns):
+    """``H_0 ... H_{k-1}`` (``reflectors``: their ``(v, tau)`` in order) applied to the first ``columns``
+    columns of the identity of ``like``'s row count (LAPACK's ``orgqr``)."""
+    m = like.shape[-2]
+    q = torch.eye(m, columns, dtype=like.dtype, device=like.device).expand(*like.shape[:-2], m, columns)
+    for v, tau in reversed(reflectors):
+        q = _reflect(q, v, tau)
     return q
+
+
+def _householder_product(a, tau, columns):
+    """The product of the reflectors a compact QR's ``a`` and ``tau`` hold, on the first ``columns`` columns
+    of the identity."""
+    rows = torch.arange(a.shape[-2], device=a.device)
+    return _reflections_of_identity([(_householder_vector(a, j, rows), tau[..., j]) for j in range(tau.shape[-1])],
+                                    a, columns)
 
 
 def householder_product(func, input, tau, *, out=None):
@@ -1286,9 +1294,7 @@ def qr(func, A, mode="reduced", *, out=None):
     upper = torch.triu(r)
     if mode == "r":
         return torch.return_types.linalg_qr((A.new_zeros(0), upper[..., :k, :]))
-    q = torch.eye(m, m if mode == "complete" else k, dtype=A.dtype, device=A.device).expand(*A.shape[:-2], m, -1)
-    for v, tau in reversed(reflectors):
-        q = _reflect(q, v, tau)
+    q = _reflections_of_identity(reflectors, A, m if mode == "complete" else k)
     result = (q, upper) if mode == "complete" else (q, upper[..., :k, :])
     return torch.return_types.linalg_qr(result)
 
@@ -1504,7 +1510,12 @@ def _fake_quantize(x, scale, zero_point, quant_min, quant_max):
     ``(clamp(q, quant_min, quant_max) - zero_point) * scale`` and the mask of ``q`` within the range (the
     gradient's)."""
     q = torch.round(x * (1.0 / scale)) + zero_point
-    return (torch.clamp(q, quant_min, quant_max) - zero_point) * scale, (q >= quant_min) & (q <= quant_max)
+    return _dequantized(q, scale, zero_point, quant_min, quant_max), (q >= quant_min) & (q <= quant_max)
+
+
+def _dequantized(q, scale, zero_point, quant_min, quant_max):
+    """The value of the quantized ``q`` clamped to the range: ``(clamp(q) - zero_point) * scale``."""
+    return (torch.clamp(q, quant_min, quant_max) - zero_point) * scale
 
 
 def _per_channel(values, x, axis):
@@ -1563,7 +1574,7 @@ def _learnable_gradients(grad, x, scale, z, quant_min, quant_max, grad_factor):
     q = torch.round(x * (1.0 / scale)) + z
     below, above = q < quant_min, q > quant_max
     inside = ~(below | above)
-    out = (torch.clamp(q, quant_min, quant_max) - z) * scale
+    out = _dequantized(q, scale, z, quant_min, quant_max)
     d_scale = torch.where(inside, (out - x) / scale, torch.where(below, quant_min - z, quant_max - z))
     d_zero = torch.where(inside, torch.zeros_like(x), -scale * torch.ones_like(x))
     return grad * inside, grad * d_scale * grad_factor, grad * d_zero * grad_factor
