@@ -1081,6 +1081,28 @@ def test_svd(m, n):
         assert d.linalg_svd(a, True) is NotImplemented
 
 
+def test_pinv_and_lstsq():
+    """``linalg_pinv`` (tolerances, ``hermitian``) and ``linalg_lstsq`` (tall, wide, batched, rank deficient: the
+    minimum-norm solution and the rank ``gelsy`` reports, no residuals or singular values) against ATen, on
+    ATen's own factorizations (the Jacobi ones are tested above), float64."""
+    d = _decomp()
+    torch.manual_seed(0)
+    for shape in ((5, 5), (7, 4), (4, 7), (2, 6, 6)):
+        a = torch.randn(*shape, dtype=torch.float64)
+        a[..., -1] = a[..., 0]
+        for kw in ({}, {"atol": torch.tensor(0.5, dtype=torch.float64)}, {"rtol": torch.tensor(0.3, dtype=torch.float64)}):
+            assert float((d.linalg_pinv(a, **kw) - torch.linalg.pinv(a, **kw)).abs().max()) < 1e-12
+        if shape[-1] == shape[-2]:
+            h = a + a.mT
+            assert float((d.linalg_pinv(h, hermitian=True) - torch.linalg.pinv(h, hermitian=True)).abs().max()) < 1e-12
+        b = torch.randn(*shape[:-1], 2, dtype=torch.float64)
+        got, want = d.linalg_lstsq(a, b), torch.linalg.lstsq(a, b)
+        assert float((got[0] - want[0]).abs().max()) < 1e-12
+        assert torch.equal(got[2], want[2])
+        assert [x.shape for x in got] == [x.shape for x in want]
+    assert d.linalg_lstsq(a, b, driver="gelsd") is NotImplemented
+
+
 def test_true_division_of_integers():
     """``/`` of integer and boolean tensors in the result's float type, as ATen; floats are left to torch-mlir."""
     d = _decomp()

@@ -2980,7 +2980,8 @@ def test_quantization_aware_training(tmp_path, amp_tools):
 
 class _Spectral(nn.Module):
     """Spectral linear algebra in a training step: a nuclear-norm regularizer (``svdvals``), ZCA whitening by
-    ``eigh`` (eigenvalues and eigenvectors), a wide matrix's SVD (its ``Vh``) and a pseudo-inverse."""
+    ``eigh`` (eigenvalues and eigenvectors), a wide matrix's SVD (its ``Vh``), a pseudo-inverse and a
+    least-squares solve."""
 
     def __init__(self):
         super().__init__()
@@ -2992,11 +2993,12 @@ class _Spectral(nn.Module):
         h = h @ v @ torch.diag(e.rsqrt()) @ v.t()
         _, s, vh = torch.linalg.svd(h[:4], full_matrices=False)
         h = h @ (vh.t() @ vh) + h @ torch.linalg.pinv(self.mix.weight + 2 * torch.eye(6))
+        h = h + torch.linalg.lstsq(self.mix.weight[:, :4], h.t()).solution.t() @ self.mix.weight[:4]
         return self.out(h) * (1 + 0.1 * torch.linalg.matrix_norm(self.mix.weight, "nuc") / s.sum())
 
 
 def test_spectral_linear_algebra(tmp_path, amp_tools):
-    """``eigh``, ``svd``, ``svdvals`` (the nuclear norm) and ``pinv``, which torch-mlir does not lower, by Jacobi
+    """``eigh``, ``svd``, ``svdvals`` (the nuclear norm), ``pinv`` and ``lstsq``, which torch-mlir does not lower, by Jacobi
     in float64 (``_decompositions.linalg_eigh`` / ``linalg_svd``) and PyTorch's own backward formulas: fp32
     within 2e-6 of PyTorch over 3 SGD steps. Pinned f32 with their backward under AMP (PyTorch's kernels take
     no half precision): f16 skips no step (the backward's ``1 / (s_i^2 - s_j^2)`` overflowed f16 at the 65536

@@ -88,7 +88,7 @@ semantics:
   over it): a Chebyshev fit of ``exp(x^2) erfc(x)`` to 1.2e-7 relative (float32's precision).
 - ``_linalg_eigh`` / ``_linalg_svd`` (up to 64 wide): parallel cyclic Jacobi (one-sided for the SVD) in float64, a
   round-robin ordering's disjoint rotations applied as one matrix per round; ``linalg_pinv`` from them as ATen
-  does. Recorded pinned f32 in the first capture (``pinned_table``).
+  does, ``linalg_lstsq`` (the default ``gelsy`` driver) as the same minimum-norm solution. Recorded pinned f32 in the first capture (``pinned_table``).
 - ``searchsorted``: a count of the boundaries before each value; ``histc``: a one-hot sum over ATen's bin rule;
   ``nonzero_static`` (``torch.combinations``) padded with its ``fill_value``; ``tril_indices`` /
   ``triu_indices`` as constants; ``signbit`` / ``copysign`` without reading bits (torch-mlir lowers them
@@ -1447,6 +1447,24 @@ def linalg_pinv(self, *, atol=None, rtol=None, hermitian=False):
     keep = s > torch.maximum(atol_t.unsqueeze(-1), rtol_t.unsqueeze(-1) * s[..., :1])
     inverse = torch.where(keep, 1 / torch.where(keep, s, 1), zero)
     return (vh.mT * inverse.unsqueeze(-2)) @ u.mT
+
+
+def linalg_lstsq(self, b, rcond=None, *, driver=None):
+    """``linalg_lstsq`` with the CPU's default driver (``gelsy``), which torch-mlir does not lower: the minimum-norm
+    least-squares solution through the SVD (the same solution as ``gelsy``'s complete orthogonal factorization;
+    the rank counts the singular values above ``rcond`` times the largest, ``rcond`` defaulting to ``eps *
+    max(m, n)``); ``gelsy`` returns no residuals and no singular values (empty, as ATen). Below autograd:
+    PyTorch's backward formula differentiates it."""
+    if driver not in (None, "gelsy") or self.is_complex() or not self.is_floating_point() or b.dim() < 2 or \
+            min(self.shape[-2:]) == 0:
+        return NotImplemented
+    m, n = self.shape[-2:]
+    rcond = torch.finfo(self.dtype).eps * max(m, n) if rcond is None or rcond < 0 else rcond
+    u, s, vh = aten._linalg_svd.default(self, False, True)
+    keep = s > rcond * s[..., :1]
+    inverse = torch.where(keep, 1 / torch.where(keep, s, 1), 0)
+    solution = vh.mT @ (inverse.unsqueeze(-1) * (u.mT @ b))
+    return solution, self.new_empty(0), keep.sum(-1), self.new_empty(0)
 
 
 def matrix_exp(self):
@@ -2970,7 +2988,7 @@ def pinned_table():
     """The first capture's entries that record an op as itself inside a ``torch.autocast(enabled=False)``
     region's annotation, so that the import pins it f32 with its backward (``_annotate_backward_of_regions``)
     and its decomposition in the replay: the spectral factorizations (``_linalg_svd``, ``_linalg_eigh``, and
-    ``linalg_pinv`` made of them),
+    ``linalg_pinv`` / ``linalg_lstsq`` made of them),
     which PyTorch runs in float32 or float64 only (its CUDA kernels refuse half precision, so its autocast
     cannot run them in f16 either), and whose backward divides by differences of eigenvalues."""
     def pinned(op):
@@ -2988,7 +3006,7 @@ def pinned_table():
         return record
 
     return {op: pinned(op) for op in (aten._linalg_svd.default, aten._linalg_eigh.default,
-                                      aten.linalg_pinv.atol_rtol_tensor)}
+                                      aten.linalg_pinv.atol_rtol_tensor, aten.linalg_lstsq.default)}
 
 
 def table():
@@ -3083,6 +3101,7 @@ def table():
         aten._linalg_eigh.default: linalg_eigh,
         aten._linalg_svd.default: linalg_svd,
         aten.linalg_pinv.atol_rtol_tensor: linalg_pinv,
+        aten.linalg_lstsq.default: linalg_lstsq,
         aten.embedding_renorm.default: embedding_renorm,
         aten.multi_margin_loss_backward.default: multi_margin_loss_backward,
         aten.multilabel_margin_loss_backward.default: multilabel_margin_loss_backward,
