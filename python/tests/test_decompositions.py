@@ -1103,6 +1103,28 @@ def test_pinv_and_lstsq():
     assert d.linalg_lstsq(a, b, driver="gelsd") is NotImplemented
 
 
+def test_roi_align():
+    """``torchvision.ops.roi_align`` with a fixed sampling grid against torchvision's CPU kernel, forward and the
+    input's gradient, in float64: boxes inside, across the border, past it (samples outside ``[-1, size]`` count
+    0) and thinner than a bin, ``aligned`` both ways, two scales, 1-3 samples per bin; an adaptive grid is left
+    to the operator."""
+    torchvision = pytest.importorskip("torchvision")  # noqa: F841 (registers torch.ops.torchvision)
+    d = _decomp()
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 9, 11, dtype=torch.float64, requires_grad=True)
+    rois = torch.tensor([[0, 1.0, 1.5, 6.0, 7.0], [1, -3.0, -2.0, 4.0, 3.0], [0, 5.0, 2.0, 14.0, 12.0],
+                         [1, 2.2, 3.3, 2.4, 3.9], [0, -8.0, -8.0, -5.0, -5.0]], dtype=torch.float64)
+    for aligned in (False, True):
+        for scale in (1.0, 0.5):
+            for ratio in (1, 2, 3):
+                want = torch.ops.torchvision.roi_align(x, rois, scale, 3, 2, ratio, aligned)
+                got = d.roi_align(None, x, rois, scale, 3, 2, ratio, aligned)
+                assert float((got - want).abs().max()) < 1e-14
+                g = torch.randn_like(want)
+                assert float((torch.autograd.grad(got, x, g)[0] - torch.autograd.grad(want, x, g)[0]).abs().max()) < 1e-14
+    assert d.roi_align(None, x, rois, 1.0, 3, 2, -1, False) is NotImplemented
+
+
 def test_true_division_of_integers():
     """``/`` of integer and boolean tensors in the result's float type, as ATen; floats are left to torch-mlir."""
     d = _decomp()

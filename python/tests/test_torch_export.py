@@ -3016,6 +3016,33 @@ def test_spectral_linear_algebra(tmp_path, amp_tools):
     np.testing.assert_allclose([row["loss"] for row in rows], fp32, rtol=1e-3)
 
 
+class _BoxFeatures(nn.Module):
+    """A detection-style head: features pooled per box by torchvision's ``MultiScaleRoIAlign`` (Faster R-CNN's,
+    2 samples per bin), then classified."""
+
+    def __init__(self):
+        super().__init__()
+        import torchvision
+        self.conv, self.head = nn.Conv2d(3, 8, 3, padding=1), nn.Linear(8 * 16, 3)
+        self.pool = torchvision.ops.MultiScaleRoIAlign(["feat"], 4, 2)
+
+    def forward(self, x, boxes):
+        features = {"feat": torch.relu(self.conv(x))}
+        return self.head(self.pool(features, list(boxes), [(32, 32)] * len(boxes)).flatten(1))
+
+
+def test_roi_align(tmp_path, amp_tools):
+    """torchvision's ``roi_align`` (whose backward torch-mlir cannot lower) as gathered bilinear samples
+    (``_decompositions.roi_align``): fp32 as PyTorch over 3 SGD steps, boxes across the image border included."""
+    _torch_mlir()
+    pytest.importorskip("torchvision")
+    torch.manual_seed(0)
+    boxes = torch.tensor([[[1.0, 2.0, 20.0, 25.0], [5.0, 5.0, 30.0, 12.0]],
+                          [[-4.0, 0.0, 31.0, 31.0], [10.0, 8.0, 14.0, 20.0]]])
+    _trains_as_pytorch(_BoxFeatures(), (torch.randn(2, 3, 16, 16), boxes, torch.tensor([0, 2, 1, 1])), tmp_path,
+                       amp_tools, optimizer="sgd", lr=0.1)
+
+
 class _EagerQuantized(nn.Module):
     """A model prepared for eager-mode quantization-aware training (``QuantStub`` / ``DeQuantStub``)."""
 

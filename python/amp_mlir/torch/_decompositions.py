@@ -160,6 +160,7 @@ import contextlib
 import functools
 import itertools
 import math
+import sys
 
 import numpy as np
 
@@ -2265,7 +2266,78 @@ def above_autograd():
             torch._C._VariableFunctions._pack_padded_sequence:
                 lambda func, *args, **kwargs: pack_padded_sequence(*args, **kwargs),
             torch._C._VariableFunctions._pad_packed_sequence:
-                lambda func, *args, **kwargs: pad_packed_sequence(*args, **kwargs)}
+                lambda func, *args, **kwargs: pad_packed_sequence(*args, **kwargs),
+            **_torchvision_ops()}
+
+
+def _torchvision_ops():
+    """torchvision's operators among the composites, where torchvision is loaded: ``roi_align``."""
+    if "torchvision" not in sys.modules:
+        return {}
+    try:
+        packet = torch.ops.torchvision.roi_align
+    except (AttributeError, RuntimeError):  # torchvision without its C++ operators
+        return {}
+    return {packet: roi_align, packet.default: roi_align}
+
+
+def roi_align(func, input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned):
+    """``torchvision.ops.roi_align`` with a fixed sampling grid (``sampling_ratio > 0``: Faster / Mask R-CNN's
+    ``MultiScaleRoIAlign`` takes 2), whose backward torch-mlir cannot lower, as torchvision's CPU kernel
+    computes it: ``sampling_ratio^2`` bilinear samples per bin, a sample outside ``[-1, size]`` counting 0,
+    coordinates clamped at 0 and at the last row / column, the mean of the bin's samples. The samples are
+    gathered as rows of the ``[N * H * W, C]`` feature table (one flat index per corner, the same for every
+    channel: an embedding-like gather whose backward is an index add), so autograd gives the input's gradient;
+    the boxes get none (as the kernel's). An adaptive grid (``sampling_ratio <= 0``: as many samples as a box
+    is wide, a count its values decide) is left to the operator."""
+    if sampling_ratio <= 0 or input.dim() != 4 or rois.dim() != 2 or input.is_complex():
+        return NotImplemented
+    n, channels, height, width = input.shape
+    rois = rois.detach().to(input.dtype)
+    batch = rois[:, 0].long()
+    offset = 0.5 if aligned else 0.0
+    start_w, start_h = rois[:, 1] * spatial_scale - offset, rois[:, 2] * spatial_scale - offset
+    roi_w = rois[:, 3] * spatial_scale - offset - start_w
+    roi_h = rois[:, 4] * spatial_scale - offset - start_h
+    if not aligned:
+        roi_w, roi_h = torch.clamp(roi_w, min=1.0), torch.clamp(roi_h, min=1.0)
+    bin_h, bin_w = roi_h / pooled_height, roi_w / pooled_width
+    grid = torch.arange(sampling_ratio, device=input.device).to(input.dtype) + 0.5
+
+    def coordinates(start, size, pooled, extent):
+        """[K, pooled, samples] sample coordinates, their validity, low / high index and weights."""
+        bins = torch.arange(pooled, device=input.device).to(input.dtype)
+        c = start[:, None, None] + bins[None, :, None] * size[:, None, None] + \
+            grid[None, None, :] * size[:, None, None] / sampling_ratio
+        valid = (c >= -1.0) & (c <= extent)
+        c = torch.clamp(c, min=0.0)
+        low = c.long()  # c >= 0: truncation is the floor
+        last = low >= extent - 1
+        high = torch.where(last, extent - 1, low + 1)
+        low = torch.where(last, extent - 1, low)
+        c = torch.where(last, low.to(c.dtype), c)
+        frac = c - low
+        return valid, low, high, 1.0 - frac, frac
+
+    vy, y_low, y_high, hy, ly = coordinates(start_h, bin_h, pooled_height, height)
+    vx, x_low, x_high, hx, lx = coordinates(start_w, bin_w, pooled_width, width)
+    # [K, PH, PW, s, s]: y from [K, PH, s] on dims (1, 3), x from [K, PW, s] on dims (2, 4)
+    def ys(t):
+        return t[:, :, None, :, None]
+
+    def xs(t):
+        return t[:, None, :, None, :]
+
+    valid = (ys(vy) & xs(vx)).to(input.dtype)
+    table = input.permute(0, 2, 3, 1).reshape(n * height * width, channels)
+    base = batch[:, None, None, None, None] * (height * width)
+    out = 0
+    for y_index, y_weight in ((y_low, hy), (y_high, ly)):
+        for x_index, x_weight in ((x_low, hx), (x_high, lx)):
+            weight = ys(y_weight) * xs(x_weight) * valid
+            out = out + weight.unsqueeze(-1) * table[base + ys(y_index) * width + xs(x_index)]
+    out = out.sum((3, 4)) / (sampling_ratio * sampling_ratio)  # [K, PH, PW, C]
+    return out.permute(0, 3, 1, 2)
 
 
 def _dense_embedding(func, input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
