@@ -1420,6 +1420,11 @@ def linalg_svd(A, full_matrices=False, compute_uv=True, *, driver=None):
     return (v, sv, u.mT) if wide else (u, sv, v.mT)
 
 
+def _kept_reciprocal(s, keep):
+    """``1 / s`` where ``keep``, 0 elsewhere (the pseudo-inverse's singular values; no division by the others)."""
+    return torch.where(keep, 1 / torch.where(keep, s, 1), 0).to(s.dtype)
+
+
 def linalg_pinv(self, *, atol=None, rtol=None, hermitian=False):
     """``linalg_pinv.atol_rtol_tensor`` (``torch.linalg.pinv``, ``torch.pinverse``), which torch-mlir does not
     lower, as ATen computes it: from the SVD (``eigh`` for ``hermitian``, the absolute eigenvalues as the
@@ -1442,12 +1447,10 @@ def linalg_pinv(self, *, atol=None, rtol=None, hermitian=False):
         s, u = aten._linalg_eigh.default(self, "L", True)
         largest = s.abs().amax(-1, keepdim=True)
         keep = s.abs() > torch.maximum(atol_t.unsqueeze(-1), rtol_t.unsqueeze(-1) * largest)
-        inverse = torch.where(keep, 1 / torch.where(keep, s, 1), zero)
-        return (u * inverse.unsqueeze(-2)) @ u.mT
+        return (u * _kept_reciprocal(s, keep).unsqueeze(-2)) @ u.mT
     u, s, vh = aten._linalg_svd.default(self, False, True)
     keep = s > torch.maximum(atol_t.unsqueeze(-1), rtol_t.unsqueeze(-1) * s[..., :1])
-    inverse = torch.where(keep, 1 / torch.where(keep, s, 1), zero)
-    return (vh.mT * inverse.unsqueeze(-2)) @ u.mT
+    return (vh.mT * _kept_reciprocal(s, keep).unsqueeze(-2)) @ u.mT
 
 
 def linalg_lstsq(self, b, rcond=None, *, driver=None):
@@ -1463,8 +1466,7 @@ def linalg_lstsq(self, b, rcond=None, *, driver=None):
     rcond = torch.finfo(self.dtype).eps * max(m, n) if rcond is None or rcond < 0 else rcond
     u, s, vh = aten._linalg_svd.default(self, False, True)
     keep = s > rcond * s[..., :1]
-    inverse = torch.where(keep, 1 / torch.where(keep, s, 1), 0)
-    solution = vh.mT @ (inverse.unsqueeze(-1) * (u.mT @ b))
+    solution = vh.mT @ (_kept_reciprocal(s, keep).unsqueeze(-1) * (u.mT @ b))
     return solution, self.new_empty(0), keep.sum(-1), self.new_empty(0)
 
 

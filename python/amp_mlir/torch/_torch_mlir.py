@@ -323,7 +323,8 @@ def _size_observers(model, loss_fn, model_inputs, target):
                 tensor = _module_tensor(model, prefix + leaf)
                 value = fill if fill is not None else (tensor.reshape(-1)[0].item() if tensor.numel() else 0)
                 tensor.resize_(shape).fill_(value)
-    for k, shape in resized.items():
+    if resized:
+        k, shape = next(iter(resized.items()))
         raise UnsupportedOpError(
             f"buffer {k} changes shape from {list(_module_tensor(model, k).shape)} to {list(shape)} in the first "
             "forward pass (a per-channel observer sized by its first call): run the model once before exporting "
@@ -1368,9 +1369,10 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     names = [k for k, _ in named]
     params = [p.detach().clone().float() for _, p in named]
     n_params = len(params)
+    # Buffers that start empty get the size their first forward pass gives them (QAT's observers).
+    _size_observers(model, loss_fn, list(example_inputs[:-1]), example_inputs[-1])
     # Frozen parameters and plain tensor attributes the step updates are state like the buffers (the others
     # stay constants).
-    _size_observers(model, loss_fn, list(example_inputs[:-1]), example_inputs[-1])
     mutated = _state_beyond_buffers(model, loss_fn, list(example_inputs[:-1]), example_inputs[-1])
     extra = {**dict(model.named_parameters()), **_plain_tensors(model)}
     buffer_items = [(k, b) for k, b in model.named_buffers()] + [(k, extra[k]) for k in mutated]
