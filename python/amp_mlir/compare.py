@@ -409,6 +409,9 @@ def compare(model, loss_fn, example_inputs, *, optimizer="sgd", lr=None, momentu
     Writes ``report.json``, ``report.txt``, ``loss_curves.png`` and the exported step (``export/``) into
     ``out_dir`` (a temporary folder if None) and returns the report as a dict.
     """
+    if not isinstance(optimizer, str):  # its PyTorch AMP run and dtype record build the optimizer by name
+        raise ValueError("compare takes the optimizer by name ('sgd', 'adam'); a torch.optim instance goes to "
+                         "amp_mlir.torch.export_train_step")
     out_dir = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="amp-compare-"))
     out_dir.mkdir(parents=True, exist_ok=True)
     optimizer = optimizer.lower()

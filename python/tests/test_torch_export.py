@@ -2738,6 +2738,137 @@ def test_learning_rate_argument_follows_a_schedule(optimizer, tmp_path, amp_tool
         np.testing.assert_allclose(got, want, rtol=rtol, err_msg=precision)
 
 
+def _grouped_mlp():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.LayerNorm(32), nn.Linear(32, 4))
+    inputs = (torch.randn(8, 16), torch.randint(0, 4, (8,)))
+    decay = [p for p in model.parameters() if p.ndim == 2]
+    no_decay = [p for p in model.parameters() if p.ndim < 2]
+    return model, inputs, decay, no_decay
+
+
+def _fresh(groups):
+    """Copies of param group dicts (an optimizer writes its defaults into the dicts it is given)."""
+    return [dict(g) for g in groups]
+
+
+def _negated_cross_entropy(output, target):
+    return -F.cross_entropy(output, target)
+
+
+@pytest.mark.parametrize("case", ["adamw_groups_amsgrad", "sgd_nesterov_groups", "adam_l2_maximize"])
+def test_torch_optim_param_groups_train_as_pytorch(case, tmp_path, amp_tools):
+    """A torch.optim.SGD / Adam / AdamW instance is the optimizer: each param group trains with its own options
+    (transformers' and timm's usual groups: no weight decay on biases and norms, another learning rate), with
+    Nesterov momentum, amsgrad and maximize as torch.optim computes them. fp32 within 1e-4 of PyTorch over 5
+    steps (Adam's rounding at lr 0.05, see test_gradient_clipping), and the groups matter: the same optimizer
+    over one group, or without amsgrad / Nesterov, parts from it by more than 1%. f16 within 2e-3 of fp32.
+    With ``lr_input`` every group's learning rate is an argument of its own."""
+    _torch_mlir()
+    model, inputs, decay, no_decay = _grouped_mlp()
+    loss = F.cross_entropy
+    # Each case also names optimizers that differ in one thing (the groups, amsgrad, Nesterov): PyTorch's
+    # losses with those part from the case's by more than 1%, so each option is seen to act.
+    if case == "adamw_groups_amsgrad":  # amsgrad acts where the second moment falls: b2 = 0.6 in group 0
+        make = lambda groups, amsgrad=True: torch.optim.AdamW(_fresh(groups), lr=0.05, amsgrad=amsgrad)  # noqa: E731
+        groups = [{"params": decay, "weight_decay": 0.5, "betas": (0.8, 0.6)},
+                  {"params": no_decay, "weight_decay": 0.0, "lr": 0.01}]
+        others = [make([{"params": decay + no_decay, "weight_decay": 0.5, "betas": (0.8, 0.6)}]),
+                  make(groups, amsgrad=False)]
+    elif case == "sgd_nesterov_groups":
+        make = lambda groups, nesterov=True: torch.optim.SGD(_fresh(groups), lr=0.1, momentum=0.9,  # noqa: E731
+                                                             nesterov=nesterov, weight_decay=1e-2)
+        groups = [{"params": decay}, {"params": no_decay, "lr": 0.3, "momentum": 0.5}]
+        others = [make([{"params": decay + no_decay}]), make(groups, nesterov=False)]
+    else:  # minimising cross entropy as maximising its negation, with L2 weight decay on the weights only
+        loss = _negated_cross_entropy
+        make = lambda groups: torch.optim.Adam(_fresh(groups), lr=0.05, maximize=True)  # noqa: E731
+        groups = [{"params": decay, "weight_decay": 0.1}, {"params": no_decay}]
+        others = [make([{"params": decay + no_decay, "weight_decay": 0.1}])]
+    optimizer = make(groups)
+    step = export_train_step(model, loss, inputs, optimizer=optimizer, lr_input=True, out_dir=tmp_path)
+    lrs = [a for a in step.manifest["arguments"] if a["kind"] == "lr"]
+    assert [a["name"] for a in lrs] == ["learning rate of param group 0", "learning rate of param group 1"]
+    assert [a["amp_init"] for a in lrs] == [f"#amp.init<fill({g['lr']})>" for g in optimizer.param_groups]
+    described = step.manifest["optimizer"]["groups"]
+    assert [len(g["params"]) for g in described] == [2, 4] and described[1]["params"][0] == "0.bias"
+    assert "2 param groups" in step.text.splitlines()[1]
+    want = torch_reference_losses(model, loss, inputs, steps=5, optimizer=optimizer)
+    fp32 = _losses(amp_tools, step, 5)
+    np.testing.assert_allclose(fp32, want, rtol=1e-4)
+    for other in others:
+        assert np.max(np.abs(np.array(torch_reference_losses(model, loss, inputs, steps=5, optimizer=other))
+                             / want - 1)) > 0.01, other
+    np.testing.assert_allclose(_losses(amp_tools, step, 5, "f16"), fp32, rtol=2e-3)
+
+
+def test_torch_optim_state_resumes(tmp_path, amp_tools):
+    """An optimizer that has stepped already (a resumed run) starts the step from its state: Adam's moments and
+    step count (argument ``step counter`` starts at 2), SGD's momentum buffers. fp32 within 1e-4 of PyTorch
+    continuing with that optimizer; a fresh optimizer's losses part from it by more than 1%."""
+    _torch_mlir()
+    model, inputs, _, _ = _grouped_mlp()
+    for make, rtol in ((lambda ps: torch.optim.Adam(ps, lr=0.05), 1e-4),
+                       (lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), 1e-5)):
+        optimizer = make(model.parameters())
+        for _ in range(2):
+            optimizer.zero_grad()
+            F.cross_entropy(model(inputs[0]), inputs[1]).backward()
+            optimizer.step()
+        optimizer.zero_grad()
+        out = tmp_path / type(optimizer).__name__
+        step = export_train_step(model, F.cross_entropy, inputs, optimizer=optimizer, out_dir=out)
+        if isinstance(optimizer, torch.optim.Adam):
+            (counter,) = [a for a in step.manifest["arguments"] if a["kind"] == "step"]
+            assert float(np.load(out / counter["file"])) == 2.0
+        want = torch_reference_losses(model, F.cross_entropy, inputs, steps=4, optimizer=optimizer)
+        np.testing.assert_allclose(_losses(amp_tools, step, 4), want, rtol=rtol)
+        fresh = torch_reference_losses(model, F.cross_entropy, inputs, steps=4, optimizer=make(model.parameters()))
+        assert np.max(np.abs(np.array(fresh) / want - 1)) > 0.01
+
+
+def test_parameters_no_optimizer_holds_are_kept(tmp_path, amp_tools):
+    """Trainable parameters no param group holds get a gradient but no update, as in PyTorch: the step keeps
+    them (the manifest lists them under ``kept``; dumped after 3 steps they are their initial values) and the
+    others train as PyTorch's."""
+    _torch_mlir()
+    model, inputs, _, _ = _grouped_mlp()
+    optimizer = torch.optim.SGD(model[3].parameters(), lr=0.5)
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer=optimizer, out_dir=tmp_path / "step")
+    assert step.manifest["optimizer"]["kept"] == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    np.testing.assert_allclose(_losses(amp_tools, step, 3),
+                               torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer=optimizer),
+                               rtol=1e-5)
+    dumped = tmp_path / "dumped"
+    _run([amp_tools["amp_train"], str(step.mlir_path), "--inputs", str(step.out_dir), "--steps", "3",
+          "--precision=fp32", "--dump", str(dumped)])
+    args = {a["name"]: a["index"] for a in step.manifest["arguments"]}
+    np.testing.assert_array_equal(np.load(dumped / f"arg{args['0.weight']}.npy"), model[0].weight.detach().numpy())
+    assert not np.array_equal(np.load(dumped / f"arg{args['3.weight']}.npy"), model[3].weight.detach().numpy())
+
+
+def test_torch_optim_refusals(tmp_path):
+    """What the step cannot write is refused before capturing, by name: another optimizer class, SGD's
+    dampening, options given twice, a parameter that is not the model's, parameters at different step counts,
+    and an optimizer instance with the builtin front end."""
+    _torch_mlir()
+    model, inputs, _, _ = _grouped_mlp()
+    stray = nn.Parameter(torch.zeros(3))
+    adam = torch.optim.Adam([{"params": model[0].parameters()}], lr=0.1)
+    F.cross_entropy(model(inputs[0]), inputs[1]).backward()
+    adam.step()
+    adam.add_param_group({"params": model[3].parameters()})
+    for optimizer, options, message in [
+            (torch.optim.RMSprop(model.parameters()), {}, "SGD, Adam and AdamW; got RMSprop"),
+            (torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, dampening=0.1), {}, "dampening"),
+            (torch.optim.SGD(model.parameters(), lr=0.1), {"lr": 0.2}, "lr given with a torch.optim optimizer"),
+            (torch.optim.SGD([*model.parameters(), stray], lr=0.1), {}, r"shape \[3\] that is neither"),
+            (adam, {}, "different step counts"),
+            (torch.optim.SGD(model.parameters(), lr=0.1), {"frontend": "builtin"}, "needs frontend='torch-mlir'")]:
+        with pytest.raises(ValueError, match=message):
+            export_train_step(model, F.cross_entropy, inputs, optimizer=optimizer, out_dir=tmp_path, **options)
+
+
 class _SpecialHead(nn.Module):
     """A probit / von Mises style head over the special functions and index tables torch-mlir does not lower:
     ``log_ndtr``, ``erfcx``, ``ndtri``, ``i0e`` / ``i1``, ``copysign``, ``searchsorted``, ``histc``,

@@ -183,7 +183,9 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     ``frontend="torch-mlir"`` (the default when torch-mlir is installed) captures the step functionally
     and imports it with torch-mlir's FX importer (``dialect``: "tosa" = TOSA first, linalg for the rest;
     "linalg" = the other way round): any model torch-mlir takes, buffers such as batch-norm running
-    statistics as state (arguments updated by results), optimizers "sgd", "adam" and "adamw", and the
+    statistics as state (arguments updated by results), optimizers "sgd", "adam" and "adamw" by name or a
+    ``torch.optim.SGD`` / ``Adam`` / ``AdamW`` instance (its param groups' options and its state; ``lr``,
+    ``momentum``, ``weight_decay``, ``betas`` and ``eps`` are then left unset: see _optim.py), and the
     backward seed as an argument (see amp_mlir/torch/_torch_mlir.py). ``frontend="builtin"`` is the
     original op-by-op aten -> TOSA lowering of this package (about 75 aten ops, SGD / Adam, no buffers).
 
@@ -198,7 +200,8 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     scaling the norm reads unscaled gradients, as after ``GradScaler.unscale_``. ``lr_input=True``
     (torch-mlir front end) makes the learning rate a ``tensor<f32>`` argument (manifest kind ``lr``, after
     the buffers and before the batch, initially ``lr``) that the caller sets at every step, for a
-    schedule (``amp_mlir.Trainer.set_argument``); without it ``lr`` is a constant of the step.
+    schedule (``amp_mlir.Trainer.set_argument``), one per param group of an optimizer instance; without it
+    ``lr`` is a constant of the step.
     Results: the new value of every parameter and state tensor (``amp.update_of``) and the loss
     (``amp.loss``). Raises :class:`UnsupportedOpError` for aten ops it cannot lower.
     """
@@ -208,16 +211,22 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         frontend = "torch-mlir" if _torch_mlir.available() else "builtin"
     if frontend not in ("torch-mlir", "builtin"):
         raise ValueError(f"frontend must be 'torch-mlir' or 'builtin', got {frontend!r}")
-    optimizer = optimizer.lower()
-    optimizers = _torch_mlir.OPTIMIZERS if frontend == "torch-mlir" else _OPTIMIZERS
-    if optimizer not in optimizers:
-        raise ValueError(f"optimizer must be one of {optimizers}, got {optimizer!r}")
-    if lr is None:
-        lr = 1e-3 if optimizer in ("adam", "adamw") else 0.01
+    if isinstance(optimizer, torch.optim.Optimizer):
+        if frontend != "torch-mlir":
+            raise ValueError("a torch.optim optimizer needs frontend='torch-mlir' (the builtin front end takes "
+                             f"one of {_OPTIMIZERS} by name)")
+    else:
+        if not isinstance(optimizer, str):
+            raise ValueError(f"optimizer must be a name or a torch.optim.SGD / Adam / AdamW, got "
+                             f"{type(optimizer).__name__}")
+        optimizer = optimizer.lower()
+        optimizers = _torch_mlir.OPTIMIZERS if frontend == "torch-mlir" else _OPTIMIZERS
+        if optimizer not in optimizers:
+            raise ValueError(f"optimizer must be one of {optimizers}, got {optimizer!r}")
+        if optimizer != "sgd" and momentum != 0:
+            raise ValueError("momentum is an SGD option")
     if not isinstance(example_inputs, (tuple, list)) or len(example_inputs) < 2:
         raise ValueError("example_inputs must be a tuple (model inputs..., target)")
-    if optimizer != "sgd" and momentum != 0:
-        raise ValueError("momentum is an SGD option")
     if lr_input and frontend != "torch-mlir":
         raise ValueError("lr_input needs frontend='torch-mlir'")
     if max_grad_norm is not None:
@@ -241,6 +250,8 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         return ExportedStep(mlir_path=out / f"{name}.mlir", out_dir=out, name=name, text=text, manifest=manifest,
                             graph_module=gm, arg_names=[a["name"] for a in manifest["arguments"]],
                             num_params=n_params, num_state=n_state)
+    if lr is None:
+        lr = 1e-3 if optimizer in ("adam", "adamw") else 0.01
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
 

@@ -44,16 +44,22 @@ def torch_reference_losses(model: torch.nn.Module, loss_fn, example_inputs: tupl
                            weight_decay: float = 0.0, betas=(0.9, 0.999), eps: float = 1e-8,
                            max_grad_norm: float | None = None, grad_norm_type: float = 2.0) -> list[float]:
     """Train a deep copy of ``model`` on the fixed batch ``example_inputs`` with torch.optim (the same
-    options as :func:`export_train_step`; a ``loss_fn`` module's own trainable parameters train too) and
+    options as :func:`export_train_step`; a ``loss_fn`` module's own trainable parameters train too; an
+    ``optimizer`` instance is copied onto the copies with its param groups and state) and
     return the loss of every step, computed before that step's update (what ``amp-train`` prints as
     ``loss``)."""
+    originals = [p for p in model.parameters() if p.requires_grad]
     model = copy.deepcopy(model).float()
     params = [p for p in model.parameters() if p.requires_grad]
     if isinstance(loss_fn, torch.nn.Module):  # its own trainable parameters train too (export_train_step's rule)
+        own = {id(p) for p in originals}
+        kept = [p.requires_grad and id(p) not in own for p in loss_fn.parameters()]
+        originals += [p for p, k in zip(loss_fn.parameters(), kept) if k]
         loss_fn = copy.deepcopy(loss_fn).float()
-        params += [p for p in loss_fn.parameters() if p.requires_grad]
-    optimizer = optimizer.lower()
-    if optimizer == "sgd":
+        params += [p for p, k in zip(loss_fn.parameters(), kept) if k]
+    if isinstance(optimizer, torch.optim.Optimizer):
+        opt = _same_optimizer(optimizer, dict(zip(map(id, originals), params)))
+    elif (optimizer := optimizer.lower()) == "sgd":
         opt = torch.optim.SGD(params, lr=0.01 if lr is None else lr, momentum=momentum, weight_decay=weight_decay)
     elif optimizer == "adam":
         opt = torch.optim.Adam(params, lr=1e-3 if lr is None else lr, betas=betas, eps=eps,
@@ -70,3 +76,13 @@ def torch_reference_losses(model: torch.nn.Module, loss_fn, example_inputs: tupl
                                 grad_norm_type=grad_norm_type)
         losses.append(float(loss.detach()))
     return losses
+
+
+def _same_optimizer(optimizer, copies):
+    """A torch.optim optimizer of ``optimizer``'s class over the ``copies`` of its parameters (``id`` of an
+    original -> its copy), with its param groups' options and its state (a resumed run's moments)."""
+    groups = [{**{k: v for k, v in g.items() if k != "params"}, "params": [copies[id(p)] for p in g["params"]]}
+              for g in optimizer.param_groups]
+    same = type(optimizer)(groups)
+    same.load_state_dict(copy.deepcopy(optimizer.state_dict()))
+    return same

@@ -12,8 +12,9 @@ The algorithm:
    scales: no constant has to be found in the graph; a custom ``autograd.Function``'s Python backward is
    traced like any other, which ``torch.func.vjp`` refuses without ``setup_context``; the model holds the
    copies through the backward, so activation checkpointing's recomputation and reversible layers run on
-   them), then the optimizer update written out as torch.optim computes it (SGD with momentum and weight
-   decay, Adam, AdamW; single-tensor forms), the gradients clipped first with ``max_grad_norm``.
+   them), then the optimizer update written out as torch.optim computes it (``_optim``: SGD, Adam, AdamW
+   by name or a torch.optim instance with its param groups and state; single-tensor forms), the gradients
+   clipped first with ``max_grad_norm``.
 2. **Capture.** In torch.export's tracing state (PyTorch's own where the model fails there, or where the
    loss the captured graph computes on the example differs from the eager model's and PyTorch's own state
    agrees with it: transformers' Gemma builds a causal mask under export tracing for a bidirectional
@@ -65,10 +66,10 @@ from torch.func import functionalize
 from torch.nn.utils.stateless import _reparametrize_module
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from . import _complex, _decompositions
+from . import _complex, _decompositions, _optim
 from ._lower import UnsupportedOpError
 
-OPTIMIZERS = ("sgd", "adam", "adamw")
+OPTIMIZERS = _optim.OPTIMIZERS
 DIALECTS = ("tosa", "linalg")
 
 
@@ -104,15 +105,16 @@ _GLUE = ("torch.constant.", "torch.prim.ListConstruct", "torch_c.")
 _LOSS_PREFIX = "loss_fn."  # the names of a loss module's own parameters among the step's
 
 
-def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buffers, n_inputs, optimizer, lr,
-                   momentum, weight_decay, betas, eps, random_state=False, forward_context=contextlib.nullcontext,
-                   complex_buffers=frozenset(), max_grad_norm=None, grad_norm_type=2.0, lr_input=False):
-    """``step(*params, *state, *buffers, [rng], [lr], *inputs, seed) -> (*params', *state', *buffers',
+def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buffers, n_inputs, plan,
+                   random_state=False, forward_context=contextlib.nullcontext, complex_buffers=frozenset(),
+                   max_grad_norm=None, grad_norm_type=2.0, lr_input=False):
+    """``step(*params, *state, *buffers, [rng], [lrs], *inputs, seed) -> (*params', *state', *buffers',
     [rng + 1], loss)``; ``rng`` (with ``random_state``) is the random-number state the step's random ops draw
-    from (``_Replay`` draws them), advanced by one each step; ``lr`` (with ``lr_input``) the learning rate, a
-    0-d float32 tensor the caller sets (a schedule's value), else the constant ``lr``. The buffers named in
-    ``complex_buffers`` come and go as real tensors in ``view_as_real`` form (``_complex``)."""
-    b1, b2 = betas
+    from (``_Replay`` draws them), advanced by one each step; ``lrs`` (with ``lr_input``) each param group's
+    learning rate, a 0-d float32 tensor the caller sets (a schedule's value), else the constants of ``plan``
+    (the optimizer update, ``_optim``). The buffers named in ``complex_buffers`` come and go as real tensors
+    in ``view_as_real`` form (``_complex``)."""
+    n_lrs = len(plan.groups) if lr_input else 0
 
     def step(*flat):
         params = list(flat[:n_params])
@@ -121,8 +123,8 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
         rest = flat[n_params + n_state + n_buffers:]
         new_rng = (rest[0] + torch.ones_like(rest[0]),) if random_state else ()
         rest = rest[1 if random_state else 0:]
-        step_lr = rest[0] if lr_input else lr
-        inputs = rest[1 if lr_input else 0:-1]
+        lrs = list(rest[:n_lrs]) if lr_input else [g.lr for g in plan.groups]
+        inputs = rest[n_lrs:-1]
         seed = flat[-1]
         model_inputs, target = inputs[:-1], inputs[-1]
 
@@ -163,35 +165,7 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
         if max_grad_norm is not None:
             clipped = iter(clip_grad_norm([g for g, h in zip(grads, has_grad) if h], max_grad_norm, grad_norm_type))
             grads = [next(clipped) if h else g for g, h in zip(grads, has_grad)]
-        old_params, old_state = params, state
-        new_params, new_state = [], []
-        if optimizer == "sgd":
-            if weight_decay != 0:
-                grads = [g + weight_decay * p for g, p in zip(grads, params)]
-            if momentum != 0:
-                grads = [buf * momentum + g for g, buf in zip(grads, state)]
-                new_state = grads
-            new_params = [p - step_lr * g for p, g in zip(params, grads)]
-        else:  # Adam / AdamW, torch.optim's single-tensor (foreach=False) update
-            ms, vs, t = state[:n_params], state[n_params:2 * n_params], state[2 * n_params] + 1
-            if optimizer == "adamw" and weight_decay != 0:
-                params = [p * (1 - step_lr * weight_decay) for p in params]  # param.mul_(1 - lr * weight_decay)
-            elif weight_decay != 0:
-                grads = [g + weight_decay * p for g, p in zip(grads, params)]
-            step_size = step_lr / (1 - torch.pow(b1, t))
-            bc2_sqrt = torch.sqrt(1 - torch.pow(b2, t))
-            new_m, new_v = [], []
-            for p, g, m, v in zip(params, grads, ms, vs):
-                m2 = m + (g - m) * (1 - b1)
-                v2 = v * b2 + (g * g) * (1 - b2)
-                denom = torch.sqrt(v2) / bc2_sqrt + eps
-                new_params.append(p - step_size * (m2 / denom))
-                new_m.append(m2)
-                new_v.append(v2)
-            new_state = new_m + new_v + [t]
-        new_params = [p if h else old for p, old, h in zip(new_params, old_params, has_grad)]
-        kept = has_grad * (len(new_state) // n_params) + [True] * (len(new_state) % n_params) if n_params else []
-        new_state = [s if h else old for s, old, h in zip(new_state, old_state, kept)]
+        new_params, new_state = _optim.update(plan, params, grads, state, lrs, has_grad)
         return (*new_params, *new_state, *new_buffers, *new_rng, loss)
 
     return step
@@ -741,7 +715,8 @@ class _Specializer:
              str(Path(_decompositions.__file__).resolve()), str(Path(contextlib.__file__).resolve()))
 
     _KINDS = {"param": "the parameters", "momentum": "the optimizer state", "adam_m": "the optimizer state",
-              "adam_v": "the optimizer state", "step": "the optimizer state", "buffer": "the buffers",
+              "adam_v": "the optimizer state", "adam_vmax": "the optimizer state", "step": "the optimizer state",
+              "buffer": "the buffers",
               "rng": "the random-number state", "lr": "the learning rate", "seed": "the gradient seed"}
 
     def __init__(self, arg_names, arg_kinds):
@@ -1385,16 +1360,13 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     complex_buffers = frozenset(k for k, b in buffer_items if b.is_complex())
     buffers = [torch.view_as_real(b.to(torch.complex64)).clone() if b.is_complex() else b for b in buffers]
 
-    if optimizer == "sgd":
-        state = [torch.zeros_like(p) for p in params] if momentum != 0 else []
-        state_names = [f"momentum of {k}" for k in names] if momentum != 0 else []
-        state_kinds = ["momentum"] * len(state)
-    else:
-        state = [torch.zeros_like(p) for p in params] + [torch.zeros_like(p) for p in params]
-        state.append(torch.zeros((), dtype=torch.float32))
-        state_names = [f"first moment of {k}" for k in names] + [f"second moment of {k}" for k in names] + \
-            ["step counter"]
-        state_kinds = ["adam_m"] * n_params + ["adam_v"] * n_params + ["step"]
+    # The optimizer update: each parameter's group and the state slots (from a torch.optim instance's own
+    # state when it has stepped already).
+    opt_plan = _optim.plan(optimizer, [p for _, p in named], lr=lr, momentum=momentum,
+                           weight_decay=weight_decay, betas=betas, eps=eps)
+    state = opt_plan.initial
+    state_names = opt_plan.state_names(names)
+    state_kinds = opt_plan.state_kinds()
     inputs = [t.detach().clone() for t in example_inputs]
     inputs = [t.float() if t.is_floating_point() else t for t in inputs]
     n_in = len(inputs)
@@ -1404,8 +1376,9 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     # The random-number state (dropout, stochastic depth): an argument the step advances, there only when
     # the captured step draws random numbers (below).
     rng = [torch.zeros((), dtype=torch.int32)]
-    # The learning rate as an argument (``lr_input``): the caller sets it at every step.
-    lrs = [torch.tensor(float(lr), dtype=torch.float32)] if lr_input else []
+    # The learning rate as an argument (``lr_input``), one per param group: the caller sets it at every step.
+    lrs = [torch.tensor(g.lr, dtype=torch.float32) for g in opt_plan.groups] if lr_input else []
+    lr_names = ["learning rate"] if len(lrs) == 1 else [f"learning rate of param group {n}" for n in range(len(lrs))]
 
     def layout(random_state):
         r = rng if random_state else []
@@ -1413,12 +1386,11 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         all_names = names + state_names + \
             [f"buffer {k}" + (" (complex, as real and imaginary parts)" if k in complex_buffers else "")
              for k in buffer_names] + \
-            ["random-number state"] * len(r) + ["learning rate"] * len(lrs) + in_names + ["grad seed"]
+            ["random-number state"] * len(r) + lr_names[:len(lrs)] + in_names + ["grad seed"]
         kinds = ["param"] * n_params + state_kinds + ["buffer"] * len(buffers) + ["rng"] * len(r) + \
             ["lr"] * len(lrs) + ["input"] * (n_in - 1) + ["target", "seed"]
         step = _step_function(model, loss_fn, names, buffer_names, n_params, len(state), len(buffers), n_in,
-                              optimizer, float(lr), float(momentum), float(weight_decay),
-                              tuple(float(b) for b in betas), float(eps), random_state=random_state,
+                              opt_plan, random_state=random_state,
                               complex_buffers=complex_buffers, max_grad_norm=max_grad_norm,
                               grad_norm_type=grad_norm_type, lr_input=lr_input)
         return flat, all_names, kinds, step
@@ -1614,7 +1586,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     with ctx:
         for i, t in enumerate(flat):
             kind = kinds[i]
-            hint_kind = "state" if kind in ("momentum", "adam_m", "adam_v", "rng") else kind
+            hint_kind = "state" if kind in ("momentum", "adam_m", "adam_v", "adam_vmax", "step", "rng") else kind
             if kind == "buffer":  # batch-norm running statistics (zeros / ones) and counters
                 hint_kind = "param" if t.is_floating_point() else "state"
             if kind == "seed":
@@ -1648,8 +1620,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     header = [
         f"// {name}: generated by amp_mlir.torch.export_train_step (torch {torch.__version__}, torch-mlir importer,",
         f"// {dialect} first). Model: {type(model).__name__}; loss: "
-        f"{getattr(loss_fn, '__name__', type(loss_fn).__name__)}; optimizer: {optimizer} (lr={lr}, "
-        f"momentum={momentum}, weight_decay={weight_decay}, betas={tuple(betas)}, eps={eps}"
+        f"{getattr(loss_fn, '__name__', type(loss_fn).__name__)}; optimizer: {opt_plan.describe()}"
         + ("; the learning rate an argument, initially lr" if lr_input else "")
         + (f"; gradients clipped to a {grad_norm_type}-norm of {max_grad_norm}" if max_grad_norm is not None else "")
         + ").",
@@ -1666,8 +1637,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     mlir_path = out_dir / f"{name}.mlir"
     mlir_path.write_text(text)
     manifest = write_manifest(out_dir, name=name, mlir_path=mlir_path, model=model, loss_fn=loss_fn,
-                              optimizer=dict(kind=optimizer, lr=lr, momentum=momentum, weight_decay=weight_decay,
-                                             betas=list(betas), eps=eps, max_grad_norm=max_grad_norm,
+                              optimizer=dict(**opt_plan.manifest(names), max_grad_norm=max_grad_norm,
                                              grad_norm_type=grad_norm_type, lr_input=lr_input),
                               arguments=arg_meta, results=res_meta, aten_ops=ops,
                               frontend="torch-mlir", dialect=dialect)
