@@ -184,7 +184,8 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     and imports it with torch-mlir's FX importer (``dialect``: "tosa" = TOSA first, linalg for the rest;
     "linalg" = the other way round): any model torch-mlir takes, buffers such as batch-norm running
     statistics as state (arguments updated by results), optimizers "sgd", "adam" and "adamw" by name or a
-    ``torch.optim.SGD`` / ``Adam`` / ``AdamW`` instance (its param groups' options and its state; ``lr``,
+    torch.optim ``SGD`` / ``Adam`` / ``AdamW`` / ``RMSprop`` / ``Adagrad`` / ``Adamax`` / ``NAdam`` / ``RAdam``
+    instance (its param groups' options and its state; ``lr``,
     ``momentum``, ``weight_decay``, ``betas`` and ``eps`` are then left unset: see _optim.py), and the
     backward seed as an argument (see amp_mlir/torch/_torch_mlir.py). ``frontend="builtin"`` is the
     original op-by-op aten -> TOSA lowering of this package (about 75 aten ops, SGD / Adam, no buffers).

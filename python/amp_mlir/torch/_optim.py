@@ -1,73 +1,117 @@
 """The optimizer update of a captured training step, written out as torch.optim computes it.
 
 An optimizer is given either by name (``"sgd"``, ``"adam"``, ``"adamw"``) with one set of options for every
-parameter, or as the ``torch.optim.SGD`` / ``Adam`` / ``AdamW`` instance the training script already builds.
-An instance's param groups give each parameter its own options (transformers' and timm's usual groups: no
-weight decay on biases and norm weights; a lower learning rate for a pretrained backbone), and its state,
-when it has stepped already (a resumed run), the initial momentum buffers, moments and step count.
+parameter, or as the torch.optim instance the training script already builds: ``SGD``, ``Adam``, ``AdamW``,
+``RMSprop``, ``Adagrad``, ``Adamax``, ``NAdam`` or ``RAdam``. An instance's param groups give each parameter
+its own options (transformers' and timm's usual groups: no weight decay on biases and norm weights; a lower
+learning rate for a pretrained backbone), and its state, when it has stepped already (a resumed run), the
+initial buffers, moments and step count.
 
 The algorithm: :func:`plan` maps every trained parameter to its group (``None`` where no group holds it:
 PyTorch computes its gradient, but no optimizer updates it, so the step keeps it) and lays out the state
-slots in argument order: SGD's momentum buffers (groups with momentum), or Adam's first moments, second
-moments, the largest second moments (``amsgrad`` groups) and one step counter. :func:`update` then computes
-the single-tensor (``foreach=False``) update of torch.optim for each parameter with its group's options:
+slots in argument order: each per-parameter kind of state for every parameter in turn (Adam's first moments,
+then its second moments, ...), then per-group scalars (NAdam's momentum product), then one step counter.
+:func:`update` computes torch.optim's single-tensor (``foreach=False``) update of each parameter with its
+group's options, after ``g = -g`` (maximize) and, except for decoupled decay, ``g += wd * p``:
 
-- SGD: ``g = -g`` (maximize); ``g += wd * p``; ``buf = momentum * buf + g``; ``g = g + momentum * buf``
-  (Nesterov) or ``g = buf``; ``p -= lr * g``. A fresh buffer is zeros, so the first step's ``buf = g`` is
-  PyTorch's ``clone(grad)``; dampening, which PyTorch skips at the first step only, is refused.
-- Adam / AdamW: ``g = -g`` (maximize); L2 decay ``g += wd * p`` (Adam) or decoupled ``p *= 1 - lr * wd``
-  (AdamW); ``m = lerp(m, g, 1 - b1)``; ``v = b2 v + (1 - b2) g^2``; with amsgrad ``vmax = max(vmax, v)`` is
-  the ``v`` the denominator reads; ``p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)``.
+- SGD: ``buf = momentum * buf + g``; ``g = g + momentum * buf`` (Nesterov) or ``g = buf``; ``p -= lr * g``.
+  A fresh buffer is zeros, so the first step's ``buf = g`` is PyTorch's ``clone(grad)``; dampening, which
+  PyTorch skips at the first step only, is refused.
+- Adam / AdamW: ``m = lerp(m, g, 1 - b1)``; ``v = b2 v + (1 - b2) g^2``; with amsgrad ``vmax = max(vmax, v)``
+  is the ``v`` the denominator reads; ``p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)``
+  (AdamW: ``p *= 1 - lr * wd`` first).
+- RMSprop: ``s = alpha s + (1 - alpha) g^2``; centered: ``a = lerp(a, g, 1 - alpha)``, ``s - a^2`` under the
+  root; ``d = sqrt(.) + eps``; momentum: ``buf = momentum buf + g / d``, ``p -= lr buf``; else
+  ``p -= lr g / d``.
+- Adagrad: ``sum += g^2``; ``p -= lr / (1 + (t - 1) lr_decay) * g / (sqrt(sum) + eps)``.
+- Adamax: ``m = lerp(m, g, 1 - b1)``; ``u = max(b2 u, |g| + eps)``; ``p -= lr / (1 - b1^t) * m / u``.
+- NAdam: ``mu_t = b1 (1 - 0.96^(t psi) / 2)``; ``prod *= mu_t``; Adam's moments; ``d = sqrt(v / (1 - b2^t))
+  + eps``; ``p -= lr (1 - mu_t) / (1 - prod) g / d + lr mu_{t+1} / (1 - prod mu_{t+1}) m / d``.
+- RAdam: Adam's moments; ``rho_t = rho_inf - 2 t b2^t / (1 - b2^t)``; where ``rho_t > 5`` the bias-corrected
+  ``m`` times the rectified adaptive rate, else the bias-corrected ``m`` alone (a select on the step count,
+  not a branch).
 
+PyTorch computes the scalar factors (bias corrections, ``rho_t``, ``mu_t``) in double precision from a
+Python step count; the step computes them in float32 from its step counter (within a few float32 ulps).
 PyTorch keeps a step count per parameter; the step keeps one for all. A resumed optimizer whose parameters
-are at different counts (one added to a group later) is refused by name.
+are at different counts (one added to a group later) is refused by name, as are the options the step does
+not compute (SGD's dampening, Adagrad's sparse gradients).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import torch
 
-OPTIMIZERS = ("sgd", "adam", "adamw")
+OPTIMIZERS = ("sgd", "adam", "adamw")  # by name
 
-# What each state slot holds, in manifest kinds and the names the step's header gives them.
-_SLOT_NAMES = {"momentum": "momentum of", "adam_m": "first moment of", "adam_v": "second moment of",
-               "adam_vmax": "largest second moment of"}
+# torch.optim classes the step writes the update of (checked in this order: AdamW is an Adam).
+_CLASSES = (("sgd", torch.optim.SGD), ("adam", torch.optim.Adam), ("rmsprop", torch.optim.RMSprop),
+            ("adagrad", torch.optim.Adagrad), ("adamax", torch.optim.Adamax), ("nadam", torch.optim.NAdam),
+            ("radam", torch.optim.RAdam))
+
+# Per-parameter state: the slot kind (manifest kind), torch.optim's state key and the step's name for it.
+_PER_PARAM = {"momentum": ("momentum_buffer", "momentum of"), "adam_m": ("exp_avg", "first moment of"),
+              "adam_v": ("exp_avg_sq", "second moment of"),
+              "adam_vmax": ("max_exp_avg_sq", "largest second moment of"),
+              "square_avg": ("square_avg", "square average of"), "grad_avg": ("grad_avg", "gradient average of"),
+              "sum": ("sum", "sum of squared gradients of"), "exp_inf": ("exp_inf", "infinity norm of")}
+SLOT_KINDS = frozenset(_PER_PARAM) | {"mu_product", "step"}
 
 
 @dataclass(frozen=True)
 class Group:
-    """One param group's options (torch.optim's names; the ones an optimizer does not have keep these defaults)."""
+    """One param group's options (torch.optim's names; those an optimizer does not have keep these defaults)."""
     lr: float
     momentum: float = 0.0
     nesterov: bool = False
     weight_decay: float = 0.0
+    decoupled: bool = False  # decoupled weight decay (AdamW; NAdam / RAdam's decoupled_weight_decay)
     maximize: bool = False
     betas: tuple = (0.9, 0.999)
     eps: float = 1e-8
     amsgrad: bool = False
+    alpha: float = 0.99  # RMSprop
+    centered: bool = False  # RMSprop
+    lr_decay: float = 0.0  # Adagrad
+    momentum_decay: float = 4e-3  # NAdam
+
+    # the options each optimizer has (the header and the manifest show those)
+    OPTIONS = {"sgd": ("momentum", "nesterov"), "adam": ("betas", "eps", "amsgrad"),
+               "adamw": ("betas", "eps", "amsgrad"), "rmsprop": ("alpha", "eps", "momentum", "centered"),
+               "adagrad": ("lr_decay", "eps"), "adamax": ("betas", "eps"),
+               "nadam": ("betas", "eps", "momentum_decay", "decoupled"), "radam": ("betas", "eps", "decoupled")}
+
+    def options(self, kind):
+        return ("lr", "weight_decay", "maximize") + self.OPTIONS[kind]
 
     def describe(self, kind):
-        shown = ["lr", "weight_decay", "maximize"] + (["momentum", "nesterov"] if kind == "sgd" else
-                                                        ["betas", "eps", "amsgrad"])
-        defaults = Group(lr=0.0)
-        return ", ".join(f"{k}={getattr(self, k)}" for k in shown
-                         if k in ("lr", "weight_decay", "momentum", "betas", "eps") or
-                         getattr(self, k) != getattr(defaults, k))
+        always = ("lr", "weight_decay", "momentum", "betas", "eps", "alpha")
+        return ", ".join(f"{k}={getattr(self, k)}" for k in self.options(kind)
+                         if k in always or getattr(self, k) != _DEFAULT[k])
+
+
+_DEFAULT = {f.name: f.default for f in fields(Group)}
 
 
 @dataclass
 class Plan:
     """The update of every trained parameter: its group, and the state slots in argument order."""
-    kind: str  # "sgd", "adam" or "adamw"
+    kind: str  # "sgd", "adam", "adamw", "rmsprop", "adagrad", "adamax", "nadam", "radam"
     groups: list  # [Group]
     group_of: list  # per trained parameter: its group's index, or None (no group holds it: kept)
-    slots: list = field(default_factory=list)  # [(kind, parameter index or None for Adam's step counter)]
+    slots: list = field(default_factory=list)  # [(kind, parameter index / group index / None)]
     initial: list = field(default_factory=list)  # the slots' initial values
 
     def state_names(self, names):
-        return [f"{_SLOT_NAMES[k]} {names[i]}" if i is not None else "step counter" for k, i in self.slots]
+        def name(kind, owner):
+            if kind == "step":
+                return "step counter"
+            if kind == "mu_product":
+                return "momentum product" + (f" of param group {owner}" if len(self.groups) > 1 else "")
+            return f"{_PER_PARAM[kind][1]} {names[owner]}"
+        return [name(k, o) for k, o in self.slots]
 
     def state_kinds(self):
         return [k for k, _ in self.slots]
@@ -81,11 +125,13 @@ class Plan:
 
     def manifest(self, names):
         first = self.groups[0]
+
+        def options(group):
+            return {k: list(v) if isinstance(v, tuple) else v for k, v in
+                    ((k, getattr(group, k)) for k in group.options(self.kind))}
         return dict(kind=self.kind, lr=first.lr, momentum=first.momentum, weight_decay=first.weight_decay,
                     betas=list(first.betas), eps=first.eps,
-                    groups=[dict(lr=g.lr, momentum=g.momentum, nesterov=g.nesterov, weight_decay=g.weight_decay,
-                                 maximize=g.maximize, betas=list(g.betas), eps=g.eps, amsgrad=g.amsgrad,
-                                 params=[k for k, n in zip(names, self.group_of) if n == i])
+                    groups=[dict(**options(g), params=[k for k, n in zip(names, self.group_of) if n == i])
                             for i, g in enumerate(self.groups)],
                     kept=[k for k, n in zip(names, self.group_of) if n is None])
 
@@ -93,52 +139,52 @@ class Plan:
 def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0.9, 0.999), eps=1e-8) -> Plan:
     """The plan for ``params`` (the trained parameters, in argument order) under ``optimizer``: a name with
     the options given here, or a torch.optim instance (then these options must be left as they are)."""
+    supported = "a torch.optim." + " / ".join(c.__name__ for _, c in _CLASSES) + " (or AdamW)"
     if isinstance(optimizer, str):
         kind = optimizer.lower()
         if kind not in OPTIMIZERS:
-            raise ValueError(f"optimizer must be one of {OPTIMIZERS} or a torch.optim.SGD / Adam / AdamW, "
-                             f"got {optimizer!r}")
+            raise ValueError(f"optimizer must be one of {OPTIMIZERS} or {supported}, got {optimizer!r}")
         if kind != "sgd" and momentum != 0:
             raise ValueError("momentum is an SGD option")
         if lr is None:
             lr = 1e-3 if kind in ("adam", "adamw") else 0.01
         group = Group(lr=float(lr), momentum=float(momentum), weight_decay=float(weight_decay),
-                      betas=tuple(float(b) for b in betas), eps=float(eps))
+                      decoupled=kind == "adamw", betas=tuple(float(b) for b in betas), eps=float(eps))
         result = Plan(kind, [group], [0] * len(params))
         _lay_out(result, params, {})
         return result
     if not isinstance(optimizer, torch.optim.Optimizer):
-        raise ValueError(f"optimizer must be one of {OPTIMIZERS} or a torch.optim.SGD / Adam / AdamW, "
-                         f"got {type(optimizer).__name__}")
+        raise ValueError(f"optimizer must be one of {OPTIMIZERS} or {supported}, got {type(optimizer).__name__}")
     given = dict(lr=lr, momentum=momentum, weight_decay=weight_decay, betas=tuple(betas), eps=eps)
     defaults = dict(lr=None, momentum=0.0, weight_decay=0.0, betas=(0.9, 0.999), eps=1e-8)
     changed = [k for k in given if given[k] != defaults[k]]
     if changed:
         raise ValueError(f"{', '.join(changed)} given with a torch.optim optimizer: its param groups hold the "
                          "options (set them there)")
-    if isinstance(optimizer, torch.optim.Adam):  # AdamW is an Adam with decoupled weight decay
-        decoupled = [bool(g.get("decoupled_weight_decay", isinstance(optimizer, torch.optim.AdamW)))
-                     for g in optimizer.param_groups]
-        if len(set(decoupled)) > 1:
-            raise ValueError("param groups with and without decoupled weight decay in one Adam")
-        kind = "adamw" if decoupled[0] else "adam"
-    elif isinstance(optimizer, torch.optim.SGD):
-        kind = "sgd"
-    else:
-        raise ValueError(f"amp_mlir.torch writes the updates of torch.optim.SGD, Adam and AdamW; "
-                         f"got {type(optimizer).__name__}")
+    kind = next((k for k, c in _CLASSES if isinstance(optimizer, c)), None)
+    name = type(optimizer).__name__
+    if kind is None:
+        raise ValueError(f"amp_mlir.torch writes the updates of {supported[2:]}; got {name}")
     index = {id(p): i for i, p in enumerate(params)}
     groups, group_of = [], [None] * len(params)
     for n, g in enumerate(optimizer.param_groups):
-        where = f"param group {n} of the {type(optimizer).__name__}"
+        where = f"param group {n} of the {name}"
         if kind == "sgd" and float(g.get("dampening", 0)) != 0:
             raise ValueError(f"{where}: SGD's dampening is not supported (PyTorch skips it at the first step "
                              "only); use dampening=0")
+        decoupled = bool(g.get("decoupled_weight_decay", isinstance(optimizer, torch.optim.AdamW)))
+        if kind in ("adam", "adamw"):
+            kind = "adamw" if decoupled else "adam"
+            if n and decoupled != groups[0].decoupled:
+                raise ValueError(f"{where}: param groups with and without decoupled weight decay in one {name}")
         groups.append(Group(lr=float(g["lr"]), momentum=float(g.get("momentum", 0.0)),
                             nesterov=bool(g.get("nesterov", False)), weight_decay=float(g.get("weight_decay", 0.0)),
-                            maximize=bool(g.get("maximize", False)),
+                            decoupled=decoupled, maximize=bool(g.get("maximize", False)),
                             betas=tuple(float(b) for b in g.get("betas", (0.9, 0.999))),
-                            eps=float(g.get("eps", 1e-8)), amsgrad=bool(g.get("amsgrad", False))))
+                            eps=float(g.get("eps", 1e-8)), amsgrad=bool(g.get("amsgrad", False)),
+                            alpha=float(g.get("alpha", 0.99)), centered=bool(g.get("centered", False)),
+                            lr_decay=float(g.get("lr_decay", 0.0)),
+                            momentum_decay=float(g.get("momentum_decay", 4e-3))))
         for p in g["params"]:
             if id(p) in index:
                 group_of[index[id(p)]] = n
@@ -146,87 +192,153 @@ def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0
                 raise ValueError(f"{where} holds a parameter of shape {list(p.shape)} that is neither the "
                                  "model's nor the loss module's: the step trains those only")
     if all(n is None for n in group_of) and params:
-        raise ValueError(f"the {type(optimizer).__name__} holds none of the model's trainable parameters")
+        raise ValueError(f"the {name} holds none of the model's trainable parameters")
     result = Plan(kind, groups, group_of)
     _lay_out(result, params, {i: optimizer.state.get(p, {}) for i, p in enumerate(params)})
     return result
 
 
+def _per_param_slots(kind, group):
+    """The per-parameter state kinds of a parameter in ``group`` under optimizer ``kind``."""
+    return {"sgd": ["momentum"] if group.momentum != 0 else [],
+            "adam": ["adam_m", "adam_v"] + (["adam_vmax"] if group.amsgrad else []),
+            "rmsprop": ["square_avg"] + (["grad_avg"] if group.centered else []) +
+                       (["momentum"] if group.momentum > 0 else []),
+            "adagrad": ["sum"], "adamax": ["adam_m", "exp_inf"], "nadam": ["adam_m", "adam_v"],
+            "radam": ["adam_m", "adam_v"]}[kind.replace("adamw", "adam")]
+
+
 def _lay_out(result, params, state):
     """The state slots of ``result`` and their initial values (``state``: torch.optim's state per parameter
     index, empty for a fresh optimizer)."""
-    def start(i, key):
+    held = [i for i, n in enumerate(result.group_of) if n is not None]
+    per_param = {i: _per_param_slots(result.kind, result.groups[result.group_of[i]]) for i in held}
+    order = [k for k in _PER_PARAM if any(k in kinds for kinds in per_param.values())]
+    slots = [(k, i) for k in order for i in held if k in per_param[i]]
+
+    def start(i, kind):
+        key = _PER_PARAM[kind][0]
         value = state.get(i, {}).get(key)
-        if value is None:
+        if value is None:  # fresh: zeros (Adagrad's sum is made at construction, so it is there)
             return torch.zeros_like(params[i], dtype=torch.float32)
         if tuple(value.shape) != tuple(params[i].shape):
             raise ValueError(f"the optimizer's {key} of parameter {i} has shape {list(value.shape)}, the parameter "
                              f"{list(params[i].shape)}")
         return value.detach().clone().float()
 
-    held = [i for i, n in enumerate(result.group_of) if n is not None]
-    if result.kind == "sgd":
-        slots = [("momentum", i) for i in held if result.groups[result.group_of[i]].momentum != 0]
-        result.slots = slots
-        result.initial = [start(i, "momentum_buffer") for _, i in slots]
-        return
-    slots = [("adam_m", i) for i in held] + [("adam_v", i) for i in held] + \
-        [("adam_vmax", i) for i in held if result.groups[result.group_of[i]].amsgrad]
-    keys = {"adam_m": "exp_avg", "adam_v": "exp_avg_sq", "adam_vmax": "max_exp_avg_sq"}
-    steps = {float(state[i]["step"]) if "step" in state.get(i, {}) else 0.0 for i in held}
-    if len(steps) > 1:
-        raise ValueError(f"the optimizer's parameters are at different step counts ({sorted(steps)}): the step "
-                         "keeps one count for all")
-    result.slots = slots + [("step", None)]
-    result.initial = [start(i, keys[k]) for k, i in slots] + \
-        [torch.tensor(steps.pop() if steps else 0.0, dtype=torch.float32)]
+    initial = [start(i, k) for k, i in slots]
+    if result.kind == "nadam":  # one momentum product per group (it depends on the group's b1 and psi)
+        for n in range(len(result.groups)):
+            values = {float(state[i]["mu_product"]) if "mu_product" in state.get(i, {}) else 1.0
+                      for i in held if result.group_of[i] == n}
+            if len(values) > 1:
+                raise ValueError(f"the NAdam's parameters of param group {n} are at different momentum products "
+                                 f"({sorted(values)}): the step keeps one per group")
+            slots.append(("mu_product", n))
+            initial.append(torch.tensor(values.pop() if values else 1.0, dtype=torch.float32))
+    if result.kind not in ("sgd", "rmsprop"):  # (RMSprop counts steps, but its update does not read them)
+        steps = {float(state[i]["step"]) if "step" in state.get(i, {}) else 0.0 for i in held}
+        if len(steps) > 1:
+            raise ValueError(f"the optimizer's parameters are at different step counts ({sorted(steps)}): the "
+                             "step keeps one count for all")
+        slots.append(("step", None))
+        initial.append(torch.tensor(steps.pop() if steps else 0.0, dtype=torch.float32))
+    result.slots, result.initial = slots, initial
 
 
 def update(p: Plan, params, grads, state, lrs, has_grad):
     """The new parameters and state slots: torch.optim's update of each parameter with its group's options
     (``lrs``: each group's learning rate, a float or a 0-d tensor). A parameter without a gradient (or no
     group) keeps its value and its state, as torch.optim skips it."""
-    new_params = list(params)
-    new_state = list(state)
+    new_params, new_state = list(params), list(state)
     slot = {s: n for n, s in enumerate(p.slots)}
-    corrections = {}
-    if p.kind != "sgd":
+    t = None
+    if ("step", None) in slot:
         t = state[slot[("step", None)]] + 1
         new_state[slot[("step", None)]] = t
+    scalars = {}  # per group: the factors every parameter of the group shares
+
+    def read(kind, owner):
+        return state[slot[(kind, owner)]]
+
+    def write(kind, owner, value):
+        new_state[slot[(kind, owner)]] = value
+        return value
+
     for i, (param, g) in enumerate(zip(params, grads)):
         n = p.group_of[i]
         if n is None or not has_grad[i]:
             continue
         group, lr = p.groups[n], lrs[n]
+        b1, b2 = group.betas
         if group.maximize:
             g = -g
-        if p.kind == "sgd":
-            if group.weight_decay != 0:
-                g = g + group.weight_decay * param
-            if group.momentum != 0:
-                buf = state[slot[("momentum", i)]] * group.momentum + g
-                new_state[slot[("momentum", i)]] = buf
-                g = g + group.momentum * buf if group.nesterov else buf
-            new_params[i] = param - lr * g
-            continue
-        b1, b2 = group.betas
         if group.weight_decay != 0:
-            if p.kind == "adamw":
+            if group.decoupled:
                 param = param * (1 - lr * group.weight_decay)  # param.mul_(1 - lr * weight_decay)
             else:
                 g = g + group.weight_decay * param
-        m = state[slot[("adam_m", i)]]
-        v = state[slot[("adam_v", i)]]
-        m2 = m + (g - m) * (1 - b1)
-        v2 = v * b2 + (g * g) * (1 - b2)
-        new_state[slot[("adam_m", i)]] = m2
-        new_state[slot[("adam_v", i)]] = v2
-        if group.amsgrad:
-            v2 = torch.maximum(state[slot[("adam_vmax", i)]], v2)
-            new_state[slot[("adam_vmax", i)]] = v2
-        if n not in corrections:  # once per group: lr / (1 - b1^t) and sqrt(1 - b2^t)
-            corrections[n] = (lr / (1 - torch.pow(b1, t)), torch.sqrt(1 - torch.pow(b2, t)))
-        step_size, bc2_sqrt = corrections[n]
-        denom = torch.sqrt(v2) / bc2_sqrt + group.eps
-        new_params[i] = param - step_size * (m2 / denom)
+        if p.kind == "sgd":
+            if group.momentum != 0:
+                buf = write("momentum", i, read("momentum", i) * group.momentum + g)
+                g = g + group.momentum * buf if group.nesterov else buf
+            new_params[i] = param - lr * g
+        elif p.kind in ("adam", "adamw"):
+            m = write("adam_m", i, read("adam_m", i) + (g - read("adam_m", i)) * (1 - b1))
+            v = write("adam_v", i, read("adam_v", i) * b2 + (g * g) * (1 - b2))
+            if group.amsgrad:
+                v = write("adam_vmax", i, torch.maximum(read("adam_vmax", i), v))
+            if n not in scalars:  # lr / (1 - b1^t) and sqrt(1 - b2^t)
+                scalars[n] = (lr / (1 - torch.pow(b1, t)), torch.sqrt(1 - torch.pow(b2, t)))
+            step_size, bc2_sqrt = scalars[n]
+            new_params[i] = param - step_size * (m / (torch.sqrt(v) / bc2_sqrt + group.eps))
+        elif p.kind == "rmsprop":
+            sq = write("square_avg", i, read("square_avg", i) * group.alpha + (g * g) * (1 - group.alpha))
+            if group.centered:
+                a = write("grad_avg", i, read("grad_avg", i) + (g - read("grad_avg", i)) * (1 - group.alpha))
+                avg = torch.sqrt(sq - a * a) + group.eps
+            else:
+                avg = torch.sqrt(sq) + group.eps
+            if group.momentum > 0:
+                buf = write("momentum", i, read("momentum", i) * group.momentum + g / avg)
+                new_params[i] = param - lr * buf
+            else:
+                new_params[i] = param - lr * (g / avg)
+        elif p.kind == "adagrad":
+            s = write("sum", i, read("sum", i) + g * g)
+            if n not in scalars:
+                scalars[n] = lr / (1 + (t - 1) * group.lr_decay)
+            new_params[i] = param - scalars[n] * (g / (torch.sqrt(s) + group.eps))
+        elif p.kind == "adamax":
+            m = write("adam_m", i, read("adam_m", i) + (g - read("adam_m", i)) * (1 - b1))
+            u = write("exp_inf", i, torch.maximum(read("exp_inf", i) * b2, torch.abs(g) + group.eps))
+            if n not in scalars:
+                scalars[n] = lr / (1 - torch.pow(b1, t))
+            new_params[i] = param - scalars[n] * (m / u)
+        elif p.kind == "nadam":
+            if n not in scalars:
+                mu = b1 * (1.0 - 0.5 * torch.pow(0.96, t * group.momentum_decay))
+                mu_next = b1 * (1.0 - 0.5 * torch.pow(0.96, (t + 1) * group.momentum_decay))
+                product = write("mu_product", n, read("mu_product", n) * mu)
+                scalars[n] = (1 - torch.pow(b2, t), lr * (1.0 - mu) / (1.0 - product),
+                              lr * mu_next / (1.0 - product * mu_next))
+            bc2, grad_factor, avg_factor = scalars[n]
+            m = write("adam_m", i, read("adam_m", i) + (g - read("adam_m", i)) * (1 - b1))
+            v = write("adam_v", i, read("adam_v", i) * b2 + (g * g) * (1 - b2))
+            denom = torch.sqrt(v / bc2) + group.eps
+            new_params[i] = param - grad_factor * (g / denom) - avg_factor * (m / denom)
+        else:  # radam
+            if n not in scalars:
+                bc1, bc2 = 1 - torch.pow(b1, t), 1 - torch.pow(b2, t)
+                rho_inf = 2 / (1 - b2) - 1
+                rho_t = rho_inf - 2 * t * torch.pow(b2, t) / bc2
+                rect = torch.sqrt(torch.clamp((rho_t - 4) * (rho_t - 2) * rho_inf /
+                                              ((rho_inf - 4) * (rho_inf - 2) * rho_t), min=0))
+                scalars[n] = (bc1, torch.sqrt(bc2), rect, rho_t > 5.0)
+            bc1, bc2_sqrt, rect, rectified = scalars[n]
+            m = write("adam_m", i, read("adam_m", i) + (g - read("adam_m", i)) * (1 - b1))
+            v = write("adam_v", i, read("adam_v", i) * b2 + (g * g) * (1 - b2))
+            corrected = m / bc1
+            adaptive = bc2_sqrt / (torch.sqrt(v) + group.eps)
+            new_params[i] = param - torch.where(rectified, corrected * lr * adaptive * rect, corrected * lr)
     return new_params, new_state

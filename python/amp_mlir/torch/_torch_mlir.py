@@ -13,7 +13,8 @@ The algorithm:
    traced like any other, which ``torch.func.vjp`` refuses without ``setup_context``; the model holds the
    copies through the backward, so activation checkpointing's recomputation and reversible layers run on
    them), then the optimizer update written out as torch.optim computes it (``_optim``: SGD, Adam, AdamW
-   by name or a torch.optim instance with its param groups and state; single-tensor forms), the gradients
+   by name, or a torch.optim instance of those or RMSprop, Adagrad, Adamax, NAdam, RAdam with its param
+   groups and state; single-tensor forms), the gradients
    clipped first with ``max_grad_norm``.
 2. **Capture.** In torch.export's tracing state (PyTorch's own where the model fails there, or where the
    loss the captured graph computes on the example differs from the eager model's and PyTorch's own state
@@ -714,10 +715,9 @@ class _Specializer:
     _SKIP = (str(Path(torch.__file__).resolve().parent) + os.sep, str(Path(__file__).resolve()),
              str(Path(_decompositions.__file__).resolve()), str(Path(contextlib.__file__).resolve()))
 
-    _KINDS = {"param": "the parameters", "momentum": "the optimizer state", "adam_m": "the optimizer state",
-              "adam_v": "the optimizer state", "adam_vmax": "the optimizer state", "step": "the optimizer state",
-              "buffer": "the buffers",
-              "rng": "the random-number state", "lr": "the learning rate", "seed": "the gradient seed"}
+    _KINDS = {"param": "the parameters", **{k: "the optimizer state" for k in _optim.SLOT_KINDS},
+              "buffer": "the buffers", "rng": "the random-number state", "lr": "the learning rate",
+              "seed": "the gradient seed"}
 
     def __init__(self, arg_names, arg_kinds):
         self.arg_names, self.arg_kinds = arg_names, arg_kinds
@@ -1586,13 +1586,15 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     with ctx:
         for i, t in enumerate(flat):
             kind = kinds[i]
-            hint_kind = "state" if kind in ("momentum", "adam_m", "adam_v", "adam_vmax", "step", "rng") else kind
+            hint_kind = "state" if kind in _optim.SLOT_KINDS or kind == "rng" else kind
             if kind == "buffer":  # batch-norm running statistics (zeros / ones) and counters
                 hint_kind = "param" if t.is_floating_point() else "state"
+            fill = t.reshape(-1)[0] if kind in _optim.SLOT_KINDS and t.numel() and bool((t == t.reshape(-1)[0]).all()) \
+                else None  # optimizer state that starts at one value (Adagrad's sum, NAdam's momentum product)
             if kind == "seed":
                 hint = "#amp.init<ones>"
-            elif kind == "lr":
-                hint = "#amp.init<fill(%s)>" % mlir_number(str(np.float32(t)))  # shortest float32 form
+            elif kind == "lr" or (fill is not None and float(fill) != 0):
+                hint = "#amp.init<fill(%s)>" % mlir_number(str(np.float32(t.reshape(-1)[0])))  # shortest float32 form
             else:
                 hint = init_hint(t, hint_kind, num_classes.get(placeholders[i]))
             attrs = {"amp.init": ir.StringAttr.get("@@AMPINIT@@" + hint)}
