@@ -24,6 +24,7 @@ from amp_mlir.torch import (  # noqa: E402
     export_train_step,
     supported_ops,
     torch_reference_losses,
+    torch_train_step,
 )
 from amp_mlir.torch.models import MLP, TransformerBlock, TransformerClassifier  # noqa: E402
 
@@ -2736,6 +2737,43 @@ def test_learning_rate_argument_follows_a_schedule(optimizer, tmp_path, amp_tool
             trainer.set_argument(lr_arg["index"], np.array(schedule(i), np.float32))
             got.append(trainer.step()["loss"])
         np.testing.assert_allclose(got, want, rtol=rtol, err_msg=precision)
+
+
+def test_gradient_accumulation(tmp_path, amp_tools):
+    """``accumulation_steps=4``: the batch of 8 is 4 micro-batches, each loss divided by 4 and backpropagated
+    in turn, one update (a gradient-accumulation loop). fp32 within 1e-5 of PyTorch's loop over 3 steps, and
+    batch norm's running mean after them equal to PyTorch's (updated once per micro-batch: 12 times); the
+    whole-batch step parts from it (statistics per micro-batch). f16 within 1e-3 of fp32. A batch that does
+    not split evenly is refused."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                          nn.Flatten(), nn.Linear(8, 5))
+    inputs = (torch.randn(8, 3, 8, 8), torch.randint(0, 5, (8,)))
+    options = dict(optimizer="sgd", lr=0.1, momentum=0.9)
+    step = export_train_step(model, F.cross_entropy, inputs, accumulation_steps=4, out_dir=tmp_path / "step",
+                             **options)
+    assert step.manifest["optimizer"]["accumulation_steps"] == 4
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, accumulation_steps=4, **options)
+    fp32 = _losses(amp_tools, step, 3)
+    np.testing.assert_allclose(fp32, want, rtol=1e-5)
+    whole = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, **options)
+    assert np.max(np.abs(np.array(whole) / want - 1)) > 1e-3
+    reference = copy.deepcopy(model)
+    opt = torch.optim.SGD(reference.parameters(), lr=0.1, momentum=0.9)
+    for _ in range(3):
+        torch_train_step(reference, F.cross_entropy, opt, inputs[:-1], inputs[-1], accumulation_steps=4)
+    dumped = tmp_path / "dumped"
+    _run([amp_tools["amp_train"], str(step.mlir_path), "--inputs", str(step.out_dir), "--steps", "3",
+          "--precision=fp32", "--dump", str(dumped)])
+    (mean,) = [a["index"] for a in step.manifest["arguments"] if a["name"] == "buffer 1.running_mean"]
+    np.testing.assert_allclose(np.load(dumped / f"arg{mean}.npy"), reference[1].running_mean.numpy(), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3, "f16"), fp32, rtol=1e-3)
+    for k, message in [(3, r"example input 0 has shape \[8, 3, 8, 8\]"), (0, "positive int")]:
+        with pytest.raises(ValueError, match=message):
+            export_train_step(model, F.cross_entropy, inputs, accumulation_steps=k, out_dir=tmp_path / "bad",
+                              **options)
 
 
 def _grouped_mlp():

@@ -176,8 +176,8 @@ def _remove_stale_arguments(out_dir: Path, count: int):
 def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *, optimizer: str = "sgd",
                       lr: float | None = None, momentum: float = 0.0, weight_decay: float = 0.0,
                       betas=(0.9, 0.999), eps: float = 1e-8, max_grad_norm: float | None = None,
-                      grad_norm_type: float = 2.0, lr_input: bool = False, out_dir, name: str = "train_step",
-                      frontend: str | None = None, dialect: str = "tosa") -> ExportedStep:
+                      grad_norm_type: float = 2.0, lr_input: bool = False, accumulation_steps: int = 1, out_dir,
+                      name: str = "train_step", frontend: str | None = None, dialect: str = "tosa") -> ExportedStep:
     """Export one training step of ``model`` as an amp-mlir training step.
 
     ``frontend="torch-mlir"`` (the default when torch-mlir is installed) captures the step functionally
@@ -202,7 +202,10 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     (torch-mlir front end) makes the learning rate a ``tensor<f32>`` argument (manifest kind ``lr``, after
     the buffers and before the batch, initially ``lr``) that the caller sets at every step, for a
     schedule (``amp_mlir.Trainer.set_argument``), one per param group of an optimizer instance; without it
-    ``lr`` is a constant of the step.
+    ``lr`` is a constant of the step. ``accumulation_steps=k`` (torch-mlir front end) accumulates gradients
+    over k micro-batches before the one update, as a gradient-accumulation loop does (``(loss / k).backward()``
+    per micro-batch; batch norm's statistics per micro-batch): every example input, the target included, is
+    split along dim 0 into k equal parts; the loss is the micro-batches' mean.
     Results: the new value of every parameter and state tensor (``amp.update_of``) and the loss
     (``amp.loss``). Raises :class:`UnsupportedOpError` for aten ops it cannot lower.
     """
@@ -230,6 +233,17 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         raise ValueError("example_inputs must be a tuple (model inputs..., target)")
     if lr_input and frontend != "torch-mlir":
         raise ValueError("lr_input needs frontend='torch-mlir'")
+    if accumulation_steps != 1:
+        if frontend != "torch-mlir":
+            raise ValueError("accumulation_steps needs frontend='torch-mlir'")
+        if not isinstance(accumulation_steps, int) or accumulation_steps < 1:
+            raise ValueError(f"accumulation_steps must be a positive int, got {accumulation_steps!r}")
+        uneven = [i for i, t in enumerate(example_inputs) if isinstance(t, torch.Tensor)
+                  and (t.dim() == 0 or t.shape[0] % accumulation_steps)]
+        if uneven:
+            raise ValueError(f"accumulation_steps={accumulation_steps} splits every example input along dim 0 into "
+                             f"equal micro-batches; example input {uneven[0]} has shape "
+                             f"{list(example_inputs[uneven[0]].shape)}")
     if max_grad_norm is not None:
         if frontend != "torch-mlir":
             raise ValueError("max_grad_norm needs frontend='torch-mlir'")
@@ -245,7 +259,8 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         text, manifest, gm, n_params, n_state = _torch_mlir.import_train_step(
             model, loss_fn, example_inputs, optimizer=optimizer, lr=lr, momentum=momentum,
             weight_decay=weight_decay, betas=betas, eps=eps, max_grad_norm=max_grad_norm,
-            grad_norm_type=float(grad_norm_type), lr_input=bool(lr_input), out_dir=out, name=name,
+            grad_norm_type=float(grad_norm_type), lr_input=bool(lr_input), accumulation_steps=accumulation_steps,
+            out_dir=out, name=name,
             dialect=dialect)
         _remove_stale_arguments(out, len(manifest["arguments"]))
         return ExportedStep(mlir_path=out / f"{name}.mlir", out_dir=out, name=name, text=text, manifest=manifest,

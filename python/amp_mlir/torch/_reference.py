@@ -9,12 +9,15 @@ import torch
 
 
 def torch_train_step(forward, loss_fn, opt, inputs, target, *, device_type: str = "cpu", autocast=None,
-                     scaler=None, max_grad_norm=None, grad_norm_type=2.0):
+                     scaler=None, max_grad_norm=None, grad_norm_type=2.0, accumulation_steps=1):
     """One PyTorch training step: gradients cleared, ``loss_fn(forward(*inputs), target)`` (under
     ``torch.autocast(device_type, autocast)`` when ``autocast`` is a dtype), backward (through the
     GradScaler ``scaler`` when given: scaled backward, unscaling step, scale update), the gradients
     clipped to ``max_grad_norm`` when given (``clip_grad_norm_``, after ``scaler.unscale_``), update.
-    Returns the loss. The one step the reference runs, the model zoo and the CPU / GPU benchmarks time."""
+    Returns the loss. The one step the reference runs, the model zoo and the CPU / GPU benchmarks time.
+    With ``accumulation_steps`` k the batch is split along dim 0 into k micro-batches, each one's loss divided
+    by k and backpropagated (scaled, with a scaler) in turn before the one update; the loss returned is the sum
+    of those parts."""
     def clip():
         if max_grad_norm is not None:
             params = [p for group in opt.param_groups for p in group["params"]]
@@ -23,17 +26,23 @@ def torch_train_step(forward, loss_fn, opt, inputs, target, *, device_type: str 
     context = (torch.autocast(device_type, dtype=autocast) if autocast is not None
                else contextlib.nullcontext())
     opt.zero_grad()
-    with context:
-        loss = loss_fn(forward(*inputs), target)
+    k = accumulation_steps
+    parts = [t.split(t.shape[0] // k) if isinstance(t, torch.Tensor) and k > 1 else [t] * k
+             for t in (*inputs, target)]
+    loss = None
+    for j in range(k):
+        with context:
+            part = loss_fn(forward(*(p[j] for p in parts[:-1])), parts[-1][j])
+            part = part / k if k > 1 else part
+        (scaler.scale(part) if scaler is not None else part).backward()
+        loss = part if loss is None else loss + part.detach()
     if scaler is not None:
-        scaler.scale(loss).backward()
         if max_grad_norm is not None:
             scaler.unscale_(opt)
         clip()
         scaler.step(opt)
         scaler.update()
     else:
-        loss.backward()
         clip()
         opt.step()
     return loss
@@ -42,7 +51,8 @@ def torch_train_step(forward, loss_fn, opt, inputs, target, *, device_type: str 
 def torch_reference_losses(model: torch.nn.Module, loss_fn, example_inputs: tuple, *, steps: int,
                            optimizer: str = "sgd", lr: float | None = None, momentum: float = 0.0,
                            weight_decay: float = 0.0, betas=(0.9, 0.999), eps: float = 1e-8,
-                           max_grad_norm: float | None = None, grad_norm_type: float = 2.0) -> list[float]:
+                           max_grad_norm: float | None = None, grad_norm_type: float = 2.0,
+                           accumulation_steps: int = 1) -> list[float]:
     """Train a deep copy of ``model`` on the fixed batch ``example_inputs`` with torch.optim (the same
     options as :func:`export_train_step`; a ``loss_fn`` module's own trainable parameters train too; an
     ``optimizer`` instance is copied onto the copies with its param groups and state) and
@@ -73,7 +83,7 @@ def torch_reference_losses(model: torch.nn.Module, loss_fn, example_inputs: tupl
     losses = []
     for _ in range(steps):
         loss = torch_train_step(model, loss_fn, opt, inputs[:-1], inputs[-1], max_grad_norm=max_grad_norm,
-                                grad_norm_type=grad_norm_type)
+                                grad_norm_type=grad_norm_type, accumulation_steps=accumulation_steps)
         losses.append(float(loss.detach()))
     return losses
 

@@ -108,9 +108,12 @@ _LOSS_PREFIX = "loss_fn."  # the names of a loss module's own parameters among t
 
 def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buffers, n_inputs, plan,
                    random_state=False, forward_context=contextlib.nullcontext, complex_buffers=frozenset(),
-                   max_grad_norm=None, grad_norm_type=2.0, lr_input=False):
+                   max_grad_norm=None, grad_norm_type=2.0, lr_input=False, accumulation_steps=1):
     """``step(*params, *state, *buffers, [rng], [lrs], *inputs, seed) -> (*params', *state', *buffers',
-    [rng + 1], loss)``; ``rng`` (with ``random_state``) is the random-number state the step's random ops draw
+    [rng + 1], loss)``; with ``accumulation_steps`` k > 1 the inputs are split along dim 0 into k
+    micro-batches, each one's loss divided by k and backpropagated in turn (the gradients accumulate, the
+    buffers update once per micro-batch), then one update; the loss is the sum of those parts (the
+    micro-batches' mean). ``rng`` (with ``random_state``) is the random-number state the step's random ops draw
     from (``_Replay`` draws them), advanced by one each step; ``lrs`` (with ``lr_input``) each param group's
     learning rate, a 0-d float32 tensor the caller sets (a schedule's value), else the constants of ``plan``
     (the optimizer update, ``_optim``). The buffers named in ``complex_buffers`` come and go as real tensors
@@ -141,8 +144,8 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
         leaves = [p.detach().requires_grad_(True) for p in params]
         bufs = {k: torch.view_as_complex(b.clone()) if k in complex_buffers else b.clone()
                 for k, b in zip(buffer_names, buffers)}
-        def forward():  # the name FX keeps a recorded op's stack trace from (the model's lines below it)
-            with forward_context():
+        def forward(model_inputs, target):  # the name FX keeps a recorded op's stack trace from (the model's
+            with forward_context():            # lines below it)
                 return loss_fn(model(*model_inputs), target)
 
         given = {**dict(zip(names, leaves)), **bufs}
@@ -150,14 +153,19 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
         of_model = {k: v for k, v in given.items() if not k.startswith(_LOSS_PREFIX)}
         with _reparametrize_module(model, of_model, tie_weights=True, strict=False), \
                 (_reparametrize_module(loss_fn, of_loss, strict=False) if of_loss else contextlib.nullcontext()):
-            loss = forward()
-            # read back from the module: a buffer the forward pass reassigns (``self.queue = new``: MoCo's
-            # queues, running sums) is a new tensor there, not the clone handed in
-            now = {k: _module_tensor(model, k, loss_fn) for k in buffer_names}
+            loss = None
+            for part_inputs, part_target in _micro_batches(model_inputs, target, accumulation_steps):
+                part = forward(part_inputs, part_target)
+                if accumulation_steps > 1:
+                    part = part / accumulation_steps
+                # read back from the module: a buffer the forward pass reassigns (``self.queue = new``: MoCo's
+                # queues, running sums) is a new tensor there, not the clone handed in
+                now = {k: _module_tensor(model, k, loss_fn) for k in buffer_names}
+                _annotate_backward_of_regions(part)
+                torch.autograd.backward(part, seed)
+                loss = part if loss is None else loss + part.detach()
             new_buffers = tuple(torch.view_as_real(now[k]) if k in complex_buffers else now[k]
                                 for k in buffer_names)
-            _annotate_backward_of_regions(loss)
-            torch.autograd.backward(loss, seed)
         # A parameter the loss does not reach (an unused head, one read through .detach()) has no
         # gradient, and torch.optim skips it: no weight decay, no momentum, its state kept. Whether a
         # gradient exists is the graph's structure, the same at every step.
@@ -200,8 +208,17 @@ def clip_grad_norm(grads, max_norm, norm_type=2.0):
     return [g * coef for g in grads]
 
 
-def _eager_loss(model, loss_fn, model_inputs, target):
-    """``loss_fn(model(*model_inputs), target)`` in PyTorch's own state, the model's buffers (batch norm's
+def _micro_batches(model_inputs, target, k):
+    """``(model_inputs, target)`` split along dim 0 into ``k`` equal micro-batches (itself when k is 1)."""
+    if k == 1:
+        return [(model_inputs, target)]
+    parts = [t.split(t.shape[0] // k) if isinstance(t, torch.Tensor) else [t] * k for t in (*model_inputs, target)]
+    return [(tuple(p[j] for p in parts[:-1]), parts[-1][j]) for j in range(k)]
+
+
+def _eager_loss(model, loss_fn, model_inputs, target, accumulation_steps=1):
+    """``loss_fn(model(*model_inputs), target)`` (the mean over ``accumulation_steps`` micro-batches, one
+    after the other) in PyTorch's own state, the model's buffers (batch norm's
     running statistics, which the forward updates), frozen parameters and plain tensor attributes put back
     afterwards, reassigned ones too (not a copy of the model: twice the memory of a large one); None where that
     cannot run."""
@@ -212,7 +229,9 @@ def _eager_loss(model, loss_fn, model_inputs, target):
         saved += [(_LOSS_PREFIX + k, b, b.detach().clone()) for k, b in loss_fn.named_buffers()]
     try:
         with torch.no_grad():
-            return float(loss_fn(model(*model_inputs), target))
+            return sum(float(loss_fn(model(*part), part_target))
+                       for part, part_target in _micro_batches(model_inputs, target, accumulation_steps)) \
+                / accumulation_steps
     except Exception:
         return None
     finally:
@@ -1312,8 +1331,8 @@ def _failing_asserts(module):
 def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *, optimizer: str = "sgd",
                       lr: float | None = None, momentum: float = 0.0, weight_decay: float = 0.0,
                       betas=(0.9, 0.999), eps: float = 1e-8, max_grad_norm: float | None = None,
-                      grad_norm_type: float = 2.0, lr_input: bool = False, out_dir, name: str = "train_step",
-                      dialect: str = "tosa"):
+                      grad_norm_type: float = 2.0, lr_input: bool = False, accumulation_steps: int = 1, out_dir,
+                      name: str = "train_step", dialect: str = "tosa"):
     """Capture ``model``'s training step and import it with torch-mlir (see the module comment).
     Returns ``(text, manifest, graph_module)`` and writes ``out_dir/<name>.mlir``, ``arg<N>.npy`` and
     ``manifest.json``."""
@@ -1392,7 +1411,8 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         step = _step_function(model, loss_fn, names, buffer_names, n_params, len(state), len(buffers), n_in,
                               opt_plan, random_state=random_state,
                               complex_buffers=complex_buffers, max_grad_norm=max_grad_norm,
-                              grad_norm_type=grad_norm_type, lr_input=lr_input)
+                              grad_norm_type=grad_norm_type, lr_input=lr_input,
+                              accumulation_steps=accumulation_steps)
         return flat, all_names, kinds, step
 
     flat, all_names, kinds, step = layout(False)
@@ -1447,7 +1467,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
                 # (transformers' Gemma with use_bidirectional_attention, PaliGemma's text model: a causal
                 # mask under export tracing). The captured loss is compared with the eager one on the example;
                 # where it differs, the step is captured in PyTorch's own state, if that one agrees.
-                eager = _eager_loss(model, loss_fn, inputs[:-1], inputs[-1])
+                eager = _eager_loss(model, loss_fn, inputs[:-1], inputs[-1], accumulation_steps)
                 if not _same_loss(_captured_loss(first, flat), eager):
                     try:
                         retraced = trace(contextlib.nullcontext, flat, all_names, kinds, step)
@@ -1625,6 +1645,8 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         f"{getattr(loss_fn, '__name__', type(loss_fn).__name__)}; optimizer: {opt_plan.describe()}"
         + ("; the learning rate an argument, initially lr" if lr_input else "")
         + (f"; gradients clipped to a {grad_norm_type}-norm of {max_grad_norm}" if max_grad_norm is not None else "")
+        + (f"; gradients accumulated over {accumulation_steps} micro-batches of the batch"
+           if accumulation_steps > 1 else "")
         + ").",
         "// Arguments (initial values in arg<N>.npy next to this file; amp-train --inputs DIR):",
     ]
@@ -1640,7 +1662,8 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     mlir_path.write_text(text)
     manifest = write_manifest(out_dir, name=name, mlir_path=mlir_path, model=model, loss_fn=loss_fn,
                               optimizer=dict(**opt_plan.manifest(names), max_grad_norm=max_grad_norm,
-                                             grad_norm_type=grad_norm_type, lr_input=lr_input),
+                                             grad_norm_type=grad_norm_type, lr_input=lr_input,
+                                             accumulation_steps=accumulation_steps),
                               arguments=arg_meta, results=res_meta, aten_ops=ops,
                               frontend="torch-mlir", dialect=dialect)
     return text, manifest, gm, n_params, len(state)
