@@ -3306,17 +3306,71 @@ def test_default_qat_qconfig(tmp_path, amp_tools):
 
 
 def test_unsized_observer_is_refused(tmp_path):
-    """A non-fused per-channel observer takes another branch at its first call (no moving average yet) and
-    resizes its state: refused by name, telling the user to run the model once."""
+    """An observer whose forward the capture does not rewrite (here a subclass of a per-channel one, which may
+    compute anything) takes another branch at its first call (no moving average yet) and resizes its state:
+    refused by name, telling the user to run the model once."""
     _torch_mlir()
     import torch.ao.quantization as tq
-    model = _prepared_for_qat(tq.QConfig(activation=tq.default_fused_act_fake_quant,
-                                         weight=tq.default_per_channel_weight_fake_quant))
+
+    class OwnObserver(tq.MovingAveragePerChannelMinMaxObserver):
+        pass
+
+    weight = tq.FakeQuantize.with_args(observer=OwnObserver, quant_min=-128, quant_max=127, dtype=torch.qint8,
+                                       qscheme=torch.per_channel_symmetric)
+    model = _prepared_for_qat(tq.QConfig(activation=tq.default_fused_act_fake_quant, weight=weight))
     inputs = (torch.randn(4, 3, 8, 8), torch.tensor([0, 2, 1, 2]))
     with pytest.raises(UnsupportedOpError, match=r"buffer conv\.weight_fake_quant\..* changes shape from \[.*\] "
                        r"to \[4\] in the first forward pass .*run the model once before exporting"):
         export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
     assert not list(tmp_path.iterdir())
+
+def _legacy_qconfigs():
+    import torch.ao.quantization as tq
+    per_channel_min_max = tq.FakeQuantize.with_args(observer=tq.PerChannelMinMaxObserver, quant_min=-128,
+                                                    quant_max=127, dtype=torch.qint8,
+                                                    qscheme=torch.per_channel_symmetric)
+    per_channel_affine = tq.FakeQuantize.with_args(observer=tq.MovingAveragePerChannelMinMaxObserver, quant_min=0,
+                                                   quant_max=255, dtype=torch.quint8, qscheme=torch.per_channel_affine)
+    return {"default_qat_qconfig": tq.default_qat_qconfig,
+            "per_channel_weights": tq.QConfig(activation=tq.default_fake_quant,
+                                              weight=tq.default_per_channel_weight_fake_quant),
+            "per_channel_min_max": tq.QConfig(activation=tq.default_fused_act_fake_quant, weight=per_channel_min_max),
+            "per_channel_affine": tq.QConfig(activation=tq.default_fake_quant, weight=per_channel_affine)}
+
+
+@pytest.mark.parametrize("case", ["default_qat_qconfig", "per_channel_weights", "per_channel_min_max",
+                                  "per_channel_affine", "observers_then_frozen", "quantization_off"])
+def test_legacy_fake_quantize_trains(case, tmp_path, amp_tools):
+    """torch.ao's plain ``FakeQuantize`` (``default_qat_qconfig``, ``default_per_channel_weight_fake_quant``, any
+    ``FakeQuantize.with_args(observer=<min / max observer>)``) trains: its enable flags, its observers' "nothing
+    observed yet" and the qparams' 0-d reads are selects in the step (amp_mlir/torch/_fake_quantize.py). fp32
+    within 1e-6 of PyTorch over 3 steps (the scales divided in float64: TOSA's multiplication by the reciprocal
+    is one ulp off, and a symmetric scale puts the range's ends on a rounding tie), straight after
+    ``prepare_qat`` with the per-channel ranges still empty (sized in the step's state only: the user's module
+    keeps its empty buffers, so PyTorch trains it as before), after a run with the observers then disabled
+    (range and scales kept), and with fake quantization disabled (the input passed through). f16 within 5e-2 of
+    fp32: fake quantization is discontinuous, and the logits themselves are quantized (a level of 5.5e-3 in the
+    frozen case): one flipped level moves the loss by about 1e-3 and the next step's by 2% (bf16 rounds coarser and
+    happens to flip none there)."""
+    _torch_mlir()
+    import torch.ao.quantization as tq
+    inputs = (torch.randn(4, 3, 8, 8, generator=torch.Generator().manual_seed(1)), torch.tensor([0, 2, 1, 2]))
+    qconfigs = _legacy_qconfigs()
+    model = _prepared_for_qat(qconfigs.get(case, tq.default_qat_qconfig if case == "quantization_off"
+                                           else qconfigs["per_channel_weights"]))
+    if case == "observers_then_frozen":
+        model(inputs[0])
+        model.apply(tq.disable_observer)
+    if case == "quantization_off":
+        model.apply(tq.disable_fake_quant)
+    empty = {k: b.shape for k, b in model.named_buffers() if b.numel() == 0}
+    assert bool(empty) == case.startswith("per_channel")
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path)
+    assert {k: b.shape for k, b in model.named_buffers() if b.numel() == 0} == empty
+    fp32 = _losses(amp_tools, step, 3)
+    np.testing.assert_allclose(fp32, want, rtol=1e-6)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3, "f16"), fp32, rtol=5e-2)
 
 
 class _ByteLatents(nn.Module):

@@ -67,7 +67,7 @@ from torch.func import functionalize
 from torch.nn.utils.stateless import _reparametrize_module
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from . import _complex, _decompositions, _optim
+from . import _complex, _decompositions, _fake_quantize, _optim
 from ._lower import UnsupportedOpError
 
 OPTIMIZERS = _optim.OPTIMIZERS
@@ -289,19 +289,22 @@ def _size_observers(model, loss_fn, model_inputs, target):
     empty): ``FusedMovingAvgObsFakeQuantize`` (every ``get_default_qat_qconfig``) gets a running minimum of
     +inf and a maximum of -inf (its moving average takes the input's own values where they are infinite) and
     its scale and zero point repeated to the new size (ATen resizes them and then writes every element before
-    reading it). This changes the user's module only as its own first forward pass would. A buffer any other
-    code resizes (the non-fused per-channel observers, whose first call takes another branch) is refused by
-    name: run the model once before exporting."""
+    reading it). This changes the user's module only as its own first forward pass would. The per-channel
+    observers of a plain ``FakeQuantize`` (``default_per_channel_weight_fake_quant``), whose first call takes
+    another branch than the later ones, keep their empty buffers: their sizes and fills (+inf / -inf, as
+    ``_fake_quantize`` reads them) are returned, ``{name: (shape, fill)}``, for the step's state. A buffer any
+    other code resizes is refused by name: run the model once before exporting."""
     if not any(b.numel() == 0 for b in model.buffers()):
-        return
+        return {}
     copies = {k: b.detach().clone() for k, b in model.named_buffers()}
     try:
         with torch.no_grad(), torch.random.fork_rng(devices=[]), \
                 _reparametrize_module(model, copies, tie_weights=True, strict=False):
             loss_fn(model(*model_inputs), target)
     except Exception:
-        return  # the capture reports what fails
+        return {}  # the capture reports what fails
     resized = {k: t.shape for k, t in copies.items() if t.shape != _module_tensor(model, k).shape}
+    in_state = _fake_quantize.empty_range_sizes(model, resized)
     fused = torch.ao.quantization.FusedMovingAvgObsFakeQuantize
     with torch.no_grad():
         for name, module in model.named_modules():
@@ -323,6 +326,7 @@ def _size_observers(model, loss_fn, model_inputs, target):
             f"buffer {k} changes shape from {list(_module_tensor(model, k).shape)} to {list(shape)} in the first "
             "forward pass (a per-channel observer sized by its first call): run the model once before exporting "
             "so that the step's state has its final shape")
+    return in_state
 
 
 def _captured_loss(graph, flat):
@@ -1364,7 +1368,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     params = [p.detach().clone().float() for _, p in named]
     n_params = len(params)
     # Buffers that start empty get the size their first forward pass gives them (QAT's observers).
-    _size_observers(model, loss_fn, list(example_inputs[:-1]), example_inputs[-1])
+    sized_in_state = _size_observers(model, loss_fn, list(example_inputs[:-1]), example_inputs[-1])
     # Frozen parameters and plain tensor attributes the step updates are state like the buffers (the others
     # stay constants).
     mutated = _state_beyond_buffers(model, loss_fn, list(example_inputs[:-1]), example_inputs[-1])
@@ -1373,7 +1377,8 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     if isinstance(loss_fn, torch.nn.Module):  # a loss module's buffers (DINO's center) are state too
         buffer_items += [(_LOSS_PREFIX + k, b) for k, b in loss_fn.named_buffers()]
     buffer_names = [k for k, _ in buffer_items]
-    buffers = [b.detach().clone() for _, b in buffer_items]
+    buffers = [torch.full(sized_in_state[k][0], sized_in_state[k][1], dtype=b.dtype) if k in sized_in_state
+               else b.detach().clone() for k, b in buffer_items]
     buffers = [b.float() if b.is_floating_point() else b for b in buffers]
     # A complex buffer (a precomputed rotary freqs_cis) is an argument in view_as_real form: [..., 2] floats.
     complex_buffers = frozenset(k for k, b in buffer_items if b.is_complex())
@@ -1430,7 +1435,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         # decomposition. Mixture-of-experts layers with static shapes (_static_experts).
         from torch.nn.attention import SDPBackend, sdpa_kernel
         with torch.backends.mkldnn.flags(enabled=False), sdpa_kernel([SDPBackend.MATH]), \
-                _static_experts(model), _python_state_kept(model), _one_fake_mode():
+                _static_experts(model), _python_state_kept(model), _one_fake_mode(), _fake_quantize.value_free():
             # First the ops that mutate without saying so in their schema (batch norm's running
             # statistics) as functional ops plus explicit copies, then functionalization (which turns
             # the copies into results) and the full decomposition table, replaying the first graph
