@@ -1125,6 +1125,42 @@ def test_roi_align():
     assert d.roi_align(None, x, rois, 1.0, 3, 2, -1, False) is NotImplemented
 
 
+def test_deform_conv2d():
+    """``torchvision.ops.deform_conv2d`` against torchvision's CPU kernel in float64, forward and the gradients of
+    the input, the weight, the offsets, the mask and the bias: DCN v1 and v2 (a mask), weight groups and offset
+    groups, stride, padding and dilation, offsets that take samples past the border (a corner outside counts 0,
+    a point past -1 / the size 0 altogether) and onto exact integer positions, zero offsets (a point at exactly
+    -1 is 0, but its offsets' gradient is its one corner's inside, as the kernel's)."""
+    torchvision = pytest.importorskip("torchvision")  # noqa: F841 (registers torch.ops.torchvision)
+    d = _decomp()
+    torch.manual_seed(0)
+    for groups, offset_groups, stride, pad, dilation, use_mask in ((1, 1, 1, 0, 1, False), (2, 2, 2, 1, 1, True),
+                                                                   (1, 4, 1, 2, 2, True), (2, 1, (2, 1), (1, 0), 1, True),
+                                                                   (1, 2, 1, 1, 1, True)):
+        stride_h, stride_w = stride if isinstance(stride, tuple) else (stride, stride)
+        pad_h, pad_w = pad if isinstance(pad, tuple) else (pad, pad)
+        x = torch.randn(2, 4, 7, 9, dtype=torch.float64, requires_grad=True)
+        w = torch.randn(6, 4 // groups, 3, 3, dtype=torch.float64, requires_grad=True)
+        out_h = (7 + 2 * pad_h - dilation * 2 - 1) // stride_h + 1
+        out_w = (9 + 2 * pad_w - dilation * 2 - 1) // stride_w + 1
+        offset = torch.randn(2, 2 * offset_groups * 9, out_h, out_w, dtype=torch.float64) * 3
+        offset[0, :4, 0, 0] = torch.tensor([1.0, -2.0, 0.0, 3.0], dtype=torch.float64)  # integer positions
+        if offset_groups == 2:  # a zero-initialised offset branch: the border taps of the padding at exactly -1
+            offset = torch.zeros_like(offset)
+        offset.requires_grad_(True)
+        mask = torch.rand(2, offset_groups * 9, out_h, out_w, dtype=torch.float64, requires_grad=True)
+        bias = torch.randn(6, dtype=torch.float64, requires_grad=True)
+        args = (stride_h, stride_w, pad_h, pad_w, dilation, dilation, groups, offset_groups, use_mask)
+        used_mask = mask if use_mask else torch.zeros(2, 1, dtype=torch.float64)
+        want = torch.ops.torchvision.deform_conv2d(x, w, offset, used_mask, bias, *args)
+        got = d.deform_conv2d(None, x, w, offset, used_mask, bias, *args)
+        assert float((got - want).abs().max()) < 1e-12
+        g = torch.randn_like(want)
+        leaves = (x, w, offset, bias) + ((mask,) if use_mask else ())
+        for a, b in zip(torch.autograd.grad(got, leaves, g), torch.autograd.grad(want, leaves, g)):
+            assert float((a - b).abs().max()) < 1e-11 * max(1.0, float(b.abs().max()))
+
+
 def test_true_division_of_integers():
     """``/`` of integer and boolean tensors in the result's float type, as ATen; floats are left to torch-mlir."""
     d = _decomp()

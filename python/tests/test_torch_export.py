@@ -3255,6 +3255,44 @@ def test_roi_align(tmp_path, amp_tools):
                        amp_tools, optimizer="sgd", lr=0.1)
 
 
+class _DeformableBlock(nn.Module):
+    """A DCN v2 block as detection and video restoration models write it: the offsets and the modulation mask
+    predicted by a convolution initialised to zero (offsets 0, mask 0.5), ``torchvision.ops.DeformConv2d``
+    with weight groups, then a classifier."""
+
+    def __init__(self, zero_init=True):
+        super().__init__()
+        from torchvision.ops import DeformConv2d
+        self.stem = nn.Conv2d(3, 8, 3, padding=1)
+        self.offsets = nn.Conv2d(8, 3 * 2 * 9, 3, padding=1)  # 2 offset groups: 36 offsets, 18 mask values
+        if zero_init:
+            nn.init.zeros_(self.offsets.weight)
+            nn.init.zeros_(self.offsets.bias)
+        self.deform = DeformConv2d(8, 8, 3, padding=1, groups=2)
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, x):
+        h = torch.relu(self.stem(x))
+        o = self.offsets(h)
+        offset, mask = o[:, :36], torch.sigmoid(o[:, 36:])
+        h = torch.relu(self.deform(h, offset, mask))
+        return self.head(h.mean((2, 3)))
+
+
+@pytest.mark.parametrize("zero_init", [True, False])
+def test_deform_conv2d_trains(zero_init, tmp_path, amp_tools):
+    """torchvision's ``DeformConv2d`` (which torch-mlir lowers neither way) as gathered bilinear samples and one
+    grouped GEMM (``_decompositions.deform_conv2d``): fp32 as PyTorch over 3 Adam steps, from a zero-initialised
+    offset branch (the border taps exactly at -1, where the offsets' gradient follows the kernel) and from
+    random offsets; f16 within 1e-3 of fp32."""
+    _torch_mlir()
+    pytest.importorskip("torchvision")
+    torch.manual_seed(0)
+    step, fp32 = _trains_as_pytorch(_DeformableBlock(zero_init), (torch.randn(2, 3, 10, 10), torch.tensor([0, 3])),
+                                    tmp_path, amp_tools, rtol=1e-5, optimizer="adam", lr=1e-2)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3, "f16"), fp32, rtol=1e-3)
+
+
 class _EagerQuantized(nn.Module):
     """A model prepared for eager-mode quantization-aware training (``QuantStub`` / ``DeQuantStub``)."""
 

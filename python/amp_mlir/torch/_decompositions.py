@@ -2273,14 +2273,67 @@ def above_autograd():
 
 
 def _torchvision_ops():
-    """torchvision's operators among the composites, where torchvision is loaded: ``roi_align``."""
+    """torchvision's operators among the composites, where torchvision is loaded: ``roi_align``,
+    ``deform_conv2d``."""
     if "torchvision" not in sys.modules:
         return {}
     try:
-        packet = torch.ops.torchvision.roi_align
+        roi, deform = torch.ops.torchvision.roi_align, torch.ops.torchvision.deform_conv2d
     except (AttributeError, RuntimeError):  # torchvision without its C++ operators
         return {}
-    return {packet: roi_align, packet.default: roi_align}
+    return {roi: roi_align, roi.default: roi_align, deform: deform_conv2d, deform.default: deform_conv2d}
+
+
+def deform_conv2d(func, input, weight, offset, mask, bias, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w,
+                  groups, offset_groups, use_mask):
+    """``torchvision.ops.deform_conv2d`` (``DeformConv2d``, DCN v1 and, with a mask, v2), which torch-mlir lowers
+    neither the forward nor the backward of, as torchvision's CPU kernel computes it: kernel position k of output
+    pixel (y, x) samples channel group g's input at ``(y * stride - pad + i * dilation + dy, ... + dx)`` with the
+    offsets ``offset[n, g, k] = (dy, dx)``, bilinearly, a corner outside the map counting 0 and a point at or
+    past ``-1`` / the size 0 altogether, times ``mask[n, g, k]``; those columns, ``[N, C * K, OH * OW]``, times
+    the (grouped) weight, plus the bias. The samples are rows of the ``[N * G * H * W, C / G]`` table gathered by
+    one flat index per corner (an index add backward), the corner weights ``1 - frac`` / ``frac`` of the
+    sampling point, so autograd gives the input's, the weight's, the offsets' and the mask's gradients (the
+    kernel's, including the offsets': its coordinate weights are these weights' derivatives, taken from the
+    corners alone, so a point at exactly -1, whose value is 0, has the gradient of its one corner inside)."""
+    if input.dim() != 4 or input.is_complex():
+        return NotImplemented
+    n, channels, height, width = input.shape
+    out_channels, _, kernel_h, kernel_w = weight.shape
+    k = kernel_h * kernel_w
+    out_h, out_w = offset.shape[-2:]
+    per_group = channels // offset_groups
+    offset = offset.reshape(n, offset_groups, k, 2, out_h, out_w)
+    arange = functools.partial(torch.arange, device=input.device)
+    ki, kj = arange(kernel_h).repeat_interleave(kernel_w), arange(kernel_w).repeat(kernel_h)
+    base_y = (arange(out_h) * stride_h - pad_h)[None, :] + (ki * dilation_h)[:, None]  # [K, OH]
+    base_x = (arange(out_w) * stride_w - pad_w)[None, :] + (kj * dilation_w)[:, None]  # [K, OW]
+    y = base_y[None, None, :, :, None].to(input.dtype) + offset[:, :, :, 0]  # [N, G, K, OH, OW]
+    x = base_x[None, None, :, None, :].to(input.dtype) + offset[:, :, :, 1]
+    inside = ((y > -1) & (y < height) & (x > -1) & (x < width)).to(input.dtype)
+    y_low, x_low = torch.floor(y.detach()), torch.floor(x.detach())
+    ly, lx = y - y_low, x - x_low
+    y_low, x_low = y_low.long(), x_low.long()
+    table = input.reshape(n, offset_groups, per_group, height, width).permute(0, 1, 3, 4, 2) \
+        .reshape(n * offset_groups * height * width, per_group)
+    plane = (arange(n)[:, None] * offset_groups + arange(offset_groups)[None, :])[:, :, None, None, None] \
+        * (height * width)
+    columns = 0
+    for rows, y_weight in ((y_low, 1 - ly), (y_low + 1, ly)):
+        for cols, x_weight in ((x_low, 1 - lx), (x_low + 1, lx)):
+            there = (rows >= 0) & (rows < height) & (cols >= 0) & (cols < width)
+            index = plane + torch.where(there, rows * width + cols, 0)
+            weight_of = y_weight * x_weight * there.to(input.dtype)
+            # 0 outside, but the offsets' gradient as the kernel's, which checks the corners only: a point at
+            # exactly -1 (a zero-initialised offset branch puts the border's taps there) has one there
+            weight_of = weight_of * inside + (weight_of - weight_of.detach()) * (1 - inside)
+            columns = columns + weight_of.unsqueeze(-1) * table[index]  # [N, G, K, OH, OW, C / G]
+    if use_mask:
+        columns = columns * mask.reshape(n, offset_groups, k, out_h, out_w).unsqueeze(-1)
+    # [N, C, K, OH * OW] (channel g * C / G + c), grouped as the weight: [N, groups, C / groups * K, P]
+    columns = columns.permute(0, 1, 5, 2, 3, 4).reshape(n, groups, channels // groups * k, out_h * out_w)
+    out = torch.matmul(weight.reshape(groups, out_channels // groups, channels // groups * k), columns)
+    return out.reshape(n, out_channels, out_h, out_w) + bias[None, :, None, None]
 
 
 def roi_align(func, input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned):
