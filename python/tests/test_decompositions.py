@@ -1161,6 +1161,26 @@ def test_deform_conv2d():
             assert float((a - b).abs().max()) < 1e-11 * max(1.0, float(b.abs().max()))
 
 
+def test_fractional_max_pool():
+    """``F.fractional_max_pool2d`` / ``3d`` with given samples against ATen, float32 and float64: outputs, indices
+    and the input's gradient bit for bit (the window starts in the input's type as ATen's, the 2-D kernel's
+    sample 0 for the width), batched and not, square and rectangular windows, one output row."""
+    d = _decomp()
+    torch.manual_seed(0)
+    for dims, shape, kernel, out in ((2, (2, 3, 11, 9), (3, 2), (5, 4)), (2, (3, 10, 10), 2, (5, 5)),
+                                     (3, (2, 2, 7, 8, 9), (2, 3, 2), (3, 4, 5)), (2, (2, 3, 11, 9), 3, (1, 6))):
+        f = (torch.nn.functional.fractional_max_pool2d_with_indices if dims == 2
+             else torch.nn.functional.fractional_max_pool3d_with_indices)
+        for dtype in (torch.float32, torch.float64):
+            x = torch.randn(*shape, dtype=dtype, requires_grad=True)
+            samples = torch.rand(1 if len(shape) == dims + 1 else shape[0], shape[-dims - 1], dims, dtype=dtype)
+            want, want_indices = f(x, kernel, output_size=out, _random_samples=samples)
+            got, indices = d.fractional_max_pool(f, x, kernel, out, None, True, samples, dims=dims)
+            assert torch.equal(got, want) and torch.equal(indices, want_indices)
+            g = torch.randn_like(want)
+            assert torch.equal(torch.autograd.grad(got, x, g)[0], torch.autograd.grad(want, x, g)[0])
+
+
 def test_true_division_of_integers():
     """``/`` of integer and boolean tensors in the result's float type, as ATen; floats are left to torch-mlir."""
     d = _decomp()

@@ -3293,6 +3293,38 @@ def test_deform_conv2d_trains(zero_init, tmp_path, amp_tools):
     np.testing.assert_allclose(_losses(amp_tools, step, 3, "f16"), fp32, rtol=1e-3)
 
 
+class _FractionalPooling(nn.Module):
+    """Graham's fractional max-pooling: ``nn.FractionalMaxPool2d`` by output ratio and ``FractionalMaxPool3d`` by
+    output size, their samples drawn at every call or fixed."""
+
+    def __init__(self, samples=None, samples3=None):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 6, 3, padding=1)
+        self.pool = nn.FractionalMaxPool2d(2, output_ratio=0.7, _random_samples=samples)
+        self.pool3 = nn.FractionalMaxPool3d(2, output_size=(2, 3, 3), _random_samples=samples3)
+        self.head = nn.Linear(6 * 7 * 7 + 2 * 3 * 3, 4)
+
+    def forward(self, x):
+        h = self.pool(torch.relu(self.conv(x)))  # [N, 6, 7, 7]
+        v = self.pool3(h[:, :4].unsqueeze(1))  # [N, 1, 2, 3, 3]
+        return self.head(torch.cat([h.flatten(1), v.flatten(1)], 1))
+
+
+def test_fractional_max_pool_trains(tmp_path, amp_tools):
+    """``nn.FractionalMaxPool2d`` / ``3d`` (which torch-mlir lowers neither way) as gathered windows and their
+    first maximum (``_decompositions.fractional_max_pool``): with fixed samples, fp32 as PyTorch over 3 steps;
+    drawn at every call, the samples come from the step's random-number state (an ``rng`` argument)."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    inputs = (torch.randn(2, 3, 10, 10), torch.tensor([0, 3]))
+    fixed = _FractionalPooling(torch.rand(2, 6, 2), torch.rand(2, 1, 3))
+    _trains_as_pytorch(fixed, inputs, tmp_path / "fixed", amp_tools, rtol=1e-5, optimizer="sgd", lr=0.1)
+    drawn = export_train_step(_FractionalPooling(), F.cross_entropy, inputs, optimizer="sgd", lr=0.1,
+                              out_dir=tmp_path / "drawn")
+    assert [a["kind"] for a in drawn.manifest["arguments"]].count("rng") == 1
+    assert all(np.isfinite(_losses(amp_tools, drawn, 3)))
+
+
 class _EagerQuantized(nn.Module):
     """A model prepared for eager-mode quantization-aware training (``QuantStub`` / ``DeQuantStub``)."""
 

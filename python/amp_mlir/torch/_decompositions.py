@@ -2269,7 +2269,61 @@ def above_autograd():
                 lambda func, *args, **kwargs: pack_padded_sequence(*args, **kwargs),
             torch._C._VariableFunctions._pad_packed_sequence:
                 lambda func, *args, **kwargs: pad_packed_sequence(*args, **kwargs),
+            **{f: functools.partial(fractional_max_pool, dims=2) for f in
+               (F.fractional_max_pool2d, F.fractional_max_pool2d_with_indices)},
+            **{f: functools.partial(fractional_max_pool, dims=3) for f in
+               (F.fractional_max_pool3d, F.fractional_max_pool3d_with_indices)},
             **_torchvision_ops()}
+
+
+def fractional_max_pool(func, input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                        _random_samples=None, *, dims):
+    """``F.fractional_max_pool2d`` / ``3d`` (``nn.FractionalMaxPool2d``), which torch-mlir lowers neither way,
+    as ATen computes it: the output size from ``output_ratio`` and the random samples drawn (``torch.rand``,
+    from the step's random-number state) as the Python function does; window starts per plane and dimension
+    ``int((i + u) * alpha) - int(u * alpha)``, ``alpha = (size - pool) / (out - 1)`` in the input's type, the
+    last ``size - pool`` (ATen's ``generate_intervals``: the 2-D kernel reads its sample 0 for the width, the
+    3-D one its sample 0 for time); each window's elements gathered by their flat index in the plane and the
+    first largest taken (``argmax``, then a gather: its backward reaches that element alone, as ATen's
+    ``indices``, which are returned too)."""
+    expand = (lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,) * dims)
+    if input.dim() not in (dims + 1, dims + 2) or input.is_complex():
+        return NotImplemented
+    if output_size is None:
+        if output_ratio is None:
+            return NotImplemented  # the function raises its own error
+        output_size = [int(input.size(d - dims) * r) for d, r in enumerate(expand(output_ratio))]
+    kernel, output_size = expand(kernel_size), expand(output_size)
+    batched = input.dim() == dims + 2
+    x = input if batched else input.unsqueeze(0)
+    n, channels, spatial = x.shape[0], x.shape[1], x.shape[2:]
+    samples = _random_samples if _random_samples is not None else \
+        torch.rand(n, channels, dims, dtype=input.dtype, device=input.device)
+    which = (1, 0) if dims == 2 else (0, 1, 2)  # the sample each spatial dimension reads
+    flat, strides = 0, [math.prod(spatial[d + 1:]) for d in range(dims)]
+    for d in range(dims):
+        size, out, pool = spatial[d], output_size[d], kernel[d]
+        u = samples[:, :, which[d]].to(input.dtype)[..., None]  # [N, C, 1]
+        i = torch.arange(out, device=input.device).to(input.dtype)
+        if out > 1:
+            alpha = float(np.float32(size - pool) / np.float32(out - 1)) if input.dtype == torch.float32 \
+                else (size - pool) / (out - 1)
+            start = ((i + u) * alpha).long() - (u * alpha).long()
+            start = torch.where(torch.arange(out, device=input.device) == out - 1, size - pool, start)
+        else:
+            start = torch.full_like(u, size - pool, dtype=torch.long)
+        # this dimension's part of each window element's flat index: [N, C, (out_0, ..., pool_0, ...)]
+        part = (start[..., None] + torch.arange(pool, device=input.device)) * strides[d]
+        shape = [n, channels] + [out if e == d else 1 for e in range(dims)] + [pool if e == d else 1 for e in range(dims)]
+        flat = flat + part.reshape(shape)
+    flat = flat.expand(n, channels, *output_size, *kernel).reshape(n, channels, -1, math.prod(kernel))
+    values = x.reshape(n, channels, -1).gather(2, flat.reshape(n, channels, -1)).reshape(flat.shape)
+    first = values.argmax(-1, keepdim=True)
+    out = values.gather(-1, first).reshape(n, channels, *output_size)
+    indices = flat.gather(-1, first).reshape(n, channels, *output_size)
+    if not batched:
+        out, indices = out[0], indices[0]
+    return (out, indices) if return_indices or "with_indices" in getattr(func, "__name__", "") else out
 
 
 def _torchvision_ops():
