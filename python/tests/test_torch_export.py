@@ -2854,7 +2854,10 @@ _MORE_OPTIMIZERS = {
     # b2 = 0.99: steps 1-5 unrectified, 6-8 rectified (rho_t passes 5)
     "radam": lambda ps: torch.optim.RAdam(ps, lr=0.02, betas=(0.9, 0.99), weight_decay=0.01),
     "radam_decoupled": lambda ps: torch.optim.RAdam(ps, lr=0.02, betas=(0.9, 0.99), weight_decay=0.1,
-                                                    decoupled_weight_decay=True)}
+                                                    decoupled_weight_decay=True),
+    # b2 = 0.9999: rho_t = 4.9996 at step 5 and 5.9994 at step 6, a difference of two numbers near 19999 (the
+    # scalar factors in float64, their constants too: in float32 the rectification started at step 5)
+    "radam_b2_9999": lambda ps: torch.optim.RAdam(ps, lr=0.01, betas=(0.9, 0.9999))}
 
 
 @pytest.mark.parametrize("case", sorted(_MORE_OPTIMIZERS))
@@ -2928,10 +2931,71 @@ def test_parameters_no_optimizer_holds_are_kept(tmp_path, amp_tools):
     assert not np.array_equal(np.load(dumped / f"arg{args['3.weight']}.npy"), model[3].weight.detach().numpy())
 
 
+class _UnusedHead(nn.Module):
+    """A model whose second head the loss never reads (BertModel's pooler under a token loss)."""
+
+    def __init__(self):
+        super().__init__()
+        self.body, self.unused = nn.Linear(16, 5), nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def test_torch_optim_resumed_with_a_parameter_never_stepped(tmp_path, amp_tools):
+    """A resumed AdamW whose unused head has no state (its gradient was always None): the step exports (that
+    parameter is never updated, so its step count does not matter) and trains as PyTorch continues; clipping
+    reads the optimizer's parameters only, as after ``GradScaler.unscale_(optimizer)``."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model, inputs = _UnusedHead(), (torch.randn(8, 16), torch.randint(0, 5, (8,)))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    for _ in range(2):
+        optimizer.zero_grad()
+        F.cross_entropy(model(inputs[0]), inputs[1]).backward()
+        optimizer.step()
+    assert model.unused.weight not in optimizer.state
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer=optimizer, out_dir=tmp_path / "resumed")
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), torch_reference_losses(
+        model, F.cross_entropy, inputs, steps=3, optimizer=optimizer), rtol=1e-5)
+    head_only = torch.optim.SGD(model.body.parameters(), lr=0.5, momentum=0.9)
+    model.unused.weight.requires_grad_(False)
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer=head_only, max_grad_norm=0.05,
+                             out_dir=tmp_path / "clipped")
+    np.testing.assert_allclose(_losses(amp_tools, step, 4), torch_reference_losses(
+        model, F.cross_entropy, inputs, steps=4, optimizer=head_only, max_grad_norm=0.05), rtol=1e-6)
+
+
+class _CancellingFloat64(nn.Module):
+    """float64 arithmetic whose Python constants float32 cannot hold (RAdam's rho_t as a model computes it):
+    ``19999 - 2 t b^t / (1 - b^t)`` with b = 0.9999 cancels to 5 digits."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 2)
+
+    def forward(self, x):
+        t = self.lin.weight.sum().double() * 0 + 5.0
+        e = torch.pow(0.9999, t)
+        rho = 19999 - 2 * t * e / (1 - e)
+        return self.lin(x) * (rho * 1.0000001 - 4.9).float()
+
+
+def test_float64_constants_keep_their_digits(tmp_path, amp_tools):
+    """A Python number in float64 arithmetic stays float64 (``_float64_scalars``): torch-mlir's TOSA conversion
+    made it a float32 constant, so ``0.9999 ** 5`` and ``* 1.0000001`` lost half their digits and the first loss
+    came out 0.959 against PyTorch's 0.685: fp32 now within 1e-6 of PyTorch."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    _trains_as_pytorch(_CancellingFloat64(), (torch.randn(3, 4), torch.tensor([0, 1, 1])), tmp_path, amp_tools,
+                       rtol=1e-6, optimizer="sgd", lr=0.1)
+
+
 def test_torch_optim_refusals(tmp_path):
-    """What the step cannot write is refused before capturing, by name: another optimizer class, SGD's
-    dampening, options given twice, a parameter that is not the model's, parameters at different step counts,
-    and an optimizer instance with the builtin front end."""
+    """What the step cannot write is refused by name: another optimizer class, SGD's dampening, options given
+    twice, a parameter that is not the model's, a parameter listed twice, an optimizer instance with the builtin
+    front end (all before capturing), and a parameter without state in an optimizer that has stepped, once the
+    capture finds that it gets a gradient."""
     _torch_mlir()
     model, inputs, _, _ = _grouped_mlp()
     stray = nn.Parameter(torch.zeros(3))
@@ -2939,15 +3003,20 @@ def test_torch_optim_refusals(tmp_path):
     F.cross_entropy(model(inputs[0]), inputs[1]).backward()
     adam.step()
     adam.add_param_group({"params": model[3].parameters()})
+    twice = torch.optim.SGD([{"params": [model[0].weight, model[0].weight]}], lr=0.1)
     for optimizer, options, message in [
             (torch.optim.LBFGS(model.parameters()), {}, "RAdam .or AdamW.; got LBFGS"),
             (torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, dampening=0.1), {}, "dampening"),
             (torch.optim.SGD(model.parameters(), lr=0.1), {"lr": 0.2}, "lr given with a torch.optim optimizer"),
             (torch.optim.SGD([*model.parameters(), stray], lr=0.1), {}, r"shape \[3\] that is neither"),
-            (adam, {}, "different step counts"),
+            (twice, {}, r"holds a parameter of shape \[32, 16\] twice"),
             (torch.optim.SGD(model.parameters(), lr=0.1), {"frontend": "builtin"}, "needs frontend='torch-mlir'")]:
         with pytest.raises(ValueError, match=message):
             export_train_step(model, F.cross_entropy, inputs, optimizer=optimizer, out_dir=tmp_path, **options)
+    # a parameter added after the others stepped, which gets a gradient: found while capturing
+    with pytest.raises(UnsupportedOpError, match="gets a gradient but has no state in the optimizer, whose other "
+                       "parameters have stepped 1 times"):
+        export_train_step(model, F.cross_entropy, inputs, optimizer=adam, out_dir=tmp_path)
 
 
 class _SpecialHead(nn.Module):

@@ -197,7 +197,8 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     and ``out_dir/manifest.json``. Argument order: parameters, optimizer state (SGD momentum buffers, or
     Adam first moments, second moments and a ``tensor<f32>`` step counter), then the batch inputs.
     ``max_grad_norm`` (torch-mlir front end) clips the gradients before the update as
-    ``torch.nn.utils.clip_grad_norm_(params, max_grad_norm, grad_norm_type)`` does; under dynamic loss
+    ``torch.nn.utils.clip_grad_norm_(params, max_grad_norm, grad_norm_type)`` does, ``params`` the ones the
+    optimizer holds (every trained one, unless a torch.optim instance leaves some out); under dynamic loss
     scaling the norm reads unscaled gradients, as after ``GradScaler.unscale_``. ``lr_input=True``
     (torch-mlir front end) makes the learning rate a ``tensor<f32>`` argument (manifest kind ``lr``, after
     the buffers and before the batch, initially ``lr``) that the caller sets at every step, for a

@@ -32,7 +32,9 @@ group's options, after ``g = -g`` (maximize) and, except for decoupled decay, ``
   not a branch).
 
 PyTorch computes the scalar factors (bias corrections, ``rho_t``, ``mu_t``) in double precision from a
-Python step count; the step computes them in float32 from its step counter (within a few float32 ulps).
+Python step count, then rounds them to float32 where they meet a tensor; the step computes them in float64
+from its step counter and rounds them the same way (in float32, RAdam's ``rho_t``, a difference of two
+numbers near ``rho_inf`` = 1999, lost a tenth of a percent of the update at step 6).
 PyTorch keeps a step count per parameter; the step keeps one for all. A resumed optimizer whose parameters
 are at different counts (one added to a group later) is refused by name, as are the options the step does
 not compute (SGD's dampening, Adagrad's sparse gradients).
@@ -103,6 +105,7 @@ class Plan:
     group_of: list  # per trained parameter: its group's index, or None (no group holds it: kept)
     slots: list = field(default_factory=list)  # [(kind, parameter index / group index / None)]
     initial: list = field(default_factory=list)  # the slots' initial values
+    fresh: frozenset = frozenset()  # parameters without state in an optimizer that has stepped (step count > 0)
 
     def state_names(self, names):
         def name(kind, owner):
@@ -166,7 +169,7 @@ def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0
     if kind is None:
         raise ValueError(f"amp_mlir.torch writes the updates of {supported[2:]}; got {name}")
     index = {id(p): i for i, p in enumerate(params)}
-    groups, group_of = [], [None] * len(params)
+    groups, group_of, seen = [], [None] * len(params), set()
     for n, g in enumerate(optimizer.param_groups):
         where = f"param group {n} of the {name}"
         if kind == "sgd" and float(g.get("dampening", 0)) != 0:
@@ -186,6 +189,10 @@ def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0
                             lr_decay=float(g.get("lr_decay", 0.0)),
                             momentum_decay=float(g.get("momentum_decay", 4e-3))))
         for p in g["params"]:
+            if id(p) in seen:
+                raise ValueError(f"{where} holds a parameter of shape {list(p.shape)} twice (torch.optim would update "
+                                 "it twice per step; PyTorch deprecates such groups): list each parameter once")
+            seen.add(id(p))
             if id(p) in index:
                 group_of[index[id(p)]] = n
             elif p.requires_grad:
@@ -237,13 +244,26 @@ def _lay_out(result, params, state):
             slots.append(("mu_product", n))
             initial.append(torch.tensor(values.pop() if values else 1.0, dtype=torch.float32))
     if result.kind not in ("sgd", "rmsprop"):  # (RMSprop counts steps, but its update does not read them)
-        steps = {float(state[i]["step"]) if "step" in state.get(i, {}) else 0.0 for i in held}
+        # A parameter without state in an optimizer that has stepped got no gradient so far (an unused head):
+        # it may keep getting none (then its count does not matter); update() refuses it if it gets one.
+        steps = {float(state[i]["step"]) for i in held if "step" in state.get(i, {})}
         if len(steps) > 1:
             raise ValueError(f"the optimizer's parameters are at different step counts ({sorted(steps)}): the "
                              "step keeps one count for all")
+        count = steps.pop() if steps else 0.0
+        if count > 0:
+            result.fresh = frozenset(i for i in held if "step" not in state.get(i, {}))
         slots.append(("step", None))
-        initial.append(torch.tensor(steps.pop() if steps else 0.0, dtype=torch.float32))
+        initial.append(torch.tensor(count, dtype=torch.float32))
     result.slots, result.initial = slots, initial
+
+
+def _f64(x):
+    return x.double() if isinstance(x, torch.Tensor) else x
+
+
+def _f32(x):
+    return x.float() if isinstance(x, torch.Tensor) else x
 
 
 def update(p: Plan, params, grads, state, lrs, has_grad):
@@ -252,10 +272,11 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
     group) keeps its value and its state, as torch.optim skips it."""
     new_params, new_state = list(params), list(state)
     slot = {s: n for n, s in enumerate(p.slots)}
-    t = None
+    t64 = None
     if ("step", None) in slot:
         t = state[slot[("step", None)]] + 1
         new_state[slot[("step", None)]] = t
+        t64 = t.double()  # the scalar factors in float64, as torch.optim computes them from a Python count
     scalars = {}  # per group: the factors every parameter of the group shares
 
     def read(kind, owner):
@@ -269,6 +290,11 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
         n = p.group_of[i]
         if n is None or not has_grad[i]:
             continue
+        if i in p.fresh:
+            from ._lower import UnsupportedOpError
+            raise UnsupportedOpError(f"parameter {i} gets a gradient but has no state in the optimizer, whose other "
+                             f"parameters have stepped {int(p.initial[-1])} times (added to it later?): the step "
+                             "keeps one step count for all")
         group, lr = p.groups[n], lrs[n]
         b1, b2 = group.betas
         if group.maximize:
@@ -289,7 +315,7 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
             if group.amsgrad:
                 v = write("adam_vmax", i, torch.maximum(read("adam_vmax", i), v))
             if n not in scalars:  # lr / (1 - b1^t) and sqrt(1 - b2^t)
-                scalars[n] = (lr / (1 - torch.pow(b1, t)), torch.sqrt(1 - torch.pow(b2, t)))
+                scalars[n] = (_f32(_f64(lr) / (1 - torch.pow(b1, t64))), _f32(torch.sqrt(1 - torch.pow(b2, t64))))
             step_size, bc2_sqrt = scalars[n]
             new_params[i] = param - step_size * (m / (torch.sqrt(v) / bc2_sqrt + group.eps))
         elif p.kind == "rmsprop":
@@ -307,21 +333,21 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
         elif p.kind == "adagrad":
             s = write("sum", i, read("sum", i) + g * g)
             if n not in scalars:
-                scalars[n] = lr / (1 + (t - 1) * group.lr_decay)
+                scalars[n] = _f32(_f64(lr) / (1 + (t64 - 1) * group.lr_decay))
             new_params[i] = param - scalars[n] * (g / (torch.sqrt(s) + group.eps))
         elif p.kind == "adamax":
             m = write("adam_m", i, read("adam_m", i) + (g - read("adam_m", i)) * (1 - b1))
             u = write("exp_inf", i, torch.maximum(read("exp_inf", i) * b2, torch.abs(g) + group.eps))
             if n not in scalars:
-                scalars[n] = lr / (1 - torch.pow(b1, t))
+                scalars[n] = _f32(_f64(lr) / (1 - torch.pow(b1, t64)))
             new_params[i] = param - scalars[n] * (m / u)
         elif p.kind == "nadam":
             if n not in scalars:
-                mu = b1 * (1.0 - 0.5 * torch.pow(0.96, t * group.momentum_decay))
-                mu_next = b1 * (1.0 - 0.5 * torch.pow(0.96, (t + 1) * group.momentum_decay))
-                product = write("mu_product", n, read("mu_product", n) * mu)
-                scalars[n] = (1 - torch.pow(b2, t), lr * (1.0 - mu) / (1.0 - product),
-                              lr * mu_next / (1.0 - product * mu_next))
+                mu = b1 * (1.0 - 0.5 * torch.pow(0.96, t64 * group.momentum_decay))
+                mu_next = b1 * (1.0 - 0.5 * torch.pow(0.96, (t64 + 1) * group.momentum_decay))
+                product = write("mu_product", n, read("mu_product", n) * _f32(mu))  # a float32 tensor in torch.optim
+                scalars[n] = (_f32(1 - torch.pow(b2, t64)), _f32(_f64(lr) * (1.0 - mu) / (1.0 - _f64(product))),
+                              _f32(_f64(lr) * mu_next / (1.0 - _f64(product) * mu_next)))
             bc2, grad_factor, avg_factor = scalars[n]
             m = write("adam_m", i, read("adam_m", i) + (g - read("adam_m", i)) * (1 - b1))
             v = write("adam_v", i, read("adam_v", i) * b2 + (g * g) * (1 - b2))
@@ -329,12 +355,12 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
             new_params[i] = param - grad_factor * (g / denom) - avg_factor * (m / denom)
         else:  # radam
             if n not in scalars:
-                bc1, bc2 = 1 - torch.pow(b1, t), 1 - torch.pow(b2, t)
+                bc2 = 1 - torch.pow(b2, t64)
                 rho_inf = 2 / (1 - b2) - 1
-                rho_t = rho_inf - 2 * t * torch.pow(b2, t) / bc2
+                rho_t = rho_inf - 2 * t64 * torch.pow(b2, t64) / bc2
                 rect = torch.sqrt(torch.clamp((rho_t - 4) * (rho_t - 2) * rho_inf /
                                               ((rho_inf - 4) * (rho_inf - 2) * rho_t), min=0))
-                scalars[n] = (bc1, torch.sqrt(bc2), rect, rho_t > 5.0)
+                scalars[n] = (_f32(1 - torch.pow(b1, t64)), _f32(torch.sqrt(bc2)), _f32(rect), rho_t > 5.0)
             bc1, bc2_sqrt, rect, rectified = scalars[n]
             m = write("adam_m", i, read("adam_m", i) + (g - read("adam_m", i)) * (1 - b1))
             v = write("adam_v", i, read("adam_v", i) * b2 + (g * g) * (1 - b2))

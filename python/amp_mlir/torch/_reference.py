@@ -59,7 +59,9 @@ def torch_reference_losses(model: torch.nn.Module, loss_fn, example_inputs: tupl
     return the loss of every step, computed before that step's update (what ``amp-train`` prints as
     ``loss``)."""
     originals = [p for p in model.parameters() if p.requires_grad]
+    every = list(model.parameters())  # an optimizer may hold frozen ones too
     model = copy.deepcopy(model).float()
+    copies = dict(zip(map(id, every), model.parameters()))
     params = [p for p in model.parameters() if p.requires_grad]
     if isinstance(loss_fn, torch.nn.Module):  # its own trainable parameters train too (export_train_step's rule)
         own = {id(p) for p in originals}
@@ -68,7 +70,7 @@ def torch_reference_losses(model: torch.nn.Module, loss_fn, example_inputs: tupl
         loss_fn = copy.deepcopy(loss_fn).float()
         params += [p for p, k in zip(loss_fn.parameters(), kept) if k]
     if isinstance(optimizer, torch.optim.Optimizer):
-        opt = _same_optimizer(optimizer, dict(zip(map(id, originals), params)))
+        opt = _same_optimizer(optimizer, {**copies, **dict(zip(map(id, originals), params))})
     elif (optimizer := optimizer.lower()) == "sgd":
         opt = torch.optim.SGD(params, lr=0.01 if lr is None else lr, momentum=momentum, weight_decay=weight_decay)
     elif optimizer == "adam":

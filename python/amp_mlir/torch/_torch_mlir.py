@@ -171,9 +171,10 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
         # gradient exists is the graph's structure, the same at every step.
         has_grad = [leaf.grad is not None for leaf in leaves]
         grads = [torch.zeros_like(leaf) if leaf.grad is None else leaf.grad for leaf in leaves]
-        if max_grad_norm is not None:
-            clipped = iter(clip_grad_norm([g for g, h in zip(grads, has_grad) if h], max_grad_norm, grad_norm_type))
-            grads = [next(clipped) if h else g for g, h in zip(grads, has_grad)]
+        if max_grad_norm is not None:  # over the optimizer's parameters, as after GradScaler.unscale_(optimizer)
+            held = [h and n is not None for h, n in zip(has_grad, plan.group_of)]
+            clipped = iter(clip_grad_norm([g for g, h in zip(grads, held) if h], max_grad_norm, grad_norm_type))
+            grads = [next(clipped) if h else g for g, h in zip(grads, held)]
         new_params, new_state = _optim.update(plan, params, grads, state, lrs, has_grad)
         return (*new_params, *new_state, *new_buffers, *new_rng, loss)
 
@@ -1243,6 +1244,43 @@ def _unsigned_bytes(gm, flat):
     return _record_again(Bytes(gm), flat)
 
 
+def _float64_scalars(gm):
+    """The Python numbers of float64 arithmetic as float64 0-d tensors (``aten.scalar_tensor``):
+    torch-mlir's TOSA conversion makes a scalar operand a float32 constant and then casts it, so
+    ``t * 1.0000001`` multiplied by 1.00000012 and ``log(0.9999)`` lost half its digits (RAdam's
+    rectification, computed in float64 as PyTorch computes it, switched on a step early with a beta2 of
+    0.9999). Numbers float32 holds exactly are left as they are; ``*.Scalar`` forms become their tensor
+    forms."""
+    aten = torch.ops.aten
+    tensor_form = {aten.add.Tensor: aten.add.Tensor, aten.sub.Tensor: aten.sub.Tensor, aten.mul.Tensor: aten.mul.Tensor,
+                   aten.div.Tensor: aten.div.Tensor, aten.add.Scalar: aten.add.Tensor, aten.sub.Scalar: aten.sub.Tensor,
+                   aten.mul.Scalar: aten.mul.Tensor, aten.div.Scalar: aten.div.Tensor, aten.rsub.Scalar: aten.rsub.Tensor,
+                   aten.pow.Tensor_Scalar: aten.pow.Tensor_Tensor, aten.pow.Scalar: aten.pow.Tensor_Tensor,
+                   aten.maximum.default: aten.maximum.default, aten.minimum.default: aten.minimum.default,
+                   aten.where.self: aten.where.self, aten.where.ScalarOther: aten.where.self,
+                   aten.where.ScalarSelf: aten.where.self, aten.where.Scalar: aten.where.self}
+    for node in list(gm.graph.nodes):
+        val = node.meta.get("val") if node.op == "call_function" else None
+        if node.target not in tensor_form or not isinstance(val, torch.Tensor) or val.dtype != torch.float64:
+            continue
+        inexact = [i for i, a in enumerate(node.args) if isinstance(a, float) and math.isfinite(a)
+                   and float(np.float32(a)) != a]
+        if not inexact:
+            continue
+        args = list(node.args)
+        for i in inexact:
+            with gm.graph.inserting_before(node):
+                constant = gm.graph.call_function(aten.scalar_tensor.default, (args[i],),
+                                                  {"dtype": torch.float64, "layout": torch.strided,
+                                                   "device": val.device})
+            constant.meta = {k: v for k, v in node.meta.items() if k in ("stack_trace", "custom", "nn_module_stack")}
+            constant.meta["val"] = val.new_full((), args[i])
+            args[i] = constant
+        node.target, node.args = tensor_form[node.target], tuple(args)
+    gm.graph.lint()
+    gm.recompile()
+
+
 def _float_comparison_scalars(gm):
     """A floating-point tensor compared with a Python number (``g > 0.0``, ``mask < 0``) as compared with a
     0-d tensor of its own type (``gt.Tensor``), as PyTorch compares. torch-mlir's TOSA conversion of the
@@ -1533,6 +1571,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     specialized = specializer.warn(_unchanged_buffers(gm, kinds))
     _clean_graph(gm)
     _float_comparison_scalars(gm)
+    _float64_scalars(gm)
     gm = _wide_integer_sums(gm, flat)
     gm = _unsigned_bytes(gm, flat)
     outs = next(n for n in gm.graph.nodes if n.op == "output").args[0]
