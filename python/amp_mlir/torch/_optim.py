@@ -36,8 +36,9 @@ Python step count, then rounds them to float32 where they meet a tensor; the ste
 from its step counter and rounds them the same way (in float32, RAdam's ``rho_t``, a difference of two
 numbers near ``rho_inf`` = 1999, lost a tenth of a percent of the update at step 6).
 PyTorch keeps a step count per parameter; the step keeps one for all. A resumed optimizer whose parameters
-are at different counts (one added to a group later) is refused by name, as are the options the step does
-not compute (SGD's dampening, Adagrad's sparse gradients).
+are at different counts is refused by name, as is SGD's dampening; one of its parameters without state (no
+gradient so far: an unused head) is fine while it gets none, and refused where the capture finds that it
+gets one (one added to a group later).
 """
 
 from __future__ import annotations
