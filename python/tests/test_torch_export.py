@@ -1902,8 +1902,9 @@ def test_float_comparisons_stay_in_the_tensors_type(tmp_path, amp_tools):
     """A float tensor compared with a Python number (``g > 0.0``) is compared with a 0-d tensor of its own type
     (``gt.Tensor``): torch-mlir's TOSA conversion of ``gt.Scalar`` cast the tensor to f64 first. An f64 copy
     of each compared tensor (every dropout mask's uniform numbers), and, where the tensor is a gradient,
-    amp-loss-scaling found a scaled f64 value leaving the backward and refused the f16 step. No f64 is left;
-    fp32 trains as PyTorch, f16 within 1e-3 of it."""
+    amp-loss-scaling found a scaled f64 value leaving the backward and refused the f16 step. No f64 tensor is
+    left (Adam's scalar factors are f64 scalars, as torch.optim computes them); fp32 trains as PyTorch, f16
+    within 1e-3 of it."""
     _torch_mlir()
     torch.manual_seed(0)
     x = torch.randn(3, 8, 6, generator=torch.Generator().manual_seed(1))
@@ -1911,7 +1912,7 @@ def test_float_comparisons_stay_in_the_tensors_type(tmp_path, amp_tools):
     x[0, 4:, 0] = 0.3
     step, fp32 = _trains_as_pytorch(_SignSplit(), (x, torch.zeros(1)), tmp_path, amp_tools, loss=lambda out, target: out,
                                     optimizer="adam", lr=1e-2)
-    assert "f64" not in step.mlir_path.read_text()
+    assert not re.search(r"tensor<\d[\dx]*xf64>", step.mlir_path.read_text())
     np.testing.assert_allclose(_losses(amp_tools, step, 3, "f16"), fp32, rtol=1e-3)
 
 
