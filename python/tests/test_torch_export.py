@@ -2994,9 +2994,10 @@ def test_float64_constants_keep_their_digits(tmp_path, amp_tools):
 
 def test_torch_optim_refusals(tmp_path):
     """What the step cannot write is refused by name: another optimizer class, SGD's dampening, options given
-    twice, a parameter that is not the model's, a parameter listed twice, an optimizer instance with the builtin
-    front end (all before capturing), and a parameter without state in an optimizer that has stepped, once the
-    capture finds that it gets a gradient."""
+    twice, a parameter that is not the model's, a parameter listed twice, a subclass with its own step(), a step
+    hook, an optimizer instance with the builtin front end (all before capturing), and a parameter without state
+    in an optimizer that has stepped, once the capture finds that it gets a gradient. Every lr 0 (a warm-up
+    schedule before its first step) is a warning."""
     _torch_mlir()
     model, inputs, _, _ = _grouped_mlp()
     stray = nn.Parameter(torch.zeros(3))
@@ -3005,15 +3006,27 @@ def test_torch_optim_refusals(tmp_path):
     adam.step()
     adam.add_param_group({"params": model[3].parameters()})
     twice = torch.optim.SGD([{"params": [model[0].weight, model[0].weight]}], lr=0.1)
+
+    class Centralized(torch.optim.SGD):  # gradient centralisation: its own step()
+        def step(self, closure=None):
+            return super().step(closure)
+
+    hooked = torch.optim.SGD(model.parameters(), lr=0.1)
+    hooked.register_step_pre_hook(lambda optimizer, args, kwargs: None)
     for optimizer, options, message in [
             (torch.optim.LBFGS(model.parameters()), {}, "RAdam .or AdamW.; got LBFGS"),
             (torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, dampening=0.1), {}, "dampening"),
             (torch.optim.SGD(model.parameters(), lr=0.1), {"lr": 0.2}, "lr given with a torch.optim optimizer"),
             (torch.optim.SGD([*model.parameters(), stray], lr=0.1), {}, r"shape \[3\] that is neither"),
             (twice, {}, r"holds a parameter of shape \[32, 16\] twice"),
+            (Centralized(model.parameters(), lr=0.1), {}, r"Centralized overrides torch.optim's step\(\)"),
+            (hooked, {}, r"has 1 step hook\(s\)"),
             (torch.optim.SGD(model.parameters(), lr=0.1), {"frontend": "builtin"}, "needs frontend='torch-mlir'")]:
         with pytest.raises(ValueError, match=message):
             export_train_step(model, F.cross_entropy, inputs, optimizer=optimizer, out_dir=tmp_path, **options)
+    with pytest.warns(UserWarning, match="every param group of the SGD has lr 0"):
+        export_train_step(model, F.cross_entropy, inputs, optimizer=torch.optim.SGD(model.parameters(), lr=0.0),
+                          out_dir=tmp_path)
     # a parameter added after the others stepped, which gets a gradient: found while capturing
     with pytest.raises(UnsupportedOpError, match="gets a gradient but has no state in the optimizer, whose other "
                        "parameters have stepped 1 times"):

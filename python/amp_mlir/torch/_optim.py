@@ -35,6 +35,9 @@ PyTorch computes the scalar factors (bias corrections, ``rho_t``, ``mu_t``) in d
 Python step count, then rounds them to float32 where they meet a tensor; the step computes them in float64
 from its step counter and rounds them the same way (in float32, RAdam's ``rho_t``, a difference of two
 numbers near ``rho_inf`` = 1999, lost a tenth of a percent of the update at step 6).
+The update is torch.optim's own: a subclass that overrides ``step()`` and step hooks are refused by name
+(a learning-rate scheduler wraps the instance's ``step`` and is fine; the step reads each group's current
+``lr``, and with every ``lr`` 0, as a warm-up schedule leaves it before its first step, a warning says so).
 PyTorch keeps a step count per parameter; the step keeps one for all. A resumed optimizer whose parameters
 are at different counts is refused by name, as is SGD's dampening; one of its parameters without state (no
 gradient so far: an unused head) is fine while it gets none, and refused where the capture finds that it
@@ -43,6 +46,8 @@ gets one (one added to a group later).
 
 from __future__ import annotations
 
+import inspect
+import warnings
 from dataclasses import dataclass, field, fields
 
 import torch
@@ -169,6 +174,18 @@ def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0
     name = type(optimizer).__name__
     if kind is None:
         raise ValueError(f"amp_mlir.torch writes the updates of {supported[2:]}; got {name}")
+    # What the step writes is torch.optim's own update: a subclass's own step() (gradient centralisation) or a
+    # step hook (gradients rescaled before the update) would be left out silently. (A learning-rate scheduler
+    # wraps the instance's step, not the class's, and registers no hook.)
+    # (torch.optim wraps a class's step in a profiling hook at its first instance: compare what they wrap)
+    if inspect.unwrap(type(optimizer).step) not in {inspect.unwrap(c.step) for _, c in _CLASSES}:
+        raise ValueError(f"{name} overrides torch.optim's step(): the step writes torch.optim's own update only")
+    from torch.optim import optimizer as registry
+    hooks = (len(optimizer._optimizer_step_pre_hooks) + len(optimizer._optimizer_step_post_hooks) +
+             len(registry._global_optimizer_pre_hooks) + len(registry._global_optimizer_post_hooks))
+    if hooks:
+        raise ValueError(f"the {name} has {hooks} step hook(s) (register_step_pre_hook / register_step_post_hook, "
+                         "or the global ones): the step writes torch.optim's own update only")
     index = {id(p): i for i, p in enumerate(params)}
     groups, group_of, seen = [], [None] * len(params), set()
     for n, g in enumerate(optimizer.param_groups):
@@ -201,6 +218,10 @@ def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0
                                  "model's nor the loss module's: the step trains those only")
     if all(n is None for n in group_of) and params:
         raise ValueError(f"the {name} holds none of the model's trainable parameters")
+    if all(g.lr == 0 for g in groups):
+        warnings.warn(f"every param group of the {name} has lr 0 (a warm-up schedule before its first step?): "
+                      "the step's learning rate is that constant unless lr_input=True and the caller sets it",
+                      UserWarning, stacklevel=4)
     result = Plan(kind, groups, group_of)
     _lay_out(result, params, {i: optimizer.state.get(p, {}) for i, p in enumerate(params)})
     return result
