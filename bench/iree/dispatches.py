@@ -18,10 +18,11 @@ import subprocess
 import sys
 import tempfile
 
+# f64 kept, as amp_mlir.iree.compile_step keeps it (KEEP_F64 there)
 TARGET_FLAGS = {
     "llvm-cpu": ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
-                 "--iree-llvmcpu-target-cpu=host"],
-    "cuda": ["--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80"],
+                 "--iree-llvmcpu-target-cpu=host", "--iree-input-demote-f64-to-f32=false"],
+    "cuda": ["--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80", "--iree-input-demote-f64-to-f32=false"],
 }
 
 

@@ -1,7 +1,7 @@
 """amp_mlir.iree: run an amp-mlir training step compiled by IREE, with its state kept on the device.
 
     amp-compile step.mlir --target=iree-input --precision=f16 -o step.iree.mlir
-    iree-compile step.iree.mlir --iree-hal-target-device=local \\
+    iree-compile step.iree.mlir --iree-hal-target-device=local --iree-input-demote-f64-to-f32=false \\
         --iree-hal-local-target-device-backends=llvm-cpu --iree-llvmcpu-target-cpu=host -o step.vmfb
 
     from amp_mlir.iree import IreeStep
@@ -136,16 +136,21 @@ class IreeStep:
 FIXED_POINT_ERROR = "maximum iteration count exceeded in fixed point pipeline"
 NO_CONST_EXPR_HOISTING = "--iree-opt-const-expr-hoisting=false"
 
+# IREE demotes every f64 value to f32 unless told not to: the step's f64 is deliberate (an optimizer's bias
+# corrections and RAdam's rectification computed as torch.optim computes them, quantization scales divided
+# correctly rounded, spectral rotations), and demoted, IREE's Adam steps parted from amp-train's by 2e-5..5e-5.
+KEEP_F64 = "--iree-input-demote-f64-to-f32=false"
+
 
 def compile_step(iree_input: str | os.PathLike, output: str | os.PathLike, *, target: str = "llvm-cpu",
                  extra_args=()) -> str:
     """Compiles ``amp-compile --target=iree-input`` output with iree.compiler: ``target`` "llvm-cpu"
-    (the host CPU) or "cuda" (``extra_args`` may choose the chip, e.g. "--iree-cuda-target=sm_80").
-    Where IREE's global optimisation does not reach its fixed point, compiles again without constant
+    (the host CPU) or "cuda" (``extra_args`` may choose the chip, e.g. "--iree-cuda-target=sm_80"), f64
+    kept (KEEP_F64). Where IREE's global optimisation does not reach its fixed point, compiles again without constant
     expression hoisting (FIXED_POINT_ERROR above) and says so on stderr."""
     from iree.compiler import tools
 
-    args = list(extra_args)
+    args = list(extra_args) + [KEEP_F64]
     if target == "llvm-cpu":
         args += ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
                  "--iree-llvmcpu-target-cpu=host"]
