@@ -43,14 +43,15 @@ def handles(fake_quantize) -> bool:
     return type(fake_quantize) is FakeQuantize and type(fake_quantize.activation_post_process) in _observers()
 
 
-def empty_range_sizes(model, resized):
-    """The fills of the buffers of ``model``'s handled fake quantizers that ``resized`` (name -> the shape the
-    first forward pass gives them) names: running minimum +inf, maximum -inf (nothing observed yet, as
-    :func:`_forward` reads them), scale and zero point their current first value repeated. Returns
-    ``{name: (shape, fill)}``; the names are taken out of ``resized``."""
+def empty_range_sizes(model, resized, which=handles):
+    """The fills of the buffers of ``model``'s fake quantizers that ``which`` picks (those :func:`_forward`
+    handles, by default) and ``resized`` (name -> the shape the first forward pass gives them) names: running
+    minimum +inf, maximum -inf (nothing observed yet, as :func:`_forward` and ATen's fused observer read
+    them), scale and zero point their current first value repeated. Returns ``{name: (shape, fill)}``; the
+    names are taken out of ``resized``."""
     sizes = {}
     for name, module in model.named_modules():
-        if not handles(module):
+        if not which(module):
             continue
         prefix = f"{name}." if name else ""
         for leaf, fill in {"activation_post_process.min_val": math.inf,

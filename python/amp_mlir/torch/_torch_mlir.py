@@ -307,20 +307,10 @@ def _size_observers(model, loss_fn, model_inputs, target):
     resized = {k: t.shape for k, t in copies.items() if t.shape != _module_tensor(model, k).shape}
     in_state = _fake_quantize.empty_range_sizes(model, resized)
     fused = torch.ao.quantization.FusedMovingAvgObsFakeQuantize
+    in_module = _fake_quantize.empty_range_sizes(model, resized, lambda module: isinstance(module, fused))
     with torch.no_grad():
-        for name, module in model.named_modules():
-            if not isinstance(module, fused):
-                continue
-            prefix = f"{name}." if name else ""
-            fills = {"activation_post_process.min_val": math.inf, "activation_post_process.max_val": -math.inf,
-                     "scale": None, "zero_point": None}
-            for leaf, fill in fills.items():
-                shape = resized.pop(prefix + leaf, None)
-                if shape is None:
-                    continue
-                tensor = _module_tensor(model, prefix + leaf)
-                value = fill if fill is not None else (tensor.reshape(-1)[0].item() if tensor.numel() else 0)
-                tensor.resize_(shape).fill_(value)
+        for name, (shape, fill) in in_module.items():
+            _module_tensor(model, name).resize_(shape).fill_(fill)
     if resized:
         k, shape = next(iter(resized.items()))
         raise UnsupportedOpError(
@@ -1244,6 +1234,17 @@ def _unsigned_bytes(gm, flat):
     return _record_again(Bytes(gm), flat)
 
 
+def _scalar_tensor_before(gm, node, value, dtype, like):
+    """A new ``aten.scalar_tensor(value, dtype)`` node before ``node``, with ``node``'s location (not its
+    tensor_meta: the importer types a node by it) and ``like``'s device."""
+    with gm.graph.inserting_before(node):
+        constant = gm.graph.call_function(torch.ops.aten.scalar_tensor.default, (value,),
+                                          {"dtype": dtype, "layout": torch.strided, "device": like.device})
+    constant.meta = {k: v for k, v in node.meta.items() if k in ("stack_trace", "custom", "nn_module_stack")}
+    constant.meta["val"] = like.new_full((), value, dtype=dtype)
+    return constant
+
+
 def _float64_scalars(gm):
     """The Python numbers of float64 arithmetic as float64 0-d tensors (``aten.scalar_tensor``):
     torch-mlir's TOSA conversion makes a scalar operand a float32 constant and then casts it, so
@@ -1269,13 +1270,7 @@ def _float64_scalars(gm):
             continue
         args = list(node.args)
         for i in inexact:
-            with gm.graph.inserting_before(node):
-                constant = gm.graph.call_function(aten.scalar_tensor.default, (args[i],),
-                                                  {"dtype": torch.float64, "layout": torch.strided,
-                                                   "device": val.device})
-            constant.meta = {k: v for k, v in node.meta.items() if k in ("stack_trace", "custom", "nn_module_stack")}
-            constant.meta["val"] = val.new_full((), args[i])
-            args[i] = constant
+            args[i] = _scalar_tensor_before(gm, node, args[i], torch.float64, val)
         node.target, node.args = tensor_form[node.target], tuple(args)
     gm.graph.lint()
     gm.recompile()
@@ -1312,13 +1307,7 @@ def _float_comparison_scalars(gm):
         if val is None:
             continue
         if isinstance(scalar, (int, float)) and not isinstance(scalar, bool) and val.is_floating_point():
-            with gm.graph.inserting_before(node):
-                bound_node = gm.graph.call_function(aten.scalar_tensor.default, (float(scalar),),
-                                                    {"dtype": val.dtype, "layout": torch.strided,
-                                                     "device": val.device})
-            # the comparison's location, not its tensor_meta (the importer types a node by it)
-            bound_node.meta = {k: v for k, v in node.meta.items() if k in ("stack_trace", "custom", "nn_module_stack")}
-            bound_node.meta["val"] = val.new_full((), float(scalar))
+            bound_node = _scalar_tensor_before(gm, node, float(scalar), val.dtype, val)
             node.target = tensor_form[node.target]
             node.args = (tensor, bound_node)
         elif isinstance(scalar, float) and math.isfinite(scalar) and not scalar.is_integer() and \
