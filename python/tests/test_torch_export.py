@@ -2882,6 +2882,111 @@ def test_more_torch_optimizers_train_as_pytorch(case, tmp_path, amp_tools):
     np.testing.assert_allclose(_losses(amp_tools, step, 8, "f16"), fp32, rtol=2e-3)
 
 
+def _timm_optimizers():
+    """timm's own optimizers (what ``timm.optim.create_optimizer_v2`` builds for lion / lamb / lars / rmsproptf /
+    nadamw / sgdw / adamw-legacy and their cautious / corrected / clipped variants), each with the options
+    that change its update: ``make(params, **changes)``."""
+    optim = pytest.importorskip("timm.optim", reason="timm is not installed (make py-models)")
+
+    def halved(optimizer):  # a schedule has halved the lr: corrected weight decay (lr^2 / max_lr) acts
+        for group in optimizer.param_groups:
+            group["lr"] /= 2
+        return optimizer
+
+    def case(cls, after=lambda o: o, **options):
+        return lambda ps, **changes: after(cls(ps, **{**options, **changes}))
+    return {
+        "lion": case(optim.Lion, lr=1e-3, weight_decay=0.1),
+        "lion_caution_corrected": case(optim.Lion, halved, lr=1e-2, weight_decay=0.5, caution=True,
+                                       corrected_weight_decay=True),
+        # eps 1e-2: Lamb's update is nearly invariant to the gradients' scale, so the global norm clipping (to
+        # 0.05; the default 1.0 does not act here) acts through eps only
+        "lamb_decoupled_caution": case(optim.Lamb, lr=0.01, decoupled_decay=True, weight_decay=0.1, caution=True,
+                                       max_grad_norm=0.05, eps=1e-2),
+        # eps 0.1: updates smaller than the weights, so the trust ratio passes 1 and is clipped
+        "lamb_trust_clip": case(optim.Lamb, lr=0.01, max_grad_norm=None, trust_clip=True, eps=0.1),
+        "lamb_adapt_no_averaging": case(optim.Lamb, lr=0.01, weight_decay=0.0, always_adapt=True,
+                                        grad_averaging=False, bias_correction=False),
+        "lars_nesterov_clip": case(optim.Lars, lr=0.5, momentum=0.9, weight_decay=1e-4, nesterov=True,
+                                   trust_clip=True),
+        "rmsproptf": case(optim.RMSpropTF, lr=0.01, momentum=0.9, weight_decay=1e-4),
+        "rmsproptf_centered": case(optim.RMSpropTF, halved, lr=0.02, momentum=0.9, weight_decay=0.1, centered=True,
+                                   decoupled_decay=True, caution=True, lr_in_momentum=False),
+        "nadamw_caution_clip": case(optim.NAdamW, lr=0.02, weight_decay=0.1, caution=True, clipping_threshold=0.5,
+                                    corrected_weight_decay=True),
+        "sgdw_caution": case(optim.SGDW, lr=0.1, momentum=0.9, weight_decay=0.1, caution=True),
+        "adamw_legacy_clip": case(optim.AdamWLegacy, lr=0.02, weight_decay=0.1, amsgrad=True,
+                                  clipping_threshold=0.3)}
+
+
+# The option each case is there for, and the case without it: timm's losses part by more than 1%.
+_TIMM_ABLATIONS = {
+    "lion_caution_corrected": [dict(caution=False), dict(corrected_weight_decay=False)],
+    "lamb_decoupled_caution": [dict(max_grad_norm=None)],
+    "lamb_trust_clip": [dict(trust_clip=False)],
+    "lamb_adapt_no_averaging": [dict(always_adapt=False), dict(grad_averaging=True)],
+    "lars_nesterov_clip": [dict(trust_clip=False), dict(nesterov=False)],
+    "rmsproptf_centered": [dict(caution=False)],
+    "nadamw_caution_clip": [dict(clipping_threshold=None), dict(caution=False)],
+    "sgdw_caution": [dict(caution=False)],
+    "adamw_legacy_clip": [dict(clipping_threshold=None)]}
+
+
+@pytest.mark.parametrize("case", ["lion", "lion_caution_corrected", "lamb_decoupled_caution", "lamb_trust_clip",
+                                  "lamb_adapt_no_averaging", "lars_nesterov_clip", "rmsproptf",
+                                  "rmsproptf_centered", "nadamw_caution_clip", "sgdw_caution", "adamw_legacy_clip"])
+def test_timm_optimizers_train_as_timm(case, tmp_path, amp_tools):
+    """timm's Lion, Lamb (its global gradient-norm clipping, trust ratio, decoupled decay), Lars (LARC's trust
+    clip, Nesterov), RMSpropTF (eps inside the root, lr inside the momentum, ones as the first square average),
+    NAdamW, SGDW and AdamWLegacy, with caution, corrected weight decay and RMS update clipping, train as timm's
+    own classes: fp32 within 1e-5 over 8 steps (measured 1e-7..2e-6), f16 within 5e-3 of fp32; each case's
+    options act (without one, timm's losses part by more than 1%)."""
+    _torch_mlir()
+    make = _timm_optimizers()[case]
+    model, inputs, _, _ = _grouped_mlp()
+    optimizer = make(list(model.parameters()))
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer=optimizer, out_dir=tmp_path)
+    assert step.manifest["optimizer"]["kind"] == case.split("_")[0]
+    if case.startswith("rmsproptf"):  # TensorFlow's first square average: ones
+        squares = [a["amp_init"] for a in step.manifest["arguments"] if a["kind"] == "square_avg"]
+        assert squares and set(squares) == {"#amp.init<fill(1.0)>"}
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=8, optimizer=optimizer)
+    fp32 = _losses(amp_tools, step, 8)
+    np.testing.assert_allclose(fp32, want, rtol=1e-5)
+    for changes in _TIMM_ABLATIONS.get(case, []):
+        other = torch_reference_losses(model, F.cross_entropy, inputs, steps=8,
+                                       optimizer=make(list(model.parameters()), **changes))
+        assert np.max(np.abs(np.array(other) / want - 1)) > 0.01, changes
+    np.testing.assert_allclose(_losses(amp_tools, step, 8, "f16"), fp32, rtol=5e-3)
+
+
+def test_timm_lamb_and_rmsproptf_resume(tmp_path, amp_tools):
+    """A resumed timm Lamb starts from its moments and its param groups' step count (``group['step']``, not
+    per parameter), with the learning rate an argument (``lr_input``); a resumed RMSpropTF from its square
+    averages and momentum (stepped on another batch first). fp32 within 1e-5 of timm continuing; a fresh
+    optimizer parts by more than 1%."""
+    _torch_mlir()
+    optim = pytest.importorskip("timm.optim", reason="timm is not installed (make py-models)")
+    for make in (lambda ps: optim.Lamb(ps, lr=0.02, weight_decay=0.1),
+                 lambda ps: optim.RMSpropTF(ps, lr=0.01, momentum=0.9)):
+        model, inputs, _, _ = _grouped_mlp()
+        optimizer = make(model.parameters())
+        for _ in range(2):
+            optimizer.zero_grad()
+            F.cross_entropy(model(-3 * inputs[0]), inputs[1]).backward()
+            optimizer.step()
+        optimizer.zero_grad()
+        out = tmp_path / type(optimizer).__name__
+        step = export_train_step(model, F.cross_entropy, inputs, optimizer=optimizer, lr_input=True, out_dir=out)
+        if isinstance(optimizer, optim.Lamb):
+            (counter,) = [a for a in step.manifest["arguments"] if a["kind"] == "step"]
+            assert float(np.load(out / counter["file"])) == 2.0
+        want = torch_reference_losses(model, F.cross_entropy, inputs, steps=4, optimizer=optimizer)
+        np.testing.assert_allclose(_losses(amp_tools, step, 4), want, rtol=1e-5)
+        fresh = torch_reference_losses(model, F.cross_entropy, inputs, steps=4, optimizer=make(model.parameters()))
+        assert np.max(np.abs(np.array(fresh) / want - 1)) > 0.01
+
+
 def test_torch_optim_state_resumes(tmp_path, amp_tools):
     """An optimizer that has stepped already (a resumed run) starts the step from its state: Adam's moments and
     step count (argument ``step counter`` starts at 2), SGD's momentum buffers, NAdam's momentum product. fp32 within 1e-4 of PyTorch
@@ -2894,7 +2999,7 @@ def test_torch_optim_state_resumes(tmp_path, amp_tools):
         optimizer = make(model.parameters())
         for _ in range(2):
             optimizer.zero_grad()
-            F.cross_entropy(model(inputs[0]), inputs[1]).backward()
+            F.cross_entropy(model(-3 * inputs[0]), inputs[1]).backward()
             optimizer.step()
         optimizer.zero_grad()
         out = tmp_path / type(optimizer).__name__
@@ -2993,7 +3098,8 @@ def test_float64_constants_keep_their_digits(tmp_path, amp_tools):
 
 
 def test_torch_optim_refusals(tmp_path):
-    """What the step cannot write is refused by name: another optimizer class, SGD's dampening, options given
+    """What the step cannot write is refused by name: another optimizer class (timm's Adan too), SGD's and timm
+    Lars's dampening, options given
     twice, a parameter that is not the model's, a parameter listed twice, a subclass with its own step(), a step
     hook, an optimizer instance with the builtin front end (all before capturing), and a parameter without state
     in an optimizer that has stepped, once the capture finds that it gets a gradient. Every lr 0 (a warm-up
@@ -3013,15 +3119,22 @@ def test_torch_optim_refusals(tmp_path):
 
     hooked = torch.optim.SGD(model.parameters(), lr=0.1)
     hooked.register_step_pre_hook(lambda optimizer, args, kwargs: None)
+    try:
+        import timm.optim as timm_optim
+    except ImportError:
+        timm_optim = None
     for optimizer, options, message in [
-            (torch.optim.LBFGS(model.parameters()), {}, "RAdam .or AdamW.; got LBFGS"),
+            (torch.optim.LBFGS(model.parameters()), {}, r"RAdam \(or AdamW\) or a timm.optim.Lion / .*; got LBFGS"),
             (torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, dampening=0.1), {}, "dampening"),
             (torch.optim.SGD(model.parameters(), lr=0.1), {"lr": 0.2}, "lr given with a torch.optim optimizer"),
             (torch.optim.SGD([*model.parameters(), stray], lr=0.1), {}, r"shape \[3\] that is neither"),
             (twice, {}, r"holds a parameter of shape \[32, 16\] twice"),
             (Centralized(model.parameters(), lr=0.1), {}, r"Centralized overrides torch.optim's step\(\)"),
             (hooked, {}, r"has 1 step hook\(s\)"),
-            (torch.optim.SGD(model.parameters(), lr=0.1), {"frontend": "builtin"}, "needs frontend='torch-mlir'")]:
+            (torch.optim.SGD(model.parameters(), lr=0.1), {"frontend": "builtin"}, "needs frontend='torch-mlir'"),
+            *([] if timm_optim is None else [
+                (timm_optim.Adan(model.parameters()), {}, "; got Adan"),
+                (timm_optim.Lars(model.parameters(), lr=0.1, momentum=0.9, dampening=0.1), {}, "Lars's dampening")])]:
         with pytest.raises(ValueError, match=message):
             export_train_step(model, F.cross_entropy, inputs, optimizer=optimizer, out_dir=tmp_path, **options)
     with pytest.warns(UserWarning, match="every param group of the SGD has lr 0"):

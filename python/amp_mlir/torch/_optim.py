@@ -2,7 +2,9 @@
 
 An optimizer is given either by name (``"sgd"``, ``"adam"``, ``"adamw"``) with one set of options for every
 parameter, or as the torch.optim instance the training script already builds: ``SGD``, ``Adam``, ``AdamW``,
-``RMSprop``, ``Adagrad``, ``Adamax``, ``NAdam`` or ``RAdam``. An instance's param groups give each parameter
+``RMSprop``, ``Adagrad``, ``Adamax``, ``NAdam`` or ``RAdam``; or timm's own: ``Lion``, ``Lamb``, ``Lars``,
+``RMSpropTF``, ``NAdamW``, ``SGDW`` or ``AdamWLegacy`` (what ``timm.optim.create_optimizer_v2`` builds for
+those names and their cautious variants). An instance's param groups give each parameter
 its own options (transformers' and timm's usual groups: no weight decay on biases and norm weights; a lower
 learning rate for a pretrained backbone), and its state, when it has stepped already (a resumed run), the
 initial buffers, moments and step count.
@@ -30,6 +32,24 @@ group's options, after ``g = -g`` (maximize) and, except for decoupled decay, ``
 - RAdam: Adam's moments; ``rho_t = rho_inf - 2 t b2^t / (1 - b2^t)``; where ``rho_t > 5`` the bias-corrected
   ``m`` times the rectified adaptive rate, else the bias-corrected ``m`` alone (a select on the step count,
   not a branch).
+
+timm's (single-tensor paths, as on the CPU; ``caution`` zeroes the update where its sign disagrees with the
+gradient's and divides the rest by the fraction kept, at least 1e-3; ``corrected_weight_decay`` scales
+decoupled decay by ``lr^2 / max_lr``, the constructor's lr):
+
+- Lion: ``p *= 1 - lr wd``; ``p -= lr sign(lerp(m, g, 1 - b1))``; ``m = lerp(m, g, 1 - b2)``.
+- Lamb: every gradient divided by ``max(1, ||all gradients|| / max_grad_norm)`` (the optimizer's default);
+  Adam's bias-corrected ``m / (sqrt(v) + eps)`` (``m = b1 m + g`` without grad averaging), plus ``wd p``
+  (or ``p *= 1 - lr wd``, decoupled); with weight decay (or ``always_adapt``) times the trust ratio
+  ``||p|| / ||update||`` (1 where either is 0; at most 1 with ``trust_clip``); ``p -= lr update``. Its step
+  count is per param group.
+- Lars: with weight decay (or ``always_adapt``) ``g = (g + wd p) * trust_coeff ||p|| / (||g|| + wd ||p|| +
+  eps)`` (1 where a norm is 0; LARC: ``min(ratio / lr, 1)``); then SGD's momentum (Nesterov).
+- RMSpropTF: ``s += (g^2 - s)(1 - alpha)`` from ones; ``d = sqrt(s + eps)`` (centered: ``sqrt(s - a^2 +
+  eps)``); ``buf = momentum buf + lr g / d``, ``p -= buf`` (or ``lr`` outside the buffer).
+- NAdamW: AdamW with the numerator ``lerp(m, g, 1 - b1)``; NAdamW and AdamWLegacy: ``clipping_threshold``
+  multiplies the denominator by ``max(1, rms(g / denom) / threshold)``.
+- SGDW: SGD with decoupled decay (caution on the momentum direction).
 
 PyTorch computes the scalar factors (bias corrections, ``rho_t``, ``mu_t``) in double precision from a
 Python step count, then rounds them to float32 where they meet a tensor; the step computes them in float64
@@ -59,6 +79,21 @@ _CLASSES = (("sgd", torch.optim.SGD), ("adam", torch.optim.Adam), ("rmsprop", to
             ("adagrad", torch.optim.Adagrad), ("adamax", torch.optim.Adamax), ("nadam", torch.optim.NAdam),
             ("radam", torch.optim.RAdam))
 
+# timm.optim classes the step writes the update of (timm is imported when an optimizer is given as an instance)
+_TIMM = {"lion": "Lion", "lamb": "Lamb", "lars": "Lars", "rmsproptf": "RMSpropTF", "nadamw": "NAdamW", "sgdw": "SGDW",
+         "adamw": "AdamWLegacy"}
+_ALWAYS_DECOUPLED = ("lion", "nadamw", "sgdw")  # and timm's AdamWLegacy
+
+
+def _classes():
+    """(kind, class) of every optimizer class the step writes the update of."""
+    try:
+        import timm.optim as timm_optim
+    except ImportError:
+        return _CLASSES
+    return _CLASSES + tuple((k, getattr(timm_optim, c)) for k, c in _TIMM.items())
+
+
 # Per-parameter state: the slot kind (manifest kind), torch.optim's state key and the step's name for it.
 _PER_PARAM = {"momentum": ("momentum_buffer", "momentum of"), "adam_m": ("exp_avg", "first moment of"),
               "adam_v": ("exp_avg_sq", "second moment of"),
@@ -84,12 +119,31 @@ class Group:
     centered: bool = False  # RMSprop
     lr_decay: float = 0.0  # Adagrad
     momentum_decay: float = 4e-3  # NAdam
+    # timm's Lion / Lamb / Lars
+    caution: bool = False  # Lion, Lamb: the update masked where its sign disagrees with the gradient's
+    max_lr: float | None = None  # corrected_weight_decay: decay scaled by lr^2 / max_lr (the constructor's lr)
+    bias_correction: bool = True  # Lamb
+    grad_averaging: bool = True  # Lamb
+    max_grad_norm: float | None = None  # Lamb: the global gradient norm clipped to it (the optimizer's default)
+    trust_clip: bool = False  # Lamb, Lars: the trust ratio at most 1
+    always_adapt: bool = False  # Lamb, Lars: the trust ratio also without weight decay
+    trust_coeff: float = 1e-3  # Lars
+    clipping_threshold: float | None = None  # timm's AdamW / NAdamW: RMS update clipping
+    lr_in_momentum: bool = True  # RMSpropTF
 
     # the options each optimizer has (the header and the manifest show those)
     OPTIONS = {"sgd": ("momentum", "nesterov"), "adam": ("betas", "eps", "amsgrad"),
-               "adamw": ("betas", "eps", "amsgrad"), "rmsprop": ("alpha", "eps", "momentum", "centered"),
+               "adamw": ("betas", "eps", "amsgrad", "caution", "max_lr", "clipping_threshold"),
+               "rmsprop": ("alpha", "eps", "momentum", "centered"),
                "adagrad": ("lr_decay", "eps"), "adamax": ("betas", "eps"),
-               "nadam": ("betas", "eps", "momentum_decay", "decoupled"), "radam": ("betas", "eps", "decoupled")}
+               "nadam": ("betas", "eps", "momentum_decay", "decoupled"), "radam": ("betas", "eps", "decoupled"),
+               "lion": ("betas", "caution", "max_lr"), "sgdw": ("momentum", "nesterov", "caution", "max_lr"),
+               "nadamw": ("betas", "eps", "caution", "max_lr", "clipping_threshold"),
+               "rmsproptf": ("alpha", "eps", "momentum", "centered", "decoupled", "lr_in_momentum", "caution",
+                             "max_lr"),
+               "lamb": ("betas", "eps", "decoupled", "bias_correction", "grad_averaging", "max_grad_norm",
+                        "trust_clip", "always_adapt", "caution", "max_lr"),
+               "lars": ("momentum", "nesterov", "eps", "trust_coeff", "trust_clip", "always_adapt")}
 
     def options(self, kind):
         return ("lr", "weight_decay", "maximize") + self.OPTIONS[kind]
@@ -148,7 +202,8 @@ class Plan:
 def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0.9, 0.999), eps=1e-8) -> Plan:
     """The plan for ``params`` (the trained parameters, in argument order) under ``optimizer``: a name with
     the options given here, or a torch.optim instance (then these options must be left as they are)."""
-    supported = "a torch.optim." + " / ".join(c.__name__ for _, c in _CLASSES) + " (or AdamW)"
+    supported = ("a torch.optim." + " / ".join(c.__name__ for _, c in _CLASSES) + " (or AdamW) or a timm.optim." +
+                 " / ".join(_TIMM.values()))
     if isinstance(optimizer, str):
         kind = optimizer.lower()
         if kind not in OPTIMIZERS:
@@ -170,7 +225,8 @@ def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0
     if changed:
         raise ValueError(f"{', '.join(changed)} given with a torch.optim optimizer: its param groups hold the "
                          "options (set them there)")
-    kind = next((k for k, c in _CLASSES if isinstance(optimizer, c)), None)
+    classes = _classes()
+    kind = next((k for k, c in classes if isinstance(optimizer, c)), None)
     name = type(optimizer).__name__
     if kind is None:
         raise ValueError(f"amp_mlir.torch writes the updates of {supported[2:]}; got {name}")
@@ -178,7 +234,7 @@ def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0
     # step hook (gradients rescaled before the update) would be left out silently. (A learning-rate scheduler
     # wraps the instance's step, not the class's, and registers no hook.)
     # (torch.optim wraps a class's step in a profiling hook at its first instance: compare what they wrap)
-    if inspect.unwrap(type(optimizer).step) not in {inspect.unwrap(c.step) for _, c in _CLASSES}:
+    if inspect.unwrap(type(optimizer).step) not in {inspect.unwrap(c.step) for _, c in classes}:
         raise ValueError(f"{name} overrides torch.optim's step(): the step writes torch.optim's own update only")
     from torch.optim import optimizer as registry
     hooks = (len(optimizer._optimizer_step_pre_hooks) + len(optimizer._optimizer_step_post_hooks) +
@@ -190,10 +246,16 @@ def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0
     groups, group_of, seen = [], [None] * len(params), set()
     for n, g in enumerate(optimizer.param_groups):
         where = f"param group {n} of the {name}"
-        if kind == "sgd" and float(g.get("dampening", 0)) != 0:
-            raise ValueError(f"{where}: SGD's dampening is not supported (PyTorch skips it at the first step "
+        if kind in ("sgd", "lars", "sgdw") and float(g.get("dampening", 0)) != 0:
+            raise ValueError(f"{where}: {name}'s dampening is not supported (it skips it at the first step "
                              "only); use dampening=0")
-        decoupled = bool(g.get("decoupled_weight_decay", isinstance(optimizer, torch.optim.AdamW)))
+        if kind in ("lamb", "rmsproptf"):
+            decoupled = bool(g.get("decoupled_decay", False))
+        else:
+            decoupled = kind in _ALWAYS_DECOUPLED or name == "AdamWLegacy" or bool(
+                g.get("decoupled_weight_decay", isinstance(optimizer, torch.optim.AdamW)))
+        # timm's corrected weight decay (Lion's, Lamb's decoupled one): lr^2 / max_lr instead of lr
+        max_lr = float(g["max_lr_snapshot"]) if g.get("corrected_weight_decay") and decoupled else None
         if kind in ("adam", "adamw"):
             kind = "adamw" if decoupled else "adam"
             if n and decoupled != groups[0].decoupled:
@@ -205,7 +267,18 @@ def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0
                             eps=float(g.get("eps", 1e-8)), amsgrad=bool(g.get("amsgrad", False)),
                             alpha=float(g.get("alpha", 0.99)), centered=bool(g.get("centered", False)),
                             lr_decay=float(g.get("lr_decay", 0.0)),
-                            momentum_decay=float(g.get("momentum_decay", 4e-3))))
+                            momentum_decay=float(g.get("momentum_decay", 4e-3)),
+                            caution=bool(g.get("caution", False)), max_lr=max_lr,
+                            bias_correction=bool(g.get("bias_correction", True)),
+                            grad_averaging=bool(g.get("grad_averaging", True)),
+                            max_grad_norm=(None if optimizer.defaults.get("max_grad_norm") is None
+                                           else float(optimizer.defaults["max_grad_norm"])) if kind == "lamb" else None,
+                            trust_clip=bool(g.get("trust_clip", False)),
+                            always_adapt=bool(g.get("always_adapt", False)),
+                            trust_coeff=float(g.get("trust_coeff", 1e-3)),
+                            clipping_threshold=(None if g.get("clipping_threshold") is None
+                                                else float(g["clipping_threshold"])),
+                            lr_in_momentum=bool(g.get("lr_in_momentum", True))))
         for p in g["params"]:
             if id(p) in seen:
                 raise ValueError(f"{where} holds a parameter of shape {list(p.shape)} twice (torch.optim would update "
@@ -223,18 +296,27 @@ def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0
                       "the step's learning rate is that constant unless lr_input=True and the caller sets it",
                       UserWarning, stacklevel=4)
     result = Plan(kind, groups, group_of)
-    _lay_out(result, params, {i: optimizer.state.get(p, {}) for i, p in enumerate(params)})
+    state = {i: optimizer.state.get(p, {}) for i, p in enumerate(params)}
+    if kind == "lamb":  # timm's Lamb counts steps per param group (every parameter of a group at its count)
+        for i, n in enumerate(group_of):
+            if n is not None and "step" in optimizer.param_groups[n]:
+                state[i] = {**state[i], "step": optimizer.param_groups[n]["step"]}
+    _lay_out(result, params, state)
     return result
 
 
 def _per_param_slots(kind, group):
     """The per-parameter state kinds of a parameter in ``group`` under optimizer ``kind``."""
-    return {"sgd": ["momentum"] if group.momentum != 0 else [],
+    return {"sgd": ["momentum"] if group.momentum != 0 else [], "sgdw": ["momentum"] if group.momentum != 0 else [],
+            "nadamw": ["adam_m", "adam_v"],
+            "rmsproptf": ["square_avg"] + (["grad_avg"] if group.centered else []) +
+                         (["momentum"] if group.momentum > 0 else []),
             "adam": ["adam_m", "adam_v"] + (["adam_vmax"] if group.amsgrad else []),
             "rmsprop": ["square_avg"] + (["grad_avg"] if group.centered else []) +
                        (["momentum"] if group.momentum > 0 else []),
             "adagrad": ["sum"], "adamax": ["adam_m", "exp_inf"], "nadam": ["adam_m", "adam_v"],
-            "radam": ["adam_m", "adam_v"]}[kind.replace("adamw", "adam")]
+            "radam": ["adam_m", "adam_v"], "lion": ["adam_m"], "lamb": ["adam_m", "adam_v"],
+            "lars": ["momentum"] if group.momentum != 0 else []}[kind.replace("adamw", "adam")]
 
 
 def _lay_out(result, params, state):
@@ -248,8 +330,10 @@ def _lay_out(result, params, state):
     def start(i, kind):
         key = _PER_PARAM[kind][0]
         value = state.get(i, {}).get(key)
-        if value is None:  # fresh: zeros (Adagrad's sum is made at construction, so it is there)
-            return torch.zeros_like(params[i], dtype=torch.float32)
+        if value is None:  # fresh: zeros (Adagrad's sum is made at construction, so it is there); ones for
+            # RMSpropTF's square average (TensorFlow's start)
+            fill = 1.0 if result.kind == "rmsproptf" and kind == "square_avg" else 0.0
+            return torch.full_like(params[i], fill, dtype=torch.float32)
         if tuple(value.shape) != tuple(params[i].shape):
             raise ValueError(f"the optimizer's {key} of parameter {i} has shape {list(value.shape)}, the parameter "
                              f"{list(params[i].shape)}")
@@ -265,7 +349,8 @@ def _lay_out(result, params, state):
                                  f"({sorted(values)}): the step keeps one per group")
             slots.append(("mu_product", n))
             initial.append(torch.tensor(values.pop() if values else 1.0, dtype=torch.float32))
-    if result.kind not in ("sgd", "rmsprop"):  # (RMSprop counts steps, but its update does not read them)
+    if result.kind not in ("sgd", "sgdw", "rmsprop", "rmsproptf", "lion", "lars"):  # (RMSprop counts steps, its
+        # update does not read them)
         # A parameter without state in an optimizer that has stepped got no gradient so far (an unused head):
         # it may keep getting none (then its count does not matter); update() refuses it if it gets one.
         steps = {float(state[i]["step"]) for i in held if "step" in state.get(i, {})}
@@ -288,6 +373,23 @@ def _f32(x):
     return x.float() if isinstance(x, torch.Tensor) else x
 
 
+def _lerp(start, end, weight):
+    """torch.lerp with a float weight, as its kernel computes it (from the nearer end)."""
+    return start + (end - start) * weight if weight < 0.5 else end - (end - start) * (1 - weight)
+
+
+def _caution(direction, g):
+    """timm's cautious update: zero where the update's sign disagrees with the gradient's, the rest scaled by
+    1 / (the fraction kept, at least 1e-3)."""
+    mask = (direction * g > 0).to(direction.dtype)
+    return direction * (mask / torch.clamp(mask.mean(), min=1e-3))
+
+
+def _decay_scale(group, lr):
+    """The learning rate decoupled weight decay is scaled by: lr, or lr^2 / max_lr (timm's corrected decay)."""
+    return lr if group.max_lr is None else lr ** 2 / group.max_lr
+
+
 def update(p: Plan, params, grads, state, lrs, has_grad):
     """The new parameters and state slots: torch.optim's update of each parameter with its group's options
     (``lrs``: each group's learning rate, a float or a 0-d tensor). A parameter without a gradient (or no
@@ -308,6 +410,12 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
         new_state[slot[(kind, owner)]] = value
         return value
 
+    clip = None  # timm's Lamb: every gradient divided by max(1, global norm / max_grad_norm)
+    if p.kind == "lamb" and p.groups[0].max_grad_norm is not None:
+        norms = [torch.linalg.vector_norm(g) for g, n, h in zip(grads, p.group_of, has_grad) if n is not None and h]
+        if norms:
+            clip = torch.clamp(torch.linalg.vector_norm(torch.stack(norms)) / p.groups[0].max_grad_norm, min=1.0)
+
     for i, (param, g) in enumerate(zip(params, grads)):
         n = p.group_of[i]
         if n is None or not has_grad[i]:
@@ -321,17 +429,18 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
         b1, b2 = group.betas
         if group.maximize:
             g = -g
-        if group.weight_decay != 0:
-            if group.decoupled:
-                param = param * (1 - lr * group.weight_decay)  # param.mul_(1 - lr * weight_decay)
+        if group.weight_decay != 0 and p.kind not in ("lamb", "lars"):  # (theirs below)
+            if group.decoupled:  # param.mul_(1 - lr * weight_decay)
+                param = param * (1 - _decay_scale(group, lr) * group.weight_decay)
             else:
                 g = g + group.weight_decay * param
-        if p.kind == "sgd":
+        if p.kind in ("sgd", "sgdw"):
             if group.momentum != 0:
                 buf = write("momentum", i, read("momentum", i) * group.momentum + g)
-                g = g + group.momentum * buf if group.nesterov else buf
+                direction = g + group.momentum * buf if group.nesterov else buf
+                g = _caution(direction, g) if group.caution else direction
             new_params[i] = param - lr * g
-        elif p.kind in ("adam", "adamw"):
+        elif p.kind in ("adam", "adamw", "nadamw"):
             m = write("adam_m", i, read("adam_m", i) + (g - read("adam_m", i)) * (1 - b1))
             v = write("adam_v", i, read("adam_v", i) * b2 + (g * g) * (1 - b2))
             if group.amsgrad:
@@ -339,7 +448,15 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
             if n not in scalars:  # lr / (1 - b1^t) and sqrt(1 - b2^t)
                 scalars[n] = (_f32(_f64(lr) / (1 - torch.pow(b1, t64))), _f32(torch.sqrt(1 - torch.pow(b2, t64))))
             step_size, bc2_sqrt = scalars[n]
-            new_params[i] = param - step_size * (m / (torch.sqrt(v) / bc2_sqrt + group.eps))
+            if p.kind == "nadamw":  # timm's NAdamW: the first moment one step ahead
+                m = _lerp(m, g, 1 - b1)
+            denom = torch.sqrt(v) / bc2_sqrt + group.eps
+            if group.clipping_threshold is not None:  # timm's RMS update clipping (StableAdamW)
+                rms = torch.linalg.vector_norm(g / denom) / g.numel() ** 0.5
+                denom = denom * torch.clamp(rms / group.clipping_threshold, min=1.0)
+            if group.caution:
+                m = _caution(m, g)
+            new_params[i] = param - step_size * (m / denom)
         elif p.kind == "rmsprop":
             sq = write("square_avg", i, read("square_avg", i) * group.alpha + (g * g) * (1 - group.alpha))
             if group.centered:
@@ -375,6 +492,66 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
             v = write("adam_v", i, read("adam_v", i) * b2 + (g * g) * (1 - b2))
             denom = torch.sqrt(v / bc2) + group.eps
             new_params[i] = param - grad_factor * (g / denom) - avg_factor * (m / denom)
+        elif p.kind == "rmsproptf":  # timm's RMSpropTF: eps inside the root, the lr inside the momentum
+            sq = write("square_avg", i, read("square_avg", i) + (g * g - read("square_avg", i)) * (1 - group.alpha))
+            if group.centered:
+                a = write("grad_avg", i, read("grad_avg", i) + (g - read("grad_avg", i)) * (1 - group.alpha))
+                avg = torch.sqrt(sq - a * a + group.eps)
+            else:
+                avg = torch.sqrt(sq + group.eps)
+            if group.momentum > 0:
+                buf = write("momentum", i, read("momentum", i) * group.momentum +
+                            (lr * (g / avg) if group.lr_in_momentum else g / avg))
+                if group.caution:
+                    buf = _caution(buf, g)  # (the state keeps the uncautioned buffer)
+                new_params[i] = param - buf if group.lr_in_momentum else param - lr * buf
+            else:
+                new_params[i] = param - lr * (g / avg)
+        elif p.kind == "lion":
+            m = read("adam_m", i)
+            direction = torch.sign(_lerp(m, g, 1 - b1))
+            if group.caution:
+                direction = _caution(direction, g)
+            new_params[i] = param - lr * direction
+            write("adam_m", i, _lerp(m, g, 1 - b2))
+        elif p.kind == "lamb":
+            if n not in scalars:  # Python floats in timm: float64, rounded where they meet a tensor
+                scalars[n] = ((_f32(1 - torch.pow(b1, t64)), _f32(torch.sqrt(1 - torch.pow(b2, t64))))
+                              if group.bias_correction else (1.0, 1.0))
+            bc1, bc2_sqrt = scalars[n]
+            if clip is not None:
+                g = g / clip
+            m = read("adam_m", i)
+            beta3 = 1 - b1 if group.grad_averaging else 1.0
+            m = write("adam_m", i, _lerp(m, g, beta3) if beta3 == 1 - b1 else m * b1 + g * beta3)
+            v = write("adam_v", i, read("adam_v", i) * b2 + (g * g) * (1 - b2))
+            direction = (m / bc1) / (torch.sqrt(v) / bc2_sqrt + group.eps)
+            if group.caution:
+                direction = _caution(direction, g)
+            param = params[i]
+            if group.weight_decay != 0:
+                if group.decoupled:
+                    param = param + param * -(_decay_scale(group, lr) * group.weight_decay)
+                else:
+                    direction = direction + group.weight_decay * param
+            if group.weight_decay != 0 or group.always_adapt:
+                w_norm, d_norm = torch.linalg.vector_norm(param), torch.linalg.vector_norm(direction)
+                ratio = torch.where(w_norm > 0, torch.where(d_norm > 0, w_norm / d_norm, 1.0), 1.0)
+                direction = direction * (torch.clamp(ratio, max=1.0) if group.trust_clip else ratio)
+            new_params[i] = param - lr * direction
+        elif p.kind == "lars":
+            param = params[i]
+            if group.weight_decay != 0 or group.always_adapt:
+                w_norm, g_norm = torch.linalg.vector_norm(param), torch.linalg.vector_norm(g)
+                ratio = group.trust_coeff * w_norm / (g_norm + w_norm * group.weight_decay + group.eps)
+                ratio = torch.where(w_norm > 0, torch.where(g_norm > 0, ratio, 1.0), 1.0)
+                if group.trust_clip:
+                    ratio = torch.clamp(ratio / lr, max=1.0)
+                g = (g + group.weight_decay * param) * ratio
+            if group.momentum != 0:
+                buf = write("momentum", i, read("momentum", i) * group.momentum + g)
+                g = g + group.momentum * buf if group.nesterov else buf
+            new_params[i] = param - lr * g
         else:  # radam
             if n not in scalars:
                 bc2 = 1 - torch.pow(b2, t64)

@@ -96,5 +96,6 @@ def _same_optimizer(optimizer, copies):
     groups = [{**{k: v for k, v in g.items() if k != "params"}, "params": [copies[id(p)] for p in g["params"]]}
               for g in optimizer.param_groups]
     same = type(optimizer)(groups)
+    same.defaults.update(optimizer.defaults)  # what a step reads from them (timm's Lamb: max_grad_norm)
     same.load_state_dict(copy.deepcopy(optimizer.state_dict()))
     return same
