@@ -2960,6 +2960,68 @@ def test_timm_optimizers_train_as_timm(case, tmp_path, amp_tools):
     np.testing.assert_allclose(_losses(amp_tools, step, 8, "f16"), fp32, rtol=5e-3)
 
 
+def _adafactors():
+    """transformers' and timm's Adafactor (``make(params, **changes)``), and what each case's options are seen
+    against (timm's and transformers' losses without them part by more than 1%)."""
+    optimization = pytest.importorskip("transformers.optimization", reason="transformers is not installed")
+    optim = pytest.importorskip("timm.optim", reason="timm is not installed (make py-models)")
+
+    def case(cls, **options):
+        return lambda ps, **changes: cls(ps, **{**options, **changes})
+    return {
+        # the defaults: relative step (min(1e-2, 1 / sqrt(t)) times the parameter's RMS), every weight of 2+ dims
+        # factored over its last two dims (the convolutions' 3 x 3 too)
+        "transformers": (case(optimization.Adafactor), [dict(scale_parameter=False)]),
+        "transformers_lr_beta1_decay": (case(optimization.Adafactor, lr=1e-2, relative_step=False, beta1=0.9,
+                                             weight_decay=0.1, clip_threshold=0.5), [dict(beta1=None)]),
+        "transformers_warmup": (case(optimization.Adafactor, warmup_init=True, decay_rate=-0.5),
+                                [dict(warmup_init=False)]),
+        # timm's: factored over the first two dims of a convolution, the last two of a linear layer, where
+        # both are larger than min_dim_size_to_factor
+        "timm": (case(optim.Adafactor, min_dim_size_to_factor=8), [dict(scale_parameter=False)]),
+        "timm_lr_beta1_caution": (case(optim.Adafactor, lr=1e-2, betas=(0.9, 0.999), weight_decay=0.1, caution=True,
+                                       min_dim_size_to_factor=8), [dict(caution=False)])}
+
+
+@pytest.mark.parametrize("case", ["transformers", "transformers_lr_beta1_decay", "transformers_warmup", "timm",
+                                  "timm_lr_beta1_caution"])
+def test_adafactor_trains_as_its_library(case, tmp_path, amp_tools):
+    """transformers' Adafactor (T5's) and timm's train as theirs: the relative step from the step count and the
+    parameter's RMS, the second moment factored into row and column statistics (their own shapes in the
+    manifest), update clipping, the optional first moment, weight decay, timm's caution. A small CNN (4-d,
+    2-d and 1-d parameters): fp32 within 1e-5 over 6 steps (measured 7e-8..1.2e-7), f16 within 5e-3 of fp32.
+    A relative step with ``lr_input`` is refused (it reads no lr)."""
+    _torch_mlir()
+    make, ablations = _adafactors()[case]
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 16, 3), nn.ReLU(), nn.Conv2d(16, 24, 3), nn.ReLU(), nn.Flatten(),
+                          nn.Linear(24 * 4 * 4, 5))
+    inputs = (torch.randn(4, 3, 8, 8), torch.randint(0, 5, (4,)))
+    optimizer = make(list(model.parameters()))
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer=optimizer, out_dir=tmp_path)
+    shapes = {a["name"]: a["shape"] for a in step.manifest["arguments"]}
+    if case == "transformers":
+        assert shapes["row second moments of 2.weight"] == [24, 16, 3]
+        assert shapes["column second moments of 2.weight"] == [24, 16, 3]
+        assert "relative step" in step.text.splitlines()[1]
+    if case == "timm":  # the first two dims of the convolution (24 x 16), the last two of the linear layer
+        assert shapes["row second moments of 2.weight"] == [24, 3, 3]
+        assert shapes["column second moments of 2.weight"] == [16, 3, 3]
+        assert shapes["second moment of 0.weight"] == [16, 3, 3, 3]  # 3 input channels: not factored
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=6, optimizer=optimizer)
+    fp32 = _losses(amp_tools, step, 6)
+    np.testing.assert_allclose(fp32, want, rtol=1e-5)
+    for changes in ablations:
+        other = torch_reference_losses(model, F.cross_entropy, inputs, steps=6,
+                                       optimizer=make(list(model.parameters()), **changes))
+        assert np.max(np.abs(np.array(other) / want - 1)) > 0.01, changes
+    np.testing.assert_allclose(_losses(amp_tools, step, 6, "f16"), fp32, rtol=5e-3)
+    if optimizer.param_groups[0]["relative_step"]:
+        with pytest.raises(ValueError, match="computes its learning rate from the step count"):
+            export_train_step(model, F.cross_entropy, inputs, optimizer=optimizer, lr_input=True,
+                              out_dir=tmp_path / "lr")
+
+
 def test_timm_lamb_and_rmsproptf_resume(tmp_path, amp_tools):
     """A resumed timm Lamb starts from its moments and its param groups' step count (``group['step']``, not
     per parameter), with the learning rate an argument (``lr_input``); a resumed RMSpropTF from its square

@@ -3,8 +3,8 @@
 An optimizer is given either by name (``"sgd"``, ``"adam"``, ``"adamw"``) with one set of options for every
 parameter, or as the torch.optim instance the training script already builds: ``SGD``, ``Adam``, ``AdamW``,
 ``RMSprop``, ``Adagrad``, ``Adamax``, ``NAdam`` or ``RAdam``; or timm's own: ``Lion``, ``Lamb``, ``Lars``,
-``RMSpropTF``, ``NAdamW``, ``SGDW`` or ``AdamWLegacy`` (what ``timm.optim.create_optimizer_v2`` builds for
-those names and their cautious variants). An instance's param groups give each parameter
+``RMSpropTF``, ``NAdamW``, ``SGDW``, ``AdamWLegacy`` or ``Adafactor`` (what ``timm.optim.create_optimizer_v2``
+builds for those names and their cautious variants); or transformers' ``Adafactor``. An instance's param groups give each parameter
 its own options (transformers' and timm's usual groups: no weight decay on biases and norm weights; a lower
 learning rate for a pretrained backbone), and its state, when it has stepped already (a resumed run), the
 initial buffers, moments and step count.
@@ -50,6 +50,13 @@ decoupled decay by ``lr^2 / max_lr``, the constructor's lr):
 - NAdamW: AdamW with the numerator ``lerp(m, g, 1 - b1)``; NAdamW and AdamWLegacy: ``clipping_threshold``
   multiplies the denominator by ``max(1, rms(g / denom) / threshold)``.
 - SGDW: SGD with decoupled decay (caution on the momentum direction).
+- Adafactor (transformers' and timm's): ``lr_t = min(1e-2 (warm-up: 1e-6 t), 1 / sqrt(t)) * max(eps_scale,
+  rms(p))`` (the relative step; or the group's lr); ``b2t = 1 - t^decay_rate``; the second moment of ``g^2 +
+  eps`` averaged with ``b2t``, factored for a weight into its row and column means (state of their own
+  shapes), ``u = rsqrt(row / mean(row)) rsqrt(col) g``, else ``u = rsqrt(v) g``; ``u /= max(1, rms(u) /
+  clip_threshold)``; ``u *= lr_t``; with ``beta1`` ``m`` averages ``u``; ``p -= wd lr_t p + u``.
+  transformers' factors every weight over its last two dims and averages with ``mul_ / add_``; timm's where
+  both dims exceed ``min_dim_size_to_factor`` (a convolution's first two) and averages with ``lerp_``.
 
 PyTorch computes the scalar factors (bias corrections, ``rho_t``, ``mu_t``) in double precision from a
 Python step count, then rounds them to float32 where they meet a tensor; the step computes them in float64
@@ -67,6 +74,7 @@ gets one (one added to a group later).
 from __future__ import annotations
 
 import inspect
+import struct
 import warnings
 from dataclasses import dataclass, field, fields
 
@@ -81,17 +89,22 @@ _CLASSES = (("sgd", torch.optim.SGD), ("adam", torch.optim.Adam), ("rmsprop", to
 
 # timm.optim classes the step writes the update of (timm is imported when an optimizer is given as an instance)
 _TIMM = {"lion": "Lion", "lamb": "Lamb", "lars": "Lars", "rmsproptf": "RMSpropTF", "nadamw": "NAdamW", "sgdw": "SGDW",
-         "adamw": "AdamWLegacy"}
+         "adamw": "AdamWLegacy", "adafactor_timm": "Adafactor"}
 _ALWAYS_DECOUPLED = ("lion", "nadamw", "sgdw")  # and timm's AdamWLegacy
 
 
-def _classes():
-    """(kind, class) of every optimizer class the step writes the update of."""
-    try:
+def _classes(optimizer):
+    """(kind, class) of every optimizer class the step writes the update of that ``optimizer`` may be: torch's,
+    and timm's or transformers' where its class derives from theirs (imported then only)."""
+    modules = {c.__module__.split(".")[0] for c in type(optimizer).__mro__}
+    classes = _CLASSES
+    if "timm" in modules:
         import timm.optim as timm_optim
-    except ImportError:
-        return _CLASSES
-    return _CLASSES + tuple((k, getattr(timm_optim, c)) for k, c in _TIMM.items())
+        classes += tuple((k, getattr(timm_optim, c)) for k, c in _TIMM.items())
+    if "transformers" in modules:
+        from transformers.optimization import Adafactor
+        classes += (("adafactor", Adafactor),)
+    return classes
 
 
 # Per-parameter state: the slot kind (manifest kind), torch.optim's state key and the step's name for it.
@@ -99,7 +112,9 @@ _PER_PARAM = {"momentum": ("momentum_buffer", "momentum of"), "adam_m": ("exp_av
               "adam_v": ("exp_avg_sq", "second moment of"),
               "adam_vmax": ("max_exp_avg_sq", "largest second moment of"),
               "square_avg": ("square_avg", "square average of"), "grad_avg": ("grad_avg", "gradient average of"),
-              "sum": ("sum", "sum of squared gradients of"), "exp_inf": ("exp_inf", "infinity norm of")}
+              "sum": ("sum", "sum of squared gradients of"), "exp_inf": ("exp_inf", "infinity norm of"),
+              "factored_row": ("exp_avg_sq_row", "row second moments of"),
+              "factored_col": ("exp_avg_sq_col", "column second moments of")}
 SLOT_KINDS = frozenset(_PER_PARAM) | {"mu_product", "step"}
 
 
@@ -130,6 +145,15 @@ class Group:
     trust_coeff: float = 1e-3  # Lars
     clipping_threshold: float | None = None  # timm's AdamW / NAdamW: RMS update clipping
     lr_in_momentum: bool = True  # RMSpropTF
+    # Adafactor (transformers' and timm's)
+    relative_step: bool = True
+    scale_parameter: bool = True
+    warmup_init: bool = False
+    decay_rate: float = -0.8
+    clip_threshold: float = 1.0
+    eps_scale: float = 1e-3  # the smallest parameter RMS the relative step is scaled by (transformers' eps[1])
+    min_dim_size_to_factor: int = 16  # timm's: a second moment is factored over two dims larger than this
+    beta1: float | None = None  # Adafactor's first moment (None: none)
 
     # the options each optimizer has (the header and the manifest show those)
     OPTIONS = {"sgd": ("momentum", "nesterov"), "adam": ("betas", "eps", "amsgrad"),
@@ -143,15 +167,20 @@ class Group:
                              "max_lr"),
                "lamb": ("betas", "eps", "decoupled", "bias_correction", "grad_averaging", "max_grad_norm",
                         "trust_clip", "always_adapt", "caution", "max_lr"),
-               "lars": ("momentum", "nesterov", "eps", "trust_coeff", "trust_clip", "always_adapt")}
+               "lars": ("momentum", "nesterov", "eps", "trust_coeff", "trust_clip", "always_adapt"),
+               "adafactor": ("eps", "eps_scale", "clip_threshold", "decay_rate", "beta1", "relative_step",
+                             "scale_parameter", "warmup_init"),
+               "adafactor_timm": ("eps", "eps_scale", "clip_threshold", "decay_rate", "beta1", "relative_step",
+                                  "scale_parameter", "warmup_init", "min_dim_size_to_factor", "caution")}
 
     def options(self, kind):
         return ("lr", "weight_decay", "maximize") + self.OPTIONS[kind]
 
     def describe(self, kind):
         always = ("lr", "weight_decay", "momentum", "betas", "eps", "alpha")
-        return ", ".join(f"{k}={getattr(self, k)}" for k in self.options(kind)
-                         if k in always or getattr(self, k) != _DEFAULT[k])
+        relative = kind.startswith("adafactor") and self.relative_step  # (its lr is not read)
+        return ", ".join("lr=relative step" if k == "lr" and relative else f"{k}={getattr(self, k)}"
+                         for k in self.options(kind) if k in always or getattr(self, k) != _DEFAULT[k])
 
 
 _DEFAULT = {f.name: f.default for f in fields(Group)}
@@ -175,6 +204,10 @@ class Plan:
                 return "momentum product" + (f" of param group {owner}" if len(self.groups) > 1 else "")
             return f"{_PER_PARAM[kind][1]} {names[owner]}"
         return [name(k, o) for k, o in self.slots]
+
+    def relative_steps(self):
+        """The param groups whose learning rate Adafactor's relative step computes (their ``lr`` is not read)."""
+        return [n for n, g in enumerate(self.groups) if self.kind.startswith("adafactor") and g.relative_step]
 
     def state_kinds(self):
         return [k for k, _ in self.slots]
@@ -203,7 +236,7 @@ def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0
     """The plan for ``params`` (the trained parameters, in argument order) under ``optimizer``: a name with
     the options given here, or a torch.optim instance (then these options must be left as they are)."""
     supported = ("a torch.optim." + " / ".join(c.__name__ for _, c in _CLASSES) + " (or AdamW) or a timm.optim." +
-                 " / ".join(_TIMM.values()))
+                 " / ".join(_TIMM.values()) + " or transformers' Adafactor")
     if isinstance(optimizer, str):
         kind = optimizer.lower()
         if kind not in OPTIMIZERS:
@@ -225,7 +258,7 @@ def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0
     if changed:
         raise ValueError(f"{', '.join(changed)} given with a torch.optim optimizer: its param groups hold the "
                          "options (set them there)")
-    classes = _classes()
+    classes = _classes(optimizer)
     kind = next((k for k, c in classes if isinstance(optimizer, c)), None)
     name = type(optimizer).__name__
     if kind is None:
@@ -260,11 +293,22 @@ def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0
             kind = "adamw" if decoupled else "adam"
             if n and decoupled != groups[0].decoupled:
                 raise ValueError(f"{where}: param groups with and without decoupled weight decay in one {name}")
-        groups.append(Group(lr=float(g["lr"]), momentum=float(g.get("momentum", 0.0)),
+        adafactor = {}
+        if kind in ("adafactor", "adafactor_timm"):  # transformers' eps is (eps, eps_scale)
+            eps, eps_scale = g["eps"] if kind == "adafactor" else (g["eps"], g["eps_scale"])
+            adafactor = dict(eps=float(eps), eps_scale=float(eps_scale), beta1=None if g["beta1"] is None else
+                             float(g["beta1"]), relative_step=bool(g["relative_step"]),
+                             scale_parameter=bool(g["scale_parameter"]), warmup_init=bool(g["warmup_init"]),
+                             decay_rate=float(g["decay_rate"]), clip_threshold=float(g["clip_threshold"]),
+                             min_dim_size_to_factor=int(g.get("min_dim_size_to_factor", 16)))
+            if kind == "adafactor_timm" and adafactor["relative_step"] and g.get("lr") is not None:
+                g = {**g, "lr": None}  # (timm's step writes the last relative step size into the group's lr)
+        options = dict(lr=0.0 if g["lr"] is None else float(g["lr"]), momentum=float(g.get("momentum", 0.0)),
                             nesterov=bool(g.get("nesterov", False)), weight_decay=float(g.get("weight_decay", 0.0)),
                             decoupled=decoupled, maximize=bool(g.get("maximize", False)),
                             betas=tuple(float(b) for b in g.get("betas", (0.9, 0.999))),
-                            eps=float(g.get("eps", 1e-8)), amsgrad=bool(g.get("amsgrad", False)),
+                            eps=adafactor["eps"] if adafactor else float(g.get("eps", 1e-8)),
+                            amsgrad=bool(g.get("amsgrad", False)),
                             alpha=float(g.get("alpha", 0.99)), centered=bool(g.get("centered", False)),
                             lr_decay=float(g.get("lr_decay", 0.0)),
                             momentum_decay=float(g.get("momentum_decay", 4e-3)),
@@ -278,7 +322,8 @@ def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0
                             trust_coeff=float(g.get("trust_coeff", 1e-3)),
                             clipping_threshold=(None if g.get("clipping_threshold") is None
                                                 else float(g["clipping_threshold"])),
-                            lr_in_momentum=bool(g.get("lr_in_momentum", True))))
+                            lr_in_momentum=bool(g.get("lr_in_momentum", True)))
+        groups.append(Group(**{**options, **adafactor}))
         for p in g["params"]:
             if id(p) in seen:
                 raise ValueError(f"{where} holds a parameter of shape {list(p.shape)} twice (torch.optim would update "
@@ -291,7 +336,7 @@ def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0
                                  "model's nor the loss module's: the step trains those only")
     if all(n is None for n in group_of) and params:
         raise ValueError(f"the {name} holds none of the model's trainable parameters")
-    if all(g.lr == 0 for g in groups):
+    if all(g.lr == 0 for g in groups) and not _all_relative(kind, groups):
         warnings.warn(f"every param group of the {name} has lr 0 (a warm-up schedule before its first step?): "
                       "the step's learning rate is that constant unless lr_input=True and the caller sets it",
                       UserWarning, stacklevel=4)
@@ -305,8 +350,40 @@ def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0
     return result
 
 
-def _per_param_slots(kind, group):
-    """The per-parameter state kinds of a parameter in ``group`` under optimizer ``kind``."""
+def _all_relative(kind, groups):
+    """Whether every group's learning rate is Adafactor's relative step."""
+    return kind.startswith("adafactor") and all(g.relative_step for g in groups)
+
+
+def _factored_dims(kind, group, shape):
+    """Adafactor: the (column, row) dims its second moment of a parameter of ``shape`` is factored over (the row
+    statistics drop the row dim, the column statistics the column dim), or None (a full second moment).
+    transformers' factors every parameter of two or more dims over its last two; timm's where both dims are
+    larger than ``min_dim_size_to_factor`` (the first two, else the last two)."""
+    ndim, m = len(shape), group.min_dim_size_to_factor
+    if kind == "adafactor":
+        return (ndim - 2, ndim - 1) if ndim >= 2 else None
+    if ndim > 2 and shape[0] > m and shape[1] > m:
+        return 0, 1
+    if ndim >= 2 and shape[-2] > m and shape[-1] > m:
+        return ndim - 2, ndim - 1
+    return None
+
+
+def _slot_shape(kind, plan_kind, group, shape):
+    """The shape of per-parameter state ``kind`` of a parameter of ``shape``."""
+    if kind in ("factored_row", "factored_col"):
+        col, row = _factored_dims(plan_kind, group, shape)
+        drop = row if kind == "factored_row" else col
+        return tuple(shape[:drop]) + tuple(shape[drop + 1:])
+    return tuple(shape)
+
+
+def _per_param_slots(kind, group, shape):
+    """The per-parameter state kinds of a parameter of ``shape`` in ``group`` under optimizer ``kind``."""
+    if kind in ("adafactor", "adafactor_timm"):
+        return ((["adam_m"] if group.beta1 is not None else []) +
+                (["factored_row", "factored_col"] if _factored_dims(kind, group, shape) else ["adam_v"]))
     return {"sgd": ["momentum"] if group.momentum != 0 else [], "sgdw": ["momentum"] if group.momentum != 0 else [],
             "nadamw": ["adam_m", "adam_v"],
             "rmsproptf": ["square_avg"] + (["grad_avg"] if group.centered else []) +
@@ -323,20 +400,21 @@ def _lay_out(result, params, state):
     """The state slots of ``result`` and their initial values (``state``: torch.optim's state per parameter
     index, empty for a fresh optimizer)."""
     held = [i for i, n in enumerate(result.group_of) if n is not None]
-    per_param = {i: _per_param_slots(result.kind, result.groups[result.group_of[i]]) for i in held}
+    per_param = {i: _per_param_slots(result.kind, result.groups[result.group_of[i]], params[i].shape) for i in held}
     order = [k for k in _PER_PARAM if any(k in kinds for kinds in per_param.values())]
     slots = [(k, i) for k in order for i in held if k in per_param[i]]
 
     def start(i, kind):
         key = _PER_PARAM[kind][0]
         value = state.get(i, {}).get(key)
+        shape = _slot_shape(kind, result.kind, result.groups[result.group_of[i]], params[i].shape)
         if value is None:  # fresh: zeros (Adagrad's sum is made at construction, so it is there); ones for
             # RMSpropTF's square average (TensorFlow's start)
             fill = 1.0 if result.kind == "rmsproptf" and kind == "square_avg" else 0.0
-            return torch.full_like(params[i], fill, dtype=torch.float32)
-        if tuple(value.shape) != tuple(params[i].shape):
-            raise ValueError(f"the optimizer's {key} of parameter {i} has shape {list(value.shape)}, the parameter "
-                             f"{list(params[i].shape)}")
+            return torch.full(shape, fill, dtype=torch.float32)
+        if tuple(value.shape) != shape:
+            raise ValueError(f"the optimizer's {key} of parameter {i} has shape {list(value.shape)}, the step's "
+                             f"{list(shape)} (the parameter's {list(params[i].shape)})")
         return value.detach().clone().float()
 
     initial = [start(i, k) for k, i in slots]
@@ -374,7 +452,11 @@ def _f32(x):
 
 
 def _lerp(start, end, weight):
-    """torch.lerp with a float weight, as its kernel computes it (from the nearer end)."""
+    """torch.lerp as its kernel computes it: from the nearer end, the weight in float32 (a Python float, or a
+    0-d float32 tensor that the step computes)."""
+    if isinstance(weight, torch.Tensor):
+        return torch.where(weight < 0.5, start + (end - start) * weight, end - (end - start) * (1 - weight))
+    weight = struct.unpack("f", struct.pack("f", weight))[0]  # (1 - weight is exact from 0.5 on)
     return start + (end - start) * weight if weight < 0.5 else end - (end - start) * (1 - weight)
 
 
@@ -388,6 +470,49 @@ def _caution(direction, g):
 def _decay_scale(group, lr):
     """The learning rate decoupled weight decay is scaled by: lr, or lr^2 / max_lr (timm's corrected decay)."""
     return lr if group.max_lr is None else lr ** 2 / group.max_lr
+
+
+def _rms(x):
+    return torch.linalg.vector_norm(x) / x.numel() ** 0.5
+
+
+def _adafactor(kind, group, read, write, param, g, lr, t64):
+    """transformers' (``kind`` "adafactor") or timm's Adafactor update of ``param``: the parameter after weight
+    decay and the update to subtract. ``read`` / ``write`` a state slot of the parameter."""
+    hf = kind == "adafactor"
+    if group.relative_step:  # min(1e-2 (warm-up: 1e-6 t), 1 / sqrt(t)), Python floats in both
+        rel = torch.minimum(1e-6 * t64 if group.warmup_init else torch.full_like(t64, 1e-2), torch.rsqrt(t64))
+    else:
+        rel = _f64(lr)
+    if group.scale_parameter and (hf or group.relative_step):  # max(eps_scale, rms(p)) * rel
+        rms = _rms(param)
+        lr_t = torch.where(rms > group.eps_scale, rms * _f32(rel), _f32(group.eps_scale * rel))
+    else:
+        lr_t = _f32(rel)
+    beta2t = 1.0 - torch.pow(t64, group.decay_rate)
+    squared = g * g + group.eps
+    dims = _factored_dims(kind, group, param.shape)
+
+    def average(slot, value):  # transformers: mul_(beta2t).add_(value, alpha=1 - beta2t); timm: lerp_
+        old = read(slot)
+        if hf:
+            return write(slot, old * _f32(beta2t) + value * _f32(1.0 - beta2t))
+        return write(slot, _lerp(old, value, _f32(1.0 - beta2t)))
+    if dims is not None:
+        col, row = dims
+        r = average("factored_row", squared.mean(dim=row))
+        c = average("factored_col", squared.mean(dim=col))
+        u = torch.rsqrt(r / r.mean(dim=col, keepdim=True)).unsqueeze(row) * torch.rsqrt(c.unsqueeze(col)) * g
+    else:
+        u = torch.rsqrt(average("adam_v", squared)) * g
+    u = u / torch.clamp(_rms(u) / group.clip_threshold, min=1.0) * lr_t
+    if group.beta1 is not None:
+        old = read("adam_m")
+        m = write("adam_m", old * group.beta1 + u * (1 - group.beta1) if hf else _lerp(old, u, 1 - group.beta1))
+        u = _caution(m, g) if group.caution else m
+    if group.weight_decay != 0:
+        param = param + param * (-group.weight_decay * lr_t)
+    return param, u
 
 
 def update(p: Plan, params, grads, state, lrs, has_grad):
@@ -429,7 +554,7 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
         b1, b2 = group.betas
         if group.maximize:
             g = -g
-        if group.weight_decay != 0 and p.kind not in ("lamb", "lars"):  # (theirs below)
+        if group.weight_decay != 0 and p.kind not in ("lamb", "lars", "adafactor", "adafactor_timm"):  # (theirs below)
             if group.decoupled:  # param.mul_(1 - lr * weight_decay)
                 param = param * (1 - _decay_scale(group, lr) * group.weight_decay)
             else:
@@ -552,6 +677,10 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
                 buf = write("momentum", i, read("momentum", i) * group.momentum + g)
                 g = g + group.momentum * buf if group.nesterov else buf
             new_params[i] = param - lr * g
+        elif p.kind in ("adafactor", "adafactor_timm"):
+            m, u = _adafactor(p.kind, group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
+                              params[i], g, lr, t64)
+            new_params[i] = m - u
         else:  # radam
             if n not in scalars:
                 bc2 = 1 - torch.pow(b2, t64)

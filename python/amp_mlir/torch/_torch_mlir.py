@@ -1427,6 +1427,9 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     # The random-number state (dropout, stochastic depth): an argument the step advances, there only when
     # the captured step draws random numbers (below).
     rng = [torch.zeros((), dtype=torch.int32)]
+    if lr_input and opt_plan.relative_steps():
+        raise ValueError(f"lr_input=True, but the Adafactor's param group {opt_plan.relative_steps()[0]} computes "
+                         "its learning rate from the step count (relative_step, lr=None): give it an lr to set one")
     # The learning rate as an argument (``lr_input``), one per param group: the caller sets it at every step.
     lrs = [torch.tensor(g.lr, dtype=torch.float32) for g in opt_plan.groups] if lr_input else []
     lr_names = ["learning rate"] if len(lrs) == 1 else [f"learning rate of param group {n}" for n in range(len(lrs))]
