@@ -442,6 +442,37 @@ def AmpSelectedResultsInPlacePass
   ];
 }
 
+def AmpDistinctReturnedBuffersPass
+    : Pass<"amp-distinct-returned-buffers", "::mlir::func::FuncOp"> {
+  let summary = "Return each buffer once: a repeated return operand becomes "
+                "a copy of its own";
+  let description = [{
+    Runs after one-shot bufferization and before
+    buffer-results-to-out-params. A training step may return one value as
+    several results: two state slots that get the same new value (ASGD's
+    step size, the same for every parameter, is computed once after CSE;
+    two buffers a model sets to one tensor). Bufferized, the return lists one
+    buffer several times, and upstream's buffer-results-to-out-params with
+    hoisted allocations replaces that allocation by the first out-parameter
+    and then reads it again for the second (a crash). Here every repeat of a
+    memref operand of `func.return` after its first becomes a fresh
+    allocation of the same type (dynamic sizes from `memref.dim`) that the
+    value is copied into right before the return:
+
+    ```mlir
+    return %a, %a : memref<4xf32>, memref<4xf32>
+    // becomes
+    %c = memref.alloc() : memref<4xf32>
+    memref.copy %a, %c : memref<4xf32> to memref<4xf32>
+    return %a, %c : memref<4xf32>, memref<4xf32>
+    ```
+
+    After buffer-results-to-out-params each result is its own out-parameter
+    (the copy writes the second one); a return without repeats is unchanged.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def AmpSplitDeallocsPass
     : InterfacePass<"amp-split-deallocs", "::mlir::FunctionOpInterface"> {
   let summary = "Split a bufferization.dealloc of distinct fresh allocations "

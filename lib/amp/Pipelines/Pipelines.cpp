@@ -220,6 +220,10 @@ static void addTensorToBufferPasses(OpPassManager &pm,
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // A value returned as several results (state slots with one new value)
+  // becomes one buffer per result first: buffer-results-to-out-params would
+  // replace a repeated allocation twice.
+  pm.addNestedPass<func::FuncOp>(createAmpDistinctReturnedBuffersPass());
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
