@@ -2,7 +2,8 @@
 
 An optimizer is given either by name (``"sgd"``, ``"adam"``, ``"adamw"``) with one set of options for every
 parameter, or as the torch.optim instance the training script already builds: ``SGD``, ``Adam``, ``AdamW``,
-``RMSprop``, ``Adagrad``, ``Adamax``, ``NAdam`` or ``RAdam``; or timm's own: ``Lion``, ``Lamb``, ``Lars``,
+``RMSprop``, ``Adagrad``, ``Adamax``, ``NAdam``, ``RAdam``, ``Adadelta``, ``Rprop``, ``ASGD`` or ``Adafactor``;
+or timm's own: ``Lion``, ``Lamb``, ``Lars``,
 ``RMSpropTF``, ``NAdamW``, ``SGDW``, ``AdamWLegacy`` or ``Adafactor`` (what ``timm.optim.create_optimizer_v2``
 builds for those names and their cautious variants); or transformers' ``Adafactor``. An instance's param groups give each parameter
 its own options (transformers' and timm's usual groups: no weight decay on biases and norm weights; a lower
@@ -32,6 +33,18 @@ group's options, after ``g = -g`` (maximize) and, except for decoupled decay, ``
 - RAdam: Adam's moments; ``rho_t = rho_inf - 2 t b2^t / (1 - b2^t)``; where ``rho_t > 5`` the bias-corrected
   ``m`` times the rectified adaptive rate, else the bias-corrected ``m`` alone (a select on the step count,
   not a branch).
+
+- Adadelta: ``s = rho s + (1 - rho) g^2``; ``d = sqrt(acc + eps) / sqrt(s + eps) g``; ``acc = rho acc + (1 -
+  rho) d^2``; ``p -= lr d``.
+- Rprop: per element, the step size times ``etaplus`` where ``g * prev > 0``, ``etaminus`` where ``< 0`` (and
+  no step there: ``g = 0``), clamped to ``step_sizes``; ``p -= sign(g) size``; ``prev = g``. Sizes start at lr.
+- ASGD: ``p = p (1 - lambd eta) - eta g``; ``ax = p`` while ``mu`` is 1, else ``ax += (p - ax) mu``; then
+  ``eta = lr / (1 + lambd lr t)^alpha`` and ``mu = 1 / max(1, t - t0)``, float32 numbers per parameter as
+  torch.optim keeps them (used at the next step).
+- Adafactor (torch.optim's): ``alpha = max(eps2, rms(p)) min(lr, 1 / sqrt(t))``; ``p *= 1 - lr wd``; for a
+  weight, row and column variances (``||g||^2 / n`` over the last dim, over the one before, keepdim shapes)
+  averaged with weight ``t^beta2_decay``, ``v = row col / max(mean(row), eps1)``; else ``v`` averages ``g^2``;
+  ``u = g / sqrt(max(v, eps1^2))``; ``p -= alpha / max(1, rms(u) / d) u``.
 
 timm's (single-tensor paths, as on the CPU; ``caution`` zeroes the update where its sign disagrees with the
 gradient's and divides the rest by the fraction kept, at least 1e-3; ``corrected_weight_decay`` scales
@@ -85,7 +98,8 @@ OPTIMIZERS = ("sgd", "adam", "adamw")  # by name
 # torch.optim classes the step writes the update of (checked in this order: AdamW is an Adam).
 _CLASSES = (("sgd", torch.optim.SGD), ("adam", torch.optim.Adam), ("rmsprop", torch.optim.RMSprop),
             ("adagrad", torch.optim.Adagrad), ("adamax", torch.optim.Adamax), ("nadam", torch.optim.NAdam),
-            ("radam", torch.optim.RAdam))
+            ("radam", torch.optim.RAdam), ("adafactor_torch", torch.optim.Adafactor),
+            ("adadelta", torch.optim.Adadelta), ("rprop", torch.optim.Rprop), ("asgd", torch.optim.ASGD))
 
 # timm.optim classes the step writes the update of (timm is imported when an optimizer is given as an instance)
 _TIMM = {"lion": "Lion", "lamb": "Lamb", "lars": "Lars", "rmsproptf": "RMSpropTF", "nadamw": "NAdamW", "sgdw": "SGDW",
@@ -114,7 +128,11 @@ _PER_PARAM = {"momentum": ("momentum_buffer", "momentum of"), "adam_m": ("exp_av
               "square_avg": ("square_avg", "square average of"), "grad_avg": ("grad_avg", "gradient average of"),
               "sum": ("sum", "sum of squared gradients of"), "exp_inf": ("exp_inf", "infinity norm of"),
               "factored_row": ("exp_avg_sq_row", "row second moments of"),
-              "factored_col": ("exp_avg_sq_col", "column second moments of")}
+              "factored_col": ("exp_avg_sq_col", "column second moments of"),
+              "row_var": ("row_var", "row variances of"), "col_var": ("col_var", "column variances of"),
+              "variance": ("variance", "variance of"), "acc_delta": ("acc_delta", "accumulated update of"),
+              "prev": ("prev", "previous gradient of"), "step_size": ("step_size", "step sizes of"),
+              "eta": ("eta", "step size of"), "mu": ("mu", "averaging weight of"), "ax": ("ax", "average of")}
 SLOT_KINDS = frozenset(_PER_PARAM) | {"mu_product", "step"}
 
 
@@ -154,6 +172,11 @@ class Group:
     eps_scale: float = 1e-3  # the smallest parameter RMS the relative step is scaled by (transformers' eps[1])
     min_dim_size_to_factor: int = 16  # timm's: a second moment is factored over two dims larger than this
     beta1: float | None = None  # Adafactor's first moment (None: none)
+    rho: float = 0.9  # Adadelta
+    etas: tuple = (0.5, 1.2)  # Rprop: the step-size factors where the gradient's sign flips / stays
+    step_sizes: tuple = (1e-6, 50.0)  # Rprop: the step sizes' bounds
+    lambd: float = 1e-4  # ASGD: decay term
+    t0: float = 1e6  # ASGD: the step averaging starts at
 
     # the options each optimizer has (the header and the manifest show those)
     OPTIONS = {"sgd": ("momentum", "nesterov"), "adam": ("betas", "eps", "amsgrad"),
@@ -171,7 +194,10 @@ class Group:
                "adafactor": ("eps", "eps_scale", "clip_threshold", "decay_rate", "beta1", "relative_step",
                              "scale_parameter", "warmup_init"),
                "adafactor_timm": ("eps", "eps_scale", "clip_threshold", "decay_rate", "beta1", "relative_step",
-                                  "scale_parameter", "warmup_init", "min_dim_size_to_factor", "caution")}
+                                  "scale_parameter", "warmup_init", "min_dim_size_to_factor", "caution"),
+               "adafactor_torch": ("eps", "eps_scale", "clip_threshold", "decay_rate"),
+               "adadelta": ("rho", "eps"), "rprop": ("etas", "step_sizes"),
+               "asgd": ("lambd", "alpha", "t0")}
 
     def options(self, kind):
         return ("lr", "weight_decay", "maximize") + self.OPTIONS[kind]
@@ -294,6 +320,10 @@ def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0
             if n and decoupled != groups[0].decoupled:
                 raise ValueError(f"{where}: param groups with and without decoupled weight decay in one {name}")
         adafactor = {}
+        if kind == "adafactor_torch":  # eps (eps1 or None: float32's machine epsilon, eps2); d: the clipping
+            adafactor = dict(eps=float(torch.finfo(torch.float32).eps if g["eps"][0] is None else g["eps"][0]),
+                             eps_scale=float(g["eps"][1]), decay_rate=float(g["beta2_decay"]),
+                             clip_threshold=float(g["d"]), relative_step=False)
         if kind in ("adafactor", "adafactor_timm"):  # transformers' eps is (eps, eps_scale)
             eps, eps_scale = g["eps"] if kind == "adafactor" else (g["eps"], g["eps_scale"])
             adafactor = dict(eps=float(eps), eps_scale=float(eps_scale), beta1=None if g["beta1"] is None else
@@ -322,7 +352,10 @@ def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0
                             trust_coeff=float(g.get("trust_coeff", 1e-3)),
                             clipping_threshold=(None if g.get("clipping_threshold") is None
                                                 else float(g["clipping_threshold"])),
-                            lr_in_momentum=bool(g.get("lr_in_momentum", True)))
+                            lr_in_momentum=bool(g.get("lr_in_momentum", True)),
+                            rho=float(g.get("rho", 0.9)), etas=tuple(float(e) for e in g.get("etas", (0.5, 1.2))),
+                            step_sizes=tuple(float(e) for e in g.get("step_sizes", (1e-6, 50.0))),
+                            lambd=float(g.get("lambd", 1e-4)), t0=float(g.get("t0", 1e6)))
         groups.append(Group(**{**options, **adafactor}))
         for p in g["params"]:
             if id(p) in seen:
@@ -372,6 +405,10 @@ def _factored_dims(kind, group, shape):
 
 def _slot_shape(kind, plan_kind, group, shape):
     """The shape of per-parameter state ``kind`` of a parameter of ``shape``."""
+    if kind in ("eta", "mu"):  # ASGD's: one number per parameter
+        return ()
+    if kind in ("row_var", "col_var"):  # torch's Adafactor: the mean over the last (row) or the one before
+        return tuple(shape[:-1]) + (1,) if kind == "row_var" else tuple(shape[:-2]) + (1, shape[-1])
     if kind in ("factored_row", "factored_col"):
         col, row = _factored_dims(plan_kind, group, shape)
         drop = row if kind == "factored_row" else col
@@ -381,6 +418,11 @@ def _slot_shape(kind, plan_kind, group, shape):
 
 def _per_param_slots(kind, group, shape):
     """The per-parameter state kinds of a parameter of ``shape`` in ``group`` under optimizer ``kind``."""
+    if kind == "adafactor_torch":
+        return ["row_var", "col_var"] if len(shape) > 1 else ["variance"]
+    if kind in ("adadelta", "rprop", "asgd"):
+        return {"adadelta": ["square_avg", "acc_delta"], "rprop": ["prev", "step_size"],
+                "asgd": ["eta", "mu", "ax"]}[kind]
     if kind in ("adafactor", "adafactor_timm"):
         return ((["adam_m"] if group.beta1 is not None else []) +
                 (["factored_row", "factored_col"] if _factored_dims(kind, group, shape) else ["adam_v"]))
@@ -410,7 +452,9 @@ def _lay_out(result, params, state):
         shape = _slot_shape(kind, result.kind, result.groups[result.group_of[i]], params[i].shape)
         if value is None:  # fresh: zeros (Adagrad's sum is made at construction, so it is there); ones for
             # RMSpropTF's square average (TensorFlow's start)
-            fill = 1.0 if result.kind == "rmsproptf" and kind == "square_avg" else 0.0
+            group = result.groups[result.group_of[i]]
+            fill = {("rmsproptf", "square_avg"): 1.0, ("rprop", "step_size"): group.lr, ("asgd", "eta"): group.lr,
+                    ("asgd", "mu"): 1.0}.get((result.kind, kind), 0.0)
             return torch.full(shape, fill, dtype=torch.float32)
         if tuple(value.shape) != shape:
             raise ValueError(f"the optimizer's {key} of parameter {i} has shape {list(value.shape)}, the step's "
@@ -427,8 +471,8 @@ def _lay_out(result, params, state):
                                  f"({sorted(values)}): the step keeps one per group")
             slots.append(("mu_product", n))
             initial.append(torch.tensor(values.pop() if values else 1.0, dtype=torch.float32))
-    if result.kind not in ("sgd", "sgdw", "rmsprop", "rmsproptf", "lion", "lars"):  # (RMSprop counts steps, its
-        # update does not read them)
+    if result.kind not in ("sgd", "sgdw", "rmsprop", "rmsproptf", "lion", "lars", "adadelta", "rprop"):  # (RMSprop
+        # counts steps, its update does not read them)
         # A parameter without state in an optimizer that has stepped got no gradient so far (an unused head):
         # it may keep getting none (then its count does not matter); update() refuses it if it gets one.
         steps = {float(state[i]["step"]) for i in held if "step" in state.get(i, {})}
@@ -515,6 +559,26 @@ def _adafactor(kind, group, read, write, param, g, lr, t64):
     return param, u
 
 
+def _torch_adafactor(group, read, write, param, g, lr, t64):
+    """torch.optim.Adafactor's new ``param``: its scalars (``.item()`` reads and Python floats) in float64."""
+    rho = torch.minimum(_f64(lr) * torch.ones_like(t64), torch.rsqrt(t64))  # min(lr, 1 / sqrt(t))
+    alpha = torch.maximum(_f64(_rms(param)), torch.full_like(t64, group.eps_scale)) * rho
+    weight = _f32(torch.pow(t64, group.decay_rate))  # 1 - beta2_t, the lerp weight
+    if group.weight_decay != 0:
+        param = param * (1 - lr * group.weight_decay)
+    if g.ndim > 1:
+        row = write("row_var", _lerp(read("row_var"), torch.linalg.vector_norm(g, dim=-1, keepdim=True).square()
+                                     / g.shape[-1], weight))
+        col = write("col_var", _lerp(read("col_var"), torch.linalg.vector_norm(g, dim=-2, keepdim=True).square()
+                                     / g.shape[-2], weight))
+        estimate = (row @ col) / torch.clamp(row.mean(dim=-2, keepdim=True), min=group.eps)
+    else:
+        estimate = write("variance", _lerp(read("variance"), g * g, weight))
+    u = torch.rsqrt(torch.clamp(estimate, min=group.eps * group.eps)) * g
+    denom = torch.clamp(_f64(torch.linalg.vector_norm(u)) / (u.numel() ** 0.5 * group.clip_threshold), min=1.0)
+    return param + u * _f32(-alpha / denom)
+
+
 def update(p: Plan, params, grads, state, lrs, has_grad):
     """The new parameters and state slots: torch.optim's update of each parameter with its group's options
     (``lrs``: each group's learning rate, a float or a 0-d tensor). A parameter without a gradient (or no
@@ -554,7 +618,8 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
         b1, b2 = group.betas
         if group.maximize:
             g = -g
-        if group.weight_decay != 0 and p.kind not in ("lamb", "lars", "adafactor", "adafactor_timm"):  # (theirs below)
+        if group.weight_decay != 0 and p.kind not in ("lamb", "lars", "adafactor", "adafactor_timm",
+                                                      "adafactor_torch"):  # (theirs below)
             if group.decoupled:  # param.mul_(1 - lr * weight_decay)
                 param = param * (1 - _decay_scale(group, lr) * group.weight_decay)
             else:
@@ -677,6 +742,30 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
                 buf = write("momentum", i, read("momentum", i) * group.momentum + g)
                 g = g + group.momentum * buf if group.nesterov else buf
             new_params[i] = param - lr * g
+        elif p.kind == "adadelta":
+            sq = write("square_avg", i, read("square_avg", i) * group.rho + (g * g) * (1 - group.rho))
+            delta = torch.sqrt(read("acc_delta", i) + group.eps) / torch.sqrt(sq + group.eps) * g
+            write("acc_delta", i, read("acc_delta", i) * group.rho + (delta * delta) * (1 - group.rho))
+            new_params[i] = param - lr * delta
+        elif p.kind == "rprop":  # the step size grows where the gradient keeps its sign, shrinks where it flips
+            sign = torch.sign(g * read("prev", i))
+            minus, plus = group.etas
+            factor = torch.where(sign > 0, plus, torch.where(sign < 0, minus, 1.0))
+            size = write("step_size", i, torch.clamp(read("step_size", i) * factor, *group.step_sizes))
+            g = torch.where(factor == minus, 0.0, g)  # (no step where the sign flipped)
+            write("prev", i, g)
+            new_params[i] = param - torch.sign(g) * size
+        elif p.kind == "asgd":  # eta and mu as torch.optim keeps them: float32 numbers from the last step
+            eta, mu = read("eta", i), read("mu", i)
+            param = param * (1 - group.lambd * _f64(eta)).float() - _f64(eta).float() * g
+            ax = read("ax", i)
+            write("ax", i, torch.where(mu != 1, ax + (param - ax) * mu, param))
+            write("eta", i, _f32(_f64(lr) / (1 + group.lambd * _f64(lr) * t64) ** group.alpha))
+            write("mu", i, _f32(1 / torch.clamp(t64 - group.t0, min=1.0)))
+            new_params[i] = param
+        elif p.kind == "adafactor_torch":
+            new_params[i] = _torch_adafactor(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
+                                             params[i], g, lr, t64)
         elif p.kind in ("adafactor", "adafactor_timm"):
             m, u = _adafactor(p.kind, group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
                               params[i], g, lr, t64)

@@ -171,11 +171,16 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
         # gradient exists is the graph's structure, the same at every step.
         has_grad = [leaf.grad is not None for leaf in leaves]
         grads = [torch.zeros_like(leaf) if leaf.grad is None else leaf.grad for leaf in leaves]
-        if max_grad_norm is not None:  # over the optimizer's parameters, as after GradScaler.unscale_(optimizer)
-            held = [h and n is not None for h, n in zip(has_grad, plan.group_of)]
-            clipped = iter(clip_grad_norm([g for g, h in zip(grads, held) if h], max_grad_norm, grad_norm_type))
-            grads = [next(clipped) if h else g for g, h in zip(grads, held)]
-        new_params, new_state = _optim.update(plan, params, grads, state, lrs, has_grad)
+        # Clipping and the update run outside autocast in PyTorch (after GradScaler.unscale_): pinned f32, so
+        # that amp-autocast keeps an optimizer's matmuls (Adafactor's outer product of its row and column
+        # variances) and elementwise math in f32 (an f16 outer product of variances near 1e-10 is zeros).
+        with torch.autocast("cpu", enabled=False):
+            if max_grad_norm is not None:  # over the optimizer's parameters, as after GradScaler.unscale_
+                held = [h and n is not None for h, n in zip(has_grad, plan.group_of)]
+                clipped = iter(clip_grad_norm([g for g, h in zip(grads, held) if h], max_grad_norm,
+                                              grad_norm_type))
+                grads = [next(clipped) if h else g for g, h in zip(grads, held)]
+            new_params, new_state = _optim.update(plan, params, grads, state, lrs, has_grad)
         return (*new_params, *new_state, *new_buffers, *new_rng, loss)
 
     return step
