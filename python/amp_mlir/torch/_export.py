@@ -216,14 +216,16 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         frontend = "torch-mlir" if _torch_mlir.available() else "builtin"
     if frontend not in ("torch-mlir", "builtin"):
         raise ValueError(f"frontend must be 'torch-mlir' or 'builtin', got {frontend!r}")
-    if isinstance(optimizer, torch.optim.Optimizer):
+    if isinstance(optimizer, torch.optim.Optimizer) or (
+            isinstance(optimizer, (list, tuple)) and optimizer and
+            all(isinstance(o, torch.optim.Optimizer) for o in optimizer)):
         if frontend != "torch-mlir":
             raise ValueError("a torch.optim optimizer needs frontend='torch-mlir' (the builtin front end takes "
                              f"one of {_OPTIMIZERS} by name)")
     else:
         if not isinstance(optimizer, str):
-            raise ValueError(f"optimizer must be a name or a torch.optim.SGD / Adam / AdamW, got "
-                             f"{type(optimizer).__name__}")
+            raise ValueError(f"optimizer must be a name, an optimizer instance (torch.optim's, timm's) or a list "
+                             f"of them, got {type(optimizer).__name__}")
         optimizer = optimizer.lower()
         optimizers = _torch_mlir.OPTIMIZERS if frontend == "torch-mlir" else _OPTIMIZERS
         if optimizer not in optimizers:

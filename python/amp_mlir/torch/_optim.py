@@ -2,13 +2,16 @@
 
 An optimizer is given either by name (``"sgd"``, ``"adam"``, ``"adamw"``) with one set of options for every
 parameter, or as the torch.optim instance the training script already builds: ``SGD``, ``Adam``, ``AdamW``,
-``RMSprop``, ``Adagrad``, ``Adamax``, ``NAdam``, ``RAdam``, ``Adadelta``, ``Rprop``, ``ASGD`` or ``Adafactor``;
-or timm's own: ``Lion``, ``Lamb``, ``Lars``,
+``RMSprop``, ``Adagrad``, ``Adamax``, ``NAdam``, ``RAdam``, ``Adadelta``, ``Rprop``, ``ASGD``, ``Adafactor`` or
+``Muon``; or timm's own: ``Lion``, ``Lamb``, ``Lars``,
 ``RMSpropTF``, ``NAdamW``, ``SGDW``, ``AdamWLegacy`` or ``Adafactor`` (what ``timm.optim.create_optimizer_v2``
 builds for those names and their cautious variants); or transformers' ``Adafactor``. An instance's param groups give each parameter
 its own options (transformers' and timm's usual groups: no weight decay on biases and norm weights; a lower
 learning rate for a pretrained backbone), and its state, when it has stepped already (a resumed run), the
 initial buffers, moments and step count.
+
+A list of instances (``[Muon(matrices), AdamW(the rest)]``) holds disjoint parameters: their groups are
+concatenated, each group keeping its optimizer's rule (``Group.kind``) and position (``Group.owner``).
 
 The algorithm: :func:`plan` maps every trained parameter to its group (``None`` where no group holds it:
 PyTorch computes its gradient, but no optimizer updates it, so the step keeps it) and lays out the state
@@ -41,6 +44,9 @@ group's options, after ``g = -g`` (maximize) and, except for decoupled decay, ``
 - ASGD: ``p = p (1 - lambd eta) - eta g``; ``ax = p`` while ``mu`` is 1, else ``ax += (p - ax) mu``; then
   ``eta = lr / (1 + lambd lr t)^alpha`` and ``mu = 1 / max(1, t - t0)``, float32 numbers per parameter as
   torch.optim keeps them (used at the next step).
+- Muon: ``buf = lerp(buf, g, 1 - momentum)``; the direction ``lerp(g, buf, momentum)`` (Nesterov) or ``buf``,
+  orthogonalized by ``ns_steps`` Newton-Schulz steps in bfloat16 (``_newton_schulz``); ``p *= 1 - lr wd``;
+  ``p -= lr sqrt(max(1, rows / cols)) direction`` (or the ``adjust_lr_fn`` scaling).
 - Adafactor (torch.optim's): ``alpha = max(eps2, rms(p)) min(lr, 1 / sqrt(t))``; ``p *= 1 - lr wd``; for a
   weight, row and column variances (``||g||^2 / n`` over the last dim, over the one before, keepdim shapes)
   averaged with weight ``t^beta2_decay``, ``v = row col / max(mean(row), eps1)``; else ``v`` averages ``g^2``;
@@ -87,9 +93,10 @@ gets one (one added to a group later).
 from __future__ import annotations
 
 import inspect
+import math
 import struct
 import warnings
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 import torch
 
@@ -99,12 +106,15 @@ OPTIMIZERS = ("sgd", "adam", "adamw")  # by name
 _CLASSES = (("sgd", torch.optim.SGD), ("adam", torch.optim.Adam), ("rmsprop", torch.optim.RMSprop),
             ("adagrad", torch.optim.Adagrad), ("adamax", torch.optim.Adamax), ("nadam", torch.optim.NAdam),
             ("radam", torch.optim.RAdam), ("adafactor_torch", torch.optim.Adafactor),
-            ("adadelta", torch.optim.Adadelta), ("rprop", torch.optim.Rprop), ("asgd", torch.optim.ASGD))
+            ("adadelta", torch.optim.Adadelta), ("rprop", torch.optim.Rprop), ("asgd", torch.optim.ASGD),
+            ("muon", torch.optim.Muon))
 
 # timm.optim classes the step writes the update of (timm is imported when an optimizer is given as an instance)
 _TIMM = {"lion": "Lion", "lamb": "Lamb", "lars": "Lars", "rmsproptf": "RMSpropTF", "nadamw": "NAdamW", "sgdw": "SGDW",
          "adamw": "AdamWLegacy", "adafactor_timm": "Adafactor"}
-_ALWAYS_DECOUPLED = ("lion", "nadamw", "sgdw")  # and timm's AdamWLegacy
+_ALWAYS_DECOUPLED = ("lion", "nadamw", "sgdw", "muon")  # and timm's AdamWLegacy
+# Optimizers whose update reads no step count (RMSprop and others count steps, but do not read them).
+_UNCOUNTED = ("sgd", "sgdw", "rmsprop", "rmsproptf", "lion", "lars", "adadelta", "rprop", "muon")
 
 
 def _classes(optimizer):
@@ -140,6 +150,8 @@ SLOT_KINDS = frozenset(_PER_PARAM) | {"mu_product", "step"}
 class Group:
     """One param group's options (torch.optim's names; those an optimizer does not have keep these defaults)."""
     lr: float
+    kind: str = ""  # its optimizer's update: "sgd", "adam", ..., the keys of OPTIONS
+    owner: int = 0  # its optimizer's position in a list of optimizers
     momentum: float = 0.0
     nesterov: bool = False
     weight_decay: float = 0.0
@@ -177,6 +189,9 @@ class Group:
     step_sizes: tuple = (1e-6, 50.0)  # Rprop: the step sizes' bounds
     lambd: float = 1e-4  # ASGD: decay term
     t0: float = 1e6  # ASGD: the step averaging starts at
+    ns_coefficients: tuple = (3.4445, -4.775, 2.0315)  # Muon: the Newton-Schulz iteration's
+    ns_steps: int = 5  # Muon
+    adjust_lr_fn: str | None = None  # Muon: the lr's scaling by the matrix's shape
 
     # the options each optimizer has (the header and the manifest show those)
     OPTIONS = {"sgd": ("momentum", "nesterov"), "adam": ("betas", "eps", "amsgrad"),
@@ -197,16 +212,17 @@ class Group:
                                   "scale_parameter", "warmup_init", "min_dim_size_to_factor", "caution"),
                "adafactor_torch": ("eps", "eps_scale", "clip_threshold", "decay_rate"),
                "adadelta": ("rho", "eps"), "rprop": ("etas", "step_sizes"),
-               "asgd": ("lambd", "alpha", "t0")}
+               "asgd": ("lambd", "alpha", "t0"),
+               "muon": ("momentum", "nesterov", "eps", "ns_coefficients", "ns_steps", "adjust_lr_fn")}
 
-    def options(self, kind):
-        return ("lr", "weight_decay", "maximize") + self.OPTIONS[kind]
+    def options(self):
+        return ("lr", "weight_decay", "maximize") + self.OPTIONS[self.kind]
 
-    def describe(self, kind):
+    def describe(self):
         always = ("lr", "weight_decay", "momentum", "betas", "eps", "alpha")
-        relative = kind.startswith("adafactor") and self.relative_step  # (its lr is not read)
+        relative = self.kind.startswith("adafactor") and self.relative_step  # (its lr is not read)
         return ", ".join("lr=relative step" if k == "lr" and relative else f"{k}={getattr(self, k)}"
-                         for k in self.options(kind) if k in always or getattr(self, k) != _DEFAULT[k])
+                         for k in self.options() if k in always or getattr(self, k) != _DEFAULT[k])
 
 
 _DEFAULT = {f.name: f.default for f in fields(Group)}
@@ -233,24 +249,31 @@ class Plan:
 
     def relative_steps(self):
         """The param groups whose learning rate Adafactor's relative step computes (their ``lr`` is not read)."""
-        return [n for n, g in enumerate(self.groups) if self.kind.startswith("adafactor") and g.relative_step]
+        return [n for n, g in enumerate(self.groups) if g.kind.startswith("adafactor") and g.relative_step]
 
     def state_kinds(self):
         return [k for k, _ in self.slots]
 
     def describe(self):
-        if len(self.groups) == 1:
-            return f"{self.kind} ({self.groups[0].describe(self.kind)}"
-        return f"{self.kind} ({len(self.groups)} param groups: " + "; ".join(
-            f"[{sum(1 for g in self.group_of if g == n)} tensors] {group.describe(self.kind)}"
-            for n, group in enumerate(self.groups))
+        """The optimizers and their options, the last parenthesis left open (the header closes it)."""
+        def one(owner):  # one optimizer's groups
+            groups = [(n, g) for n, g in enumerate(self.groups) if g.owner == owner]
+            kind = groups[0][1].kind
+            if len(groups) == 1:
+                return f"{kind} ({groups[0][1].describe()}"
+            return f"{kind} ({len(groups)} param groups: " + "; ".join(
+                f"[{sum(1 for g in self.group_of if g == n)} tensors] {group.describe()}" for n, group in groups)
+        return ") + ".join(one(owner) for owner in sorted({g.owner for g in self.groups}))
 
     def manifest(self, names):
         first = self.groups[0]
 
+        several = len({g.owner for g in self.groups}) > 1  # a list of optimizers: each group names its own
+
         def options(group):
-            return {k: list(v) if isinstance(v, tuple) else v for k, v in
-                    ((k, getattr(group, k)) for k in group.options(self.kind))}
+            return {**({"optimizer": group.kind} if several else {}),
+                    **{k: list(v) if isinstance(v, tuple) else v for k, v in
+                       ((k, getattr(group, k)) for k in group.options())}}
         return dict(kind=self.kind, lr=first.lr, momentum=first.momentum, weight_decay=first.weight_decay,
                     betas=list(first.betas), eps=first.eps,
                     groups=[dict(**options(g), params=[k for k, n in zip(names, self.group_of) if n == i])
@@ -271,19 +294,51 @@ def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0
             raise ValueError("momentum is an SGD option")
         if lr is None:
             lr = 1e-3 if kind in ("adam", "adamw") else 0.01
-        group = Group(lr=float(lr), momentum=float(momentum), weight_decay=float(weight_decay),
+        group = Group(lr=float(lr), kind=kind, momentum=float(momentum), weight_decay=float(weight_decay),
                       decoupled=kind == "adamw", betas=tuple(float(b) for b in betas), eps=float(eps))
         result = Plan(kind, [group], [0] * len(params))
         _lay_out(result, params, {})
         return result
-    if not isinstance(optimizer, torch.optim.Optimizer):
-        raise ValueError(f"optimizer must be one of {OPTIMIZERS} or {supported}, got {type(optimizer).__name__}")
+    # A list of optimizers (torch.optim.Muon for the matrices and an AdamW for the rest): each holds its own
+    # parameters, each group updates with its optimizer's rule.
+    optimizers = list(optimizer) if isinstance(optimizer, (list, tuple)) else [optimizer]
+    for one in optimizers:
+        if not isinstance(one, torch.optim.Optimizer):
+            raise ValueError(f"optimizer must be one of {OPTIMIZERS} or {supported}, or a list of such instances; "
+                             f"got {type(one).__name__}")
+    if not optimizers:
+        raise ValueError("optimizer is an empty list")
     given = dict(lr=lr, momentum=momentum, weight_decay=weight_decay, betas=tuple(betas), eps=eps)
     defaults = dict(lr=None, momentum=0.0, weight_decay=0.0, betas=(0.9, 0.999), eps=1e-8)
     changed = [k for k in given if given[k] != defaults[k]]
     if changed:
         raise ValueError(f"{', '.join(changed)} given with a torch.optim optimizer: its param groups hold the "
                          "options (set them there)")
+    groups, group_of, state, kinds, holder = [], [None] * len(params), {}, [], {}
+    for owner, one in enumerate(optimizers):
+        kind, name, own_groups, own_group_of, own_state = _instance(one, params, owner, supported)
+        for i, n in enumerate(own_group_of):
+            if n is None:
+                continue
+            if group_of[i] is not None:
+                raise ValueError(f"the {holder[i]} and the {name} both hold the parameter of shape "
+                                 f"{list(params[i].shape)} (parameter {i}): each parameter belongs to one optimizer")
+            group_of[i], holder[i] = n + len(groups), name
+            state[i] = own_state[i]
+        groups += own_groups
+        kinds.append(kind)
+    if all(g.lr == 0 for g in groups) and not all(g.kind.startswith("adafactor") and g.relative_step for g in groups):
+        warnings.warn(f"every param group of the {' and the '.join(type(o).__name__ for o in optimizers)} has lr 0 "
+                      "(a warm-up schedule before its first step?): the step's learning rate is that constant unless "
+                      "lr_input=True and the caller sets it", UserWarning, stacklevel=4)
+    result = Plan("+".join(kinds), groups, group_of)
+    _lay_out(result, params, state)
+    return result
+
+
+def _instance(optimizer, params, owner, supported):
+    """One optimizer instance's update kind, class name, param groups (``owner`` its position in the list),
+    each parameter's group index in it (or None) and its state per parameter index."""
     classes = _classes(optimizer)
     kind = next((k for k, c in classes if isinstance(optimizer, c)), None)
     name = type(optimizer).__name__
@@ -333,7 +388,8 @@ def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0
                              min_dim_size_to_factor=int(g.get("min_dim_size_to_factor", 16)))
             if kind == "adafactor_timm" and adafactor["relative_step"] and g.get("lr") is not None:
                 g = {**g, "lr": None}  # (timm's step writes the last relative step size into the group's lr)
-        options = dict(lr=0.0 if g["lr"] is None else float(g["lr"]), momentum=float(g.get("momentum", 0.0)),
+        options = dict(lr=0.0 if g["lr"] is None else float(g["lr"]), owner=owner,
+                            momentum=float(g.get("momentum", 0.0)),
                             nesterov=bool(g.get("nesterov", False)), weight_decay=float(g.get("weight_decay", 0.0)),
                             decoupled=decoupled, maximize=bool(g.get("maximize", False)),
                             betas=tuple(float(b) for b in g.get("betas", (0.9, 0.999))),
@@ -355,7 +411,9 @@ def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0
                             lr_in_momentum=bool(g.get("lr_in_momentum", True)),
                             rho=float(g.get("rho", 0.9)), etas=tuple(float(e) for e in g.get("etas", (0.5, 1.2))),
                             step_sizes=tuple(float(e) for e in g.get("step_sizes", (1e-6, 50.0))),
-                            lambd=float(g.get("lambd", 1e-4)), t0=float(g.get("t0", 1e6)))
+                            lambd=float(g.get("lambd", 1e-4)), t0=float(g.get("t0", 1e6)),
+                            ns_coefficients=tuple(float(c) for c in g.get("ns_coefficients", (3.4445, -4.775, 2.0315))),
+                            ns_steps=int(g.get("ns_steps", 5)), adjust_lr_fn=g.get("adjust_lr_fn"))
         groups.append(Group(**{**options, **adafactor}))
         for p in g["params"]:
             if id(p) in seen:
@@ -369,23 +427,13 @@ def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0
                                  "model's nor the loss module's: the step trains those only")
     if all(n is None for n in group_of) and params:
         raise ValueError(f"the {name} holds none of the model's trainable parameters")
-    if all(g.lr == 0 for g in groups) and not _all_relative(kind, groups):
-        warnings.warn(f"every param group of the {name} has lr 0 (a warm-up schedule before its first step?): "
-                      "the step's learning rate is that constant unless lr_input=True and the caller sets it",
-                      UserWarning, stacklevel=4)
-    result = Plan(kind, groups, group_of)
+    groups = [replace(g, kind=kind) for g in groups]  # (Adam's kind is known after its groups: adam / adamw)
     state = {i: optimizer.state.get(p, {}) for i, p in enumerate(params)}
     if kind == "lamb":  # timm's Lamb counts steps per param group (every parameter of a group at its count)
         for i, n in enumerate(group_of):
             if n is not None and "step" in optimizer.param_groups[n]:
                 state[i] = {**state[i], "step": optimizer.param_groups[n]["step"]}
-    _lay_out(result, params, state)
-    return result
-
-
-def _all_relative(kind, groups):
-    """Whether every group's learning rate is Adafactor's relative step."""
-    return kind.startswith("adafactor") and all(g.relative_step for g in groups)
+    return kind, name, groups, group_of, state
 
 
 def _factored_dims(kind, group, shape):
@@ -403,14 +451,14 @@ def _factored_dims(kind, group, shape):
     return None
 
 
-def _slot_shape(kind, plan_kind, group, shape):
+def _slot_shape(kind, group, shape):
     """The shape of per-parameter state ``kind`` of a parameter of ``shape``."""
     if kind in ("eta", "mu"):  # ASGD's: one number per parameter
         return ()
     if kind in ("row_var", "col_var"):  # torch's Adafactor: the mean over the last (row) or the one before
         return tuple(shape[:-1]) + (1,) if kind == "row_var" else tuple(shape[:-2]) + (1, shape[-1])
     if kind in ("factored_row", "factored_col"):
-        col, row = _factored_dims(plan_kind, group, shape)
+        col, row = _factored_dims(group.kind, group, shape)
         drop = row if kind == "factored_row" else col
         return tuple(shape[:drop]) + tuple(shape[drop + 1:])
     return tuple(shape)
@@ -420,6 +468,8 @@ def _per_param_slots(kind, group, shape):
     """The per-parameter state kinds of a parameter of ``shape`` in ``group`` under optimizer ``kind``."""
     if kind == "adafactor_torch":
         return ["row_var", "col_var"] if len(shape) > 1 else ["variance"]
+    if kind == "muon":
+        return ["momentum"]
     if kind in ("adadelta", "rprop", "asgd"):
         return {"adadelta": ["square_avg", "acc_delta"], "rprop": ["prev", "step_size"],
                 "asgd": ["eta", "mu", "ax"]}[kind]
@@ -442,19 +492,20 @@ def _lay_out(result, params, state):
     """The state slots of ``result`` and their initial values (``state``: torch.optim's state per parameter
     index, empty for a fresh optimizer)."""
     held = [i for i, n in enumerate(result.group_of) if n is not None]
-    per_param = {i: _per_param_slots(result.kind, result.groups[result.group_of[i]], params[i].shape) for i in held}
+    per_param = {i: _per_param_slots(result.groups[result.group_of[i]].kind, result.groups[result.group_of[i]],
+                                     params[i].shape) for i in held}
     order = [k for k in _PER_PARAM if any(k in kinds for kinds in per_param.values())]
     slots = [(k, i) for k in order for i in held if k in per_param[i]]
 
     def start(i, kind):
         key = _PER_PARAM[kind][0]
         value = state.get(i, {}).get(key)
-        shape = _slot_shape(kind, result.kind, result.groups[result.group_of[i]], params[i].shape)
+        group = result.groups[result.group_of[i]]
+        shape = _slot_shape(kind, group, params[i].shape)
         if value is None:  # fresh: zeros (Adagrad's sum is made at construction, so it is there); ones for
             # RMSpropTF's square average (TensorFlow's start)
-            group = result.groups[result.group_of[i]]
             fill = {("rmsproptf", "square_avg"): 1.0, ("rprop", "step_size"): group.lr, ("asgd", "eta"): group.lr,
-                    ("asgd", "mu"): 1.0}.get((result.kind, kind), 0.0)
+                    ("asgd", "mu"): 1.0}.get((group.kind, kind), 0.0)
             return torch.full(shape, fill, dtype=torch.float32)
         if tuple(value.shape) != shape:
             raise ValueError(f"the optimizer's {key} of parameter {i} has shape {list(value.shape)}, the step's "
@@ -462,26 +513,26 @@ def _lay_out(result, params, state):
         return value.detach().clone().float()
 
     initial = [start(i, k) for k, i in slots]
-    if result.kind == "nadam":  # one momentum product per group (it depends on the group's b1 and psi)
-        for n in range(len(result.groups)):
-            values = {float(state[i]["mu_product"]) if "mu_product" in state.get(i, {}) else 1.0
-                      for i in held if result.group_of[i] == n}
-            if len(values) > 1:
-                raise ValueError(f"the NAdam's parameters of param group {n} are at different momentum products "
-                                 f"({sorted(values)}): the step keeps one per group")
-            slots.append(("mu_product", n))
-            initial.append(torch.tensor(values.pop() if values else 1.0, dtype=torch.float32))
-    if result.kind not in ("sgd", "sgdw", "rmsprop", "rmsproptf", "lion", "lars", "adadelta", "rprop"):  # (RMSprop
-        # counts steps, its update does not read them)
+    # NAdam: one momentum product per group (it depends on the group's b1 and psi)
+    for n in (n for n, g in enumerate(result.groups) if g.kind == "nadam"):
+        values = {float(state[i]["mu_product"]) if "mu_product" in state.get(i, {}) else 1.0
+                  for i in held if result.group_of[i] == n}
+        if len(values) > 1:
+            raise ValueError(f"the NAdam's parameters of param group {n} are at different momentum products "
+                             f"({sorted(values)}): the step keeps one per group")
+        slots.append(("mu_product", n))
+        initial.append(torch.tensor(values.pop() if values else 1.0, dtype=torch.float32))
+    counted = [i for i in held if result.groups[result.group_of[i]].kind not in _UNCOUNTED]
+    if counted:
         # A parameter without state in an optimizer that has stepped got no gradient so far (an unused head):
         # it may keep getting none (then its count does not matter); update() refuses it if it gets one.
-        steps = {float(state[i]["step"]) for i in held if "step" in state.get(i, {})}
+        steps = {float(state[i]["step"]) for i in counted if "step" in state.get(i, {})}
         if len(steps) > 1:
             raise ValueError(f"the optimizer's parameters are at different step counts ({sorted(steps)}): the "
                              "step keeps one count for all")
         count = steps.pop() if steps else 0.0
         if count > 0:
-            result.fresh = frozenset(i for i in held if "step" not in state.get(i, {}))
+            result.fresh = frozenset(i for i in counted if "step" not in state.get(i, {}))
         slots.append(("step", None))
         initial.append(torch.tensor(count, dtype=torch.float32))
     result.slots, result.initial = slots, initial
@@ -514,6 +565,26 @@ def _caution(direction, g):
 def _decay_scale(group, lr):
     """The learning rate decoupled weight decay is scaled by: lr, or lr^2 / max_lr (timm's corrected decay)."""
     return lr if group.max_lr is None else lr ** 2 / group.max_lr
+
+
+def _newton_schulz(x, group):
+    """torch.optim.Muon's orthogonalization of a matrix: in bfloat16, the wide way round, normalized, then
+    ``ns_steps`` times ``X = a X + (b G + c G G) X`` with ``G = X X^T``. Each of its bfloat16 ops computes in
+    float32 and rounds its result once (PyTorch's CPU kernels: the norm and the products accumulate in float32,
+    ``addmm`` rounds ``alpha A B + beta C`` once), so here every op is float32 math rounded to bfloat16 where
+    PyTorch's op ends (rounding after each of addmm's multiply and add parted by 1e-3 over 8 steps)."""
+    def bf16(t):  # a bfloat16 op's result
+        return t.to(torch.bfloat16).float()
+    a, b, c = group.ns_coefficients
+    x = bf16(x)
+    tall = x.shape[0] > x.shape[1]
+    if tall:
+        x = x.T
+    x = bf16(x / torch.clamp(bf16(torch.linalg.vector_norm(x)), min=group.eps))
+    for _ in range(group.ns_steps):
+        gram = bf16(x @ x.T)
+        x = bf16(a * x + bf16(c * (gram @ gram) + b * gram) @ x)
+    return x.T if tall else x
 
 
 def _rms(x):
@@ -599,11 +670,13 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
         new_state[slot[(kind, owner)]] = value
         return value
 
-    clip = None  # timm's Lamb: every gradient divided by max(1, global norm / max_grad_norm)
-    if p.kind == "lamb" and p.groups[0].max_grad_norm is not None:
-        norms = [torch.linalg.vector_norm(g) for g, n, h in zip(grads, p.group_of, has_grad) if n is not None and h]
+    clips = {}  # timm's Lamb: every gradient of its parameters divided by max(1, their norm / max_grad_norm)
+    for owner in {g.owner for g in p.groups if g.kind == "lamb" and g.max_grad_norm is not None}:
+        norms = [torch.linalg.vector_norm(g) for g, n, h in zip(grads, p.group_of, has_grad)
+                 if n is not None and h and p.groups[n].owner == owner]
         if norms:
-            clip = torch.clamp(torch.linalg.vector_norm(torch.stack(norms)) / p.groups[0].max_grad_norm, min=1.0)
+            limit = next(g.max_grad_norm for g in p.groups if g.owner == owner)
+            clips[owner] = torch.clamp(torch.linalg.vector_norm(torch.stack(norms)) / limit, min=1.0)
 
     for i, (param, g) in enumerate(zip(params, grads)):
         n = p.group_of[i]
@@ -615,22 +688,23 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
                              f"parameters have stepped {int(p.initial[-1])} times (added to it later?): the step "
                              "keeps one step count for all")
         group, lr = p.groups[n], lrs[n]
+        kind = group.kind
         b1, b2 = group.betas
         if group.maximize:
             g = -g
-        if group.weight_decay != 0 and p.kind not in ("lamb", "lars", "adafactor", "adafactor_timm",
+        if group.weight_decay != 0 and kind not in ("lamb", "lars", "adafactor", "adafactor_timm",
                                                       "adafactor_torch"):  # (theirs below)
             if group.decoupled:  # param.mul_(1 - lr * weight_decay)
                 param = param * (1 - _decay_scale(group, lr) * group.weight_decay)
             else:
                 g = g + group.weight_decay * param
-        if p.kind in ("sgd", "sgdw"):
+        if kind in ("sgd", "sgdw"):
             if group.momentum != 0:
                 buf = write("momentum", i, read("momentum", i) * group.momentum + g)
                 direction = g + group.momentum * buf if group.nesterov else buf
                 g = _caution(direction, g) if group.caution else direction
             new_params[i] = param - lr * g
-        elif p.kind in ("adam", "adamw", "nadamw"):
+        elif kind in ("adam", "adamw", "nadamw"):
             m = write("adam_m", i, read("adam_m", i) + (g - read("adam_m", i)) * (1 - b1))
             v = write("adam_v", i, read("adam_v", i) * b2 + (g * g) * (1 - b2))
             if group.amsgrad:
@@ -638,7 +712,7 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
             if n not in scalars:  # lr / (1 - b1^t) and sqrt(1 - b2^t)
                 scalars[n] = (_f32(_f64(lr) / (1 - torch.pow(b1, t64))), _f32(torch.sqrt(1 - torch.pow(b2, t64))))
             step_size, bc2_sqrt = scalars[n]
-            if p.kind == "nadamw":  # timm's NAdamW: the first moment one step ahead
+            if kind == "nadamw":  # timm's NAdamW: the first moment one step ahead
                 m = _lerp(m, g, 1 - b1)
             denom = torch.sqrt(v) / bc2_sqrt + group.eps
             if group.clipping_threshold is not None:  # timm's RMS update clipping (StableAdamW)
@@ -647,7 +721,7 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
             if group.caution:
                 m = _caution(m, g)
             new_params[i] = param - step_size * (m / denom)
-        elif p.kind == "rmsprop":
+        elif kind == "rmsprop":
             sq = write("square_avg", i, read("square_avg", i) * group.alpha + (g * g) * (1 - group.alpha))
             if group.centered:
                 a = write("grad_avg", i, read("grad_avg", i) + (g - read("grad_avg", i)) * (1 - group.alpha))
@@ -659,18 +733,18 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
                 new_params[i] = param - lr * buf
             else:
                 new_params[i] = param - lr * (g / avg)
-        elif p.kind == "adagrad":
+        elif kind == "adagrad":
             s = write("sum", i, read("sum", i) + g * g)
             if n not in scalars:
                 scalars[n] = _f32(_f64(lr) / (1 + (t64 - 1) * group.lr_decay))
             new_params[i] = param - scalars[n] * (g / (torch.sqrt(s) + group.eps))
-        elif p.kind == "adamax":
+        elif kind == "adamax":
             m = write("adam_m", i, read("adam_m", i) + (g - read("adam_m", i)) * (1 - b1))
             u = write("exp_inf", i, torch.maximum(read("exp_inf", i) * b2, torch.abs(g) + group.eps))
             if n not in scalars:
                 scalars[n] = _f32(_f64(lr) / (1 - torch.pow(b1, t64)))
             new_params[i] = param - scalars[n] * (m / u)
-        elif p.kind == "nadam":
+        elif kind == "nadam":
             if n not in scalars:
                 mu = b1 * (1.0 - 0.5 * torch.pow(0.96, t64 * group.momentum_decay))
                 mu_next = b1 * (1.0 - 0.5 * torch.pow(0.96, (t64 + 1) * group.momentum_decay))
@@ -682,7 +756,7 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
             v = write("adam_v", i, read("adam_v", i) * b2 + (g * g) * (1 - b2))
             denom = torch.sqrt(v / bc2) + group.eps
             new_params[i] = param - grad_factor * (g / denom) - avg_factor * (m / denom)
-        elif p.kind == "rmsproptf":  # timm's RMSpropTF: eps inside the root, the lr inside the momentum
+        elif kind == "rmsproptf":  # timm's RMSpropTF: eps inside the root, the lr inside the momentum
             sq = write("square_avg", i, read("square_avg", i) + (g * g - read("square_avg", i)) * (1 - group.alpha))
             if group.centered:
                 a = write("grad_avg", i, read("grad_avg", i) + (g - read("grad_avg", i)) * (1 - group.alpha))
@@ -697,20 +771,20 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
                 new_params[i] = param - buf if group.lr_in_momentum else param - lr * buf
             else:
                 new_params[i] = param - lr * (g / avg)
-        elif p.kind == "lion":
+        elif kind == "lion":
             m = read("adam_m", i)
             direction = torch.sign(_lerp(m, g, 1 - b1))
             if group.caution:
                 direction = _caution(direction, g)
             new_params[i] = param - lr * direction
             write("adam_m", i, _lerp(m, g, 1 - b2))
-        elif p.kind == "lamb":
+        elif kind == "lamb":
             if n not in scalars:  # Python floats in timm: float64, rounded where they meet a tensor
                 scalars[n] = ((_f32(1 - torch.pow(b1, t64)), _f32(torch.sqrt(1 - torch.pow(b2, t64))))
                               if group.bias_correction else (1.0, 1.0))
             bc1, bc2_sqrt = scalars[n]
-            if clip is not None:
-                g = g / clip
+            if group.owner in clips:
+                g = g / clips[group.owner]
             m = read("adam_m", i)
             beta3 = 1 - b1 if group.grad_averaging else 1.0
             m = write("adam_m", i, _lerp(m, g, beta3) if beta3 == 1 - b1 else m * b1 + g * beta3)
@@ -729,7 +803,7 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
                 ratio = torch.where(w_norm > 0, torch.where(d_norm > 0, w_norm / d_norm, 1.0), 1.0)
                 direction = direction * (torch.clamp(ratio, max=1.0) if group.trust_clip else ratio)
             new_params[i] = param - lr * direction
-        elif p.kind == "lars":
+        elif kind == "lars":
             param = params[i]
             if group.weight_decay != 0 or group.always_adapt:
                 w_norm, g_norm = torch.linalg.vector_norm(param), torch.linalg.vector_norm(g)
@@ -742,12 +816,12 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
                 buf = write("momentum", i, read("momentum", i) * group.momentum + g)
                 g = g + group.momentum * buf if group.nesterov else buf
             new_params[i] = param - lr * g
-        elif p.kind == "adadelta":
+        elif kind == "adadelta":
             sq = write("square_avg", i, read("square_avg", i) * group.rho + (g * g) * (1 - group.rho))
             delta = torch.sqrt(read("acc_delta", i) + group.eps) / torch.sqrt(sq + group.eps) * g
             write("acc_delta", i, read("acc_delta", i) * group.rho + (delta * delta) * (1 - group.rho))
             new_params[i] = param - lr * delta
-        elif p.kind == "rprop":  # the step size grows where the gradient keeps its sign, shrinks where it flips
+        elif kind == "rprop":  # the step size grows where the gradient keeps its sign, shrinks where it flips
             sign = torch.sign(g * read("prev", i))
             minus, plus = group.etas
             factor = torch.where(sign > 0, plus, torch.where(sign < 0, minus, 1.0))
@@ -755,7 +829,7 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
             g = torch.where(factor == minus, 0.0, g)  # (no step where the sign flipped)
             write("prev", i, g)
             new_params[i] = param - torch.sign(g) * size
-        elif p.kind == "asgd":  # eta and mu as torch.optim keeps them: float32 numbers from the last step
+        elif kind == "asgd":  # eta and mu as torch.optim keeps them: float32 numbers from the last step
             eta, mu = read("eta", i), read("mu", i)
             param = param * (1 - group.lambd * _f64(eta)).float() - _f64(eta).float() * g
             ax = read("ax", i)
@@ -763,11 +837,19 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
             write("eta", i, _f32(_f64(lr) / (1 + group.lambd * _f64(lr) * t64) ** group.alpha))
             write("mu", i, _f32(1 / torch.clamp(t64 - group.t0, min=1.0)))
             new_params[i] = param
-        elif p.kind == "adafactor_torch":
+        elif kind == "muon":  # the momentum (Nesterov) orthogonalized by Newton-Schulz in bfloat16
+            buf = write("momentum", i, _lerp(read("momentum", i), g, 1 - group.momentum))
+            direction = _newton_schulz(_lerp(g, buf, group.momentum) if group.nesterov else buf, group)
+            rows, cols = param.shape[:2]
+            ratio = {None: math.sqrt(max(1, rows / cols)), "original": math.sqrt(max(1, rows / cols)),
+                     "match_rms_adamw": 0.2 * math.sqrt(max(rows, cols)),
+                     "spectral_unclamped": math.sqrt(rows / cols)}.get(group.adjust_lr_fn, 1.0)
+            new_params[i] = param + direction * -(_f64(lr) * ratio if isinstance(lr, torch.Tensor) else lr * ratio)
+        elif kind == "adafactor_torch":
             new_params[i] = _torch_adafactor(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
                                              params[i], g, lr, t64)
-        elif p.kind in ("adafactor", "adafactor_timm"):
-            m, u = _adafactor(p.kind, group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
+        elif kind in ("adafactor", "adafactor_timm"):
+            m, u = _adafactor(kind, group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
                               params[i], g, lr, t64)
             new_params[i] = m - u
         else:  # radam

@@ -17,15 +17,19 @@ def torch_train_step(forward, loss_fn, opt, inputs, target, *, device_type: str 
     Returns the loss. The one step the reference runs, the model zoo and the CPU / GPU benchmarks time.
     With ``accumulation_steps`` k the batch is split along dim 0 into k micro-batches, each one's loss divided
     by k and backpropagated (scaled, with a scaler) in turn before the one update; the loss returned is the sum
-    of those parts."""
+    of those parts. ``opt`` may be a list of optimizers (each holding its own parameters: torch.optim.Muon's
+    matrices and an AdamW's rest), stepped in turn."""
+    opts = list(opt) if isinstance(opt, (list, tuple)) else [opt]
+
     def clip():
         if max_grad_norm is not None:
-            params = [p for group in opt.param_groups for p in group["params"]]
+            params = [p for o in opts for group in o.param_groups for p in group["params"]]
             torch.nn.utils.clip_grad_norm_(params, max_grad_norm, grad_norm_type, foreach=False)
 
     context = (torch.autocast(device_type, dtype=autocast) if autocast is not None
                else contextlib.nullcontext())
-    opt.zero_grad()
+    for o in opts:
+        o.zero_grad()
     k = accumulation_steps
     parts = [t.split(t.shape[0] // k) if isinstance(t, torch.Tensor) and k > 1 else [t] * k
              for t in (*inputs, target)]
@@ -38,13 +42,16 @@ def torch_train_step(forward, loss_fn, opt, inputs, target, *, device_type: str 
         loss = part if loss is None else loss + part.detach()
     if scaler is not None:
         if max_grad_norm is not None:
-            scaler.unscale_(opt)
+            for o in opts:
+                scaler.unscale_(o)
         clip()
-        scaler.step(opt)
+        for o in opts:
+            scaler.step(o)
         scaler.update()
     else:
         clip()
-        opt.step()
+        for o in opts:
+            o.step()
     return loss
 
 
@@ -69,7 +76,9 @@ def torch_reference_losses(model: torch.nn.Module, loss_fn, example_inputs: tupl
         originals += [p for p, k in zip(loss_fn.parameters(), kept) if k]
         loss_fn = copy.deepcopy(loss_fn).float()
         params += [p for p, k in zip(loss_fn.parameters(), kept) if k]
-    if isinstance(optimizer, torch.optim.Optimizer):
+    if isinstance(optimizer, (list, tuple)):  # several optimizers (Muon's matrices, an AdamW's rest)
+        opt = [_same_optimizer(o, {**copies, **dict(zip(map(id, originals), params))}) for o in optimizer]
+    elif isinstance(optimizer, torch.optim.Optimizer):
         opt = _same_optimizer(optimizer, {**copies, **dict(zip(map(id, originals), params))})
     elif (optimizer := optimizer.lower()) == "sgd":
         opt = torch.optim.SGD(params, lr=0.01 if lr is None else lr, momentum=momentum, weight_decay=weight_decay)
