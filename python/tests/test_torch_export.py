@@ -2917,7 +2917,16 @@ def _timm_optimizers():
                                     corrected_weight_decay=True),
         "sgdw_caution": case(optim.SGDW, lr=0.1, momentum=0.9, weight_decay=0.1, caution=True),
         "adamw_legacy_clip": case(optim.AdamWLegacy, lr=0.02, weight_decay=0.1, amsgrad=True,
-                                  clipping_threshold=0.3)}
+                                  clipping_threshold=0.3),
+        # Adan: three moments (the gradient, its difference to the last one, the squared Nesterov estimate), the
+        # step count per param group
+        "adan_noprox_caution": case(optim.Adan, lr=0.01, weight_decay=0.1, no_prox=True, caution=True),
+        # Adopt: its first step only sets the second moment (the loss stays); the normalized gradient clipped
+        "adopt_decoupled": case(optim.Adopt, lr=0.01, weight_decay=0.1, decoupled=True, caution=True),
+        # AdaBelief: rectified (b2 0.99: from step 7), SGD with momentum before that
+        "adabelief": case(optim.AdaBelief, lr=0.01, betas=(0.9, 0.99), weight_decay=0.01),
+        "adabelief_amsgrad_l2": case(optim.AdaBelief, lr=0.01, rectify=False, amsgrad=True, weight_decay=0.1,
+                                     decoupled_decay=False)}
 
 
 # The option each case is there for, and the case without it: timm's losses part by more than 1%.
@@ -2930,16 +2939,22 @@ _TIMM_ABLATIONS = {
     "rmsproptf_centered": [dict(caution=False)],
     "nadamw_caution_clip": [dict(clipping_threshold=None), dict(caution=False)],
     "sgdw_caution": [dict(caution=False)],
-    "adamw_legacy_clip": [dict(clipping_threshold=None)]}
+    "adamw_legacy_clip": [dict(clipping_threshold=None)],
+    "adan_noprox_caution": [dict(caution=False)],
+    "adopt_decoupled": [dict(clip_exp=None), dict(decoupled=False), dict(caution=False)],
+    "adabelief": [dict(rectify=False), dict(degenerated_to_sgd=False)],
+    "adabelief_amsgrad_l2": [dict(decoupled_decay=True)]}
 
 
 @pytest.mark.parametrize("case", ["lion", "lion_caution_corrected", "lamb_decoupled_caution", "lamb_trust_clip",
                                   "lamb_adapt_no_averaging", "lars_nesterov_clip", "rmsproptf",
-                                  "rmsproptf_centered", "nadamw_caution_clip", "sgdw_caution", "adamw_legacy_clip"])
+                                  "rmsproptf_centered", "nadamw_caution_clip", "sgdw_caution", "adamw_legacy_clip",
+                                  "adan_noprox_caution", "adopt_decoupled", "adabelief", "adabelief_amsgrad_l2"])
 def test_timm_optimizers_train_as_timm(case, tmp_path, amp_tools):
     """timm's Lion, Lamb (its global gradient-norm clipping, trust ratio, decoupled decay), Lars (LARC's trust
     clip, Nesterov), RMSpropTF (eps inside the root, lr inside the momentum, ones as the first square average),
-    NAdamW, SGDW and AdamWLegacy, with caution, corrected weight decay and RMS update clipping, train as timm's
+    NAdamW, SGDW, AdamWLegacy, Adan, Adopt and AdaBelief (rectified, amsgrad), with caution, corrected weight
+    decay and RMS update clipping, train as timm's
     own classes: fp32 within 1e-5 over 8 steps (measured 1e-7..2e-6), f16 within 5e-3 of fp32; each case's
     options act (without one, timm's losses part by more than 1%)."""
     _torch_mlir()
@@ -3260,7 +3275,7 @@ def test_float64_constants_keep_their_digits(tmp_path, amp_tools):
 
 
 def test_torch_optim_refusals(tmp_path):
-    """What the step cannot write is refused by name: another optimizer class (timm's Adan too), SGD's and timm
+    """What the step cannot write is refused by name: another optimizer class (timm's MADGRAD too), SGD's and timm
     Lars's dampening, options given
     twice, a parameter that is not the model's, a parameter listed twice, a subclass with its own step(), a step
     hook, an optimizer instance with the builtin front end (all before capturing), and a parameter without state
@@ -3295,7 +3310,7 @@ def test_torch_optim_refusals(tmp_path):
             (hooked, {}, r"has 1 step hook\(s\)"),
             (torch.optim.SGD(model.parameters(), lr=0.1), {"frontend": "builtin"}, "needs frontend='torch-mlir'"),
             *([] if timm_optim is None else [
-                (timm_optim.Adan(model.parameters()), {}, "; got Adan"),
+                (timm_optim.MADGRAD(model.parameters()), {}, "; got MADGRAD"),
                 (timm_optim.Lars(model.parameters(), lr=0.1, momentum=0.9, dampening=0.1), {}, "Lars's dampening")])]:
         with pytest.raises(ValueError, match=message):
             export_train_step(model, F.cross_entropy, inputs, optimizer=optimizer, out_dir=tmp_path, **options)

@@ -4,7 +4,8 @@ An optimizer is given either by name (``"sgd"``, ``"adam"``, ``"adamw"``) with o
 parameter, or as the torch.optim instance the training script already builds: ``SGD``, ``Adam``, ``AdamW``,
 ``RMSprop``, ``Adagrad``, ``Adamax``, ``NAdam``, ``RAdam``, ``Adadelta``, ``Rprop``, ``ASGD``, ``Adafactor`` or
 ``Muon``; or timm's own: ``Lion``, ``Lamb``, ``Lars``,
-``RMSpropTF``, ``NAdamW``, ``SGDW``, ``AdamWLegacy`` or ``Adafactor`` (what ``timm.optim.create_optimizer_v2``
+``RMSpropTF``, ``NAdamW``, ``SGDW``, ``AdamWLegacy``, ``Adafactor``, ``Adan``, ``Adopt`` or ``AdaBelief`` (what
+``timm.optim.create_optimizer_v2``
 builds for those names and their cautious variants); or transformers' ``Adafactor``. An instance's param groups give each parameter
 its own options (transformers' and timm's usual groups: no weight decay on biases and norm weights; a lower
 learning rate for a pretrained backbone), and its state, when it has stepped already (a resumed run), the
@@ -69,6 +70,15 @@ decoupled decay by ``lr^2 / max_lr``, the constructor's lr):
 - NAdamW: AdamW with the numerator ``lerp(m, g, 1 - b1)``; NAdamW and AdamWLegacy: ``clipping_threshold``
   multiplies the denominator by ``max(1, rms(g / denom) / threshold)``.
 - SGDW: SGD with decoupled decay (caution on the momentum direction).
+- Adan: ``d = g - g_prev`` (0 at the first step); ``m`` averages ``g``, the difference average ``d``, ``n``
+  averages ``(g + b2 d)^2``; ``p -= lr / bc1 m / denom + lr b2 / bc2 diff / denom`` with ``denom = sqrt(n) /
+  sqrt(bc3) + eps``; weight decay a division by ``1 + lr wd`` after (or ``no_prox``: a multiplication before).
+  Its step count is per param group.
+- Adopt: the first step sets ``v = g^2`` only; then ``m = lerp(m, clamp(g / max(sqrt(v), eps), +-(t - 1)^
+  clip_exp), 1 - b1)``, ``p -= lr m``, ``v = b2 v + (1 - b2) g^2`` (a select on the step count).
+- AdaBelief: ``m`` averages ``g``, ``v = b2 v + (1 - b2) (g - m)^2 + eps``; rectified as RAdam (before ``rho_t``
+  reaches 5, SGD with momentum ``p -= lr / bc1 m``, or no step), else ``p -= lr / bc1 m / (sqrt(v) /
+  sqrt(bc2) + eps)``.
 - Adafactor (transformers' and timm's): ``lr_t = min(1e-2 (warm-up: 1e-6 t), 1 / sqrt(t)) * max(eps_scale,
   rms(p))`` (the relative step; or the group's lr); ``b2t = 1 - t^decay_rate``; the second moment of ``g^2 +
   eps`` averaged with ``b2t``, factored for a weight into its row and column means (state of their own
@@ -111,7 +121,8 @@ _CLASSES = (("sgd", torch.optim.SGD), ("adam", torch.optim.Adam), ("rmsprop", to
 
 # timm.optim classes the step writes the update of (timm is imported when an optimizer is given as an instance)
 _TIMM = {"lion": "Lion", "lamb": "Lamb", "lars": "Lars", "rmsproptf": "RMSpropTF", "nadamw": "NAdamW", "sgdw": "SGDW",
-         "adamw": "AdamWLegacy", "adafactor_timm": "Adafactor"}
+         "adamw": "AdamWLegacy", "adafactor_timm": "Adafactor", "adan": "Adan", "adopt": "Adopt",
+         "adabelief": "AdaBelief"}
 _ALWAYS_DECOUPLED = ("lion", "nadamw", "sgdw", "muon")  # and timm's AdamWLegacy
 # Optimizers whose update reads no step count (RMSprop and others count steps, but do not read them).
 _UNCOUNTED = ("sgd", "sgdw", "rmsprop", "rmsproptf", "lion", "lars", "adadelta", "rprop", "muon")
@@ -142,7 +153,11 @@ _PER_PARAM = {"momentum": ("momentum_buffer", "momentum of"), "adam_m": ("exp_av
               "row_var": ("row_var", "row variances of"), "col_var": ("col_var", "column variances of"),
               "variance": ("variance", "variance of"), "acc_delta": ("acc_delta", "accumulated update of"),
               "prev": ("prev", "previous gradient of"), "step_size": ("step_size", "step sizes of"),
-              "eta": ("eta", "step size of"), "mu": ("mu", "averaging weight of"), "ax": ("ax", "average of")}
+              "eta": ("eta", "step size of"), "mu": ("mu", "averaging weight of"), "ax": ("ax", "average of"),
+              "exp_avg_diff": ("exp_avg_diff", "gradient difference average of"),
+              "neg_pre_grad": ("neg_pre_grad", "negated last gradient of"),
+              "exp_avg_var": ("exp_avg_var", "gradient variance of"),
+              "max_exp_avg_var": ("max_exp_avg_var", "largest gradient variance of")}
 SLOT_KINDS = frozenset(_PER_PARAM) | {"mu_product", "step"}
 
 
@@ -192,6 +207,11 @@ class Group:
     ns_coefficients: tuple = (3.4445, -4.775, 2.0315)  # Muon: the Newton-Schulz iteration's
     ns_steps: int = 5  # Muon
     adjust_lr_fn: str | None = None  # Muon: the lr's scaling by the matrix's shape
+    no_prox: bool = False  # Adan: weight decay as a multiplication before the update (else a division after)
+    clip_exp: float | None = 0.333  # Adopt: the normalized gradient clipped to (t - 1)^clip_exp
+    fixed_decay: bool = False  # AdaBelief: decoupled decay without the lr
+    rectify: bool = True  # AdaBelief: RAdam's rectification
+    degenerated_to_sgd: bool = True  # AdaBelief: before rectification, SGD with momentum (else no step)
 
     # the options each optimizer has (the header and the manifest show those)
     OPTIONS = {"sgd": ("momentum", "nesterov"), "adam": ("betas", "eps", "amsgrad"),
@@ -213,7 +233,10 @@ class Group:
                "adafactor_torch": ("eps", "eps_scale", "clip_threshold", "decay_rate"),
                "adadelta": ("rho", "eps"), "rprop": ("etas", "step_sizes"),
                "asgd": ("lambd", "alpha", "t0"),
-               "muon": ("momentum", "nesterov", "eps", "ns_coefficients", "ns_steps", "adjust_lr_fn")}
+               "muon": ("momentum", "nesterov", "eps", "ns_coefficients", "ns_steps", "adjust_lr_fn"),
+               "adan": ("betas", "eps", "no_prox", "caution"),
+               "adopt": ("betas", "eps", "clip_exp", "decoupled", "caution", "max_lr"),
+               "adabelief": ("betas", "eps", "amsgrad", "decoupled", "fixed_decay", "rectify", "degenerated_to_sgd")}
 
     def options(self):
         return ("lr", "weight_decay", "maximize") + self.OPTIONS[self.kind]
@@ -363,8 +386,10 @@ def _instance(optimizer, params, owner, supported):
         if kind in ("sgd", "lars", "sgdw") and float(g.get("dampening", 0)) != 0:
             raise ValueError(f"{where}: {name}'s dampening is not supported (it skips it at the first step "
                              "only); use dampening=0")
-        if kind in ("lamb", "rmsproptf"):
+        if kind in ("lamb", "rmsproptf", "adabelief"):
             decoupled = bool(g.get("decoupled_decay", False))
+        elif kind == "adopt":
+            decoupled = bool(g.get("decoupled", False))
         else:
             decoupled = kind in _ALWAYS_DECOUPLED or name == "AdamWLegacy" or bool(
                 g.get("decoupled_weight_decay", isinstance(optimizer, torch.optim.AdamW)))
@@ -413,7 +438,11 @@ def _instance(optimizer, params, owner, supported):
                             step_sizes=tuple(float(e) for e in g.get("step_sizes", (1e-6, 50.0))),
                             lambd=float(g.get("lambd", 1e-4)), t0=float(g.get("t0", 1e6)),
                             ns_coefficients=tuple(float(c) for c in g.get("ns_coefficients", (3.4445, -4.775, 2.0315))),
-                            ns_steps=int(g.get("ns_steps", 5)), adjust_lr_fn=g.get("adjust_lr_fn"))
+                            ns_steps=int(g.get("ns_steps", 5)), adjust_lr_fn=g.get("adjust_lr_fn"),
+                            no_prox=bool(g.get("no_prox", False)),
+                            clip_exp=None if g.get("clip_exp", 0.333) is None else float(g.get("clip_exp", 0.333)),
+                            fixed_decay=bool(g.get("fixed_decay", False)), rectify=bool(g.get("rectify", True)),
+                            degenerated_to_sgd=bool(g.get("degenerated_to_sgd", True)))
         groups.append(Group(**{**options, **adafactor}))
         for p in g["params"]:
             if id(p) in seen:
@@ -429,7 +458,7 @@ def _instance(optimizer, params, owner, supported):
         raise ValueError(f"the {name} holds none of the model's trainable parameters")
     groups = [replace(g, kind=kind) for g in groups]  # (Adam's kind is known after its groups: adam / adamw)
     state = {i: optimizer.state.get(p, {}) for i, p in enumerate(params)}
-    if kind == "lamb":  # timm's Lamb counts steps per param group (every parameter of a group at its count)
+    if kind in ("lamb", "adan"):  # timm's Lamb and Adan count steps per param group (each parameter at its group's)
         for i, n in enumerate(group_of):
             if n is not None and "step" in optimizer.param_groups[n]:
                 state[i] = {**state[i], "step": optimizer.param_groups[n]["step"]}
@@ -470,6 +499,9 @@ def _per_param_slots(kind, group, shape):
         return ["row_var", "col_var"] if len(shape) > 1 else ["variance"]
     if kind == "muon":
         return ["momentum"]
+    if kind in ("adan", "adopt", "adabelief"):
+        return {"adan": ["adam_m", "adam_v", "exp_avg_diff", "neg_pre_grad"], "adopt": ["adam_m", "adam_v"],
+                "adabelief": ["adam_m", "exp_avg_var"] + (["max_exp_avg_var"] if group.amsgrad else [])}[kind]
     if kind in ("adadelta", "rprop", "asgd"):
         return {"adadelta": ["square_avg", "acc_delta"], "rprop": ["prev", "step_size"],
                 "asgd": ["eta", "mu", "ax"]}[kind]
@@ -587,6 +619,77 @@ def _newton_schulz(x, group):
     return x.T if tall else x
 
 
+def _adan(group, read, write, param, g, lr, t64):
+    """timm's Adan: the new ``param`` (its bias corrections Python floats: float64 here)."""
+    b1, b2, b3 = group.betas
+    d = torch.where(t64 == 1, torch.zeros_like(g), read("neg_pre_grad") + g)  # g - the last gradient (0 at first)
+    m = write("adam_m", _lerp(read("adam_m"), g, 1 - b1))
+    diff = write("exp_avg_diff", read("exp_avg_diff") * b2 + d * (1 - b2))
+    d = d * b2 + g
+    n = write("adam_v", read("adam_v") * b3 + (d * d) * (1 - b3))
+    denom = torch.sqrt(n) / _f32(torch.sqrt(1 - torch.pow(b3, t64))) + group.eps
+    size, size_diff = _f32(_f64(lr) / (1 - torch.pow(b1, t64))), _f32(_f64(lr) * b2 / (1 - torch.pow(b2, t64)))
+    if group.caution:
+        m = _caution(m, g)
+    if group.no_prox:
+        param = param * (1 - lr * group.weight_decay)
+    param = param - size * (m / denom) - size_diff * (diff / denom)
+    if not group.no_prox:
+        param = param / (1 + lr * group.weight_decay)
+    write("neg_pre_grad", -g)
+    return param
+
+
+def _adopt(group, read, write, param, g, lr, t64):
+    """timm's Adopt: its first step only sets the second moment to g^2; then the update normalized by the
+    previous second moment (clipped to (t - 1)^clip_exp), momentum, and the second moment's average."""
+    b1, b2 = group.betas
+    first = t64 == 1
+    if group.weight_decay != 0 and not group.decoupled:
+        g = g + group.weight_decay * param
+    v = read("adam_v")
+    update = param
+    if group.weight_decay != 0 and group.decoupled:
+        update = update + update * -(_decay_scale(group, lr) * group.weight_decay)
+    normed = g / torch.clamp(torch.sqrt(v), min=group.eps)
+    if group.clip_exp is not None:
+        clip = _f32(torch.pow(t64 - 1, group.clip_exp))
+        normed = torch.clamp(normed, -clip, clip)
+    m = _lerp(read("adam_m"), normed, 1 - b1)
+    write("adam_m", torch.where(first, read("adam_m"), m))
+    if group.caution:
+        m = _caution(m, g)
+    update = update - lr * m
+    write("adam_v", torch.where(first, v + g * g, v * b2 + (g * g) * (1 - b2)))
+    return torch.where(first, param, update)
+
+
+def _adabelief(group, read, write, param, g, lr, t64):
+    """timm's AdaBelief: the second moment of ``g - m`` (plus eps, kept in the state), RAdam's rectification
+    (before it: SGD with momentum, or no step)."""
+    b1, b2 = group.betas
+    if group.decoupled:
+        param = param * (1.0 - (group.weight_decay if group.fixed_decay else lr * group.weight_decay))
+    elif group.weight_decay != 0:
+        g = g + group.weight_decay * param
+    m = write("adam_m", _lerp(read("adam_m"), g, 1 - b1))
+    residual = g - m
+    v = write("exp_avg_var", read("exp_avg_var") * b2 + (residual * residual) * (1 - b2) + group.eps)
+    if group.amsgrad:
+        v_max = write("max_exp_avg_var", torch.maximum(read("max_exp_avg_var"), v))
+    bc1, bc2 = 1 - torch.pow(b1, t64), 1 - torch.pow(b2, t64)
+    denom = torch.sqrt(v_max if group.amsgrad else v) / _f32(torch.sqrt(bc2)) + group.eps
+    if not group.rectify:
+        return param - _f32(_f64(lr) / bc1) * (m / denom)
+    sma_max = 2 / (1 - b2) - 1
+    sma = sma_max - 2 * t64 * torch.pow(b2, t64) / bc2
+    rectified = torch.sqrt(torch.clamp(bc2 * (sma - 4) / (sma_max - 4) * (sma - 2) / sma * sma_max / (sma_max - 2),
+                                       min=0)) / bc1
+    sgd = 1.0 / bc1 if group.degenerated_to_sgd else -torch.ones_like(t64)
+    return torch.where(sma >= 5, param - _f32(rectified * _f64(lr)) * (m / (torch.sqrt(v) + group.eps)),
+                       torch.where(sgd > 0, param - _f32(sgd * _f64(lr)) * m, param))
+
+
 def _rms(x):
     return torch.linalg.vector_norm(x) / x.numel() ** 0.5
 
@@ -689,11 +792,11 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
                              "keeps one step count for all")
         group, lr = p.groups[n], lrs[n]
         kind = group.kind
-        b1, b2 = group.betas
+        b1, b2 = group.betas[:2]
         if group.maximize:
             g = -g
         if group.weight_decay != 0 and kind not in ("lamb", "lars", "adafactor", "adafactor_timm",
-                                                      "adafactor_torch"):  # (theirs below)
+                                                      "adafactor_torch", "adan", "adopt", "adabelief"):  # (theirs below)
             if group.decoupled:  # param.mul_(1 - lr * weight_decay)
                 param = param * (1 - _decay_scale(group, lr) * group.weight_decay)
             else:
@@ -837,6 +940,15 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
             write("eta", i, _f32(_f64(lr) / (1 + group.lambd * _f64(lr) * t64) ** group.alpha))
             write("mu", i, _f32(1 / torch.clamp(t64 - group.t0, min=1.0)))
             new_params[i] = param
+        elif kind == "adan":
+            new_params[i] = _adan(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
+                                  param, g, lr, t64)
+        elif kind == "adopt":
+            new_params[i] = _adopt(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
+                                   param, g, lr, t64)
+        elif kind == "adabelief":
+            new_params[i] = _adabelief(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
+                                       param, g, lr, t64)
         elif kind == "muon":  # the momentum (Nesterov) orthogonalized by Newton-Schulz in bfloat16
             buf = write("momentum", i, _lerp(read("momentum", i), g, 1 - group.momentum))
             direction = _newton_schulz(_lerp(g, buf, group.momentum) if group.nesterov else buf, group)
