@@ -94,10 +94,10 @@ numbers near ``rho_inf`` = 1999, lost a tenth of a percent of the update at step
 The update is torch.optim's own: a subclass that overrides ``step()`` and step hooks are refused by name
 (a learning-rate scheduler wraps the instance's ``step`` and is fine; the step reads each group's current
 ``lr``, and with every ``lr`` 0, as a warm-up schedule leaves it before its first step, a warning says so).
-PyTorch keeps a step count per parameter; the step keeps one for all. A resumed optimizer whose parameters
-are at different counts is refused by name, as is SGD's dampening; one of its parameters without state (no
-gradient so far: an unused head) is fine while it gets none, and refused where the capture finds that it
-gets one (one added to a group later).
+PyTorch keeps a step count per parameter (timm's Lamb and Adan per group); the step keeps one for all while
+they agree, and one per parameter where a resumed optimizer's differ (a layer unfrozen later, a group added
+later: its parameters have no state, count 0), except NAdam's (one momentum product per group). SGD's
+dampening is refused by name.
 """
 
 from __future__ import annotations
@@ -259,12 +259,11 @@ class Plan:
     group_of: list  # per trained parameter: its group's index, or None (no group holds it: kept)
     slots: list = field(default_factory=list)  # [(kind, parameter index / group index / None)]
     initial: list = field(default_factory=list)  # the slots' initial values
-    fresh: frozenset = frozenset()  # parameters without state in an optimizer that has stepped (step count > 0)
 
     def state_names(self, names):
         def name(kind, owner):
             if kind == "step":
-                return "step counter"
+                return "step counter" + ("" if owner is None else f" of {names[owner]}")
             if kind == "mu_product":
                 return "momentum product" + (f" of param group {owner}" if len(self.groups) > 1 else "")
             return f"{_PER_PARAM[kind][1]} {names[owner]}"
@@ -555,18 +554,19 @@ def _lay_out(result, params, state):
         slots.append(("mu_product", n))
         initial.append(torch.tensor(values.pop() if values else 1.0, dtype=torch.float32))
     counted = [i for i in held if result.groups[result.group_of[i]].kind not in _UNCOUNTED]
-    if counted:
-        # A parameter without state in an optimizer that has stepped got no gradient so far (an unused head):
-        # it may keep getting none (then its count does not matter); update() refuses it if it gets one.
-        steps = {float(state[i]["step"]) for i in counted if "step" in state.get(i, {})}
-        if len(steps) > 1:
-            raise ValueError(f"the optimizer's parameters are at different step counts ({sorted(steps)}): the "
-                             "step keeps one count for all")
-        count = steps.pop() if steps else 0.0
-        if count > 0:
-            result.fresh = frozenset(i for i in counted if "step" not in state.get(i, {}))
+    # One step counter for all, or one per parameter where they are at different counts (a resumed optimizer
+    # with a layer unfrozen later, or a group added later: its parameters have no state, count 0).
+    counts = {i: float(state[i]["step"]) if "step" in state.get(i, {}) else 0.0 for i in counted}
+    if len(set(counts.values())) > 1:
+        if any(result.groups[result.group_of[i]].kind == "nadam" for i in counted):
+            raise ValueError(f"the NAdam's parameters are at different step counts ({sorted(set(counts.values()))}): "
+                             "the step keeps one momentum product per param group")
+        for i in counted:
+            slots.append(("step", i))
+            initial.append(torch.tensor(counts[i], dtype=torch.float32))
+    elif counted:
         slots.append(("step", None))
-        initial.append(torch.tensor(count, dtype=torch.float32))
+        initial.append(torch.tensor(counts[counted[0]], dtype=torch.float32))
     result.slots, result.initial = slots, initial
 
 
@@ -585,6 +585,29 @@ def _lerp(start, end, weight):
         return torch.where(weight < 0.5, start + (end - start) * weight, end - (end - start) * (1 - weight))
     weight = struct.unpack("f", struct.pack("f", weight))[0]  # (1 - weight is exact from 0.5 on)
     return start + (end - start) * weight if weight < 0.5 else end - (end - start) * (1 - weight)
+
+
+def _float32(x):
+    """A Python float rounded to float32, as PyTorch rounds a scalar that meets a float32 tensor."""
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def _fma(a, b, c):
+    """``a * b + c`` rounded once, as PyTorch's CPU kernels compute ``addcmul``, ``add(alpha=)`` and ``lerp``
+    (fused multiply-adds; in float64 here, where the float32 product is exact). Where a result cancels
+    (a centered RMSprop's ``s - a^2`` over gradients that agree), two roundings parted from PyTorch by 1e-3
+    on a resumed MobileNetV3 where PyTorch is 2e-6 from float64."""
+    def wide(x):
+        return x.double() if isinstance(x, torch.Tensor) else x
+    return (wide(a) * wide(b) + wide(c)).float()
+
+
+def _lerp_fused(start, end, weight):
+    """torch.lerp with a Python float weight, fused as its CPU kernel computes it."""
+    weight = _float32(weight)
+    if weight < 0.5:
+        return _fma(end - start, weight, start)
+    return _fma(end - start, -(1 - weight), end)
 
 
 def _caution(direction, g):
@@ -764,7 +787,7 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
         t = state[slot[("step", None)]] + 1
         new_state[slot[("step", None)]] = t
         t64 = t.double()  # the scalar factors in float64, as torch.optim computes them from a Python count
-    scalars = {}  # per group: the factors every parameter of the group shares
+    scalars = {}  # per group (or parameter, at its own count): the factors its parameters share
 
     def read(kind, owner):
         return state[slot[(kind, owner)]]
@@ -785,11 +808,11 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
         n = p.group_of[i]
         if n is None or not has_grad[i]:
             continue
-        if i in p.fresh:
-            from ._lower import UnsupportedOpError
-            raise UnsupportedOpError(f"parameter {i} gets a gradient but has no state in the optimizer, whose other "
-                             f"parameters have stepped {int(p.initial[-1])} times (added to it later?): the step "
-                             "keeps one step count for all")
+        if ("step", i) in slot:  # its own step count (parameters at different counts)
+            t = state[slot[("step", i)]] + 1
+            new_state[slot[("step", i)]] = t
+            t64 = t.double()
+        key = (n, i) if ("step", i) in slot else n  # the scalars' key: a group's, or this parameter's count
         group, lr = p.groups[n], lrs[n]
         kind = group.kind
         b1, b2 = group.betas[:2]
@@ -812,9 +835,9 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
             v = write("adam_v", i, read("adam_v", i) * b2 + (g * g) * (1 - b2))
             if group.amsgrad:
                 v = write("adam_vmax", i, torch.maximum(read("adam_vmax", i), v))
-            if n not in scalars:  # lr / (1 - b1^t) and sqrt(1 - b2^t)
-                scalars[n] = (_f32(_f64(lr) / (1 - torch.pow(b1, t64))), _f32(torch.sqrt(1 - torch.pow(b2, t64))))
-            step_size, bc2_sqrt = scalars[n]
+            if key not in scalars:  # lr / (1 - b1^t) and sqrt(1 - b2^t)
+                scalars[key] = (_f32(_f64(lr) / (1 - torch.pow(b1, t64))), _f32(torch.sqrt(1 - torch.pow(b2, t64))))
+            step_size, bc2_sqrt = scalars[key]
             if kind == "nadamw":  # timm's NAdamW: the first moment one step ahead
                 m = _lerp(m, g, 1 - b1)
             denom = torch.sqrt(v) / bc2_sqrt + group.eps
@@ -825,11 +848,12 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
                 m = _caution(m, g)
             new_params[i] = param - step_size * (m / denom)
         elif kind == "rmsprop":
-            sq = write("square_avg", i, read("square_avg", i) * group.alpha + (g * g) * (1 - group.alpha))
-            if group.centered:
-                a = write("grad_avg", i, read("grad_avg", i) + (g - read("grad_avg", i)) * (1 - group.alpha))
-                avg = torch.sqrt(sq - a * a) + group.eps
+            if group.centered:  # s - a^2 cancels: each op rounded as PyTorch's fused kernels round it
+                sq = write("square_avg", i, _fma(_float32(1 - group.alpha) * g, g, read("square_avg", i) * group.alpha))
+                a = write("grad_avg", i, _lerp_fused(read("grad_avg", i), g, 1 - group.alpha))
+                avg = torch.sqrt(_fma(-a, a, sq)) + group.eps
             else:
+                sq = write("square_avg", i, read("square_avg", i) * group.alpha + (g * g) * (1 - group.alpha))
                 avg = torch.sqrt(sq) + group.eps
             if group.momentum > 0:
                 buf = write("momentum", i, read("momentum", i) * group.momentum + g / avg)
@@ -838,33 +862,35 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
                 new_params[i] = param - lr * (g / avg)
         elif kind == "adagrad":
             s = write("sum", i, read("sum", i) + g * g)
-            if n not in scalars:
-                scalars[n] = _f32(_f64(lr) / (1 + (t64 - 1) * group.lr_decay))
-            new_params[i] = param - scalars[n] * (g / (torch.sqrt(s) + group.eps))
+            if key not in scalars:
+                scalars[key] = _f32(_f64(lr) / (1 + (t64 - 1) * group.lr_decay))
+            new_params[i] = param - scalars[key] * (g / (torch.sqrt(s) + group.eps))
         elif kind == "adamax":
             m = write("adam_m", i, read("adam_m", i) + (g - read("adam_m", i)) * (1 - b1))
             u = write("exp_inf", i, torch.maximum(read("exp_inf", i) * b2, torch.abs(g) + group.eps))
-            if n not in scalars:
-                scalars[n] = _f32(_f64(lr) / (1 - torch.pow(b1, t64)))
-            new_params[i] = param - scalars[n] * (m / u)
+            if key not in scalars:
+                scalars[key] = _f32(_f64(lr) / (1 - torch.pow(b1, t64)))
+            new_params[i] = param - scalars[key] * (m / u)
         elif kind == "nadam":
-            if n not in scalars:
+            if key not in scalars:
                 mu = b1 * (1.0 - 0.5 * torch.pow(0.96, t64 * group.momentum_decay))
                 mu_next = b1 * (1.0 - 0.5 * torch.pow(0.96, (t64 + 1) * group.momentum_decay))
                 product = write("mu_product", n, read("mu_product", n) * _f32(mu))  # a float32 tensor in torch.optim
-                scalars[n] = (_f32(1 - torch.pow(b2, t64)), _f32(_f64(lr) * (1.0 - mu) / (1.0 - _f64(product))),
+                scalars[key] = (_f32(1 - torch.pow(b2, t64)), _f32(_f64(lr) * (1.0 - mu) / (1.0 - _f64(product))),
                               _f32(_f64(lr) * mu_next / (1.0 - _f64(product) * mu_next)))
-            bc2, grad_factor, avg_factor = scalars[n]
+            bc2, grad_factor, avg_factor = scalars[key]
             m = write("adam_m", i, read("adam_m", i) + (g - read("adam_m", i)) * (1 - b1))
             v = write("adam_v", i, read("adam_v", i) * b2 + (g * g) * (1 - b2))
             denom = torch.sqrt(v / bc2) + group.eps
             new_params[i] = param - grad_factor * (g / denom) - avg_factor * (m / denom)
         elif kind == "rmsproptf":  # timm's RMSpropTF: eps inside the root, the lr inside the momentum
-            sq = write("square_avg", i, read("square_avg", i) + (g * g - read("square_avg", i)) * (1 - group.alpha))
-            if group.centered:
-                a = write("grad_avg", i, read("grad_avg", i) + (g - read("grad_avg", i)) * (1 - group.alpha))
-                avg = torch.sqrt(sq - a * a + group.eps)
+            if group.centered:  # (as torch.optim's RMSprop above; add_ with alpha is fused too)
+                sq = write("square_avg", i, _fma(g * g - read("square_avg", i), _float32(1 - group.alpha),
+                                                  read("square_avg", i)))
+                a = write("grad_avg", i, _fma(g - read("grad_avg", i), _float32(1 - group.alpha), read("grad_avg", i)))
+                avg = torch.sqrt(_fma(-a, a, sq) + group.eps)
             else:
+                sq = write("square_avg", i, read("square_avg", i) + (g * g - read("square_avg", i)) * (1 - group.alpha))
                 avg = torch.sqrt(sq + group.eps)
             if group.momentum > 0:
                 buf = write("momentum", i, read("momentum", i) * group.momentum +
@@ -882,10 +908,10 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
             new_params[i] = param - lr * direction
             write("adam_m", i, _lerp(m, g, 1 - b2))
         elif kind == "lamb":
-            if n not in scalars:  # Python floats in timm: float64, rounded where they meet a tensor
-                scalars[n] = ((_f32(1 - torch.pow(b1, t64)), _f32(torch.sqrt(1 - torch.pow(b2, t64))))
+            if key not in scalars:  # Python floats in timm: float64, rounded where they meet a tensor
+                scalars[key] = ((_f32(1 - torch.pow(b1, t64)), _f32(torch.sqrt(1 - torch.pow(b2, t64))))
                               if group.bias_correction else (1.0, 1.0))
-            bc1, bc2_sqrt = scalars[n]
+            bc1, bc2_sqrt = scalars[key]
             if group.owner in clips:
                 g = g / clips[group.owner]
             m = read("adam_m", i)
@@ -965,14 +991,14 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
                               params[i], g, lr, t64)
             new_params[i] = m - u
         else:  # radam
-            if n not in scalars:
+            if key not in scalars:
                 bc2 = 1 - torch.pow(b2, t64)
                 rho_inf = 2 / (1 - b2) - 1
                 rho_t = rho_inf - 2 * t64 * torch.pow(b2, t64) / bc2
                 rect = torch.sqrt(torch.clamp((rho_t - 4) * (rho_t - 2) * rho_inf /
                                               ((rho_inf - 4) * (rho_inf - 2) * rho_t), min=0))
-                scalars[n] = (_f32(1 - torch.pow(b1, t64)), _f32(torch.sqrt(bc2)), _f32(rect), rho_t > 5.0)
-            bc1, bc2_sqrt, rect, rectified = scalars[n]
+                scalars[key] = (_f32(1 - torch.pow(b1, t64)), _f32(torch.sqrt(bc2)), _f32(rect), rho_t > 5.0)
+            bc1, bc2_sqrt, rect, rectified = scalars[key]
             m = write("adam_m", i, read("adam_m", i) + (g - read("adam_m", i)) * (1 - b1))
             v = write("adam_v", i, read("adam_v", i) * b2 + (g * g) * (1 - b2))
             corrected = m / bc1
