@@ -79,6 +79,9 @@ decoupled decay by ``lr^2 / max_lr``, the constructor's lr):
 - AdaBelief: ``m`` averages ``g``, ``v = b2 v + (1 - b2) (g - m)^2 + eps``; rectified as RAdam (before ``rho_t``
   reaches 5, SGD with momentum ``p -= lr / bc1 m``, or no step), else ``p -= lr / bc1 m / (sqrt(v) /
   sqrt(bc2) + eps)``.
+- timm's Lookahead around any of them: after the update, every k steps (its count ``lookahead_step``) the slow
+  weights move toward the fast ones, ``slow += alpha (fast - slow)``, and the fast ones restart from them; timm
+  makes a parameter's slow buffer at its first sync (a copy: no change), so until then the sync only copies.
 - Adafactor (transformers' and timm's): ``lr_t = min(1e-2 (warm-up: 1e-6 t), 1 / sqrt(t)) * max(eps_scale,
   rms(p))`` (the relative step; or the group's lr); ``b2t = 1 - t^decay_rate``; the second moment of ``g^2 +
   eps`` averaged with ``b2t``, factored for a weight into its row and column means (state of their own
@@ -157,8 +160,9 @@ _PER_PARAM = {"momentum": ("momentum_buffer", "momentum of"), "adam_m": ("exp_av
               "exp_avg_diff": ("exp_avg_diff", "gradient difference average of"),
               "neg_pre_grad": ("neg_pre_grad", "negated last gradient of"),
               "exp_avg_var": ("exp_avg_var", "gradient variance of"),
-              "max_exp_avg_var": ("max_exp_avg_var", "largest gradient variance of")}
-SLOT_KINDS = frozenset(_PER_PARAM) | {"mu_product", "step"}
+              "max_exp_avg_var": ("max_exp_avg_var", "largest gradient variance of"),
+              "slow": ("lookahead_slow_buff", "slow weights of")}
+SLOT_KINDS = frozenset(_PER_PARAM) | {"mu_product", "step", "lookahead_step"}
 
 
 @dataclass(frozen=True)
@@ -212,6 +216,8 @@ class Group:
     fixed_decay: bool = False  # AdaBelief: decoupled decay without the lr
     rectify: bool = True  # AdaBelief: RAdam's rectification
     degenerated_to_sgd: bool = True  # AdaBelief: before rectification, SGD with momentum (else no step)
+    lookahead_k: int = 0  # timm's Lookahead around the optimizer: every k steps, the slow weights (0: none)
+    lookahead_alpha: float = 0.5  # Lookahead: the slow weights' step toward the fast ones
 
     # the options each optimizer has (the header and the manifest show those)
     OPTIONS = {"sgd": ("momentum", "nesterov"), "adam": ("betas", "eps", "amsgrad"),
@@ -239,7 +245,8 @@ class Group:
                "adabelief": ("betas", "eps", "amsgrad", "decoupled", "fixed_decay", "rectify", "degenerated_to_sgd")}
 
     def options(self):
-        return ("lr", "weight_decay", "maximize") + self.OPTIONS[self.kind]
+        return (("lr", "weight_decay", "maximize") + self.OPTIONS[self.kind] +
+                (("lookahead_k", "lookahead_alpha") if self.lookahead_k else ()))
 
     def describe(self):
         always = ("lr", "weight_decay", "momentum", "betas", "eps", "alpha")
@@ -259,11 +266,14 @@ class Plan:
     group_of: list  # per trained parameter: its group's index, or None (no group holds it: kept)
     slots: list = field(default_factory=list)  # [(kind, parameter index / group index / None)]
     initial: list = field(default_factory=list)  # the slots' initial values
+    slow_from: dict = field(default_factory=dict)  # Lookahead: the count after which a parameter's slow weights exist
 
     def state_names(self, names):
         def name(kind, owner):
             if kind == "step":
                 return "step counter" + ("" if owner is None else f" of {names[owner]}")
+            if kind == "lookahead_step":
+                return "lookahead step counter"
             if kind == "mu_product":
                 return "momentum product" + (f" of param group {owner}" if len(self.groups) > 1 else "")
             return f"{_PER_PARAM[kind][1]} {names[owner]}"
@@ -361,6 +371,9 @@ def plan(optimizer, params, *, lr=None, momentum=0.0, weight_decay=0.0, betas=(0
 def _instance(optimizer, params, owner, supported):
     """One optimizer instance's update kind, class name, param groups (``owner`` its position in the list),
     each parameter's group index in it (or None) and its state per parameter index."""
+    lookahead = _lookahead(optimizer)
+    if lookahead is not None:  # timm's Lookahead: its base optimizer's update, then its own every k steps
+        optimizer = optimizer._base_optimizer
     classes = _classes(optimizer)
     kind = next((k for k, c in classes if isinstance(optimizer, c)), None)
     name = type(optimizer).__name__
@@ -456,12 +469,34 @@ def _instance(optimizer, params, owner, supported):
     if all(n is None for n in group_of) and params:
         raise ValueError(f"the {name} holds none of the model's trainable parameters")
     groups = [replace(g, kind=kind) for g in groups]  # (Adam's kind is known after its groups: adam / adamw)
+    if lookahead is not None:
+        counts = {g["lookahead_step"] for g in optimizer.param_groups}
+        if len(counts) > 1:
+            raise ValueError(f"the Lookahead's param groups are at different lookahead steps ({sorted(counts)}): "
+                             "the step keeps one count")
+        groups = [replace(g, lookahead_k=int(pg["lookahead_k"]), lookahead_alpha=float(pg["lookahead_alpha"]))
+                  for g, pg in zip(groups, optimizer.param_groups)]
+        name = f"Lookahead({name})"
     state = {i: optimizer.state.get(p, {}) for i, p in enumerate(params)}
+    if lookahead is not None:  # (the lookahead count rides with every parameter's state)
+        state = {i: {**s, "lookahead_step": optimizer.param_groups[0]["lookahead_step"]} for i, s in state.items()}
     if kind in ("lamb", "adan"):  # timm's Lamb and Adan count steps per param group (each parameter at its group's)
         for i, n in enumerate(group_of):
             if n is not None and "step" in optimizer.param_groups[n]:
                 state[i] = {**state[i], "step": optimizer.param_groups[n]["step"]}
     return kind, name, groups, group_of, state
+
+
+def _lookahead(optimizer):
+    """timm's Lookahead class where ``optimizer`` is one (exactly: a subclass's own step is refused), else None."""
+    if "timm" not in {c.__module__.split(".")[0] for c in type(optimizer).__mro__}:
+        return None
+    from timm.optim import Lookahead
+    if not isinstance(optimizer, Lookahead):
+        return None
+    if inspect.unwrap(type(optimizer).step) is not inspect.unwrap(Lookahead.step):
+        raise ValueError(f"{type(optimizer).__name__} overrides Lookahead's step(): the step writes timm's own only")
+    return Lookahead
 
 
 def _factored_dims(kind, group, shape):
@@ -524,7 +559,8 @@ def _lay_out(result, params, state):
     index, empty for a fresh optimizer)."""
     held = [i for i, n in enumerate(result.group_of) if n is not None]
     per_param = {i: _per_param_slots(result.groups[result.group_of[i]].kind, result.groups[result.group_of[i]],
-                                     params[i].shape) for i in held}
+                                     params[i].shape) +
+                 (["slow"] if result.groups[result.group_of[i]].lookahead_k else []) for i in held}
     order = [k for k in _PER_PARAM if any(k in kinds for kinds in per_param.values())]
     slots = [(k, i) for k in order for i in held if k in per_param[i]]
 
@@ -567,6 +603,14 @@ def _lay_out(result, params, state):
     elif counted:
         slots.append(("step", None))
         initial.append(torch.tensor(counts[counted[0]], dtype=torch.float32))
+    looked = [i for i in held if result.groups[result.group_of[i]].lookahead_k]
+    if looked:  # Lookahead's count, and for each parameter the count its slow weights start at
+        count = int(state.get(looked[0], {}).get("lookahead_step", 0))
+        slots.append(("lookahead_step", None))
+        initial.append(torch.tensor(float(count), dtype=torch.float32))
+        for i in looked:  # timm makes a slow buffer at a parameter's first sync (a copy: no change then)
+            k = result.groups[result.group_of[i]].lookahead_k
+            result.slow_from[i] = 0 if "lookahead_slow_buff" in state.get(i, {}) else (count // k + 1) * k
     result.slots, result.initial = slots, initial
 
 
@@ -788,6 +832,9 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
         new_state[slot[("step", None)]] = t
         t64 = t.double()  # the scalar factors in float64, as torch.optim computes them from a Python count
     scalars = {}  # per group (or parameter, at its own count): the factors its parameters share
+    look = None
+    if ("lookahead_step", None) in slot:  # Lookahead's count, one step on
+        look = new_state[slot[("lookahead_step", None)]] = state[slot[("lookahead_step", None)]] + 1
 
     def read(kind, owner):
         return state[slot[(kind, owner)]]
@@ -1004,4 +1051,10 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
             corrected = m / bc1
             adaptive = bc2_sqrt / (torch.sqrt(v) + group.eps)
             new_params[i] = param - torch.where(rectified, corrected * lr * adaptive * rect, corrected * lr)
+        if group.lookahead_k:  # timm's Lookahead: every k steps the slow weights move toward the fast ones
+            fast, slow = new_params[i], read("slow", i)  # by alpha (add_ with alpha: fused), and the fast
+            sync = torch.remainder(look, group.lookahead_k) == 0  # weights restart from them
+            moved = torch.where(look > p.slow_from[i], _fma(fast - slow, group.lookahead_alpha, slow), fast)
+            slow = write("slow", i, torch.where(sync, moved, slow))
+            new_params[i] = torch.where(sync, slow, fast)
     return new_params, new_state

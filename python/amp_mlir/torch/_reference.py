@@ -102,6 +102,11 @@ def torch_reference_losses(model: torch.nn.Module, loss_fn, example_inputs: tupl
 def _same_optimizer(optimizer, copies):
     """A torch.optim optimizer of ``optimizer``'s class over the ``copies`` of its parameters (``id`` of an
     original -> its copy), with its param groups' options and its state (a resumed run's moments)."""
+    base = getattr(optimizer, "_base_optimizer", None)  # timm's Lookahead: around a copy of its base
+    if base is not None:
+        wrapped = type(optimizer)(_same_optimizer(base, copies))
+        wrapped.load_state_dict(copy.deepcopy(optimizer.state_dict()))
+        return wrapped
     groups = [{**{k: v for k, v in g.items() if k != "params"}, "params": [copies[id(p)] for p in g["params"]]}
               for g in optimizer.param_groups]
     same = type(optimizer)(groups)
