@@ -2787,6 +2787,15 @@ def _grouped_mlp():
     return model, inputs, decay, no_decay
 
 
+def _step_on_another_batch(optimizer, model, inputs, steps):
+    """``steps`` eager PyTorch steps of ``optimizer`` on another batch (``-3 x``), as a resumed run leaves it."""
+    for _ in range(steps):
+        optimizer.zero_grad()
+        F.cross_entropy(model(-3 * inputs[0]), inputs[1]).backward()
+        optimizer.step()
+    optimizer.zero_grad()
+
+
 def _fresh(groups):
     """Copies of param group dicts (an optimizer writes its defaults into the dicts it is given)."""
     return [dict(g) for g in groups]
@@ -3064,11 +3073,7 @@ def test_timm_lookahead_trains_as_timm(case, tmp_path, amp_tools):
     base = (torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9) if case.startswith("sgd") else
             torch.optim.AdamW(model.parameters(), lr=0.02))
     optimizer = (optim.create_optimizer_v2(model, "lookahead_radam", lr=0.02) if make is None else make(base))
-    for _ in range(steps_before):  # on another batch
-        optimizer.zero_grad()
-        F.cross_entropy(model(-3 * inputs[0]), inputs[1]).backward()
-        optimizer.step()
-    optimizer.zero_grad()
+    _step_on_another_batch(optimizer, model, inputs, steps_before)
     step = export_train_step(model, F.cross_entropy, inputs, optimizer=optimizer, out_dir=tmp_path)
     assert "lookahead_k=" in step.text.splitlines()[1]
     counter = [a for a in step.manifest["arguments"] if a["kind"] == "lookahead_step"]
@@ -3093,11 +3098,7 @@ def test_timm_lamb_and_rmsproptf_resume(tmp_path, amp_tools):
                  lambda ps: optim.RMSpropTF(ps, lr=0.01, momentum=0.9)):
         model, inputs, _, _ = _grouped_mlp()
         optimizer = make(model.parameters())
-        for _ in range(2):
-            optimizer.zero_grad()
-            F.cross_entropy(model(-3 * inputs[0]), inputs[1]).backward()
-            optimizer.step()
-        optimizer.zero_grad()
+        _step_on_another_batch(optimizer, model, inputs, 2)
         out = tmp_path / type(optimizer).__name__
         step = export_train_step(model, F.cross_entropy, inputs, optimizer=optimizer, lr_input=True, out_dir=out)
         if isinstance(optimizer, optim.Lamb):
@@ -3210,11 +3211,7 @@ def test_torch_optim_state_resumes(tmp_path, amp_tools):
                        (lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), 1e-5),
                        (lambda ps: torch.optim.NAdam(ps, lr=0.05), 1e-4)):
         optimizer = make(model.parameters())
-        for _ in range(2):
-            optimizer.zero_grad()
-            F.cross_entropy(model(-3 * inputs[0]), inputs[1]).backward()
-            optimizer.step()
-        optimizer.zero_grad()
+        _step_on_another_batch(optimizer, model, inputs, 2)
         out = tmp_path / type(optimizer).__name__
         step = export_train_step(model, F.cross_entropy, inputs, optimizer=optimizer, out_dir=out)
         if not isinstance(optimizer, torch.optim.SGD):
@@ -3330,10 +3327,7 @@ def test_parameters_at_different_step_counts_train_as_pytorch(tmp_path, amp_tool
         if isinstance(optimizer, torch.optim.AdamW):  # the backbone frozen while the head trains
             for p in (*model[0].parameters(), *model[2].parameters()):
                 p.requires_grad_(False)
-        for _ in range(2):
-            optimizer.zero_grad()
-            F.cross_entropy(model(-3 * inputs[0]), inputs[1]).backward()
-            optimizer.step()
+        _step_on_another_batch(optimizer, model, inputs, 2)
         for p in model.parameters():
             p.requires_grad_(True)
         if isinstance(optimizer, optim.Lamb):
