@@ -2935,7 +2935,12 @@ def _timm_optimizers():
         # AdaBelief: rectified (b2 0.99: from step 7), SGD with momentum before that
         "adabelief": case(optim.AdaBelief, lr=0.01, betas=(0.9, 0.99), weight_decay=0.01),
         "adabelief_amsgrad_l2": case(optim.AdaBelief, lr=0.01, rectify=False, amsgrad=True, weight_decay=0.1,
-                                     decoupled_decay=False)}
+                                     decoupled_decay=False),
+        # AdamP / SGDP: the update's radial part removed where a weight looks scale-invariant (delta 1.0: some
+        # do here), its decay scaled by wd_ratio
+        "adamp_nesterov_caution": case(optim.AdamP, lr=0.01, weight_decay=0.1, nesterov=True, caution=True, delta=1.0),
+        "sgdp_dampening_caution": case(optim.SGDP, lr=0.1, momentum=0.9, weight_decay=0.01, nesterov=True,
+                                       caution=True, delta=1.0, dampening=0.1)}
 
 
 # The option each case is there for, and the case without it: timm's losses part by more than 1%.
@@ -2952,18 +2957,21 @@ _TIMM_ABLATIONS = {
     "adan_noprox_caution": [dict(caution=False)],
     "adopt_decoupled": [dict(clip_exp=None), dict(decoupled=False), dict(caution=False)],
     "adabelief": [dict(rectify=False), dict(degenerated_to_sgd=False)],
-    "adabelief_amsgrad_l2": [dict(decoupled_decay=True)]}
+    "adabelief_amsgrad_l2": [dict(decoupled_decay=True)],
+    "adamp_nesterov_caution": [dict(delta=0.0), dict(caution=False), dict(nesterov=False)],
+    "sgdp_dampening_caution": [dict(delta=0.0), dict(caution=False), dict(dampening=0.0)]}
 
 
 @pytest.mark.parametrize("case", ["lion", "lion_caution_corrected", "lamb_decoupled_caution", "lamb_trust_clip",
                                   "lamb_adapt_no_averaging", "lars_nesterov_clip", "rmsproptf",
                                   "rmsproptf_centered", "nadamw_caution_clip", "sgdw_caution", "adamw_legacy_clip",
-                                  "adan_noprox_caution", "adopt_decoupled", "adabelief", "adabelief_amsgrad_l2"])
+                                  "adan_noprox_caution", "adopt_decoupled", "adabelief", "adabelief_amsgrad_l2",
+                                  "adamp_nesterov_caution", "sgdp_dampening_caution"])
 def test_timm_optimizers_train_as_timm(case, tmp_path, amp_tools):
     """timm's Lion, Lamb (its global gradient-norm clipping, trust ratio, decoupled decay), Lars (LARC's trust
     clip, Nesterov), RMSpropTF (eps inside the root, lr inside the momentum, ones as the first square average),
-    NAdamW, SGDW, AdamWLegacy, Adan, Adopt and AdaBelief (rectified, amsgrad), with caution, corrected weight
-    decay and RMS update clipping, train as timm's
+    NAdamW, SGDW, AdamWLegacy, Adan, Adopt, AdaBelief (rectified, amsgrad), AdamP and SGDP (the projection of
+    scale-invariant weights), with caution, corrected weight decay and RMS update clipping, train as timm's
     own classes: fp32 within 1e-5 over 8 steps (measured 1e-7..2e-6), f16 within 5e-3 of fp32; each case's
     options act (without one, timm's losses part by more than 1%)."""
     _torch_mlir()

@@ -4,7 +4,8 @@ An optimizer is given either by name (``"sgd"``, ``"adam"``, ``"adamw"``) with o
 parameter, or as the torch.optim instance the training script already builds: ``SGD``, ``Adam``, ``AdamW``,
 ``RMSprop``, ``Adagrad``, ``Adamax``, ``NAdam``, ``RAdam``, ``Adadelta``, ``Rprop``, ``ASGD``, ``Adafactor`` or
 ``Muon``; or timm's own: ``Lion``, ``Lamb``, ``Lars``,
-``RMSpropTF``, ``NAdamW``, ``SGDW``, ``AdamWLegacy``, ``Adafactor``, ``Adan``, ``Adopt`` or ``AdaBelief`` (what
+``RMSpropTF``, ``NAdamW``, ``SGDW``, ``AdamWLegacy``, ``Adafactor``, ``Adan``, ``Adopt``, ``AdaBelief``, ``AdamP`` or
+``SGDP`` (what
 ``timm.optim.create_optimizer_v2``
 builds for those names and their cautious variants); or transformers' ``Adafactor``. An instance's param groups give each parameter
 its own options (transformers' and timm's usual groups: no weight decay on biases and norm weights; a lower
@@ -79,6 +80,10 @@ decoupled decay by ``lr^2 / max_lr``, the constructor's lr):
 - AdaBelief: ``m`` averages ``g``, ``v = b2 v + (1 - b2) (g - m)^2 + eps``; rectified as RAdam (before ``rho_t``
   reaches 5, SGD with momentum ``p -= lr / bc1 m``, or no step), else ``p -= lr / bc1 m / (sqrt(v) /
   sqrt(bc2) + eps)``.
+- AdamP / SGDP: Adam's moments (or SGD's momentum, with dampening) make the update; for a weight of two or
+  more dims, where the gradient is nearly orthogonal to it (``max |cos| < delta / sqrt(n)`` per output channel,
+  else over the whole weight) the update's radial part is removed and the decay scaled by ``wd_ratio`` (timm's
+  branches as selects, ``_projection``).
 - timm's Lookahead around any of them: after the update, every k steps (its count ``lookahead_step``) the slow
   weights move toward the fast ones, ``slow += alpha (fast - slow)``, and the fast ones restart from them; timm
   makes a parameter's slow buffer at its first sync (a copy: no change), so until then the sync only copies.
@@ -112,6 +117,7 @@ import warnings
 from dataclasses import dataclass, field, fields, replace
 
 import torch
+import torch.nn.functional as F
 
 OPTIMIZERS = ("sgd", "adam", "adamw")  # by name
 
@@ -125,10 +131,10 @@ _CLASSES = (("sgd", torch.optim.SGD), ("adam", torch.optim.Adam), ("rmsprop", to
 # timm.optim classes the step writes the update of (timm is imported when an optimizer is given as an instance)
 _TIMM = {"lion": "Lion", "lamb": "Lamb", "lars": "Lars", "rmsproptf": "RMSpropTF", "nadamw": "NAdamW", "sgdw": "SGDW",
          "adamw": "AdamWLegacy", "adafactor_timm": "Adafactor", "adan": "Adan", "adopt": "Adopt",
-         "adabelief": "AdaBelief"}
+         "adabelief": "AdaBelief", "adamp": "AdamP", "sgdp": "SGDP"}
 _ALWAYS_DECOUPLED = ("lion", "nadamw", "sgdw", "muon")  # and timm's AdamWLegacy
 # Optimizers whose update reads no step count (RMSprop and others count steps, but do not read them).
-_UNCOUNTED = ("sgd", "sgdw", "rmsprop", "rmsproptf", "lion", "lars", "adadelta", "rprop", "muon")
+_UNCOUNTED = ("sgd", "sgdw", "rmsprop", "rmsproptf", "lion", "lars", "adadelta", "rprop", "muon", "sgdp")
 
 
 def _classes(optimizer):
@@ -216,6 +222,9 @@ class Group:
     fixed_decay: bool = False  # AdaBelief: decoupled decay without the lr
     rectify: bool = True  # AdaBelief: RAdam's rectification
     degenerated_to_sgd: bool = True  # AdaBelief: before rectification, SGD with momentum (else no step)
+    delta: float = 0.1  # AdamP / SGDP: the cosine below which a weight counts as scale-invariant
+    wd_ratio: float = 0.1  # AdamP / SGDP: the weight decay's factor on such a weight
+    dampening: float = 0.0  # SGDP
     lookahead_k: int = 0  # timm's Lookahead around the optimizer: every k steps, the slow weights (0: none)
     lookahead_alpha: float = 0.5  # Lookahead: the slow weights' step toward the fast ones
 
@@ -242,7 +251,9 @@ class Group:
                "muon": ("momentum", "nesterov", "eps", "ns_coefficients", "ns_steps", "adjust_lr_fn"),
                "adan": ("betas", "eps", "no_prox", "caution"),
                "adopt": ("betas", "eps", "clip_exp", "decoupled", "caution", "max_lr"),
-               "adabelief": ("betas", "eps", "amsgrad", "decoupled", "fixed_decay", "rectify", "degenerated_to_sgd")}
+               "adabelief": ("betas", "eps", "amsgrad", "decoupled", "fixed_decay", "rectify", "degenerated_to_sgd"),
+               "adamp": ("betas", "eps", "nesterov", "delta", "wd_ratio", "caution"),
+               "sgdp": ("momentum", "dampening", "nesterov", "eps", "delta", "wd_ratio", "caution")}
 
     def options(self):
         return (("lr", "weight_decay", "maximize") + self.OPTIONS[self.kind] +
@@ -454,7 +465,9 @@ def _instance(optimizer, params, owner, supported):
                             no_prox=bool(g.get("no_prox", False)),
                             clip_exp=None if g.get("clip_exp", 0.333) is None else float(g.get("clip_exp", 0.333)),
                             fixed_decay=bool(g.get("fixed_decay", False)), rectify=bool(g.get("rectify", True)),
-                            degenerated_to_sgd=bool(g.get("degenerated_to_sgd", True)))
+                            degenerated_to_sgd=bool(g.get("degenerated_to_sgd", True)),
+                            delta=float(g.get("delta", 0.1)), wd_ratio=float(g.get("wd_ratio", 0.1)),
+                            dampening=float(g.get("dampening", 0.0)))
         groups.append(Group(**{**options, **adafactor}))
         for p in g["params"]:
             if id(p) in seen:
@@ -533,6 +546,8 @@ def _per_param_slots(kind, group, shape):
         return ["row_var", "col_var"] if len(shape) > 1 else ["variance"]
     if kind == "muon":
         return ["momentum"]
+    if kind in ("adamp", "sgdp"):
+        return ["adam_m", "adam_v"] if kind == "adamp" else ["momentum"]
     if kind in ("adan", "adopt", "adabelief"):
         return {"adan": ["adam_m", "adam_v", "exp_avg_diff", "neg_pre_grad"], "adopt": ["adam_m", "adam_v"],
                 "adabelief": ["adam_m", "exp_avg_var"] + (["max_exp_avg_var"] if group.amsgrad else [])}[kind]
@@ -684,6 +699,59 @@ def _newton_schulz(x, group):
         gram = bf16(x @ x.T)
         x = bf16(a * x + bf16(c * (gram @ gram) + b * gram) @ x)
     return x.T if tall else x
+
+
+def _projection(p, g, perturb, group):
+    """timm's AdamP / SGDP projection: where a weight looks scale-invariant (its gradient nearly orthogonal to
+    it, per output channel, else as a whole), the update's radial part is removed and the weight decay scaled
+    by ``wd_ratio``. timm picks the first view that qualifies with Python branches; here they are selects.
+    Returns the update and the weight decay's factor."""
+    shape = (-1,) + (1,) * (p.ndim - 1)
+    views = (lambda x: x.reshape(x.shape[0], -1), lambda x: x.reshape(1, -1))
+    result, factor, taken = perturb, torch.ones((), dtype=torch.float32), torch.zeros((), dtype=torch.bool)
+    for view in views:
+        cosine = torch.abs(F.cosine_similarity(view(g), view(p), dim=1, eps=group.eps))
+        qualifies = torch.max(cosine) < group.delta / math.sqrt(view(p).shape[1])
+        unit = p / (torch.linalg.vector_norm(view(p), dim=1) + group.eps).reshape(shape)
+
+        def radial(x):
+            return unit * view(unit * x).sum(dim=1).reshape(shape)
+        projected = perturb - radial(perturb)
+        if group.caution:  # against the gradient's tangential part, then projected again
+            projected = _caution(projected, g - radial(g))
+            projected = projected - radial(projected)
+        take = qualifies & ~taken
+        result = torch.where(take, projected, result)
+        factor = torch.where(take, group.wd_ratio, factor)
+        taken = taken | qualifies
+    if group.caution:
+        result = torch.where(taken, result, _caution(perturb, g))
+    return result, factor
+
+
+def _adamp(kind, group, read, write, param, g, lr, t64):
+    """timm's AdamP (Adam's moments) or SGDP (momentum): the update projected (``_projection``) for weights of
+    two or more dims, then decay ``p *= 1 - lr wd ratio`` (SGDP: over ``1 - momentum``)."""
+    if kind == "adamp":
+        b1, b2 = group.betas
+        m = write("adam_m", read("adam_m") * b1 + g * (1 - b1))
+        v = write("adam_v", read("adam_v") * b2 + (g * g) * (1 - b2))
+        denom = torch.sqrt(v) / _f32(torch.sqrt(1 - torch.pow(b2, t64))) + group.eps
+        perturb = (b1 * m + (1 - b1) * g) / denom if group.nesterov else m / denom
+        size = _f32(_f64(lr) / (1 - torch.pow(b1, t64)))
+    else:
+        buf = write("momentum", read("momentum") * group.momentum + g * (1 - group.dampening))
+        perturb = g + group.momentum * buf if group.nesterov else buf
+        size = lr
+    factor = 1.0
+    if param.ndim > 1:
+        perturb, factor = _projection(param, g, perturb, group)
+    elif group.caution:
+        perturb = _caution(perturb, g)
+    if group.weight_decay != 0:
+        decay = lr * group.weight_decay * factor
+        param = param * (1 - (decay / (1 - group.momentum) if kind == "sgdp" else decay))
+    return param - size * perturb
 
 
 def _adan(group, read, write, param, g, lr, t64):
@@ -866,7 +934,8 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
         if group.maximize:
             g = -g
         if group.weight_decay != 0 and kind not in ("lamb", "lars", "adafactor", "adafactor_timm",
-                                                      "adafactor_torch", "adan", "adopt", "adabelief"):  # (theirs below)
+                                                      "adafactor_torch", "adan", "adopt", "adabelief", "adamp",
+                                                      "sgdp"):  # (theirs below)
             if group.decoupled:  # param.mul_(1 - lr * weight_decay)
                 param = param * (1 - _decay_scale(group, lr) * group.weight_decay)
             else:
@@ -1013,6 +1082,9 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
             write("eta", i, _f32(_f64(lr) / (1 + group.lambd * _f64(lr) * t64) ** group.alpha))
             write("mu", i, _f32(1 / torch.clamp(t64 - group.t0, min=1.0)))
             new_params[i] = param
+        elif kind in ("adamp", "sgdp"):
+            new_params[i] = _adamp(kind, group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
+                                   param, g, lr, t64)
         elif kind == "adan":
             new_params[i] = _adan(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
                                   param, g, lr, t64)
