@@ -2940,7 +2940,14 @@ def _timm_optimizers():
         # do here), its decay scaled by wd_ratio
         "adamp_nesterov_caution": case(optim.AdamP, lr=0.01, weight_decay=0.1, nesterov=True, caution=True, delta=1.0),
         "sgdp_dampening_caution": case(optim.SGDP, lr=0.1, momentum=0.9, weight_decay=0.01, nesterov=True,
-                                       caution=True, delta=1.0, dampening=0.1)}
+                                       caution=True, delta=1.0, dampening=0.1),
+        # MADGRAD: dual averaging from the starting point x0 (state: the parameter itself at the start)
+        "madgrad": case(optim.MADGRAD, lr=0.01, weight_decay=0.01),
+        "madgrad_no_momentum_decoupled": case(optim.MADGRAD, lr=0.01, momentum=0.0, weight_decay=0.1,
+                                              decoupled_decay=True),
+        # NvNovoGrad: one second moment per tensor, starting at the first squared norm
+        "novograd_averaging_amsgrad": case(optim.NvNovoGrad, lr=0.01, weight_decay=0.1, grad_averaging=True,
+                                           amsgrad=True, decoupled_decay=True)}
 
 
 # The option each case is there for, and the case without it: timm's losses part by more than 1%.
@@ -2959,19 +2966,22 @@ _TIMM_ABLATIONS = {
     "adabelief": [dict(rectify=False), dict(degenerated_to_sgd=False)],
     "adabelief_amsgrad_l2": [dict(decoupled_decay=True)],
     "adamp_nesterov_caution": [dict(delta=0.0), dict(caution=False), dict(nesterov=False)],
-    "sgdp_dampening_caution": [dict(delta=0.0), dict(caution=False), dict(dampening=0.0)]}
+    "sgdp_dampening_caution": [dict(delta=0.0), dict(caution=False), dict(dampening=0.0)],
+    "madgrad": [dict(momentum=0.0)],
+    "novograd_averaging_amsgrad": [dict(grad_averaging=False)]}
 
 
 @pytest.mark.parametrize("case", ["lion", "lion_caution_corrected", "lamb_decoupled_caution", "lamb_trust_clip",
                                   "lamb_adapt_no_averaging", "lars_nesterov_clip", "rmsproptf",
                                   "rmsproptf_centered", "nadamw_caution_clip", "sgdw_caution", "adamw_legacy_clip",
                                   "adan_noprox_caution", "adopt_decoupled", "adabelief", "adabelief_amsgrad_l2",
-                                  "adamp_nesterov_caution", "sgdp_dampening_caution"])
+                                  "adamp_nesterov_caution", "sgdp_dampening_caution", "madgrad",
+                                  "madgrad_no_momentum_decoupled", "novograd_averaging_amsgrad"])
 def test_timm_optimizers_train_as_timm(case, tmp_path, amp_tools):
     """timm's Lion, Lamb (its global gradient-norm clipping, trust ratio, decoupled decay), Lars (LARC's trust
     clip, Nesterov), RMSpropTF (eps inside the root, lr inside the momentum, ones as the first square average),
     NAdamW, SGDW, AdamWLegacy, Adan, Adopt, AdaBelief (rectified, amsgrad), AdamP and SGDP (the projection of
-    scale-invariant weights), with caution, corrected weight decay and RMS update clipping, train as timm's
+    scale-invariant weights), MADGRAD and NvNovoGrad, with caution, corrected weight decay and RMS update clipping, train as timm's
     own classes: fp32 within 1e-5 over 8 steps (measured 1e-7..2e-6), f16 within 5e-3 of fp32; each case's
     options act (without one, timm's losses part by more than 1%)."""
     _torch_mlir()
@@ -3386,7 +3396,7 @@ def test_float64_constants_keep_their_digits(tmp_path, amp_tools):
 
 
 def test_torch_optim_refusals(tmp_path):
-    """What the step cannot write is refused by name: another optimizer class (timm's MADGRAD too), SGD's and timm
+    """What the step cannot write is refused by name: another optimizer class (timm's LaProp too), SGD's and timm
     Lars's dampening, options given
     twice, a parameter that is not the model's, a parameter listed twice, a subclass with its own step(), a step
     hook, an optimizer instance with the builtin front end (all before capturing), and a NAdam whose parameters
@@ -3416,7 +3426,7 @@ def test_torch_optim_refusals(tmp_path):
             (hooked, {}, r"has 1 step hook\(s\)"),
             (torch.optim.SGD(model.parameters(), lr=0.1), {"frontend": "builtin"}, "needs frontend='torch-mlir'"),
             *([] if timm_optim is None else [
-                (timm_optim.MADGRAD(model.parameters()), {}, "; got MADGRAD"),
+                (timm_optim.LaProp(model.parameters()), {}, "; got LaProp"),
                 (timm_optim.Lars(model.parameters(), lr=0.1, momentum=0.9, dampening=0.1), {}, "Lars's dampening")])]:
         with pytest.raises(ValueError, match=message):
             export_train_step(model, F.cross_entropy, inputs, optimizer=optimizer, out_dir=tmp_path, **options)

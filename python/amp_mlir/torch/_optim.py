@@ -4,8 +4,8 @@ An optimizer is given either by name (``"sgd"``, ``"adam"``, ``"adamw"``) with o
 parameter, or as the torch.optim instance the training script already builds: ``SGD``, ``Adam``, ``AdamW``,
 ``RMSprop``, ``Adagrad``, ``Adamax``, ``NAdam``, ``RAdam``, ``Adadelta``, ``Rprop``, ``ASGD``, ``Adafactor`` or
 ``Muon``; or timm's own: ``Lion``, ``Lamb``, ``Lars``,
-``RMSpropTF``, ``NAdamW``, ``SGDW``, ``AdamWLegacy``, ``Adafactor``, ``Adan``, ``Adopt``, ``AdaBelief``, ``AdamP`` or
-``SGDP`` (what
+``RMSpropTF``, ``NAdamW``, ``SGDW``, ``AdamWLegacy``, ``Adafactor``, ``Adan``, ``Adopt``, ``AdaBelief``, ``AdamP``,
+``SGDP``, ``MADGRAD`` or ``NvNovoGrad`` (what
 ``timm.optim.create_optimizer_v2``
 builds for those names and their cautious variants); or transformers' ``Adafactor``. An instance's param groups give each parameter
 its own options (transformers' and timm's usual groups: no weight decay on biases and norm weights; a lower
@@ -84,6 +84,11 @@ decoupled decay by ``lr^2 / max_lr``, the constructor's lr):
   more dims, where the gradient is nearly orthogonal to it (``max |cos| < delta / sqrt(n)`` per output channel,
   else over the whole weight) the update's radial part is removed and the decay scaled by ``wd_ratio`` (timm's
   branches as selects, ``_projection``).
+- MADGRAD: ``lamb = (lr + eps) sqrt(t)``; ``sum_sq += lamb g^2``, ``s += lamb g``; ``z = x0 - s / (sum_sq^(1/3) +
+  eps)`` from the starting point ``x0`` (without momentum, ``x0`` is recomputed from the current parameter);
+  ``p = momentum p + (1 - momentum) z``.
+- NvNovoGrad: ``v`` one number per tensor, ``||g||^2`` at first, then ``b2 v + (1 - b2) ||g||^2``; ``m = b1 m +
+  g / (sqrt(v) + eps)`` (plus ``wd p``; times ``1 - b1`` with grad averaging); ``p -= lr m``.
 - timm's Lookahead around any of them: after the update, every k steps (its count ``lookahead_step``) the slow
   weights move toward the fast ones, ``slow += alpha (fast - slow)``, and the fast ones restart from them; timm
   makes a parameter's slow buffer at its first sync (a copy: no change), so until then the sync only copies.
@@ -131,10 +136,10 @@ _CLASSES = (("sgd", torch.optim.SGD), ("adam", torch.optim.Adam), ("rmsprop", to
 # timm.optim classes the step writes the update of (timm is imported when an optimizer is given as an instance)
 _TIMM = {"lion": "Lion", "lamb": "Lamb", "lars": "Lars", "rmsproptf": "RMSpropTF", "nadamw": "NAdamW", "sgdw": "SGDW",
          "adamw": "AdamWLegacy", "adafactor_timm": "Adafactor", "adan": "Adan", "adopt": "Adopt",
-         "adabelief": "AdaBelief", "adamp": "AdamP", "sgdp": "SGDP"}
+         "adabelief": "AdaBelief", "adamp": "AdamP", "sgdp": "SGDP", "madgrad": "MADGRAD", "novograd": "NvNovoGrad"}
 _ALWAYS_DECOUPLED = ("lion", "nadamw", "sgdw", "muon")  # and timm's AdamWLegacy
 # Optimizers whose update reads no step count (RMSprop and others count steps, but do not read them).
-_UNCOUNTED = ("sgd", "sgdw", "rmsprop", "rmsproptf", "lion", "lars", "adadelta", "rprop", "muon", "sgdp")
+_UNCOUNTED = ("sgd", "sgdw", "rmsprop", "rmsproptf", "lion", "lars", "adadelta", "rprop", "muon", "sgdp", "novograd")
 
 
 def _classes(optimizer):
@@ -167,7 +172,11 @@ _PER_PARAM = {"momentum": ("momentum_buffer", "momentum of"), "adam_m": ("exp_av
               "neg_pre_grad": ("neg_pre_grad", "negated last gradient of"),
               "exp_avg_var": ("exp_avg_var", "gradient variance of"),
               "max_exp_avg_var": ("max_exp_avg_var", "largest gradient variance of"),
-              "slow": ("lookahead_slow_buff", "slow weights of")}
+              "slow": ("lookahead_slow_buff", "slow weights of"),
+              "grad_sum_sq": ("grad_sum_sq", "weighted sum of squared gradients of"),
+              "dual_avg": ("s", "weighted sum of gradients of"), "x0": ("x0", "starting point of"),
+              "layer_sq": ("exp_avg_sq", "squared gradient norm average of"),
+              "layer_sq_max": ("max_exp_avg_sq", "largest squared gradient norm average of")}
 SLOT_KINDS = frozenset(_PER_PARAM) | {"mu_product", "step", "lookahead_step"}
 
 
@@ -253,7 +262,9 @@ class Group:
                "adopt": ("betas", "eps", "clip_exp", "decoupled", "caution", "max_lr"),
                "adabelief": ("betas", "eps", "amsgrad", "decoupled", "fixed_decay", "rectify", "degenerated_to_sgd"),
                "adamp": ("betas", "eps", "nesterov", "delta", "wd_ratio", "caution"),
-               "sgdp": ("momentum", "dampening", "nesterov", "eps", "delta", "wd_ratio", "caution")}
+               "sgdp": ("momentum", "dampening", "nesterov", "eps", "delta", "wd_ratio", "caution"),
+               "madgrad": ("momentum", "eps", "decoupled"),
+               "novograd": ("betas", "eps", "grad_averaging", "amsgrad", "decoupled", "max_lr")}
 
     def options(self):
         return (("lr", "weight_decay", "maximize") + self.OPTIONS[self.kind] +
@@ -409,7 +420,7 @@ def _instance(optimizer, params, owner, supported):
         if kind in ("sgd", "lars", "sgdw") and float(g.get("dampening", 0)) != 0:
             raise ValueError(f"{where}: {name}'s dampening is not supported (it skips it at the first step "
                              "only); use dampening=0")
-        if kind in ("lamb", "rmsproptf", "adabelief"):
+        if kind in ("lamb", "rmsproptf", "adabelief", "madgrad", "novograd"):
             decoupled = bool(g.get("decoupled_decay", False))
         elif kind == "adopt":
             decoupled = bool(g.get("decoupled", False))
@@ -529,7 +540,7 @@ def _factored_dims(kind, group, shape):
 
 def _slot_shape(kind, group, shape):
     """The shape of per-parameter state ``kind`` of a parameter of ``shape``."""
-    if kind in ("eta", "mu"):  # ASGD's: one number per parameter
+    if kind in ("eta", "mu", "layer_sq", "layer_sq_max"):  # ASGD's, NvNovoGrad's: one number per parameter
         return ()
     if kind in ("row_var", "col_var"):  # torch's Adafactor: the mean over the last (row) or the one before
         return tuple(shape[:-1]) + (1,) if kind == "row_var" else tuple(shape[:-2]) + (1, shape[-1])
@@ -548,6 +559,10 @@ def _per_param_slots(kind, group, shape):
         return ["momentum"]
     if kind in ("adamp", "sgdp"):
         return ["adam_m", "adam_v"] if kind == "adamp" else ["momentum"]
+    if kind == "madgrad":
+        return ["grad_sum_sq", "dual_avg"] + (["x0"] if group.momentum != 0 else [])
+    if kind == "novograd":
+        return ["adam_m", "layer_sq"] + (["layer_sq_max"] if group.amsgrad else [])
     if kind in ("adan", "adopt", "adabelief"):
         return {"adan": ["adam_m", "adam_v", "exp_avg_diff", "neg_pre_grad"], "adopt": ["adam_m", "adam_v"],
                 "adabelief": ["adam_m", "exp_avg_var"] + (["max_exp_avg_var"] if group.amsgrad else [])}[kind]
@@ -586,6 +601,8 @@ def _lay_out(result, params, state):
         shape = _slot_shape(kind, group, params[i].shape)
         if value is None:  # fresh: zeros (Adagrad's sum is made at construction, so it is there); ones for
             # RMSpropTF's square average (TensorFlow's start)
+            if kind == "x0":  # MADGRAD's starting point: the parameter where it starts
+                return params[i].detach().clone().float()
             fill = {("rmsproptf", "square_avg"): 1.0, ("rprop", "step_size"): group.lr, ("asgd", "eta"): group.lr,
                     ("asgd", "mu"): 1.0}.get((group.kind, kind), 0.0)
             return torch.full(shape, fill, dtype=torch.float32)
@@ -699,6 +716,49 @@ def _newton_schulz(x, group):
         gram = bf16(x @ x.T)
         x = bf16(a * x + bf16(c * (gram @ gram) + b * gram) @ x)
     return x.T if tall else x
+
+
+def _madgrad(group, read, write, param, g, lr, t64):
+    """timm's MADGRAD: dual averaging, ``lamb = (lr + eps) sqrt(t)`` weighting the sums of gradients and of
+    their squares, the step from the starting point ``x0`` over the cube root of the latter; with momentum
+    the parameter moves toward that point by ``1 - momentum``."""
+    if group.weight_decay != 0:
+        if group.decoupled:
+            param = param * (1.0 - lr * group.weight_decay)
+        else:
+            g = g + group.weight_decay * param
+    lamb = _f32((_f64(lr) + group.eps) * torch.sqrt(t64))
+    if group.momentum == 0:
+        x0 = param + read("dual_avg") / (torch.pow(read("grad_sum_sq"), 1 / 3) + group.eps)
+    else:
+        x0 = read("x0")
+    squares = write("grad_sum_sq", read("grad_sum_sq") + lamb * g * g)
+    s = write("dual_avg", read("dual_avg") + lamb * g)
+    z = x0 - s / (torch.pow(squares, 1 / 3) + group.eps)
+    if group.momentum == 0:
+        return z
+    return param * group.momentum + (1 - group.momentum) * z
+
+
+def _novograd(group, read, write, param, g, lr):
+    """timm's NvNovoGrad: one second moment per parameter tensor (its squared gradient norm, starting at the first
+    norm), the normalized gradient's momentum (``grad_averaging``: times 1 - b1)."""
+    b1, b2 = group.betas
+    norm = torch.sum(g * g)
+    old = read("layer_sq")
+    v = write("layer_sq", torch.where(old == 0, norm, old * b2 + norm * (1 - b2)))
+    if group.amsgrad:
+        v = write("layer_sq_max", torch.maximum(read("layer_sq_max"), v))
+    update = g / (torch.sqrt(v) + group.eps)
+    if group.weight_decay != 0:
+        if group.decoupled:
+            param = param * (1.0 - _decay_scale(group, lr) * group.weight_decay)
+        else:
+            update = update + group.weight_decay * param
+    if group.grad_averaging:
+        update = update * (1 - b1)
+    m = write("adam_m", read("adam_m") * b1 + update)
+    return param - lr * m
 
 
 def _projection(p, g, perturb, group):
@@ -935,7 +995,7 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
             g = -g
         if group.weight_decay != 0 and kind not in ("lamb", "lars", "adafactor", "adafactor_timm",
                                                       "adafactor_torch", "adan", "adopt", "adabelief", "adamp",
-                                                      "sgdp"):  # (theirs below)
+                                                      "sgdp", "madgrad", "novograd"):  # (theirs below)
             if group.decoupled:  # param.mul_(1 - lr * weight_decay)
                 param = param * (1 - _decay_scale(group, lr) * group.weight_decay)
             else:
@@ -1082,6 +1142,12 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
             write("eta", i, _f32(_f64(lr) / (1 + group.lambd * _f64(lr) * t64) ** group.alpha))
             write("mu", i, _f32(1 / torch.clamp(t64 - group.t0, min=1.0)))
             new_params[i] = param
+        elif kind == "madgrad":
+            new_params[i] = _madgrad(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
+                                     param, g, lr, t64)
+        elif kind == "novograd":
+            new_params[i] = _novograd(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
+                                      param, g, lr)
         elif kind in ("adamp", "sgdp"):
             new_params[i] = _adamp(kind, group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
                                    param, g, lr, t64)
