@@ -283,7 +283,7 @@ _DEFAULT = {f.name: f.default for f in fields(Group)}
 @dataclass
 class Plan:
     """The update of every trained parameter: its group, and the state slots in argument order."""
-    kind: str  # "sgd", "adam", "adamw", "rmsprop", "adagrad", "adamax", "nadam", "radam"
+    kind: str  # the optimizer's kind ("sgd", "adamw", "lamb", ...; a list of them joined by "+": "muon+adamw")
     groups: list  # [Group]
     group_of: list  # per trained parameter: its group's index, or None (no group holds it: kept)
     slots: list = field(default_factory=list)  # [(kind, parameter index / group index / None)]
@@ -551,46 +551,46 @@ def _slot_shape(kind, group, shape):
     return tuple(shape)
 
 
-def _per_param_slots(kind, group, shape):
-    """The per-parameter state kinds of a parameter of ``shape`` in ``group`` under optimizer ``kind``."""
-    if kind == "adafactor_torch":
-        return ["row_var", "col_var"] if len(shape) > 1 else ["variance"]
-    if kind == "muon":
-        return ["momentum"]
-    if kind in ("adamp", "sgdp"):
-        return ["adam_m", "adam_v"] if kind == "adamp" else ["momentum"]
-    if kind == "madgrad":
-        return ["grad_sum_sq", "dual_avg"] + (["x0"] if group.momentum != 0 else [])
-    if kind == "novograd":
-        return ["adam_m", "layer_sq"] + (["layer_sq_max"] if group.amsgrad else [])
-    if kind in ("adan", "adopt", "adabelief"):
-        return {"adan": ["adam_m", "adam_v", "exp_avg_diff", "neg_pre_grad"], "adopt": ["adam_m", "adam_v"],
-                "adabelief": ["adam_m", "exp_avg_var"] + (["max_exp_avg_var"] if group.amsgrad else [])}[kind]
-    if kind in ("adadelta", "rprop", "asgd"):
-        return {"adadelta": ["square_avg", "acc_delta"], "rprop": ["prev", "step_size"],
-                "asgd": ["eta", "mu", "ax"]}[kind]
-    if kind in ("adafactor", "adafactor_timm"):
-        return ((["adam_m"] if group.beta1 is not None else []) +
-                (["factored_row", "factored_col"] if _factored_dims(kind, group, shape) else ["adam_v"]))
-    return {"sgd": ["momentum"] if group.momentum != 0 else [], "sgdw": ["momentum"] if group.momentum != 0 else [],
-            "nadamw": ["adam_m", "adam_v"],
-            "rmsproptf": ["square_avg"] + (["grad_avg"] if group.centered else []) +
-                         (["momentum"] if group.momentum > 0 else []),
-            "adam": ["adam_m", "adam_v"] + (["adam_vmax"] if group.amsgrad else []),
-            "rmsprop": ["square_avg"] + (["grad_avg"] if group.centered else []) +
-                       (["momentum"] if group.momentum > 0 else []),
-            "adagrad": ["sum"], "adamax": ["adam_m", "exp_inf"], "nadam": ["adam_m", "adam_v"],
-            "radam": ["adam_m", "adam_v"], "lion": ["adam_m"], "lamb": ["adam_m", "adam_v"],
-            "lars": ["momentum"] if group.momentum != 0 else []}[kind.replace("adamw", "adam")]
+def _adafactor_slots(kind, group, shape):
+    return ((["adam_m"] if group.beta1 is not None else []) +
+            (["factored_row", "factored_col"] if _factored_dims(kind, group, shape) else ["adam_v"]))
+
+
+# Per optimizer kind: the per-parameter state kinds of a parameter of ``shape`` in ``group``, in argument order.
+_SLOTS = {
+    "sgd": lambda g, shape: ["momentum"] if g.momentum != 0 else [],
+    "sgdw": lambda g, shape: ["momentum"] if g.momentum != 0 else [],
+    "lars": lambda g, shape: ["momentum"] if g.momentum != 0 else [],
+    "sgdp": lambda g, shape: ["momentum"], "muon": lambda g, shape: ["momentum"],
+    "adam": lambda g, shape: ["adam_m", "adam_v"] + (["adam_vmax"] if g.amsgrad else []),
+    "adamw": lambda g, shape: ["adam_m", "adam_v"] + (["adam_vmax"] if g.amsgrad else []),
+    "nadam": lambda g, shape: ["adam_m", "adam_v"], "radam": lambda g, shape: ["adam_m", "adam_v"],
+    "nadamw": lambda g, shape: ["adam_m", "adam_v"], "lamb": lambda g, shape: ["adam_m", "adam_v"],
+    "adamp": lambda g, shape: ["adam_m", "adam_v"], "adopt": lambda g, shape: ["adam_m", "adam_v"],
+    "adan": lambda g, shape: ["adam_m", "adam_v", "exp_avg_diff", "neg_pre_grad"],
+    "adabelief": lambda g, shape: ["adam_m", "exp_avg_var"] + (["max_exp_avg_var"] if g.amsgrad else []),
+    "lion": lambda g, shape: ["adam_m"], "adamax": lambda g, shape: ["adam_m", "exp_inf"],
+    "adagrad": lambda g, shape: ["sum"],
+    "rmsprop": lambda g, shape: (["square_avg"] + (["grad_avg"] if g.centered else []) +
+                                 (["momentum"] if g.momentum > 0 else [])),
+    "rmsproptf": lambda g, shape: (["square_avg"] + (["grad_avg"] if g.centered else []) +
+                                   (["momentum"] if g.momentum > 0 else [])),
+    "adadelta": lambda g, shape: ["square_avg", "acc_delta"], "rprop": lambda g, shape: ["prev", "step_size"],
+    "asgd": lambda g, shape: ["eta", "mu", "ax"],
+    "madgrad": lambda g, shape: ["grad_sum_sq", "dual_avg"] + (["x0"] if g.momentum != 0 else []),
+    "novograd": lambda g, shape: ["adam_m", "layer_sq"] + (["layer_sq_max"] if g.amsgrad else []),
+    "adafactor_torch": lambda g, shape: ["row_var", "col_var"] if len(shape) > 1 else ["variance"],
+    "adafactor": lambda g, shape: _adafactor_slots("adafactor", g, shape),
+    "adafactor_timm": lambda g, shape: _adafactor_slots("adafactor_timm", g, shape)}
 
 
 def _lay_out(result, params, state):
     """The state slots of ``result`` and their initial values (``state``: torch.optim's state per parameter
     index, empty for a fresh optimizer)."""
     held = [i for i, n in enumerate(result.group_of) if n is not None]
-    per_param = {i: _per_param_slots(result.groups[result.group_of[i]].kind, result.groups[result.group_of[i]],
-                                     params[i].shape) +
-                 (["slow"] if result.groups[result.group_of[i]].lookahead_k else []) for i in held}
+    def kinds(group, shape):  # (Lookahead's slow weights after the optimizer's own state)
+        return _SLOTS[group.kind](group, shape) + (["slow"] if group.lookahead_k else [])
+    per_param = {i: kinds(result.groups[result.group_of[i]], params[i].shape) for i in held}
     order = [k for k in _PER_PARAM if any(k in kinds for kinds in per_param.values())]
     slots = [(k, i) for k in order for i in held if k in per_param[i]]
 
@@ -599,9 +599,10 @@ def _lay_out(result, params, state):
         value = state.get(i, {}).get(key)
         group = result.groups[result.group_of[i]]
         shape = _slot_shape(kind, group, params[i].shape)
-        if value is None:  # fresh: zeros (Adagrad's sum is made at construction, so it is there); ones for
-            # RMSpropTF's square average (TensorFlow's start)
-            if kind == "x0":  # MADGRAD's starting point: the parameter where it starts
+        if value is None:  # fresh: MADGRAD's starting point is the parameter; the rest constants, zeros but for
+            # RMSpropTF's square average (ones: TensorFlow's start), Rprop's step sizes and ASGD's step size (lr),
+            # ASGD's averaging weight (1). (Adagrad's sum is made at construction, so it is there.)
+            if kind == "x0":
                 return params[i].detach().clone().float()
             fill = {("rmsproptf", "square_avg"): 1.0, ("rprop", "step_size"): group.lr, ("asgd", "eta"): group.lr,
                     ("asgd", "mu"): 1.0}.get((group.kind, kind), 0.0)
@@ -659,7 +660,7 @@ def _lerp(start, end, weight):
     0-d float32 tensor that the step computes)."""
     if isinstance(weight, torch.Tensor):
         return torch.where(weight < 0.5, start + (end - start) * weight, end - (end - start) * (1 - weight))
-    weight = struct.unpack("f", struct.pack("f", weight))[0]  # (1 - weight is exact from 0.5 on)
+    weight = _float32(weight)  # (1 - weight is exact from 0.5 on)
     return start + (end - start) * weight if weight < 0.5 else end - (end - start) * (1 - weight)
 
 
@@ -673,9 +674,7 @@ def _fma(a, b, c):
     (fused multiply-adds; in float64 here, where the float32 product is exact). Where a result cancels
     (a centered RMSprop's ``s - a^2`` over gradients that agree), two roundings parted from PyTorch by 1e-3
     on a resumed MobileNetV3 where PyTorch is 2e-6 from float64."""
-    def wide(x):
-        return x.double() if isinstance(x, torch.Tensor) else x
-    return (wide(a) * wide(b) + wide(c)).float()
+    return (_f64(a) * _f64(b) + _f64(c)).float()
 
 
 def _lerp_fused(start, end, weight):
