@@ -27,6 +27,14 @@ func.func @two_seeds(%w: tensor<4xf32>) -> (tensor<4xf32> {amp.update_of = 0 : i
 
 // -----
 
+// expected-error @+1 {{'func.func' op result #1: amp.after_step marks the new value of an argument (a weight average): the result needs amp.update_of (or the argument tf.aliasing_output)}}
+func.func @after_step_without_update(%w: tensor<4xf32>) -> (tensor<4xf32> {amp.update_of = 0 : i64}, tensor<4xf32> {amp.after_step}) {
+  %seed = "tosa.const"() <{values = dense<1.0> : tensor<4xf32>}> {amp.grad_seed} : () -> tensor<4xf32>
+  return %seed, %w : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
 // expected-error @+1 {{'func.func' op result #0: amp.update_of = 3 is out of range (the function has 1 arguments)}}
 func.func @update_of_out_of_range(%w: tensor<4xf32>) -> (tensor<4xf32> {amp.update_of = 3 : i64}) {
   %s = arith.constant {amp.grad_seed} dense<1.0> : tensor<4xf32>

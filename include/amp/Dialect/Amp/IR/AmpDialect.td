@@ -53,6 +53,7 @@ def Amp_Dialect : Dialect {
     "::mlir::amp::PrecisionAttr":$precision,
     "::mlir::UnitAttr":$grad_seed,
     "::mlir::IntegerAttr":$update_of,
+    "::mlir::UnitAttr":$after_step,
     "::mlir::UnitAttr":$loss,
     "::mlir::amp::InitAttr":$init,
     "::mlir::amp::ScaleStateAttr":$scale_state,

@@ -3,7 +3,8 @@
 // Reads the training-step contract of a function (docs/TrainingStep.md): the
 // backward seed (`amp.grad_seed` on an op or an argument), which results are
 // new values of which arguments (`amp.update_of` on results, or JAX's
-// `tf.aliasing_output` on arguments), the loss (`amp.loss`), and, once
+// `tf.aliasing_output` on arguments), which of those follow the step
+// (`amp.after_step`: a weight average), the loss (`amp.loss`), and, once
 // amp-loss-scaling ran, the loss-scale state (`amp.scale_state`,
 // `amp.skipped`). Every violation is a located diagnostic.
 //
@@ -27,6 +28,11 @@ struct TrainingStep {
   Operation *seedOp = nullptr;
   /// For each result: the argument it is the new value of, or -1.
   SmallVector<int64_t> updateOf;
+  /// For each result: true when it carries `amp.after_step` (an
+  /// `amp.update_of` result computed from the step's other new state, such as
+  /// a weight average: a skipped step recomputes it from the kept state
+  /// instead of keeping it).
+  SmallVector<bool> afterStep;
   /// The result holding the loss, or -1.
   int64_t lossResult = -1;
   /// Arguments / results carrying `amp.scale_state`, by component name

@@ -120,7 +120,12 @@ def AmpLossScalingPass : Pass<"amp-loss-scaling", "::mlir::ModuleOp"> {
     3. one `amp.unscale_and_check` unscales every exit value once and yields a
        single found-inf flag; the exit uses read the unscaled values;
     4. every `amp.update_of` result becomes `amp.keep_on_overflow`: on a bad
-       step it is its argument, bit for bit;
+       step it is its argument, bit for bit; a result that also carries
+       `amp.after_step` (a weight average computed from the new parameters)
+       is instead, on a bad step, the same computation on the kept values
+       (the ops between the updated values and it are cloned, each updated
+       value read as its argument), as PyTorch updates an EMA after a
+       skipped optimizer step;
     5. the scale state (scale f32, growth tracker i32, overflow tracker i32)
        enters as trailing arguments `{amp.scale_state = #amp.scale_state<...>}` and leaves,
        updated by `amp.update_scale`, as trailing results, followed by the

@@ -201,7 +201,8 @@ LogicalResult AmpDialect::verifyRegionResultAttribute(Operation *op,
     return success();
   }
   if (name == LossAttrHelper::getNameStr() ||
-      name == SkippedAttrHelper::getNameStr()) {
+      name == SkippedAttrHelper::getNameStr() ||
+      name == AfterStepAttrHelper::getNameStr()) {
     return verifyUnit(attr, emitErr);
   }
   if (name == ScaleStateAttrHelper::getNameStr()) {

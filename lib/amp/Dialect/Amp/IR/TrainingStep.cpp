@@ -61,6 +61,7 @@ FailureOr<TrainingStep> TrainingStep::get(FunctionOpInterface function,
   unsigned numArgs = fn.getNumArguments();
   unsigned numResults = fn.getNumResults();
   step.updateOf.assign(numResults, -1);
+  step.afterStep.assign(numResults, false);
   ArrayRef<Type> argTypes = function.getArgumentTypes();
   ArrayRef<Type> resultTypes = function.getResultTypes();
   StringRef seedName = AmpDialect::GradSeedAttrHelper::getNameStr();
@@ -150,6 +151,8 @@ FailureOr<TrainingStep> TrainingStep::get(FunctionOpInterface function,
         return failure();
     if (function.getResultAttr(r, AmpDialect::SkippedAttrHelper::getNameStr()))
       step.skippedResult = r;
+    step.afterStep[r] = static_cast<bool>(
+        function.getResultAttr(r, AmpDialect::AfterStepAttrHelper::getNameStr()));
   }
   // Arguments: tf.aliasing_output, amp.scale_state.
   for (unsigned a = 0; a < numArgs; ++a) {
@@ -174,6 +177,13 @@ FailureOr<TrainingStep> TrainingStep::get(FunctionOpInterface function,
       if (failed(setScaleState(function, kind, a, step, /*isResult=*/false)))
         return failure();
   }
+  for (unsigned r = 0; r < numResults; ++r)
+    if (step.afterStep[r] && step.updateOf[r] < 0)
+      return function.emitOpError()
+             << "result #" << r
+             << ": amp.after_step marks the new value of an argument (a weight "
+                "average): the result needs amp.update_of (or the argument "
+                "tf.aliasing_output)";
   return step;
 }
 

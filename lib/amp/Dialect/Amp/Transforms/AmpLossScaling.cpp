@@ -11,7 +11,10 @@
 //      that now depend on the check (and their users) below it, keeping their
 //      order; the taint rule of the analysis guarantees no exit value is
 //      among them;
-//   4. guard each amp.update_of result with amp.keep_on_overflow, update the
+//   4. guard each amp.update_of result with amp.keep_on_overflow (an
+//      amp.after_step result, a weight average, keeps its value computed
+//      again from the kept state: the ops between the updated values and it,
+//      cloned with each updated value read as its argument), update the
 //      scale with amp.update_scale, append the state and skipped results.
 //
 //===----------------------------------------------------------------------===//
@@ -26,6 +29,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SetVector.h"
 #include <algorithm>
@@ -337,6 +341,55 @@ LogicalResult AmpLossScalingPass::rewrite(FunctionOpInterface function) {
                         state->growthTracker, state->overflowTracker);
 }
 
+/// `value` as it would be computed from the kept state: the ops of `block`
+/// between the updated values (the keys of `kept`) and `value` cloned before
+/// the insertion point, with each updated value read as its argument. Ops
+/// that do not depend on an updated value are shared; `value` itself when
+/// nothing it depends on was updated (a counter of averaged steps).
+static Value recomputeFromKept(RewriterBase &rewriter, Block &block,
+                               Value value, const IRMapping &kept) {
+  // Top-level ops that read an updated value, directly or through another
+  // such op, also from inside their regions.
+  llvm::SetVector<Operation *> dependent;
+  SmallVector<Value> worklist;
+  for (auto [from, to] : kept.getValueMap())
+    worklist.push_back(from);
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      Operation *op = block.findAncestorOpInBlock(*user);
+      if (!op || op->hasTrait<OpTrait::IsTerminator>() ||
+          !dependent.insert(op))
+        continue;
+      llvm::append_range(worklist, op->getResults());
+    }
+  }
+  if (kept.contains(value))
+    return kept.lookup(value);
+  Operation *def = value.getDefiningOp();
+  if (!def || !dependent.contains(def))
+    return value;
+  // The dependent ops `value` needs.
+  llvm::SmallPtrSet<Operation *, 16> needed;
+  SmallVector<Operation *> stack{def};
+  while (!stack.empty()) {
+    Operation *op = stack.pop_back_val();
+    if (!needed.insert(op).second)
+      continue;
+    op->walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands())
+        if (Operation *producer = operand.getDefiningOp())
+          if (producer->getBlock() == &block && dependent.contains(producer))
+            stack.push_back(producer);
+    });
+  }
+  IRMapping mapping = kept;
+  for (Operation &op : block)
+    if (needed.contains(&op))
+      rewriter.clone(op, mapping);
+  return mapping.lookup(value);
+}
+
 LogicalResult AmpLossScalingPass::guardAndUpdate(
     RewriterBase &rewriter, FunctionOpInterface function,
     const TrainingStep &step, UnscaleAndCheckOp check, Value scale,
@@ -347,11 +400,29 @@ LogicalResult AmpLossScalingPass::guardAndUpdate(
   Location loc = function.getLoc();
   Value foundInf = check.getFoundInf();
   rewriter.setInsertionPoint(terminator);
+  // What a skipped step keeps: each updated value's argument.
+  IRMapping kept;
+  for (auto [result, arg] : llvm::enumerate(step.updateOf))
+    if (arg >= 0 && !step.afterStep[result])
+      kept.map(terminator->getOperand(result), block.getArgument(arg));
+  // amp.after_step results (a weight average of the new parameters) are
+  // computed again from the kept values, as the step after a skipped
+  // optimizer step computes them (PyTorch updates an EMA whether or not
+  // GradScaler skipped the optimizer).
+  SmallVector<Value> previousOf(terminator->getNumOperands());
   for (auto [result, arg] : llvm::enumerate(step.updateOf)) {
     if (arg < 0)
       continue;
     Value updated = terminator->getOperand(result);
-    Value previous = block.getArgument(arg);
+    previousOf[result] = step.afterStep[result]
+                             ? recomputeFromKept(rewriter, block, updated, kept)
+                             : block.getArgument(arg);
+  }
+  for (auto [result, arg] : llvm::enumerate(step.updateOf)) {
+    if (arg < 0)
+      continue;
+    Value updated = terminator->getOperand(result);
+    Value previous = previousOf[result];
     if (updated == previous)
       continue;
     Value guarded = KeepOnOverflowOp::create(rewriter, updated.getLoc(),
