@@ -369,7 +369,8 @@ static Value recomputeFromKept(RewriterBase &rewriter, Block &block,
   Operation *def = value.getDefiningOp();
   if (!def || !dependent.contains(def))
     return value;
-  // The dependent ops `value` needs.
+  // The dependent ops `value` needs, up to the updated values (read as
+  // their arguments, not computed again).
   llvm::SmallPtrSet<Operation *, 16> needed;
   SmallVector<Operation *> stack{def};
   while (!stack.empty()) {
@@ -379,7 +380,8 @@ static Value recomputeFromKept(RewriterBase &rewriter, Block &block,
     op->walk([&](Operation *nested) {
       for (Value operand : nested->getOperands())
         if (Operation *producer = operand.getDefiningOp())
-          if (producer->getBlock() == &block && dependent.contains(producer))
+          if (producer->getBlock() == &block && !kept.contains(operand) &&
+              dependent.contains(producer))
             stack.push_back(producer);
     });
   }
