@@ -3303,4 +3303,38 @@ def table():
         aten.triu_indices.default: _index_table(torch.triu_indices),
         aten._weight_norm_interface_backward.default: weight_norm_interface_backward,
     })
+    t.update(foreach_table())
     return t
+
+
+# The multi-tensor ops a training loop's own code calls outside the optimizer (an EMA's
+# torch._foreach_lerp_, SWA's running mean), as their one-tensor ops.
+_FOREACH = ("lerp", "add", "sub", "mul", "div", "addcdiv", "addcmul", "sqrt", "neg", "abs", "exp", "maximum",
+            "minimum", "clamp_min", "clamp_max", "pow", "copy", "sign", "reciprocal", "zero")
+
+
+def foreach_table():
+    """``aten._foreach_<op>.<overload>`` (functional) -> a list of ``aten.<op>`` calls, one per tensor of its
+    list arguments (other arguments shared), which is what PyTorch's CPU kernels of those ops compute (their
+    slow path calls the one-tensor op per tensor); a ``ScalarList`` gives each tensor its scalar. ``addcdiv`` /
+    ``addcmul`` take their scalar as ``value``."""
+    def per_tensor(name):
+        op = getattr(aten, name)
+
+        def decomposed(*args, **kwargs):
+            def at(a, j):
+                return a[j] if isinstance(a, (list, tuple)) else a
+            if name in ("addcdiv", "addcmul") and len(args) == 4:
+                args, kwargs = args[:3], {**kwargs, "value": args[3]}
+            return [op(*(at(a, j) for a in args), **{k: at(v, j) for k, v in kwargs.items()})
+                    for j in range(len(args[0]))]
+        return decomposed
+
+    table = {}
+    for name in _FOREACH:
+        packet = getattr(aten, f"_foreach_{name}", None)
+        if packet is None:
+            continue
+        for overload in packet.overloads():
+            table[getattr(packet, overload)] = per_tensor(name)
+    return table

@@ -177,7 +177,8 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
                       lr: float | None = None, momentum: float = 0.0, weight_decay: float = 0.0,
                       betas=(0.9, 0.999), eps: float = 1e-8, max_grad_norm: float | None = None,
                       grad_norm_type: float = 2.0, lr_input: bool = False, accumulation_steps: int = 1, out_dir,
-                      name: str = "train_step", frontend: str | None = None, dialect: str = "tosa") -> ExportedStep:
+                      name: str = "train_step", frontend: str | None = None, dialect: str = "tosa", ema=None,
+                      ema_step: int | None = None) -> ExportedStep:
     """Export one training step of ``model`` as an amp-mlir training step.
 
     ``frontend="torch-mlir"`` (the default when torch-mlir is installed) captures the step functionally
@@ -207,6 +208,10 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     over k micro-batches before the one update, as a gradient-accumulation loop does (``(loss / k).backward()``
     per micro-batch; batch norm's statistics per micro-batch): every example input, the target included, is
     split along dim 0 into k equal parts; the loss is the micro-batches' mean.
+    ``ema`` (torch-mlir front end): a ``torch.optim.swa_utils.AveragedModel`` or timm ``ModelEmaV2`` /
+    ``ModelEmaV3`` of ``model``, updated after the optimizer inside the step as the loop's
+    ``ema.update_parameters(model)`` / ``ema.update(model[, step=ema_step])`` does: its averaged tensors are
+    state (manifest kind ``ema``, after the buffers; see amp_mlir/torch/_ema.py).
     Results: the new value of every parameter and state tensor (``amp.update_of``) and the loss
     (``amp.loss``). Raises :class:`UnsupportedOpError` for aten ops it cannot lower.
     """
@@ -236,6 +241,10 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         raise ValueError("example_inputs must be a tuple (model inputs..., target)")
     if lr_input and frontend != "torch-mlir":
         raise ValueError("lr_input needs frontend='torch-mlir'")
+    if (ema is not None or ema_step is not None) and frontend != "torch-mlir":
+        raise ValueError("ema needs frontend='torch-mlir'")
+    if ema_step is not None and ema is None:
+        raise ValueError("ema_step is the step of an ema's update: give ema too")
     if accumulation_steps != 1:
         if frontend != "torch-mlir":
             raise ValueError("accumulation_steps needs frontend='torch-mlir'")
@@ -264,7 +273,7 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
             weight_decay=weight_decay, betas=betas, eps=eps, max_grad_norm=max_grad_norm,
             grad_norm_type=float(grad_norm_type), lr_input=bool(lr_input), accumulation_steps=accumulation_steps,
             out_dir=out, name=name,
-            dialect=dialect)
+            dialect=dialect, ema=ema, ema_step=ema_step)
         _remove_stale_arguments(out, len(manifest["arguments"]))
         return ExportedStep(mlir_path=out / f"{name}.mlir", out_dir=out, name=name, text=text, manifest=manifest,
                             graph_module=gm, arg_names=[a["name"] for a in manifest["arguments"]],

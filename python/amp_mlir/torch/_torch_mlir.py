@@ -67,7 +67,7 @@ from torch.func import functionalize
 from torch.nn.utils.stateless import _reparametrize_module
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from . import _complex, _decompositions, _fake_quantize, _optim
+from . import _complex, _decompositions, _ema, _fake_quantize, _optim
 from ._lower import UnsupportedOpError
 
 OPTIMIZERS = _optim.OPTIMIZERS
@@ -108,9 +108,10 @@ _LOSS_PREFIX = "loss_fn."  # the names of a loss module's own parameters among t
 
 def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buffers, n_inputs, plan,
                    random_state=False, forward_context=contextlib.nullcontext, complex_buffers=frozenset(),
-                   max_grad_norm=None, grad_norm_type=2.0, lr_input=False, accumulation_steps=1):
-    """``step(*params, *state, *buffers, [rng], [lrs], *inputs, seed) -> (*params', *state', *buffers',
-    [rng + 1], loss)``; with ``accumulation_steps`` k > 1 the inputs are split along dim 0 into k
+                   max_grad_norm=None, grad_norm_type=2.0, lr_input=False, accumulation_steps=1, ema_plan=None):
+    """``step(*params, *state, *buffers, *ema, [rng], [lrs], *inputs, seed) -> (*params', *state', *buffers',
+    *ema', [rng + 1], loss)``; ``ema`` the tensors of ``ema_plan`` (a weight average, ``_ema``), updated after
+    the optimizer from the new parameters and buffers; with ``accumulation_steps`` k > 1 the inputs are split along dim 0 into k
     micro-batches, each one's loss divided by k and backpropagated in turn (the gradients accumulate, the
     buffers update once per micro-batch), then one update; the loss is the sum of those parts (the
     micro-batches' mean). ``rng`` (with ``random_state``) is the random-number state the step's random ops draw
@@ -119,12 +120,14 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
     (the optimizer update, ``_optim``). The buffers named in ``complex_buffers`` come and go as real tensors
     in ``view_as_real`` form (``_complex``)."""
     n_lrs = len(plan.groups) if lr_input else 0
+    n_ema = len(ema_plan.initial) if ema_plan is not None else 0
 
     def step(*flat):
         params = list(flat[:n_params])
         state = list(flat[n_params:n_params + n_state])
         buffers = list(flat[n_params + n_state:n_params + n_state + n_buffers])
-        rest = flat[n_params + n_state + n_buffers:]
+        ema = list(flat[n_params + n_state + n_buffers:n_params + n_state + n_buffers + n_ema])
+        rest = flat[n_params + n_state + n_buffers + n_ema:]
         new_rng = (rest[0] + torch.ones_like(rest[0]),) if random_state else ()
         rest = rest[1 if random_state else 0:]
         lrs = list(rest[:n_lrs]) if lr_input else [g.lr for g in plan.groups]
@@ -181,7 +184,13 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
                                               grad_norm_type))
                 grads = [next(clipped) if h else g for g, h in zip(grads, held)]
             new_params, new_state = _optim.update(plan, params, grads, state, lrs, has_grad)
-        return (*new_params, *new_state, *new_buffers, *new_rng, loss)
+            new_ema = []
+            if ema_plan is not None:  # after the optimizer, from the model's new tensors (_ema)
+                updated = {**dict(zip(names, new_params)), **dict(zip(buffer_names, new_buffers))}
+                constants = _ema.model_tensors(model)
+                new_ema = ema_plan.update(ema, lambda key: updated[key] if key in updated
+                                          else constants[key].detach())
+        return (*new_params, *new_state, *new_buffers, *new_ema, *new_rng, loss)
 
     return step
 
@@ -1368,7 +1377,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
                       lr: float | None = None, momentum: float = 0.0, weight_decay: float = 0.0,
                       betas=(0.9, 0.999), eps: float = 1e-8, max_grad_norm: float | None = None,
                       grad_norm_type: float = 2.0, lr_input: bool = False, accumulation_steps: int = 1, out_dir,
-                      name: str = "train_step", dialect: str = "tosa"):
+                      name: str = "train_step", dialect: str = "tosa", ema=None, ema_step: int | None = None):
     """Capture ``model``'s training step and import it with torch-mlir (see the module comment).
     Returns ``(text, manifest, graph_module)`` and writes ``out_dir/<name>.mlir``, ``arg<N>.npy`` and
     ``manifest.json``."""
@@ -1416,6 +1425,14 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     complex_buffers = frozenset(k for k, b in buffer_items if b.is_complex())
     buffers = [torch.view_as_real(b.to(torch.complex64)).clone() if b.is_complex() else b for b in buffers]
 
+    # A weight average (EMA, SWA) updated after the optimizer: its tensors are state of the step (_ema).
+    ema_plan = _ema.plan(ema, model, step=ema_step) if ema is not None else None
+    if ema_plan is not None:
+        averaged_complex = sorted({k for _, k in ema_plan.entries} & complex_buffers)
+        if averaged_complex:
+            raise ValueError(f"ema averages the complex buffer {averaged_complex[0]}: not supported")
+    ema_state = [t.float() if t.is_floating_point() else t for t in ema_plan.initial] if ema_plan else []
+
     # The optimizer update: each parameter's group and the state slots (from a torch.optim instance's own
     # state when it has stepped already).
     opt_plan = _optim.plan(optimizer, [p for _, p in named], lr=lr, momentum=momentum,
@@ -1441,18 +1458,18 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
 
     def layout(random_state):
         r = rng if random_state else []
-        flat = params + state + buffers + r + lrs + inputs + [seed]
+        flat = params + state + buffers + ema_state + r + lrs + inputs + [seed]
         all_names = names + state_names + \
             [f"buffer {k}" + (" (complex, as real and imaginary parts)" if k in complex_buffers else "")
-             for k in buffer_names] + \
+             for k in buffer_names] + (ema_plan.names if ema_plan else []) + \
             ["random-number state"] * len(r) + lr_names[:len(lrs)] + in_names + ["grad seed"]
-        kinds = ["param"] * n_params + state_kinds + ["buffer"] * len(buffers) + ["rng"] * len(r) + \
-            ["lr"] * len(lrs) + ["input"] * (n_in - 1) + ["target", "seed"]
+        kinds = ["param"] * n_params + state_kinds + ["buffer"] * len(buffers) + [_ema.KIND] * len(ema_state) + \
+            ["rng"] * len(r) + ["lr"] * len(lrs) + ["input"] * (n_in - 1) + ["target", "seed"]
         step = _step_function(model, loss_fn, names, buffer_names, n_params, len(state), len(buffers), n_in,
                               opt_plan, random_state=random_state,
                               complex_buffers=complex_buffers, max_grad_norm=max_grad_norm,
                               grad_norm_type=grad_norm_type, lr_input=lr_input,
-                              accumulation_steps=accumulation_steps)
+                              accumulation_steps=accumulation_steps, ema_plan=ema_plan)
         return flat, all_names, kinds, step
 
     flat, all_names, kinds, step = layout(False)
@@ -1648,7 +1665,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         for i, t in enumerate(flat):
             kind = kinds[i]
             hint_kind = "state" if kind in _optim.SLOT_KINDS or kind == "rng" else kind
-            if kind == "buffer":  # batch-norm running statistics (zeros / ones) and counters
+            if kind in ("buffer", _ema.KIND):  # batch-norm running statistics (zeros / ones) and counters
                 hint_kind = "param" if t.is_floating_point() else "state"
             fill = t.reshape(-1)[0] if kind in _optim.SLOT_KINDS and t.numel() and bool((t == t.reshape(-1)[0]).all()) \
                 else None  # optimizer state that starts at one value (Adagrad's sum, NAdam's momentum product)
@@ -1669,9 +1686,12 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
                              "dtype": str(arr.dtype), "amp_init": hint, "file": fname})
         func.attributes["arg_attrs"] = ir.ArrayAttr.get(arg_attrs)
         res_attrs, res_meta = [], []
-        n_updates = n_params + len(state) + len(buffers) + kinds.count("rng")
+        n_updates = n_params + len(state) + len(buffers) + len(ema_state) + kinds.count("rng")
         for i in range(n_updates):
-            res_attrs.append(ir.DictAttr.get({"amp.update_of": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)}))
+            attrs = {"amp.update_of": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)}
+            if kinds[i] == _ema.KIND:  # computed after the step: on a skipped step, from the kept parameters
+                attrs["amp.after_step"] = ir.UnitAttr.get()
+            res_attrs.append(ir.DictAttr.get(attrs))
             res_meta.append({"index": i, "kind": kinds[i], "update_of": i, "name": all_names[i]})
         res_attrs.append(ir.DictAttr.get({"amp.loss": ir.UnitAttr.get()}))
         res_meta.append({"index": n_updates, "kind": "loss", "name": "loss"})
@@ -1688,6 +1708,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         + (f"; gradients clipped to a {grad_norm_type}-norm of {max_grad_norm}" if max_grad_norm is not None else "")
         + (f"; gradients accumulated over {accumulation_steps} micro-batches of the batch"
            if accumulation_steps > 1 else "")
+        + (f"; weights averaged after the update: {ema_plan.describe()}" if ema_plan else "")
         + ").",
         "// Arguments (initial values in arg<N>.npy next to this file; amp-train --inputs DIR):",
     ]
@@ -1706,5 +1727,6 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
                                              grad_norm_type=grad_norm_type, lr_input=lr_input,
                                              accumulation_steps=accumulation_steps),
                               arguments=arg_meta, results=res_meta, aten_ops=ops,
-                              frontend="torch-mlir", dialect=dialect)
+                              frontend="torch-mlir", dialect=dialect,
+                              **({"ema": ema_plan.manifest()} if ema_plan else {}))
     return text, manifest, gm, n_params, len(state)
