@@ -2947,7 +2947,14 @@ def _timm_optimizers():
                                               decoupled_decay=True),
         # NvNovoGrad: one second moment per tensor, starting at the first squared norm
         "novograd_averaging_amsgrad": case(optim.NvNovoGrad, lr=0.01, weight_decay=0.1, grad_averaging=True,
-                                           amsgrad=True, decoupled_decay=True)}
+                                           amsgrad=True, decoupled_decay=True),
+        # NAdamLegacy: a warming momentum schedule (a Python float in timm's state), L2 decay
+        "nadamlegacy": case(optim.NAdamLegacy, lr=0.01, weight_decay=0.01, schedule_decay=1.0),
+        # RAdamLegacy: b2 0.99, rectified from step 6, SGD with momentum before
+        "radamlegacy": case(optim.RAdamLegacy, lr=0.01, betas=(0.9, 0.99), weight_decay=0.1),
+        # LaProp: the normalized gradient averaged, bias corrections from averages of the lr and of 1
+        "laprop_caution_corrected": case(optim.LaProp, halved, lr=0.01, weight_decay=0.5, caution=True,
+                                         corrected_weight_decay=True)}
 
 
 # The option each case is there for, and the case without it: timm's losses part by more than 1%.
@@ -2968,7 +2975,10 @@ _TIMM_ABLATIONS = {
     "adamp_nesterov_caution": [dict(delta=0.0), dict(caution=False), dict(nesterov=False)],
     "sgdp_dampening_caution": [dict(delta=0.0), dict(caution=False), dict(dampening=0.0)],
     "madgrad": [dict(momentum=0.0)],
-    "novograd_averaging_amsgrad": [dict(grad_averaging=False)]}
+    "novograd_averaging_amsgrad": [dict(grad_averaging=False)],
+    "nadamlegacy": [dict(schedule_decay=4e-3)],
+    "radamlegacy": [dict(betas=(0.9, 0.999))],
+    "laprop_caution_corrected": [dict(caution=False), dict(corrected_weight_decay=False)]}
 
 
 @pytest.mark.parametrize("case", ["lion", "lion_caution_corrected", "lamb_decoupled_caution", "lamb_trust_clip",
@@ -2976,12 +2986,14 @@ _TIMM_ABLATIONS = {
                                   "rmsproptf_centered", "nadamw_caution_clip", "sgdw_caution", "adamw_legacy_clip",
                                   "adan_noprox_caution", "adopt_decoupled", "adabelief", "adabelief_amsgrad_l2",
                                   "adamp_nesterov_caution", "sgdp_dampening_caution", "madgrad",
-                                  "madgrad_no_momentum_decoupled", "novograd_averaging_amsgrad"])
+                                  "madgrad_no_momentum_decoupled", "novograd_averaging_amsgrad", "nadamlegacy",
+                                  "radamlegacy", "laprop_caution_corrected"])
 def test_timm_optimizers_train_as_timm(case, tmp_path, amp_tools):
     """timm's Lion, Lamb (its global gradient-norm clipping, trust ratio, decoupled decay), Lars (LARC's trust
     clip, Nesterov), RMSpropTF (eps inside the root, lr inside the momentum, ones as the first square average),
     NAdamW, SGDW, AdamWLegacy, Adan, Adopt, AdaBelief (rectified, amsgrad), AdamP and SGDP (the projection of
-    scale-invariant weights), MADGRAD and NvNovoGrad, with caution, corrected weight decay and RMS update clipping, train as timm's
+    scale-invariant weights), MADGRAD, NvNovoGrad, NAdamLegacy, RAdamLegacy and LaProp, with caution, corrected weight
+    decay and RMS update clipping, train as timm's
     own classes: fp32 within 1e-5 over 8 steps (measured 1e-7..2e-6), f16 within 5e-3 of fp32; each case's
     options act (without one, timm's losses part by more than 1%)."""
     _torch_mlir()
@@ -3105,15 +3117,19 @@ def test_timm_lookahead_trains_as_timm(case, tmp_path, amp_tools):
     np.testing.assert_allclose(_losses(amp_tools, step, steps, "f16"), fp32, rtol=5e-3)
 
 
-def test_timm_lamb_and_rmsproptf_resume(tmp_path, amp_tools):
+def test_timm_optimizers_resume(tmp_path, amp_tools):
     """A resumed timm Lamb starts from its moments and its param groups' step count (``group['step']``, not
     per parameter), with the learning rate an argument (``lr_input``); a resumed RMSpropTF from its square
-    averages and momentum (stepped on another batch first). fp32 within 1e-5 of timm continuing; a fresh
-    optimizer parts by more than 1%."""
+    averages and momentum; NAdamLegacy from its momentum schedule and LaProp from its learning-rate and
+    bias-correction averages (Python floats and a float32 tensor in timm's state: state per param group here),
+    LaProp's learning rate a tensor then (stepped on another batch first). fp32 within 1e-5 of timm continuing;
+    a fresh optimizer parts by more than 1%."""
     _torch_mlir()
     optim = pytest.importorskip("timm.optim", reason="timm is not installed (make py-models)")
     for make in (lambda ps: optim.Lamb(ps, lr=0.02, weight_decay=0.1),
-                 lambda ps: optim.RMSpropTF(ps, lr=0.01, momentum=0.9)):
+                 lambda ps: optim.RMSpropTF(ps, lr=0.01, momentum=0.9),
+                 lambda ps: optim.NAdamLegacy(ps, lr=0.01, schedule_decay=1.0),
+                 lambda ps: optim.LaProp(ps, lr=0.01, weight_decay=0.1)):
         model, inputs, _, _ = _grouped_mlp()
         optimizer = make(model.parameters())
         _step_on_another_batch(optimizer, model, inputs, 2)
@@ -3396,7 +3412,7 @@ def test_float64_constants_keep_their_digits(tmp_path, amp_tools):
 
 
 def test_torch_optim_refusals(tmp_path):
-    """What the step cannot write is refused by name: another optimizer class (timm's LaProp too), SGD's and timm
+    """What the step cannot write is refused by name: another optimizer class (timm's Mars too), SGD's and timm
     Lars's dampening, options given
     twice, a parameter that is not the model's, a parameter listed twice, a subclass with its own step(), a step
     hook, an optimizer instance with the builtin front end (all before capturing), and a NAdam whose parameters
@@ -3426,7 +3442,7 @@ def test_torch_optim_refusals(tmp_path):
             (hooked, {}, r"has 1 step hook\(s\)"),
             (torch.optim.SGD(model.parameters(), lr=0.1), {"frontend": "builtin"}, "needs frontend='torch-mlir'"),
             *([] if timm_optim is None else [
-                (timm_optim.LaProp(model.parameters()), {}, "; got LaProp"),
+                (timm_optim.Mars(model.parameters()), {}, "; got Mars"),
                 (timm_optim.Lars(model.parameters(), lr=0.1, momentum=0.9, dampening=0.1), {}, "Lars's dampening")])]:
         with pytest.raises(ValueError, match=message):
             export_train_step(model, F.cross_entropy, inputs, optimizer=optimizer, out_dir=tmp_path, **options)
@@ -3438,7 +3454,7 @@ def test_torch_optim_refusals(tmp_path):
     F.cross_entropy(model(inputs[0]), inputs[1]).backward()
     nadam.step()
     nadam.add_param_group({"params": model[3].parameters()})
-    with pytest.raises(ValueError, match=r"the NAdam's parameters are at different step counts \(\[0.0, 1.0\]\)"):
+    with pytest.raises(ValueError, match=r"the nadam parameters are at different step counts \(\[0.0, 1.0\]\)"):
         export_train_step(model, F.cross_entropy, inputs, optimizer=nadam, out_dir=tmp_path)
 
 

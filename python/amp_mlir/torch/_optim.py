@@ -5,7 +5,7 @@ parameter, or as the torch.optim instance the training script already builds: ``
 ``RMSprop``, ``Adagrad``, ``Adamax``, ``NAdam``, ``RAdam``, ``Adadelta``, ``Rprop``, ``ASGD``, ``Adafactor`` or
 ``Muon``; or timm's own: ``Lion``, ``Lamb``, ``Lars``,
 ``RMSpropTF``, ``NAdamW``, ``SGDW``, ``AdamWLegacy``, ``Adafactor``, ``Adan``, ``Adopt``, ``AdaBelief``, ``AdamP``,
-``SGDP``, ``MADGRAD`` or ``NvNovoGrad`` (what
+``SGDP``, ``MADGRAD``, ``NvNovoGrad``, ``NAdamLegacy``, ``RAdamLegacy`` or ``LaProp`` (what
 ``timm.optim.create_optimizer_v2``
 builds for those names and their cautious variants); or transformers' ``Adafactor``. An instance's param groups give each parameter
 its own options (transformers' and timm's usual groups: no weight decay on biases and norm weights; a lower
@@ -89,6 +89,13 @@ decoupled decay by ``lr^2 / max_lr``, the constructor's lr):
   ``p = momentum p + (1 - momentum) z``.
 - NvNovoGrad: ``v`` one number per tensor, ``||g||^2`` at first, then ``b2 v + (1 - b2) ||g||^2``; ``m = b1 m +
   g / (sqrt(v) + eps)`` (plus ``wd p``; times ``1 - b1`` with grad averaging); ``p -= lr m``.
+- NAdamLegacy: ``c_t = b1 (1 - 0.96^(t sd) / 2)``; ``s *= c_t`` (the momentum schedule, per param group);
+  Adam's moments; ``d = sqrt(v) / sqrt(1 - b2^t) + eps``; ``p -= lr (1 - c_t) / (1 - s) g / d + lr c_{t+1} /
+  (1 - s c_{t+1}) m / d``.
+- RAdamLegacy: RAdam's rule with the weight decay ``p -= wd lr p`` before the update and ``lr / (1 - b1^t)``
+  times the rectification in one step size.
+- LaProp: ``v = b2 v + (1 - b2) g^2``; ``a1 = b1 a1 + (1 - b1) lr``, ``a2 = b2 a2 + (1 - b2)`` (per param group);
+  ``m = b1 m + lr (1 - b1) g / (sqrt(v / a2) + eps)``; ``p -= (lr / a1) m``, then ``p -= lr wd p``.
 - timm's Lookahead around any of them: after the update, every k steps (its count ``lookahead_step``) the slow
   weights move toward the fast ones, ``slow += alpha (fast - slow)``, and the fast ones restart from them; timm
   makes a parameter's slow buffer at its first sync (a copy: no change), so until then the sync only copies.
@@ -136,8 +143,9 @@ _CLASSES = (("sgd", torch.optim.SGD), ("adam", torch.optim.Adam), ("rmsprop", to
 # timm.optim classes the step writes the update of (timm is imported when an optimizer is given as an instance)
 _TIMM = {"lion": "Lion", "lamb": "Lamb", "lars": "Lars", "rmsproptf": "RMSpropTF", "nadamw": "NAdamW", "sgdw": "SGDW",
          "adamw": "AdamWLegacy", "adafactor_timm": "Adafactor", "adan": "Adan", "adopt": "Adopt",
-         "adabelief": "AdaBelief", "adamp": "AdamP", "sgdp": "SGDP", "madgrad": "MADGRAD", "novograd": "NvNovoGrad"}
-_ALWAYS_DECOUPLED = ("lion", "nadamw", "sgdw", "muon")  # and timm's AdamWLegacy
+         "adabelief": "AdaBelief", "adamp": "AdamP", "sgdp": "SGDP", "madgrad": "MADGRAD", "novograd": "NvNovoGrad",
+         "nadamlegacy": "NAdamLegacy", "radamlegacy": "RAdamLegacy", "laprop": "LaProp"}
+_ALWAYS_DECOUPLED = ("lion", "nadamw", "sgdw", "muon", "laprop")  # and timm's AdamWLegacy
 # Optimizers whose update reads no step count (RMSprop and others count steps, but do not read them).
 _UNCOUNTED = ("sgd", "sgdw", "rmsprop", "rmsproptf", "lion", "lars", "adadelta", "rprop", "muon", "sgdp", "novograd")
 
@@ -177,7 +185,16 @@ _PER_PARAM = {"momentum": ("momentum_buffer", "momentum of"), "adam_m": ("exp_av
               "dual_avg": ("s", "weighted sum of gradients of"), "x0": ("x0", "starting point of"),
               "layer_sq": ("exp_avg_sq", "squared gradient norm average of"),
               "layer_sq_max": ("max_exp_avg_sq", "largest squared gradient norm average of")}
-SLOT_KINDS = frozenset(_PER_PARAM) | {"mu_product", "step", "lookahead_step"}
+# Per param group: NAdam's momentum product (a float32 tensor in torch.optim), NAdamLegacy's momentum schedule
+# and LaProp's averages of the learning rate and of 1 (Python floats in timm, float64: float32 here, computed in
+# float64 at each step).
+_PER_GROUP = {"mu_product": ("mu_product", "momentum product", 1.0),
+              "m_schedule": ("m_schedule", "momentum schedule", 1.0),
+              "lr_average": ("exp_avg_lr_1", "learning-rate average", 0.0),
+              "correction_average": ("exp_avg_lr_2", "bias-correction average", 0.0)}
+_GROUP_SLOTS = {"nadam": ("mu_product",), "nadamlegacy": ("m_schedule",),
+                "laprop": ("lr_average", "correction_average")}
+SLOT_KINDS = frozenset(_PER_PARAM) | frozenset(_PER_GROUP) | {"step", "lookahead_step"}
 
 
 @dataclass(frozen=True)
@@ -198,6 +215,7 @@ class Group:
     centered: bool = False  # RMSprop
     lr_decay: float = 0.0  # Adagrad
     momentum_decay: float = 4e-3  # NAdam
+    schedule_decay: float = 4e-3  # timm's NAdamLegacy
     # timm's Lion / Lamb / Lars
     caution: bool = False  # Lion, Lamb: the update masked where its sign disagrees with the gradient's
     max_lr: float | None = None  # corrected_weight_decay: decay scaled by lr^2 / max_lr (the constructor's lr)
@@ -264,7 +282,9 @@ class Group:
                "adamp": ("betas", "eps", "nesterov", "delta", "wd_ratio", "caution"),
                "sgdp": ("momentum", "dampening", "nesterov", "eps", "delta", "wd_ratio", "caution"),
                "madgrad": ("momentum", "eps", "decoupled"),
-               "novograd": ("betas", "eps", "grad_averaging", "amsgrad", "decoupled", "max_lr")}
+               "novograd": ("betas", "eps", "grad_averaging", "amsgrad", "decoupled", "max_lr"),
+               "nadamlegacy": ("betas", "eps", "schedule_decay"), "radamlegacy": ("betas", "eps"),
+               "laprop": ("betas", "eps", "caution", "max_lr")}
 
     def options(self):
         return (("lr", "weight_decay", "maximize") + self.OPTIONS[self.kind] +
@@ -296,8 +316,8 @@ class Plan:
                 return "step counter" + ("" if owner is None else f" of {names[owner]}")
             if kind == "lookahead_step":
                 return "lookahead step counter"
-            if kind == "mu_product":
-                return "momentum product" + (f" of param group {owner}" if len(self.groups) > 1 else "")
+            if kind in _PER_GROUP:
+                return _PER_GROUP[kind][1] + (f" of param group {owner}" if len(self.groups) > 1 else "")
             return f"{_PER_PARAM[kind][1]} {names[owner]}"
         return [name(k, o) for k, o in self.slots]
 
@@ -457,6 +477,7 @@ def _instance(optimizer, params, owner, supported):
                             alpha=float(g.get("alpha", 0.99)), centered=bool(g.get("centered", False)),
                             lr_decay=float(g.get("lr_decay", 0.0)),
                             momentum_decay=float(g.get("momentum_decay", 4e-3)),
+                            schedule_decay=float(g.get("schedule_decay", 4e-3)),
                             caution=bool(g.get("caution", False)), max_lr=max_lr,
                             bias_correction=bool(g.get("bias_correction", True)),
                             grad_averaging=bool(g.get("grad_averaging", True)),
@@ -565,6 +586,8 @@ _SLOTS = {
     "adam": lambda g, shape: ["adam_m", "adam_v"] + (["adam_vmax"] if g.amsgrad else []),
     "adamw": lambda g, shape: ["adam_m", "adam_v"] + (["adam_vmax"] if g.amsgrad else []),
     "nadam": lambda g, shape: ["adam_m", "adam_v"], "radam": lambda g, shape: ["adam_m", "adam_v"],
+    "nadamlegacy": lambda g, shape: ["adam_m", "adam_v"], "radamlegacy": lambda g, shape: ["adam_m", "adam_v"],
+    "laprop": lambda g, shape: ["adam_m", "adam_v"],
     "nadamw": lambda g, shape: ["adam_m", "adam_v"], "lamb": lambda g, shape: ["adam_m", "adam_v"],
     "adamp": lambda g, shape: ["adam_m", "adam_v"], "adopt": lambda g, shape: ["adam_m", "adam_v"],
     "adan": lambda g, shape: ["adam_m", "adam_v", "exp_avg_diff", "neg_pre_grad"],
@@ -613,23 +636,27 @@ def _lay_out(result, params, state):
         return value.detach().clone().float()
 
     initial = [start(i, k) for k, i in slots]
-    # NAdam: one momentum product per group (it depends on the group's b1 and psi)
-    for n in (n for n, g in enumerate(result.groups) if g.kind == "nadam"):
-        values = {float(state[i]["mu_product"]) if "mu_product" in state.get(i, {}) else 1.0
-                  for i in held if result.group_of[i] == n}
-        if len(values) > 1:
-            raise ValueError(f"the NAdam's parameters of param group {n} are at different momentum products "
-                             f"({sorted(values)}): the step keeps one per group")
-        slots.append(("mu_product", n))
-        initial.append(torch.tensor(values.pop() if values else 1.0, dtype=torch.float32))
+    # Numbers per param group (they depend on the group's options and the step count): NAdam's momentum product,
+    # NAdamLegacy's momentum schedule, LaProp's averages
+    for n, group in enumerate(result.groups):
+        for kind in _GROUP_SLOTS.get(group.kind, ()):
+            key, what, fresh = _PER_GROUP[kind]
+            values = {float(state[i][key]) if key in state.get(i, {}) else fresh
+                      for i in held if result.group_of[i] == n}
+            if len(values) > 1:
+                raise ValueError(f"the {group.kind} parameters of param group {n} are at different values of its "
+                                 f"{what} ({sorted(values)}): the step keeps one per group")
+            slots.append((kind, n))
+            initial.append(torch.tensor(values.pop() if values else fresh, dtype=torch.float32))
     counted = [i for i in held if result.groups[result.group_of[i]].kind not in _UNCOUNTED]
     # One step counter for all, or one per parameter where they are at different counts (a resumed optimizer
     # with a layer unfrozen later, or a group added later: its parameters have no state, count 0).
     counts = {i: float(state[i]["step"]) if "step" in state.get(i, {}) else 0.0 for i in counted}
     if len(set(counts.values())) > 1:
-        if any(result.groups[result.group_of[i]].kind == "nadam" for i in counted):
-            raise ValueError(f"the NAdam's parameters are at different step counts ({sorted(set(counts.values()))}): "
-                             "the step keeps one momentum product per param group")
+        grouped = {result.groups[result.group_of[i]].kind for i in counted} & set(_GROUP_SLOTS)
+        if grouped:
+            raise ValueError(f"the {sorted(grouped)[0]} parameters are at different step counts "
+                             f"({sorted(set(counts.values()))}): the step keeps its per-group numbers once per group")
         for i in counted:
             slots.append(("step", i))
             initial.append(torch.tensor(counts[i], dtype=torch.float32))
@@ -715,6 +742,71 @@ def _newton_schulz(x, group):
         gram = bf16(x @ x.T)
         x = bf16(a * x + bf16(c * (gram @ gram) + b * gram) @ x)
     return x.T if tall else x
+
+
+def _nadam_legacy(group, read, write, read_group, write_group, param, g, lr, t64, scalars, key):
+    """timm's NAdamLegacy: Nesterov momentum through a warming schedule ``m_schedule`` (a Python float in
+    timm's state: float64 at each step here, kept in float32 between steps), the L2 decay already in ``g``."""
+    b1, b2 = group.betas[:2]
+    if key not in scalars:  # Python floats in timm: float64, rounded where they meet a tensor
+        cache = b1 * (1.0 - 0.5 * torch.pow(0.96, t64 * group.schedule_decay))
+        cache_next = b1 * (1.0 - 0.5 * torch.pow(0.96, (t64 + 1) * group.schedule_decay))
+        schedule = _f64(read_group("m_schedule")) * cache
+        schedule_next = schedule * cache_next
+        write_group("m_schedule", _f32(schedule))
+        scalars[key] = (_f32(torch.sqrt(1 - torch.pow(b2, t64))),
+                        _f32(-_f64(lr) * (1.0 - cache) / (1.0 - schedule)),
+                        _f32(-_f64(lr) * cache_next / (1.0 - schedule_next)))
+    bc2_sqrt, grad_factor, avg_factor = scalars[key]
+    m = write("adam_m", read("adam_m") * b1 + g * (1 - b1))
+    v = write("adam_v", read("adam_v") * b2 + (g * g) * (1 - b2))
+    denom = torch.sqrt(v) / bc2_sqrt + group.eps
+    param = param + grad_factor * g / denom  # (addcdiv: value * t1 / t2)
+    return param + avg_factor * m / denom
+
+
+def _radam_legacy(group, read, write, param, g, lr, t64):
+    """timm's RAdamLegacy: RAdam's rectified step where the approximated SMA length is at least 5, else SGD with
+    momentum; weight decay ``p -= wd lr p`` before the update."""
+    b1, b2 = group.betas[:2]
+    v = write("adam_v", read("adam_v") * b2 + (g * g) * (1 - b2))
+    m = write("adam_m", read("adam_m") * b1 + g * (1 - b1))
+    beta2_t = torch.pow(b2, t64)
+    sma_max = 2 / (1 - b2) - 1
+    sma = sma_max - 2 * t64 * beta2_t / (1 - beta2_t)
+    ready = sma >= 5
+    bc1 = 1 - torch.pow(b1, t64)
+    rectified = torch.sqrt(torch.clamp((1 - beta2_t) * (sma - 4) / (sma_max - 4) * (sma - 2) / sma * sma_max /
+                                       (sma_max - 2), min=0.0))
+    step = _f32(-torch.where(ready, _f64(lr) * rectified / bc1, _f64(lr) / bc1))
+    if group.weight_decay != 0:  # p.add_(p, alpha=-wd * lr)
+        param = param + param * -(group.weight_decay * lr)
+    return torch.where(ready, param + step * m / (torch.sqrt(v) + group.eps), param + m * step)
+
+
+def _laprop(group, read, write, read_group, write_group, param, g, lr, scalars, key):
+    """timm's LaProp: the gradient normalized by the bias-corrected second moment, then averaged with weight
+    ``lr (1 - b1)``; the first moment's bias correction an average of the learning rate (a Python float in timm:
+    float64 at each step here, kept in float32 between steps), the second's an average of 1 (a float32 tensor
+    in timm); decoupled weight decay after the update."""
+    b1, b2 = group.betas[:2]
+    if key not in scalars:
+        lr_average = _f64(read_group("lr_average")) * b1 + (1 - b1) * _f64(lr)
+        write_group("lr_average", _f32(lr_average))
+        correction = write_group("correction_average", read_group("correction_average") * b2 + (1 - b2))
+        nonzero = lr_average != 0
+        scalars[key] = (_f32(torch.where(nonzero, _f64(lr) / torch.where(nonzero, lr_average, 1.0), 0.0)),
+                        correction)
+    step_size, correction = scalars[key]
+    v = write("adam_v", read("adam_v") * b2 + (g * g) * (1 - b2))
+    normalized = g / (torch.sqrt(v / correction) + group.eps)
+    m = write("adam_m", read("adam_m") * b1 + normalized * (lr * (1 - b1)))
+    if group.caution:
+        m = _caution(m, g)  # (the state keeps the uncautioned average)
+    param = param - step_size * m
+    if group.weight_decay != 0:
+        param = param + param * -(_decay_scale(group, lr) * group.weight_decay)
+    return param
 
 
 def _madgrad(group, read, write, param, g, lr, t64):
@@ -994,7 +1086,8 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
             g = -g
         if group.weight_decay != 0 and kind not in ("lamb", "lars", "adafactor", "adafactor_timm",
                                                       "adafactor_torch", "adan", "adopt", "adabelief", "adamp",
-                                                      "sgdp", "madgrad", "novograd"):  # (theirs below)
+                                                      "sgdp", "madgrad", "novograd", "radamlegacy",
+                                                      "laprop"):  # (theirs below)
             if group.decoupled:  # param.mul_(1 - lr * weight_decay)
                 param = param * (1 - _decay_scale(group, lr) * group.weight_decay)
             else:
@@ -1141,6 +1234,17 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
             write("eta", i, _f32(_f64(lr) / (1 + group.lambd * _f64(lr) * t64) ** group.alpha))
             write("mu", i, _f32(1 / torch.clamp(t64 - group.t0, min=1.0)))
             new_params[i] = param
+        elif kind == "nadamlegacy":
+            new_params[i] = _nadam_legacy(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
+                                          lambda kind: read(kind, n), lambda kind, value: write(kind, n, value),
+                                          param, g, lr, t64, scalars, key)
+        elif kind == "radamlegacy":
+            new_params[i] = _radam_legacy(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
+                                          param, g, lr, t64)
+        elif kind == "laprop":
+            new_params[i] = _laprop(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
+                                    lambda kind: read(kind, n), lambda kind, value: write(kind, n, value),
+                                    param, g, lr, scalars, key)
         elif kind == "madgrad":
             new_params[i] = _madgrad(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
                                      param, g, lr, t64)
