@@ -5,7 +5,7 @@ parameter, or as the torch.optim instance the training script already builds: ``
 ``RMSprop``, ``Adagrad``, ``Adamax``, ``NAdam``, ``RAdam``, ``Adadelta``, ``Rprop``, ``ASGD``, ``Adafactor`` or
 ``Muon``; or timm's own: ``Lion``, ``Lamb``, ``Lars``,
 ``RMSpropTF``, ``NAdamW``, ``SGDW``, ``AdamWLegacy``, ``Adafactor``, ``Adan``, ``Adopt``, ``AdaBelief``, ``AdamP``,
-``SGDP``, ``MADGRAD``, ``NvNovoGrad``, ``NAdamLegacy``, ``RAdamLegacy`` or ``LaProp`` (what
+``SGDP``, ``MADGRAD``, ``NvNovoGrad``, ``NAdamLegacy``, ``RAdamLegacy``, ``LaProp`` or ``Mars`` (what
 ``timm.optim.create_optimizer_v2``
 builds for those names and their cautious variants); or transformers' ``Adafactor``. An instance's param groups give each parameter
 its own options (transformers' and timm's usual groups: no weight decay on biases and norm weights; a lower
@@ -96,6 +96,9 @@ decoupled decay by ``lr^2 / max_lr``, the constructor's lr):
   times the rectification in one step size.
 - LaProp: ``v = b2 v + (1 - b2) g^2``; ``a1 = b1 a1 + (1 - b1) lr``, ``a2 = b2 a2 + (1 - b2)`` (per param group);
   ``m = b1 m + lr (1 - b1) g / (sqrt(v / a2) + eps)``; ``p -= (lr / a1) m``, then ``p -= lr wd p``.
+- Mars: for a weight, ``c = g + gamma b1 / (1 - b1) (g - g_last)`` (``g`` at the first step) over ``max(1,
+  ||c||)``, then AdamW's moments of ``c`` (or Lion's sign) with ``wd p`` inside the update; other parameters
+  AdamW with ``betas_1d`` and ``lr * lr_1d_factor`` (unless ``optimize_1d``); the last gradient is state.
 - timm's Lookahead around any of them: after the update, every k steps (its count ``lookahead_step``) the slow
   weights move toward the fast ones, ``slow += alpha (fast - slow)``, and the fast ones restart from them; timm
   makes a parameter's slow buffer at its first sync (a copy: no change), so until then the sync only copies.
@@ -144,7 +147,7 @@ _CLASSES = (("sgd", torch.optim.SGD), ("adam", torch.optim.Adam), ("rmsprop", to
 _TIMM = {"lion": "Lion", "lamb": "Lamb", "lars": "Lars", "rmsproptf": "RMSpropTF", "nadamw": "NAdamW", "sgdw": "SGDW",
          "adamw": "AdamWLegacy", "adafactor_timm": "Adafactor", "adan": "Adan", "adopt": "Adopt",
          "adabelief": "AdaBelief", "adamp": "AdamP", "sgdp": "SGDP", "madgrad": "MADGRAD", "novograd": "NvNovoGrad",
-         "nadamlegacy": "NAdamLegacy", "radamlegacy": "RAdamLegacy", "laprop": "LaProp"}
+         "nadamlegacy": "NAdamLegacy", "radamlegacy": "RAdamLegacy", "laprop": "LaProp", "mars": "Mars"}
 _ALWAYS_DECOUPLED = ("lion", "nadamw", "sgdw", "muon", "laprop")  # and timm's AdamWLegacy
 # Optimizers whose update reads no step count (RMSprop and others count steps, but do not read them).
 _UNCOUNTED = ("sgd", "sgdw", "rmsprop", "rmsproptf", "lion", "lars", "adadelta", "rprop", "muon", "sgdp", "novograd")
@@ -184,7 +187,8 @@ _PER_PARAM = {"momentum": ("momentum_buffer", "momentum of"), "adam_m": ("exp_av
               "grad_sum_sq": ("grad_sum_sq", "weighted sum of squared gradients of"),
               "dual_avg": ("s", "weighted sum of gradients of"), "x0": ("x0", "starting point of"),
               "layer_sq": ("exp_avg_sq", "squared gradient norm average of"),
-              "layer_sq_max": ("max_exp_avg_sq", "largest squared gradient norm average of")}
+              "layer_sq_max": ("max_exp_avg_sq", "largest squared gradient norm average of"),
+              "last_grad": ("last_grad", "last gradient of")}
 # Per param group: NAdam's momentum product (a float32 tensor in torch.optim), NAdamLegacy's momentum schedule
 # and LaProp's averages of the learning rate and of 1 (Python floats in timm, float64: float32 here, computed in
 # float64 at each step).
@@ -216,6 +220,12 @@ class Group:
     lr_decay: float = 0.0  # Adagrad
     momentum_decay: float = 4e-3  # NAdam
     schedule_decay: float = 4e-3  # timm's NAdamLegacy
+    # timm's Mars: the gradient corrected by gamma times its change since the last step
+    gamma: float = 0.025
+    mars_type: str = "adamw"  # "adamw" or "lion": the update of the corrected gradient's moments
+    optimize_1d: bool = False  # 1-d parameters too (else AdamW with betas_1d and lr * lr_1d_factor)
+    lr_1d_factor: float = 1.0
+    betas_1d: tuple = (0.9, 0.99)
     # timm's Lion / Lamb / Lars
     caution: bool = False  # Lion, Lamb: the update masked where its sign disagrees with the gradient's
     max_lr: float | None = None  # corrected_weight_decay: decay scaled by lr^2 / max_lr (the constructor's lr)
@@ -284,7 +294,8 @@ class Group:
                "madgrad": ("momentum", "eps", "decoupled"),
                "novograd": ("betas", "eps", "grad_averaging", "amsgrad", "decoupled", "max_lr"),
                "nadamlegacy": ("betas", "eps", "schedule_decay"), "radamlegacy": ("betas", "eps"),
-               "laprop": ("betas", "eps", "caution", "max_lr")}
+               "laprop": ("betas", "eps", "caution", "max_lr"),
+               "mars": ("betas", "eps", "gamma", "mars_type", "optimize_1d", "lr_1d_factor", "betas_1d", "caution")}
 
     def options(self):
         return (("lr", "weight_decay", "maximize") + self.OPTIONS[self.kind] +
@@ -478,6 +489,10 @@ def _instance(optimizer, params, owner, supported):
                             lr_decay=float(g.get("lr_decay", 0.0)),
                             momentum_decay=float(g.get("momentum_decay", 4e-3)),
                             schedule_decay=float(g.get("schedule_decay", 4e-3)),
+                            gamma=float(g.get("gamma", 0.025)), mars_type=str(g.get("mars_type", "adamw")),
+                            optimize_1d=bool(g.get("optimize_1d", False)),
+                            lr_1d_factor=float(g.get("lr_1d_factor", 1.0)),
+                            betas_1d=tuple(float(b) for b in (g.get("betas_1d") or g.get("betas", (0.9, 0.99)))),
                             caution=bool(g.get("caution", False)), max_lr=max_lr,
                             bias_correction=bool(g.get("bias_correction", True)),
                             grad_averaging=bool(g.get("grad_averaging", True)),
@@ -587,7 +602,7 @@ _SLOTS = {
     "adamw": lambda g, shape: ["adam_m", "adam_v"] + (["adam_vmax"] if g.amsgrad else []),
     "nadam": lambda g, shape: ["adam_m", "adam_v"], "radam": lambda g, shape: ["adam_m", "adam_v"],
     "nadamlegacy": lambda g, shape: ["adam_m", "adam_v"], "radamlegacy": lambda g, shape: ["adam_m", "adam_v"],
-    "laprop": lambda g, shape: ["adam_m", "adam_v"],
+    "laprop": lambda g, shape: ["adam_m", "adam_v"], "mars": lambda g, shape: ["adam_m", "adam_v", "last_grad"],
     "nadamw": lambda g, shape: ["adam_m", "adam_v"], "lamb": lambda g, shape: ["adam_m", "adam_v"],
     "adamp": lambda g, shape: ["adam_m", "adam_v"], "adopt": lambda g, shape: ["adam_m", "adam_v"],
     "adan": lambda g, shape: ["adam_m", "adam_v", "exp_avg_diff", "neg_pre_grad"],
@@ -807,6 +822,31 @@ def _laprop(group, read, write, read_group, write_group, param, g, lr, scalars, 
     if group.weight_decay != 0:
         param = param + param * -(_decay_scale(group, lr) * group.weight_decay)
     return param
+
+
+def _mars(group, read, write, param, g, lr, t64):
+    """timm's Mars: for a weight (every parameter with ``optimize_1d``) the gradient corrected by its change since
+    the last step, ``c = g + gamma b1 / (1 - b1) (g - g_last)`` (``g`` itself at the first step), divided by
+    ``max(1, ||c||)``, then AdamW's (or Lion's) update of it; other parameters AdamW with ``betas_1d`` and
+    ``lr * lr_1d_factor``; the decay ``wd p`` inside the update; the last gradient kept as state."""
+    last = read("last_grad")
+    write("last_grad", g)
+    corrected = group.optimize_1d or param.dim() >= 2
+    b1, b2 = group.betas[:2] if corrected else group.betas_1d[:2]
+    if corrected:
+        c = torch.where(t64 == 1, g, (g - last) * (group.gamma * (b1 / (1. - b1))) + g)
+        c = c / torch.clamp(torch.linalg.vector_norm(c), min=1.0)
+    else:
+        c = g
+    m = write("adam_m", read("adam_m") * b1 + c * (1. - b1))
+    shown = _caution(m, g) if group.caution else m
+    if corrected and group.mars_type == "lion":
+        update = param * group.weight_decay + torch.sign(shown)
+    else:
+        v = write("adam_v", read("adam_v") * b2 + (c * c) * (1. - b2))
+        denom = torch.sqrt(v) / _f32(torch.sqrt(1.0 - torch.pow(b2, t64))) + group.eps
+        update = param * group.weight_decay + shown / _f32(1.0 - torch.pow(b1, t64)) / denom
+    return param - (lr if corrected else lr * group.lr_1d_factor) * update
 
 
 def _madgrad(group, read, write, param, g, lr, t64):
@@ -1087,7 +1127,7 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
         if group.weight_decay != 0 and kind not in ("lamb", "lars", "adafactor", "adafactor_timm",
                                                       "adafactor_torch", "adan", "adopt", "adabelief", "adamp",
                                                       "sgdp", "madgrad", "novograd", "radamlegacy",
-                                                      "laprop"):  # (theirs below)
+                                                      "laprop", "mars"):  # (theirs below)
             if group.decoupled:  # param.mul_(1 - lr * weight_decay)
                 param = param * (1 - _decay_scale(group, lr) * group.weight_decay)
             else:
@@ -1245,6 +1285,9 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
             new_params[i] = _laprop(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
                                     lambda kind: read(kind, n), lambda kind, value: write(kind, n, value),
                                     param, g, lr, scalars, key)
+        elif kind == "mars":
+            new_params[i] = _mars(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
+                                  param, g, lr, t64)
         elif kind == "madgrad":
             new_params[i] = _madgrad(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
                                      param, g, lr, t64)
