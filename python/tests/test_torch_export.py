@@ -2958,6 +2958,13 @@ def _timm_optimizers():
         # Mars: the gradient corrected by its change since the last step (the last gradient is state), normalized;
         # AdamW's moments of it for the weights, plain AdamW for the 1-d parameters (their own betas and lr)
         "mars": case(optim.Mars, lr=0.01, weight_decay=0.1, gamma=0.5),
+        # AdafactorBigVision: the second moment factored over the two largest dims (min 8 here), a bfloat16
+        # momentum (each value rounded), RMS clipping; its beta2 schedule from the step count
+        "adafactorbv": case(optim.AdafactorBigVision, lr=0.01, min_dim_size_to_factor=8, weight_decay=0.1,
+                             clipping_threshold=1.0, decay_offset=2),
+        "adafactorbv_float32_caution": case(optim.AdafactorBigVision, halved, lr=0.1, min_dim_size_to_factor=8,
+                                             momentum_dtype=torch.float32, caution=True, weight_decay=0.5,
+                                             unscaled_wd=True, corrected_weight_decay=True),
         "mars_lion_caution": case(optim.Mars, lr=0.01, weight_decay=0.1, mars_type="lion", lr_1d_factor=0.5,
                                   betas_1d=(0.5, 0.9), caution=True)}
 
@@ -2985,6 +2992,8 @@ _TIMM_ABLATIONS = {
     "radamlegacy": [dict(betas=(0.9, 0.999))],
     "laprop_caution_corrected": [dict(caution=False), dict(corrected_weight_decay=False)],
     "mars": [dict(gamma=0.0), dict(optimize_1d=True)],
+    "adafactorbv": [dict(momentum=None), dict(clipping_threshold=None), dict(min_dim_size_to_factor=64)],
+    "adafactorbv_float32_caution": [dict(caution=False), dict(unscaled_wd=False)],
     "mars_lion_caution": [dict(caution=False), dict(lr_1d_factor=1.0)]}
 
 
@@ -2994,12 +3003,14 @@ _TIMM_ABLATIONS = {
                                   "adan_noprox_caution", "adopt_decoupled", "adabelief", "adabelief_amsgrad_l2",
                                   "adamp_nesterov_caution", "sgdp_dampening_caution", "madgrad",
                                   "madgrad_no_momentum_decoupled", "novograd_averaging_amsgrad", "nadamlegacy",
-                                  "radamlegacy", "laprop_caution_corrected", "mars", "mars_lion_caution"])
+                                  "radamlegacy", "laprop_caution_corrected", "mars", "mars_lion_caution",
+                                  "adafactorbv", "adafactorbv_float32_caution"])
 def test_timm_optimizers_train_as_timm(case, tmp_path, amp_tools):
     """timm's Lion, Lamb (its global gradient-norm clipping, trust ratio, decoupled decay), Lars (LARC's trust
     clip, Nesterov), RMSpropTF (eps inside the root, lr inside the momentum, ones as the first square average),
     NAdamW, SGDW, AdamWLegacy, Adan, Adopt, AdaBelief (rectified, amsgrad), AdamP and SGDP (the projection of
-    scale-invariant weights), MADGRAD, NvNovoGrad, NAdamLegacy, RAdamLegacy, LaProp and Mars, with caution, corrected weight
+    scale-invariant weights), MADGRAD, NvNovoGrad, NAdamLegacy, RAdamLegacy, LaProp, Mars and AdafactorBigVision (its
+    bfloat16 momentum), with caution, corrected weight
     decay and RMS update clipping, train as timm's
     own classes: fp32 within 1e-5 over 8 steps (measured 1e-7..2e-6), f16 within 5e-3 of fp32; each case's
     options act (without one, timm's losses part by more than 1%)."""
@@ -3419,7 +3430,8 @@ def test_float64_constants_keep_their_digits(tmp_path, amp_tools):
 
 
 def test_torch_optim_refusals(tmp_path):
-    """What the step cannot write is refused by name: another optimizer class (timm's Adahessian too), SGD's and timm
+    """What the step cannot write is refused by name: another optimizer class (timm's Adahessian too), AdafactorBigVision's
+    momentum kept in another type, SGD's and timm
     Lars's dampening, options given
     twice, a parameter that is not the model's, a parameter listed twice, a subclass with its own step(), a step
     hook, an optimizer instance with the builtin front end (all before capturing), and a NAdam whose parameters
@@ -3450,6 +3462,8 @@ def test_torch_optim_refusals(tmp_path):
             (torch.optim.SGD(model.parameters(), lr=0.1), {"frontend": "builtin"}, "needs frontend='torch-mlir'"),
             *([] if timm_optim is None else [
                 (timm_optim.Adahessian(model.parameters()), {}, "; got Adahessian"),
+                (timm_optim.AdafactorBigVision(model.parameters(), momentum_dtype=torch.float64), {},
+                 "momentum_dtype float64 is not supported"),
                 (timm_optim.Lars(model.parameters(), lr=0.1, momentum=0.9, dampening=0.1), {}, "Lars's dampening")])]:
         with pytest.raises(ValueError, match=message):
             export_train_step(model, F.cross_entropy, inputs, optimizer=optimizer, out_dir=tmp_path, **options)

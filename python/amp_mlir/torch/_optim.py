@@ -5,7 +5,8 @@ parameter, or as the torch.optim instance the training script already builds: ``
 ``RMSprop``, ``Adagrad``, ``Adamax``, ``NAdam``, ``RAdam``, ``Adadelta``, ``Rprop``, ``ASGD``, ``Adafactor`` or
 ``Muon``; or timm's own: ``Lion``, ``Lamb``, ``Lars``,
 ``RMSpropTF``, ``NAdamW``, ``SGDW``, ``AdamWLegacy``, ``Adafactor``, ``Adan``, ``Adopt``, ``AdaBelief``, ``AdamP``,
-``SGDP``, ``MADGRAD``, ``NvNovoGrad``, ``NAdamLegacy``, ``RAdamLegacy``, ``LaProp`` or ``Mars`` (what
+``SGDP``, ``MADGRAD``, ``NvNovoGrad``, ``NAdamLegacy``, ``RAdamLegacy``, ``LaProp``, ``Mars`` or
+``AdafactorBigVision`` (what
 ``timm.optim.create_optimizer_v2``
 builds for those names and their cautious variants); or transformers' ``Adafactor``. An instance's param groups give each parameter
 its own options (transformers' and timm's usual groups: no weight decay on biases and norm weights; a lower
@@ -96,6 +97,10 @@ decoupled decay by ``lr^2 / max_lr``, the constructor's lr):
   times the rectification in one step size.
 - LaProp: ``v = b2 v + (1 - b2) g^2``; ``a1 = b1 a1 + (1 - b1) lr``, ``a2 = b2 a2 + (1 - b2)`` (per param group);
   ``m = b1 m + lr (1 - b1) g / (sqrt(v / a2) + eps)``; ``p -= (lr / a1) m``, then ``p -= lr wd p``.
+- AdafactorBigVision: ``b2_t = min(beta2_cap, 1 - max(t - offset, 1)^-decay_rate)``; the second moment of ``g^2 +
+  eps`` averaged with weight ``1 - b2_t``, factored over the two largest dims; ``u = g rsqrt(...)`` clipped by its
+  RMS; the momentum ``lerp(m, u, 1 - momentum)`` kept in bfloat16 (each value rounded: its default
+  ``momentum_dtype``); ``p = p (1 - lr wd) - lr u``.
 - Mars: for a weight, ``c = g + gamma b1 / (1 - b1) (g - g_last)`` (``g`` at the first step) over ``max(1,
   ||c||)``, then AdamW's moments of ``c`` (or Lion's sign) with ``wd p`` inside the update; other parameters
   AdamW with ``betas_1d`` and ``lr * lr_1d_factor`` (unless ``optimize_1d``); the last gradient is state.
@@ -147,8 +152,9 @@ _CLASSES = (("sgd", torch.optim.SGD), ("adam", torch.optim.Adam), ("rmsprop", to
 _TIMM = {"lion": "Lion", "lamb": "Lamb", "lars": "Lars", "rmsproptf": "RMSpropTF", "nadamw": "NAdamW", "sgdw": "SGDW",
          "adamw": "AdamWLegacy", "adafactor_timm": "Adafactor", "adan": "Adan", "adopt": "Adopt",
          "adabelief": "AdaBelief", "adamp": "AdamP", "sgdp": "SGDP", "madgrad": "MADGRAD", "novograd": "NvNovoGrad",
-         "nadamlegacy": "NAdamLegacy", "radamlegacy": "RAdamLegacy", "laprop": "LaProp", "mars": "Mars"}
-_ALWAYS_DECOUPLED = ("lion", "nadamw", "sgdw", "muon", "laprop")  # and timm's AdamWLegacy
+         "nadamlegacy": "NAdamLegacy", "radamlegacy": "RAdamLegacy", "laprop": "LaProp", "mars": "Mars",
+         "adafactorbv": "AdafactorBigVision"}
+_ALWAYS_DECOUPLED = ("lion", "nadamw", "sgdw", "muon", "laprop", "adafactorbv")  # and timm's AdamWLegacy
 # Optimizers whose update reads no step count (RMSprop and others count steps, but do not read them).
 _UNCOUNTED = ("sgd", "sgdw", "rmsprop", "rmsproptf", "lion", "lars", "adadelta", "rprop", "muon", "sgdp", "novograd")
 
@@ -188,7 +194,9 @@ _PER_PARAM = {"momentum": ("momentum_buffer", "momentum of"), "adam_m": ("exp_av
               "dual_avg": ("s", "weighted sum of gradients of"), "x0": ("x0", "starting point of"),
               "layer_sq": ("exp_avg_sq", "squared gradient norm average of"),
               "layer_sq_max": ("max_exp_avg_sq", "largest squared gradient norm average of"),
-              "last_grad": ("last_grad", "last gradient of")}
+              "last_grad": ("last_grad", "last gradient of"),
+              "bv_row": ("exp_avg_sq_r", "row second moments of"),
+              "bv_col": ("exp_avg_sq_c", "column second moments of")}
 # Per param group: NAdam's momentum product (a float32 tensor in torch.optim), NAdamLegacy's momentum schedule
 # and LaProp's averages of the learning rate and of 1 (Python floats in timm, float64: float32 here, computed in
 # float64 at each step).
@@ -226,6 +234,11 @@ class Group:
     optimize_1d: bool = False  # 1-d parameters too (else AdamW with betas_1d and lr * lr_1d_factor)
     lr_1d_factor: float = 1.0
     betas_1d: tuple = (0.9, 0.99)
+    # timm's AdafactorBigVision (its momentum in beta1; eps None: 1e-30)
+    decay_offset: int = 0
+    beta2_cap: float = 0.999
+    momentum_dtype: str = "float32"  # the momentum's precision: "bfloat16" (its default), "float16", "float32"
+    unscaled_wd: bool = False  # the decay without the lr
     # timm's Lion / Lamb / Lars
     caution: bool = False  # Lion, Lamb: the update masked where its sign disagrees with the gradient's
     max_lr: float | None = None  # corrected_weight_decay: decay scaled by lr^2 / max_lr (the constructor's lr)
@@ -295,7 +308,9 @@ class Group:
                "novograd": ("betas", "eps", "grad_averaging", "amsgrad", "decoupled", "max_lr"),
                "nadamlegacy": ("betas", "eps", "schedule_decay"), "radamlegacy": ("betas", "eps"),
                "laprop": ("betas", "eps", "caution", "max_lr"),
-               "mars": ("betas", "eps", "gamma", "mars_type", "optimize_1d", "lr_1d_factor", "betas_1d", "caution")}
+               "mars": ("betas", "eps", "gamma", "mars_type", "optimize_1d", "lr_1d_factor", "betas_1d", "caution"),
+               "adafactorbv": ("eps", "beta1", "momentum_dtype", "decay_rate", "decay_offset", "beta2_cap",
+                                "min_dim_size_to_factor", "clipping_threshold", "unscaled_wd", "caution", "max_lr")}
 
     def options(self):
         return (("lr", "weight_decay", "maximize") + self.OPTIONS[self.kind] +
@@ -478,8 +493,18 @@ def _instance(optimizer, params, owner, supported):
                              min_dim_size_to_factor=int(g.get("min_dim_size_to_factor", 16)))
             if kind == "adafactor_timm" and adafactor["relative_step"] and g.get("lr") is not None:
                 g = {**g, "lr": None}  # (timm's step writes the last relative step size into the group's lr)
+        if kind == "adafactorbv":  # its momentum (None: none) in beta1, kept in momentum_dtype
+            adafactor = dict(eps=1e-30 if g["eps"] is None else float(g["eps"]), relative_step=False,
+                             beta1=None if g["momentum"] is None else float(g["momentum"]),
+                             decay_rate=float(g["decay_rate"]), decay_offset=int(g["decay_offset"]),
+                             beta2_cap=float(g["beta2_cap"]), min_dim_size_to_factor=int(g["min_dim_size_to_factor"]),
+                             momentum_dtype=str(g["momentum_dtype"]).replace("torch.", ""),
+                             unscaled_wd=bool(g["unscaled_wd"]))
+            if adafactor["momentum_dtype"] not in ("bfloat16", "float16", "float32"):
+                raise ValueError(f"{where}: AdafactorBigVision's momentum_dtype {adafactor['momentum_dtype']} is not "
+                                 "supported (bfloat16, float16 or float32)")
         options = dict(lr=0.0 if g["lr"] is None else float(g["lr"]), owner=owner,
-                            momentum=float(g.get("momentum", 0.0)),
+                            momentum=float(g.get("momentum") or 0.0),
                             nesterov=bool(g.get("nesterov", False)), weight_decay=float(g.get("weight_decay", 0.0)),
                             decoupled=decoupled, maximize=bool(g.get("maximize", False)),
                             betas=tuple(float(b) for b in g.get("betas", (0.9, 0.999))),
@@ -574,12 +599,27 @@ def _factored_dims(kind, group, shape):
     return None
 
 
+def _bv_factored_dims(group, shape):
+    """AdafactorBigVision: (the second largest dim, the largest) where that second one has at least
+    ``min_dim_size_to_factor`` elements (ties: the later dim counts as larger), else None."""
+    if len(shape) < 2:
+        return None
+    ordered = sorted((n, d) for d, n in enumerate(shape))
+    if shape[ordered[-2][1]] < group.min_dim_size_to_factor:
+        return None
+    return ordered[-2][1], ordered[-1][1]
+
+
 def _slot_shape(kind, group, shape):
     """The shape of per-parameter state ``kind`` of a parameter of ``shape``."""
     if kind in ("eta", "mu", "layer_sq", "layer_sq_max"):  # ASGD's, NvNovoGrad's: one number per parameter
         return ()
     if kind in ("row_var", "col_var"):  # torch's Adafactor: the mean over the last (row) or the one before
         return tuple(shape[:-1]) + (1,) if kind == "row_var" else tuple(shape[:-2]) + (1, shape[-1])
+    if kind in ("bv_row", "bv_col"):  # AdafactorBigVision: keepdim means over the largest dim / the next
+        col, row = _bv_factored_dims(group, shape)
+        drop = row if kind == "bv_row" else col
+        return tuple(1 if d == drop else n for d, n in enumerate(shape))
     if kind in ("factored_row", "factored_col"):
         col, row = _factored_dims(group.kind, group, shape)
         drop = row if kind == "factored_row" else col
@@ -603,6 +643,8 @@ _SLOTS = {
     "nadam": lambda g, shape: ["adam_m", "adam_v"], "radam": lambda g, shape: ["adam_m", "adam_v"],
     "nadamlegacy": lambda g, shape: ["adam_m", "adam_v"], "radamlegacy": lambda g, shape: ["adam_m", "adam_v"],
     "laprop": lambda g, shape: ["adam_m", "adam_v"], "mars": lambda g, shape: ["adam_m", "adam_v", "last_grad"],
+    "adafactorbv": lambda g, shape: ((["adam_m"] if g.beta1 is not None else []) +
+                                      (["bv_row", "bv_col"] if _bv_factored_dims(g, shape) else ["adam_v"])),
     "nadamw": lambda g, shape: ["adam_m", "adam_v"], "lamb": lambda g, shape: ["adam_m", "adam_v"],
     "adamp": lambda g, shape: ["adam_m", "adam_v"], "adopt": lambda g, shape: ["adam_m", "adam_v"],
     "adan": lambda g, shape: ["adam_m", "adam_v", "exp_avg_diff", "neg_pre_grad"],
@@ -822,6 +864,47 @@ def _laprop(group, read, write, read_group, write_group, param, g, lr, scalars, 
     if group.weight_decay != 0:
         param = param + param * -(_decay_scale(group, lr) * group.weight_decay)
     return param
+
+
+def _round_to(x, dtype_name):
+    """``x`` (float32) rounded to bfloat16 / float16 and back: a value kept in that precision."""
+    return x if dtype_name == "float32" else x.to(getattr(torch, dtype_name)).float()
+
+
+def _adafactor_bv(group, read, write, param, g, lr, t64):
+    """timm's AdafactorBigVision: ``b2_t = min(beta2_cap, 1 - max(t - offset, 1)^-decay_rate)`` (float64, from the
+    step count); the second moment of ``g^2 + eps`` (factored over the two largest dims, keepdim) averaged with
+    ``lerp``; ``u = g rsqrt(r / mean(r)) rsqrt(c)`` (or ``g rsqrt(v)``), clipped by its RMS; the momentum a lerp
+    kept in ``momentum_dtype`` (bfloat16 by default: each value rounded to it); decoupled decay (``lr wd``, or
+    ``wd`` with ``unscaled_wd``; corrected by ``max_lr``); ``p -= lr u``."""
+    step = torch.clamp(t64 - group.decay_offset, min=1.0) if group.decay_offset else t64
+    weight = _f32(1 - torch.minimum(torch.tensor(group.beta2_cap, dtype=torch.float64),
+                                    1.0 - torch.pow(step, -group.decay_rate)))
+    squared = g * g + group.eps
+    dims = _bv_factored_dims(group, param.shape)
+    if dims is not None:
+        col, row = dims
+        r = write("bv_row", _lerp(read("bv_row"), squared.mean(dim=row, keepdim=True), weight))
+        c = write("bv_col", _lerp(read("bv_col"), squared.mean(dim=col, keepdim=True), weight))
+        update = g * torch.rsqrt(r / r.mean(dim=col, keepdim=True)) * torch.rsqrt(c)
+    else:
+        update = g * torch.rsqrt(write("adam_v", _lerp(read("adam_v"), squared, weight)))
+    if group.clipping_threshold is not None:
+        rms = torch.linalg.vector_norm(update) / update.numel() ** 0.5
+        update = update / torch.clamp(rms / group.clipping_threshold, min=1.0)
+    if group.beta1 is not None:
+        kept = group.momentum_dtype
+        update = write("adam_m", _round_to(_lerp(read("adam_m"), _round_to(update, kept), 1 - group.beta1), kept))
+        if group.caution:
+            update = _caution(update, g)
+    update = update * lr
+    if group.weight_decay != 0:
+        if group.unscaled_wd:
+            decay = group.weight_decay if group.max_lr is None else lr / group.max_lr * group.weight_decay
+        else:
+            decay = _decay_scale(group, lr) * group.weight_decay
+        param = param * (1. - decay)
+    return param - update
 
 
 def _mars(group, read, write, param, g, lr, t64):
@@ -1127,7 +1210,7 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
         if group.weight_decay != 0 and kind not in ("lamb", "lars", "adafactor", "adafactor_timm",
                                                       "adafactor_torch", "adan", "adopt", "adabelief", "adamp",
                                                       "sgdp", "madgrad", "novograd", "radamlegacy",
-                                                      "laprop", "mars"):  # (theirs below)
+                                                      "laprop", "mars", "adafactorbv"):  # (theirs below)
             if group.decoupled:  # param.mul_(1 - lr * weight_decay)
                 param = param * (1 - _decay_scale(group, lr) * group.weight_decay)
             else:
@@ -1285,6 +1368,9 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
             new_params[i] = _laprop(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
                                     lambda kind: read(kind, n), lambda kind, value: write(kind, n, value),
                                     param, g, lr, scalars, key)
+        elif kind == "adafactorbv":
+            new_params[i] = _adafactor_bv(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
+                                          param, g, lr, t64)
         elif kind == "mars":
             new_params[i] = _mars(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
                                   param, g, lr, t64)
