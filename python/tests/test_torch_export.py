@@ -2965,6 +2965,13 @@ def _timm_optimizers():
         "adafactorbv_float32_caution": case(optim.AdafactorBigVision, halved, lr=0.1, min_dim_size_to_factor=8,
                                              momentum_dtype=torch.float32, caution=True, weight_decay=0.5,
                                              unscaled_wd=True, corrected_weight_decay=True),
+        # timm's Muon: the weights orthogonalized (quintic coefficients, Kimi's lr scale), the biases on its AdamW
+        # fallback; AdaMuon; a convolution batched per position, Nesterov (the fallback NAdamW), polar express
+        "timm-muon": case(optim.Muon, lr=0.02, weight_decay=0.1, fallback_lr_scale=0.5),
+        "timm-muon_adamuon": case(optim.Muon, lr=0.02, weight_decay=0.1, algo="adamuon"),
+        "timm-muon_adamuon_bias_corrected": case(optim.Muon, lr=0.02, algo="adamuon", adjust_lr_fn="rms_to_rms"),
+        "timm-muon_nesterov_polar": case(optim.Muon, lr=0.02, nesterov=True, ns_coefficients="polar_express",
+                                         ns_steps=6, safety_factor=1.01, adjust_lr_fn="original", scale_eps=True),
         "mars_lion_caution": case(optim.Mars, lr=0.01, weight_decay=0.1, mars_type="lion", lr_1d_factor=0.5,
                                   betas_1d=(0.5, 0.9), caution=True)}
 
@@ -2992,6 +2999,9 @@ _TIMM_ABLATIONS = {
     "radamlegacy": [dict(betas=(0.9, 0.999))],
     "laprop_caution_corrected": [dict(caution=False), dict(corrected_weight_decay=False)],
     "mars": [dict(gamma=0.0), dict(optimize_1d=True)],
+    "timm-muon": [dict(fallback_lr_scale=1.0), dict(adjust_lr_fn="original")],
+    "timm-muon_adamuon": [dict(algo="muon")],
+    "timm-muon_nesterov_polar": [dict(nesterov=False), dict(ns_coefficients="quintic")],
     "adafactorbv": [dict(momentum=None), dict(clipping_threshold=None), dict(min_dim_size_to_factor=64)],
     "adafactorbv_float32_caution": [dict(caution=False), dict(unscaled_wd=False)],
     "mars_lion_caution": [dict(caution=False), dict(lr_1d_factor=1.0)]}
@@ -3205,6 +3215,60 @@ def _muon_and_adamw(params, **options):
     matrices = [p for p in params if p.ndim == 2]
     return [torch.optim.Muon(matrices, lr=0.02, **options),
             torch.optim.AdamW([p for p in params if p.ndim != 2], lr=0.01)]
+
+
+@pytest.mark.parametrize("case", ["timm-muon", "timm-muon_adamuon", "timm-muon_adamuon_bias_corrected",
+                                  "timm-muon_nesterov_polar", "timm-muon_cnn_batched", "timm-muon_cnn_flatten"])
+def test_timm_muon_trains_as_timm(case, tmp_path, amp_tools, monkeypatch):
+    """timm's Muon: the weights timm finds fit orthogonalized by its Newton-Schulz schedule in bfloat16 (each op
+    rounded once where PyTorch's ends), the biases and norms on its AdamW fallback (NAdamW with nesterov) at
+    ``lr * fallback_lr_scale``; AdaMuon's second moment of the orthogonalized update (RMS-normalized, or
+    bias-corrected); a convolution's weight flattened or batched per position; polar express coefficients,
+    ``safety_factor``, ``scale_eps``. With the iteration in float32 on both sides the losses are timm's within 2e-6
+    over 8 steps (the rule itself; measured up to 1e-6); in bfloat16 within 2e-3 (a float32 sum in another order can round to another
+    bfloat16; measured 2.8e-6..2.8e-4), except the bias-corrected AdaMuon, whose first update is the sign of the
+    orthogonalized momentum (elements near 0 flip with the last bit: 1.3% there, no comparison). f16 within 1e-2
+    of fp32 for the others (AdaMuon 5.2e-3); each case's options act (timm's losses part by more than 1% without
+    them)."""
+    _torch_mlir()
+    optim = pytest.importorskip("timm.optim", reason="timm is not installed (make py-models)")
+    from amp_mlir.torch import _optim
+    import timm.optim.muon as timm_muon
+    if case.startswith("timm-muon_cnn"):
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, padding=1), nn.Flatten(),
+                              nn.Linear(8 * 6 * 6, 4))
+        inputs = (torch.randn(4, 3, 6, 6), torch.randint(0, 4, (4,)))
+        mode = case.rsplit("_", 1)[1]
+        make = lambda ps, **changes: optim.Muon(ps, **{**dict(lr=0.02, conv_mode=mode, weight_decay=0.1), **changes})
+        ablations = [dict(conv_mode="flatten" if mode == "batched" else "batched")]
+    else:
+        model, inputs, _, _ = _grouped_mlp()
+        make = _timm_optimizers()[case]
+        ablations = _TIMM_ABLATIONS.get(case, [])
+    optimizer = make(list(model.parameters()))
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer=optimizer, out_dir=tmp_path)
+    assert step.manifest["optimizer"]["kind"] == "timm-muon"
+    kinds = {a["kind"] for a in step.manifest["arguments"]}
+    assert {"momentum", "adam_m"} <= kinds  # the weights' momentum, the fallback's moments
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=8, optimizer=optimizer)
+    fp32 = _losses(amp_tools, step, 8)
+    if case != "timm-muon_adamuon_bias_corrected":
+        np.testing.assert_allclose(fp32, want, rtol=2e-3)
+        np.testing.assert_allclose(_losses(amp_tools, step, 8, "f16"), fp32, rtol=1e-2)
+    for changes in ablations:
+        other = torch_reference_losses(model, F.cross_entropy, inputs, steps=8,
+                                       optimizer=make(list(model.parameters()), **changes))
+        assert np.max(np.abs(np.array(other) / want - 1)) > 0.01, changes
+    # the rule itself, without bfloat16's rounding: float32 Newton-Schulz on both sides
+    ns = timm_muon.zeropower_via_newtonschulz
+    monkeypatch.setattr(timm_muon, "zeropower_via_newtonschulz",
+                        lambda *args, **kwargs: ns(*args, **{**kwargs, "dtype": torch.float32}))
+    ours = _optim._timm_newton_schulz
+    monkeypatch.setattr(_optim, "_timm_newton_schulz", lambda x, group: ours(x, group, dtype=torch.float32))
+    exact = export_train_step(model, F.cross_entropy, inputs, optimizer=optimizer, out_dir=tmp_path / "f32")
+    np.testing.assert_allclose(_losses(amp_tools, exact, 8), torch_reference_losses(
+        model, F.cross_entropy, inputs, steps=8, optimizer=optimizer), rtol=2e-6)
 
 
 def _float32_newton_schulz(grad, coefficients, steps, eps):

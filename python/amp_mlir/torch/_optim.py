@@ -5,8 +5,8 @@ parameter, or as the torch.optim instance the training script already builds: ``
 ``RMSprop``, ``Adagrad``, ``Adamax``, ``NAdam``, ``RAdam``, ``Adadelta``, ``Rprop``, ``ASGD``, ``Adafactor`` or
 ``Muon``; or timm's own: ``Lion``, ``Lamb``, ``Lars``,
 ``RMSpropTF``, ``NAdamW``, ``SGDW``, ``AdamWLegacy``, ``Adafactor``, ``Adan``, ``Adopt``, ``AdaBelief``, ``AdamP``,
-``SGDP``, ``MADGRAD``, ``NvNovoGrad``, ``NAdamLegacy``, ``RAdamLegacy``, ``LaProp``, ``Mars`` or
-``AdafactorBigVision`` (what
+``SGDP``, ``MADGRAD``, ``NvNovoGrad``, ``NAdamLegacy``, ``RAdamLegacy``, ``LaProp``, ``Mars``,
+``AdafactorBigVision`` or ``Muon`` (what
 ``timm.optim.create_optimizer_v2``
 builds for those names and their cautious variants); or transformers' ``Adafactor``. An instance's param groups give each parameter
 its own options (transformers' and timm's usual groups: no weight decay on biases and norm weights; a lower
@@ -101,6 +101,11 @@ decoupled decay by ``lr^2 / max_lr``, the constructor's lr):
   eps`` averaged with weight ``1 - b2_t``, factored over the two largest dims; ``u = g rsqrt(...)`` clipped by its
   RMS; the momentum ``lerp(m, u, 1 - momentum)`` kept in bfloat16 (each value rounded: its default
   ``momentum_dtype``); ``p = p (1 - lr wd) - lr u``.
+- timm's Muon: the parameters its ``_is_suitable_for_muon`` finds fit (or a group's ``use_muon``): decoupled
+  decay, the momentum (Nesterov) orthogonalized in bfloat16 by Newton-Schulz with a schedule of coefficients
+  (``quintic`` by default; a convolution flattened or batched per position), ``p -= lr scale(shape) O``; AdaMuon
+  divides ``O`` by the root of its second moment first; the others (and ``use_fallback`` groups) AdamW
+  (NAdamW with nesterov) at ``lr * fallback_lr_scale``.
 - Mars: for a weight, ``c = g + gamma b1 / (1 - b1) (g - g_last)`` (``g`` at the first step) over ``max(1,
   ||c||)``, then AdamW's moments of ``c`` (or Lion's sign) with ``wd p`` inside the update; other parameters
   AdamW with ``betas_1d`` and ``lr * lr_1d_factor`` (unless ``optimize_1d``); the last gradient is state.
@@ -153,8 +158,8 @@ _TIMM = {"lion": "Lion", "lamb": "Lamb", "lars": "Lars", "rmsproptf": "RMSpropTF
          "adamw": "AdamWLegacy", "adafactor_timm": "Adafactor", "adan": "Adan", "adopt": "Adopt",
          "adabelief": "AdaBelief", "adamp": "AdamP", "sgdp": "SGDP", "madgrad": "MADGRAD", "novograd": "NvNovoGrad",
          "nadamlegacy": "NAdamLegacy", "radamlegacy": "RAdamLegacy", "laprop": "LaProp", "mars": "Mars",
-         "adafactorbv": "AdafactorBigVision"}
-_ALWAYS_DECOUPLED = ("lion", "nadamw", "sgdw", "muon", "laprop", "adafactorbv")  # and timm's AdamWLegacy
+         "adafactorbv": "AdafactorBigVision", "timm-muon": "Muon"}
+_ALWAYS_DECOUPLED = ("lion", "nadamw", "sgdw", "muon", "laprop", "adafactorbv", "timm-muon")  # and timm's AdamWLegacy
 # Optimizers whose update reads no step count (RMSprop and others count steps, but do not read them).
 _UNCOUNTED = ("sgd", "sgdw", "rmsprop", "rmsproptf", "lion", "lars", "adadelta", "rprop", "muon", "sgdp", "novograd")
 
@@ -239,6 +244,16 @@ class Group:
     beta2_cap: float = 0.999
     momentum_dtype: str = "float32"  # the momentum's precision: "bfloat16" (its default), "float16", "float32"
     unscaled_wd: bool = False  # the decay without the lr
+    # timm's Muon (ns_steps, eps, adjust_lr_fn, momentum, nesterov as above; betas: its AdamW fallback's)
+    algo: str = "muon"  # or "adamuon": a second moment of the orthogonalized update
+    ns_schedule: tuple = ()  # the Newton-Schulz steps' (a, b, c), the last repeated
+    safety_factor: float = 1.0
+    conv_mode: str = "flatten"  # a convolution's weight as (out, in * h * w), or "batched": per position
+    normalize_spatial: bool = True
+    scale_eps: bool = False
+    fallback_lr_scale: float = 1.0  # the AdamW (NAdamW with nesterov) fallback's lr, times lr
+    use_fallback: bool = False  # every parameter of the group on the fallback
+    use_muon: bool | None = None  # the group's routing (None: by shape, timm's _is_suitable_for_muon)
     # timm's Lion / Lamb / Lars
     caution: bool = False  # Lion, Lamb: the update masked where its sign disagrees with the gradient's
     max_lr: float | None = None  # corrected_weight_decay: decay scaled by lr^2 / max_lr (the constructor's lr)
@@ -309,6 +324,9 @@ class Group:
                "nadamlegacy": ("betas", "eps", "schedule_decay"), "radamlegacy": ("betas", "eps"),
                "laprop": ("betas", "eps", "caution", "max_lr"),
                "mars": ("betas", "eps", "gamma", "mars_type", "optimize_1d", "lr_1d_factor", "betas_1d", "caution"),
+               "timm-muon": ("momentum", "nesterov", "eps", "algo", "ns_steps", "ns_schedule", "safety_factor",
+                             "adjust_lr_fn", "conv_mode", "normalize_spatial", "scale_eps", "betas",
+                             "fallback_lr_scale", "use_fallback", "use_muon"),
                "adafactorbv": ("eps", "beta1", "momentum_dtype", "decay_rate", "decay_offset", "beta2_cap",
                                 "min_dim_size_to_factor", "clipping_threshold", "unscaled_wd", "caution", "max_lr")}
 
@@ -324,6 +342,7 @@ class Group:
 
 
 _DEFAULT = {f.name: f.default for f in fields(Group)}
+_DEFAULT_NS = _DEFAULT["ns_coefficients"]
 
 
 @dataclass
@@ -493,6 +512,15 @@ def _instance(optimizer, params, owner, supported):
                              min_dim_size_to_factor=int(g.get("min_dim_size_to_factor", 16)))
             if kind == "adafactor_timm" and adafactor["relative_step"] and g.get("lr") is not None:
                 g = {**g, "lr": None}  # (timm's step writes the last relative step size into the group's lr)
+        if kind == "timm-muon":
+            from timm.optim.muon import _COEFFICIENTS, resolve_ns_coefficients
+            adafactor = dict(
+                eps=float(g["eps"]), relative_step=False, algo=str(g.get("algo", "muon")),
+                ns_schedule=tuple(resolve_ns_coefficients(g["ns_coefficients"], _COEFFICIENTS)),
+                safety_factor=float(g["safety_factor"]), conv_mode=str(g["conv_mode"]),
+                normalize_spatial=bool(g["normalize_spatial"]), scale_eps=bool(g.get("scale_eps", False)),
+                fallback_lr_scale=float(g.get("fallback_lr_scale", 1.0)), use_fallback=bool(g.get("use_fallback", False)),
+                use_muon=None if g.get("use_muon") is None else bool(g["use_muon"]))
         if kind == "adafactorbv":  # its momentum (None: none) in beta1, kept in momentum_dtype
             adafactor = dict(eps=1e-30 if g["eps"] is None else float(g["eps"]), relative_step=False,
                              beta1=None if g["momentum"] is None else float(g["momentum"]),
@@ -532,7 +560,8 @@ def _instance(optimizer, params, owner, supported):
                             rho=float(g.get("rho", 0.9)), etas=tuple(float(e) for e in g.get("etas", (0.5, 1.2))),
                             step_sizes=tuple(float(e) for e in g.get("step_sizes", (1e-6, 50.0))),
                             lambd=float(g.get("lambd", 1e-4)), t0=float(g.get("t0", 1e6)),
-                            ns_coefficients=tuple(float(c) for c in g.get("ns_coefficients", (3.4445, -4.775, 2.0315))),
+                            ns_coefficients=tuple(float(c) for c in g.get("ns_coefficients", (3.4445, -4.775, 2.0315)))
+                            if kind == "muon" else _DEFAULT_NS,
                             ns_steps=int(g.get("ns_steps", 5)), adjust_lr_fn=g.get("adjust_lr_fn"),
                             no_prox=bool(g.get("no_prox", False)),
                             clip_exp=None if g.get("clip_exp", 0.333) is None else float(g.get("clip_exp", 0.333)),
@@ -599,6 +628,17 @@ def _factored_dims(kind, group, shape):
     return None
 
 
+def _timm_muon_fallback(group, shape):
+    """Whether timm's Muon updates a parameter of ``shape`` with its AdamW fallback: the group says so
+    (``use_fallback``, ``use_muon``), else where timm's ``_is_suitable_for_muon`` finds the shape unfit."""
+    if group.use_fallback:
+        return True
+    if group.use_muon is not None:
+        return not group.use_muon
+    from timm.optim.muon import _is_suitable_for_muon
+    return not _is_suitable_for_muon(torch.empty(shape, device="meta"))
+
+
 def _bv_factored_dims(group, shape):
     """AdafactorBigVision: (the second largest dim, the largest) where that second one has at least
     ``min_dim_size_to_factor`` elements (ties: the later dim counts as larger), else None."""
@@ -643,6 +683,8 @@ _SLOTS = {
     "nadam": lambda g, shape: ["adam_m", "adam_v"], "radam": lambda g, shape: ["adam_m", "adam_v"],
     "nadamlegacy": lambda g, shape: ["adam_m", "adam_v"], "radamlegacy": lambda g, shape: ["adam_m", "adam_v"],
     "laprop": lambda g, shape: ["adam_m", "adam_v"], "mars": lambda g, shape: ["adam_m", "adam_v", "last_grad"],
+    "timm-muon": lambda g, shape: (["adam_m", "adam_v"] if _timm_muon_fallback(g, shape) else
+                                   ["momentum"] + (["adam_v"] if g.algo == "adamuon" else [])),
     "adafactorbv": lambda g, shape: ((["adam_m"] if g.beta1 is not None else []) +
                                       (["bv_row", "bv_col"] if _bv_factored_dims(g, shape) else ["adam_v"])),
     "nadamw": lambda g, shape: ["adam_m", "adam_v"], "lamb": lambda g, shape: ["adam_m", "adam_v"],
@@ -799,6 +841,63 @@ def _newton_schulz(x, group):
         gram = bf16(x @ x.T)
         x = bf16(a * x + bf16(c * (gram @ gram) + b * gram) @ x)
     return x.T if tall else x
+
+
+def _timm_newton_schulz(x, group, dtype=torch.bfloat16):
+    """timm's ``zeropower_via_newtonschulz``: as ``_newton_schulz`` (each bfloat16 op rounded once where PyTorch's
+    ends, ``addmm`` included), batched over a leading dim, the norm times ``safety_factor`` and clamped to
+    ``eps`` (with ``scale_eps``: plus ``eps sqrt(in / out)``), one (a, b, c) per step, the last repeated."""
+    def bf16(t):  # (``dtype`` float32: the rule without bfloat16's rounding, for tests)
+        return t.to(dtype).float()
+    schedule = list(group.ns_schedule)
+    schedule = schedule[:group.ns_steps] + [schedule[-1]] * max(0, group.ns_steps - len(schedule))
+    eps = group.eps * (x.shape[-1] / x.shape[-2]) ** 0.5 if group.scale_eps else group.eps
+    x = bf16(x)
+    tall = x.shape[-2] > x.shape[-1]
+    if tall:
+        x = x.mT
+    norm = bf16(bf16(torch.linalg.vector_norm(x, dim=(-2, -1), keepdim=True)) * group.safety_factor)
+    x = bf16(x / (bf16(norm + eps) if group.scale_eps else bf16(torch.clamp(norm, min=eps))))
+    for a, b, c in schedule:
+        gram = bf16(x @ x.mT)
+        x = bf16(a * x + bf16(c * (gram @ gram) + b * gram) @ x)
+    return x.mT if tall else x
+
+
+def _timm_muon(group, read, write, param, g, lr, t64):
+    """timm's Muon (and AdaMuon) for a parameter fit for it: the momentum (Nesterov) orthogonalized by
+    ``_timm_newton_schulz`` (a convolution's weight flattened to (out, in h w), or batched per position),
+    scaled by ``adjust_lr_fn``'s factor of its shape; AdaMuon divides it by the root of its own second moment
+    (bias-corrected, or RMS-normalized for ``match_rms_adamw``); decoupled decay ``p *= 1 - lr wd`` first."""
+    from timm.optim.muon import get_adamuon_lr_scale, get_lr_scale
+    buf = write("momentum", _lerp(read("momentum"), g, 1 - group.momentum))
+    update = _lerp(g, buf, group.momentum) if group.nesterov else buf
+    shape = update.shape
+    batched = group.conv_mode == "batched" and update.dim() >= 3
+    if update.dim() >= 3:
+        update = update.reshape(shape[0], shape[1], -1).permute(2, 0, 1) if batched else update.reshape(shape[0], -1)
+    ortho = _timm_newton_schulz(update, group)
+    adaptive = group.algo == "adamuon"
+    if adaptive:
+        scale, rms_norm = get_adamuon_lr_scale(ortho.shape, group.adjust_lr_fn) if group.adjust_lr_fn else (1.0, False)
+    else:
+        scale, rms_norm = (get_lr_scale(ortho.shape, group.adjust_lr_fn) if group.adjust_lr_fn else 1.0), False
+    if batched:
+        if group.normalize_spatial and not adaptive:
+            scale *= ortho.shape[0] ** -0.5
+        ortho = ortho.permute(1, 2, 0)
+    ortho = ortho.reshape(shape)
+    if adaptive:
+        b2 = group.betas[1]
+        v = write("adam_v", read("adam_v") * b2 + (ortho * ortho) * (1.0 - b2))
+        denom = torch.sqrt(v) + group.eps if rms_norm else \
+            torch.sqrt(v / _f32(1.0 - torch.pow(b2, t64))) + group.eps
+        ortho = ortho / denom
+        if rms_norm:
+            ortho = ortho / (torch.linalg.vector_norm(ortho) + group.eps)
+        if batched and group.normalize_spatial:
+            scale *= math.prod(shape[2:]) ** -0.5
+    return param + ortho * -(_f64(lr) * scale if isinstance(lr, torch.Tensor) else lr * scale)
 
 
 def _nadam_legacy(group, read, write, read_group, write_group, param, g, lr, t64, scalars, key):
@@ -1203,6 +1302,12 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
             t64 = t.double()
         key = (n, i) if ("step", i) in slot else n  # the scalars' key: a group's, or this parameter's count
         group, lr = p.groups[n], lrs[n]
+        if group.kind == "timm-muon" and _timm_muon_fallback(group, param.shape):
+            # timm's Muon updates the parameters unfit for it (biases, norms, embeddings of extreme aspect) with
+            # AdamW (NAdamW with nesterov) at lr * fallback_lr_scale
+            group = replace(group, kind="nadamw" if group.nesterov else "adamw", caution=False, max_lr=None,
+                            clipping_threshold=None, amsgrad=False)
+            lr, key = lr * group.fallback_lr_scale, (key, "fallback")
         kind = group.kind
         b1, b2 = group.betas[:2]
         if group.maximize:
@@ -1400,6 +1505,9 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
                      "match_rms_adamw": 0.2 * math.sqrt(max(rows, cols)),
                      "spectral_unclamped": math.sqrt(rows / cols)}.get(group.adjust_lr_fn, 1.0)
             new_params[i] = param + direction * -(_f64(lr) * ratio if isinstance(lr, torch.Tensor) else lr * ratio)
+        elif kind == "timm-muon":
+            new_params[i] = _timm_muon(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
+                                       param, g, lr, t64)
         elif kind == "adafactor_torch":
             new_params[i] = _torch_adafactor(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
                                              params[i], g, lr, t64)
