@@ -744,7 +744,8 @@ class _Specializer:
              str(Path(_decompositions.__file__).resolve()), str(Path(contextlib.__file__).resolve()))
 
     _KINDS = {"param": "the parameters", **{k: "the optimizer state" for k in _optim.SLOT_KINDS},
-              "buffer": "the buffers", "rng": "the random-number state", "lr": "the learning rate",
+              "buffer": "the buffers", "ema": "the weight average", "rng": "the random-number state",
+              "lr": "the learning rate",
               "seed": "the gradient seed"}
 
     def __init__(self, arg_names, arg_kinds):
