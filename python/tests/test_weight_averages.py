@@ -86,7 +86,9 @@ def test_weight_average_as_pytorch(case, tmp_path, amp_tools):
     """After 6 AdamW steps every averaged tensor (parameters, batch-norm statistics and their integer count
     where the class averages buffers, AveragedModel's n_averaged) is PyTorch's within 1e-5 of its largest
     magnitude (measured 1.7e-6..3.1e-6: the parameters' own fp32 drift from PyTorch's); the losses are
-    PyTorch's (the average does not feed back). The results carry amp.after_step."""
+    PyTorch's (the average does not feed back). The results carry amp.after_step. ``ExportedStep.load_into``
+    puts the trained parameters, buffers and average back into copies of the model and the average (an average
+    that copies the model's buffers gets the trained ones): the average's outputs are PyTorch's."""
     model, inputs = _model()
     ema, ema_step = _make(case, model)
     opt = torch.optim.AdamW(model.parameters(), lr=0.05, weight_decay=0.01)
@@ -111,6 +113,20 @@ def test_weight_average_as_pytorch(case, tmp_path, amp_tools):
     for key, value in got.items():
         scale = max(float(np.max(np.abs(want[key]))), 1e-30)
         assert np.max(np.abs(value - want[key])) <= 1e-5 * scale, key
+    # back into PyTorch: a copy of the model and of the average take what amp-train trained
+    trained_model, trained_ema = copy.deepcopy(model), copy.deepcopy(ema)
+    loaded = step.load_into(trained_model, tmp_path / "dump", ema=trained_ema)
+    assert "0.weight" in loaded and "ema 0.weight" in loaded
+    index = {a["name"]: a["index"] for a in step.manifest["arguments"]}
+    for name in ("0.weight", "3.bias"):
+        np.testing.assert_array_equal(trained_model.state_dict()[name].numpy(),
+                                      np.load(tmp_path / "dump" / f"arg{index[name]}.npy"))
+    np.testing.assert_array_equal(trained_model.state_dict()["2.running_mean"].numpy(),
+                                  np.load(tmp_path / "dump" / f"arg{index['buffer 2.running_mean']}.npy"))
+    np.testing.assert_array_equal(trained_ema.module.state_dict()["0.weight"].numpy(), got["0.weight"])
+    with torch.no_grad():
+        np.testing.assert_allclose(trained_ema.module(inputs[0]).numpy(), reference.module(inputs[0]).numpy(),
+                                   rtol=1e-4, atol=1e-5)
 
 
 def test_weight_average_of_tied_weights(tmp_path, amp_tools):

@@ -40,6 +40,67 @@ class ExportedStep:
     def aten_ops(self) -> dict:
         return dict(self.manifest["aten_ops"])
 
+    def load_into(self, model: torch.nn.Module, trained, *, loss_fn=None, ema=None) -> list:
+        """Copy the trained values of this step's parameters and buffers into ``model`` (and ``loss_fn``'s own,
+        ``loss_fn.<name>``), and with ``ema`` (the object given to :func:`export_train_step`) its averaged
+        tensors (manifest kind ``ema``; AveragedModel's ``n_averaged``), so that PyTorch evaluates or saves what
+        amp-mlir trained. ``trained``: an ``amp_mlir.Trainer`` of this step, a directory of ``arg<N>.npy``
+        (``amp-train --dump``), or the arguments' values in order. Returns the names loaded. The optimizer's
+        state is not loaded (its slots are named in the manifest). KeyError for a name ``model`` lacks."""
+        def value(index):
+            if hasattr(trained, "argument"):
+                return trained.argument(index)
+            if isinstance(trained, (str, Path)):
+                return np.load(Path(trained) / f"arg{index}.npy")
+            return np.asarray(trained[index])
+
+        def copy(target, index):
+            with torch.no_grad():
+                target.copy_(torch.from_numpy(np.ascontiguousarray(value(index))).reshape(target.shape))
+
+        modules = {"": model, **({"loss_fn.": loss_fn} if loss_fn is not None else {})}
+
+        def tensor_of(name):
+            prefix = "loss_fn." if name.startswith("loss_fn.") else ""
+            owner = modules.get(prefix)
+            found = {**dict(owner.named_parameters()), **dict(owner.named_buffers())} if owner is not None else {}
+            if name[len(prefix):] not in found:
+                raise KeyError(f"the step's {name} is not a parameter or buffer of the "
+                               f"{'loss module' if prefix else 'model'}")
+            return found[name[len(prefix):]]
+
+        loaded = []
+        averaged = dict(ema.module.state_dict(keep_vars=True)) if ema is not None else {}
+        for arg in self.manifest["arguments"]:
+            kind, name, index = arg["kind"], arg["name"], arg["index"]
+            if kind == "param":
+                copy(tensor_of(name), index)
+            elif kind == "buffer":
+                if "(complex" in name:
+                    raise ValueError(f"the step's {name} is complex, kept as real pairs: load it yourself "
+                                     "(torch.view_as_complex)")
+                copy(tensor_of(name[len("buffer "):]), index)
+            elif kind == "ema" and ema is not None:
+                key = name[len("ema "):]
+                if key == "n_averaged":
+                    copy(ema.n_averaged, index)
+                elif key == "step":
+                    continue  # (the count the next update would pass: the caller's)
+                else:
+                    copy(averaged[key], index)
+            else:
+                continue
+            loaded.append(name)
+        if ema is not None:  # an average that does not average the buffers keeps the model's (copied at each update)
+            own = {a["name"][len("ema "):] for a in self.manifest["arguments"] if a["kind"] == "ema"}
+            buffers = {a["name"][len("buffer "):]: a["index"] for a in self.manifest["arguments"]
+                       if a["kind"] == "buffer" and "(complex" not in a["name"]}
+            for key, tensor in ema.module.named_buffers():
+                if key not in own and key in buffers:
+                    copy(tensor, buffers[key])
+                    loaded.append(f"ema {key}")
+        return loaded
+
 
 def _sanitize(name: str) -> str:
     out = "".join(c if (c.isalnum() or c == "_") else "_" for c in name)
