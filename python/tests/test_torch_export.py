@@ -2655,6 +2655,24 @@ def _poisoned_losses(tools, step, steps, poison):
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
 
+def test_poison_step_with_the_learning_rate_an_argument(tmp_path, amp_tools):
+    """``--poison-step`` puts its inf into the batch, not into the learning rate (``lr_input``: a rank-0 float
+    argument before the batch, where the inf made the update NaN and the step was not skipped); a step whose
+    batch is token ids gets it in its backward seed. Either way the step is skipped, the next one trains on."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    cases = [(nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 4)),
+              (torch.randn(8, 16), torch.randint(0, 4, (8,)))),
+             (nn.Sequential(nn.Embedding(10, 8), nn.Flatten(), nn.Linear(24, 4)),
+              (torch.randint(0, 10, (8, 3)), torch.randint(0, 4, (8,))))]
+    for n, (model, inputs) in enumerate(cases):
+        step = export_train_step(model, F.cross_entropy, inputs, optimizer=torch.optim.AdamW(model.parameters()),
+                                 lr_input=True, out_dir=tmp_path / str(n))
+        rows = _poisoned_losses(amp_tools, step, 3, 1)
+        assert [r["skipped"] for r in rows] == [False, True, False], rows
+        assert rows[2]["loss"] is not None and math.isfinite(rows[2]["loss"])
+
+
 @pytest.mark.parametrize("optimizer,options,rtol", [
     ("sgd", {"lr": 0.5, "max_grad_norm": 0.1}, 1e-5),
     # Adam's update divides by the gradients' root mean square: fp32 rounding is amplified at lr 0.05 (2.5e-5;

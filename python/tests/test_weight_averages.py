@@ -192,8 +192,15 @@ def test_weight_average_refusals(tmp_path):
     model, inputs = _model()
     opt = torch.optim.AdamW(model.parameters(), lr=0.05)
     other = nn.Sequential(nn.Linear(16, 4))
+    class Clamped(AveragedModel):  # its own update: the step would write AveragedModel's
+        def update_parameters(self, model):
+            super().update_parameters(model)
+
+    same_count = nn.Sequential(nn.Linear(16, 8), nn.GELU(), nn.BatchNorm1d(8), nn.Linear(8, 4))
     cases = [
         (dict(ema=AveragedModel(other)), "AveragedModel of this model"),
+        (dict(ema=AveragedModel(same_count)), r"0.weight has shape \[8, 16\], the model's 0.weight \[32, 16\]"),
+        (dict(ema=Clamped(model)), r"Clamped overrides AveragedModel's update_parameters\(\)"),
         (dict(ema=copy.deepcopy(model)), "AveragedModel or a timm ModelEmaV2 / ModelEmaV3"),
         (dict(ema=AveragedModel(model), ema_step=3), "ema_step is the step argument of timm's ModelEmaV3"),
         (dict(ema_step=3), "give ema too"),
@@ -204,6 +211,24 @@ def test_weight_average_refusals(tmp_path):
             export_train_step(model, F.cross_entropy, inputs, optimizer=opt, out_dir=tmp_path / "refused",
                               **options)
         assert not (tmp_path / "refused").exists() or not any((tmp_path / "refused").iterdir())
+    timm_utils = pytest.importorskip("timm.utils", reason="timm is not installed (make py-models)")
+
+    class Halved(timm_utils.ModelEmaV3):
+        def get_decay(self, step=None):
+            return 0.5
+
+    with pytest.raises(ValueError, match=r"Halved overrides ModelEmaV3's get_decay\(\)"):
+        export_train_step(model, F.cross_entropy, inputs, optimizer=opt, out_dir=tmp_path / "refused",
+                          ema=Halved(model))
+    with pytest.raises(ValueError, match="ema_step must be a non-negative integer"):
+        export_train_step(model, F.cross_entropy, inputs, optimizer=opt, out_dir=tmp_path / "refused",
+                          ema=timm_utils.ModelEmaV3(model), ema_step=2.0)
+    # a loop's counter as a numpy or torch integer is a step count
+    for count in (np.int64(3), torch.tensor(3)):
+        step = export_train_step(model, F.cross_entropy, inputs, optimizer=opt, out_dir=tmp_path / "counted",
+                                 ema=timm_utils.ModelEmaV3(model), ema_step=count)
+        assert int(np.load(tmp_path / "counted" / next(a["file"] for a in step.manifest["arguments"]
+                                                       if a["name"] == "ema step"))) == 3
     with pytest.raises(ValueError, match="ema needs frontend='torch-mlir'"):
         export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", out_dir=tmp_path / "builtin",
                           frontend="builtin", ema=AveragedModel(model))

@@ -25,7 +25,9 @@ from the new parameters and buffers as the object's own update computes them:
   ``decay`` (``ema.update(model)``).
 
 A ``state_dict`` entry that shares its tensor with another (tied weights: GPT-2's embedding and head)
-is updated once per entry, in order, as timm's loop does.
+is updated once per entry, in order, as timm's loop does. A subclass that overrides one of the methods the
+update goes through is refused (the step would write the base class's formula), as is an average of another
+model (other tensor count or shapes).
 
 Under dynamic loss scaling the results carry ``amp.after_step`` (docs/TrainingStep.md): on a skipped
 step the parameters keep their values and the average is computed again from them, as PyTorch's loop
@@ -34,6 +36,7 @@ updates the EMA after GradScaler skipped the optimizer.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 
 import torch
@@ -45,14 +48,25 @@ def _classes(obj):
     return {f"{c.__module__}.{c.__qualname__}" for c in type(obj).__mro__}
 
 
+# The methods whose computation the step writes, per class: a subclass that overrides one (its own decay
+# schedule, a clamp after the update) would be exported with the base class's formula, silently.
+_METHODS = {"averaged": ("torch.optim.swa_utils.AveragedModel", ("update_parameters",)),
+            "timm_v3": ("timm.utils.model_ema.ModelEmaV3", ("update", "get_decay", "apply_update_",
+                                                           "apply_update_no_buffers_", "_lerp_", "_foreach_lerp_")),
+            "timm_v2": ("timm.utils.model_ema.ModelEmaV2", ("update", "_update"))}
+
+
 def _flavour(ema):
     names = _classes(ema)
-    if "torch.optim.swa_utils.AveragedModel" in names:
-        return "averaged"
-    if "timm.utils.model_ema.ModelEmaV3" in names:
-        return "timm_v3"
-    if "timm.utils.model_ema.ModelEmaV2" in names:
-        return "timm_v2"
+    for flavour, (base, methods) in _METHODS.items():
+        if base not in names:
+            continue
+        cls = next(c for c in type(ema).__mro__ if f"{c.__module__}.{c.__qualname__}" == base)
+        own = [m for m in methods if getattr(type(ema), m, None) is not getattr(cls, m, None)]
+        if own:
+            raise ValueError(f"{type(ema).__name__} overrides {base.rsplit('.', 1)[1]}'s {own[0]}(): the step writes "
+                             f"{base.rsplit('.', 1)[1]}'s own update only")
+        return flavour
     raise ValueError(f"ema must be a torch.optim.swa_utils.AveragedModel or a timm ModelEmaV2 / ModelEmaV3, "
                      f"got {type(ema).__name__}")
 
@@ -187,6 +201,12 @@ def plan(ema, model, *, step=None):
     def canonical(key):
         return first_key.get(id(tensors.get(key)), key)
 
+    def check_pair(key, t, model_key):  # an average of this model: the same shapes, key by key
+        theirs = tensors.get(model_key)
+        if theirs is None or tuple(theirs.shape) != tuple(t.shape):
+            raise ValueError(f"the averaged model's {key} has shape {list(t.shape)}, the model's {model_key} "
+                             f"{None if theirs is None else list(theirs.shape)}: ema must be an average of this model")
+
     def slot_of(key, t):
         if not isinstance(t, torch.Tensor):
             raise ValueError(f"the averaged model's {key} is not a tensor")
@@ -214,6 +234,7 @@ def plan(ema, model, *, step=None):
             raise ValueError(f"the averaged model has {len(pairs)} tensors to average, the model "
                              f"{len(model_keys)}: ema must be an AveragedModel of this model")
         for (key, t), model_key in zip(pairs, model_keys):
+            check_pair(key, t, model_key)
             result.entries.append((slot_of(key, t), canonical(model_key)))
         result.counter = len(result.initial)
         result.names.append(f"{KIND} n_averaged")
@@ -236,13 +257,20 @@ def plan(ema, model, *, step=None):
             raise ValueError(f"the averaged model has {len(items)} tensors, the model {len(model_keys)}: ema must "
                              "be an EMA of this model")
         for (key, t), model_key in zip(items, model_keys):
+            check_pair(key, t, model_key)
             s = slot_of(key, t)
             result.entries.append((s, canonical(model_key)))
             if flavour == "timm_v3" and not t.is_floating_point():
                 result.copied.add(s)
         if step is not None:
-            if not isinstance(step, int) or isinstance(step, bool) or step < 0:
-                raise ValueError(f"ema_step must be a non-negative int (the step the next update passes), got {step!r}")
+            try:  # an int, or a numpy / torch integer (a loop's counter)
+                count = operator.index(step.item() if isinstance(step, torch.Tensor) and step.numel() == 1 else step)
+            except TypeError:
+                count = None
+            if count is None or isinstance(step, bool) or count < 0:
+                raise ValueError(f"ema_step must be a non-negative integer (the step the next update passes), "
+                                 f"got {step!r}")
+            step = count
             result.counter = len(result.initial)
             result.names.append(f"{KIND} step")
             result.initial.append(torch.tensor(step, dtype=torch.int64))

@@ -940,7 +940,7 @@ def _radam_legacy(group, read, write, param, g, lr, t64):
     return torch.where(ready, param + step * m / (torch.sqrt(v) + group.eps), param + m * step)
 
 
-def _laprop(group, read, write, read_group, write_group, param, g, lr, scalars, key):
+def _laprop(group, read, write, read_group, write_group, param, g, lr, t64, scalars, key):
     """timm's LaProp: the gradient normalized by the bias-corrected second moment, then averaged with weight
     ``lr (1 - b1)``; the first moment's bias correction an average of the learning rate (a Python float in timm:
     float64 at each step here, kept in float32 between steps), the second's an average of 1 (a float32 tensor
@@ -1053,7 +1053,7 @@ def _madgrad(group, read, write, param, g, lr, t64):
     return param * group.momentum + (1 - group.momentum) * z
 
 
-def _novograd(group, read, write, param, g, lr):
+def _novograd(group, read, write, param, g, lr, t64=None):
     """timm's NvNovoGrad: one second moment per parameter tensor (its squared gradient norm, starting at the first
     norm), the normalized gradient's momentum (``grad_averaging``: times 1 - b1)."""
     b1, b2 = group.betas
@@ -1261,6 +1261,13 @@ def _torch_adafactor(group, read, write, param, g, lr, t64):
     return param + u * _f32(-alpha / denom)
 
 
+# The rules written as functions of their own, all called as ``rule(group, read, write, param, g, lr, t64)``
+# (``read(kind)`` / ``write(kind, value)``: the parameter's state slots).
+_RULES = {"madgrad": _madgrad, "novograd": _novograd, "adan": _adan, "adopt": _adopt, "adabelief": _adabelief,
+          "radamlegacy": _radam_legacy, "adafactorbv": _adafactor_bv, "mars": _mars, "timm-muon": _timm_muon,
+          "adafactor_torch": _torch_adafactor}
+
+
 def update(p: Plan, params, grads, state, lrs, has_grad):
     """The new parameters and state slots: torch.optim's update of each parameter with its group's options
     (``lrs``: each group's learning rate, a float or a 0-d tensor). A parameter without a gradient (or no
@@ -1310,6 +1317,11 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
             lr, key = lr * group.fallback_lr_scale, (key, "fallback")
         kind = group.kind
         b1, b2 = group.betas[:2]
+        def own_read(kind, i=i):  # this parameter's state slots
+            return read(kind, i)
+
+        def own_write(kind, value, i=i):
+            return write(kind, i, value)
         if group.maximize:
             g = -g
         if group.weight_decay != 0 and kind not in ("lamb", "lars", "adafactor", "adafactor_timm",
@@ -1462,41 +1474,14 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
             write("eta", i, _f32(_f64(lr) / (1 + group.lambd * _f64(lr) * t64) ** group.alpha))
             write("mu", i, _f32(1 / torch.clamp(t64 - group.t0, min=1.0)))
             new_params[i] = param
-        elif kind == "nadamlegacy":
-            new_params[i] = _nadam_legacy(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
-                                          lambda kind: read(kind, n), lambda kind, value: write(kind, n, value),
-                                          param, g, lr, t64, scalars, key)
-        elif kind == "radamlegacy":
-            new_params[i] = _radam_legacy(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
-                                          param, g, lr, t64)
-        elif kind == "laprop":
-            new_params[i] = _laprop(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
-                                    lambda kind: read(kind, n), lambda kind, value: write(kind, n, value),
-                                    param, g, lr, scalars, key)
-        elif kind == "adafactorbv":
-            new_params[i] = _adafactor_bv(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
-                                          param, g, lr, t64)
-        elif kind == "mars":
-            new_params[i] = _mars(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
-                                  param, g, lr, t64)
-        elif kind == "madgrad":
-            new_params[i] = _madgrad(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
-                                     param, g, lr, t64)
-        elif kind == "novograd":
-            new_params[i] = _novograd(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
-                                      param, g, lr)
+        elif kind in ("nadamlegacy", "laprop"):  # (with numbers per param group)
+            rule = _nadam_legacy if kind == "nadamlegacy" else _laprop
+            new_params[i] = rule(group, own_read, own_write, lambda kind: read(kind, n),
+                                 lambda kind, value: write(kind, n, value), param, g, lr, t64, scalars, key)
+        elif kind in _RULES:
+            new_params[i] = _RULES[kind](group, own_read, own_write, param, g, lr, t64)
         elif kind in ("adamp", "sgdp"):
-            new_params[i] = _adamp(kind, group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
-                                   param, g, lr, t64)
-        elif kind == "adan":
-            new_params[i] = _adan(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
-                                  param, g, lr, t64)
-        elif kind == "adopt":
-            new_params[i] = _adopt(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
-                                   param, g, lr, t64)
-        elif kind == "adabelief":
-            new_params[i] = _adabelief(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
-                                       param, g, lr, t64)
+            new_params[i] = _adamp(kind, group, own_read, own_write, param, g, lr, t64)
         elif kind == "muon":  # the momentum (Nesterov) orthogonalized by Newton-Schulz in bfloat16
             buf = write("momentum", i, _lerp(read("momentum", i), g, 1 - group.momentum))
             direction = _newton_schulz(_lerp(g, buf, group.momentum) if group.nesterov else buf, group)
@@ -1505,15 +1490,8 @@ def update(p: Plan, params, grads, state, lrs, has_grad):
                      "match_rms_adamw": 0.2 * math.sqrt(max(rows, cols)),
                      "spectral_unclamped": math.sqrt(rows / cols)}.get(group.adjust_lr_fn, 1.0)
             new_params[i] = param + direction * -(_f64(lr) * ratio if isinstance(lr, torch.Tensor) else lr * ratio)
-        elif kind == "timm-muon":
-            new_params[i] = _timm_muon(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
-                                       param, g, lr, t64)
-        elif kind == "adafactor_torch":
-            new_params[i] = _torch_adafactor(group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
-                                             params[i], g, lr, t64)
         elif kind in ("adafactor", "adafactor_timm"):
-            m, u = _adafactor(kind, group, lambda kind: read(kind, i), lambda kind, value: write(kind, i, value),
-                              params[i], g, lr, t64)
+            m, u = _adafactor(kind, group, own_read, own_write, params[i], g, lr, t64)
             new_params[i] = m - u
         else:  # radam
             if key not in scalars:
