@@ -341,13 +341,14 @@ LogicalResult AmpLossScalingPass::rewrite(FunctionOpInterface function) {
                         state->growthTracker, state->overflowTracker);
 }
 
-/// `value` as it would be computed from the kept state: the ops of `block`
-/// between the updated values (the keys of `kept`) and `value` cloned before
-/// the insertion point, with each updated value read as its argument. Ops
-/// that do not depend on an updated value are shared; `value` itself when
-/// nothing it depends on was updated (a counter of averaged steps).
-static Value recomputeFromKept(RewriterBase &rewriter, Block &block,
-                               Value value, const IRMapping &kept) {
+/// `values` as they would be computed from the kept state: the ops of `block`
+/// between the updated values (the keys of `kept`) and `values` cloned once,
+/// in block order, before the insertion point, with each updated value read
+/// as its argument. Ops that do not depend on an updated value are shared; a
+/// value that depends on none (a counter of averaged steps) is itself.
+static SmallVector<Value> recomputeFromKept(RewriterBase &rewriter,
+                                            Block &block, ValueRange values,
+                                            const IRMapping &kept) {
   // Top-level ops that read an updated value, directly or through another
   // such op, also from inside their regions.
   llvm::SetVector<Operation *> dependent;
@@ -364,15 +365,14 @@ static Value recomputeFromKept(RewriterBase &rewriter, Block &block,
       llvm::append_range(worklist, op->getResults());
     }
   }
-  if (kept.contains(value))
-    return kept.lookup(value);
-  Operation *def = value.getDefiningOp();
-  if (!def || !dependent.contains(def))
-    return value;
-  // The dependent ops `value` needs, up to the updated values (read as
+  // The dependent ops the values need, up to the updated values (read as
   // their arguments, not computed again).
   llvm::SmallPtrSet<Operation *, 16> needed;
-  SmallVector<Operation *> stack{def};
+  SmallVector<Operation *> stack;
+  for (Value value : values)
+    if (Operation *def = value.getDefiningOp())
+      if (!kept.contains(value) && dependent.contains(def))
+        stack.push_back(def);
   while (!stack.empty()) {
     Operation *op = stack.pop_back_val();
     if (!needed.insert(op).second)
@@ -386,10 +386,12 @@ static Value recomputeFromKept(RewriterBase &rewriter, Block &block,
     });
   }
   IRMapping mapping = kept;
-  for (Operation &op : block)
-    if (needed.contains(&op))
-      rewriter.clone(op, mapping);
-  return mapping.lookup(value);
+  if (!needed.empty())
+    for (Operation &op : block)
+      if (needed.contains(&op))
+        rewriter.clone(op, mapping);
+  return llvm::map_to_vector(
+      values, [&](Value value) { return mapping.lookupOrDefault(value); });
 }
 
 LogicalResult AmpLossScalingPass::guardAndUpdate(
@@ -412,14 +414,22 @@ LogicalResult AmpLossScalingPass::guardAndUpdate(
   // optimizer step computes them (PyTorch updates an EMA whether or not
   // GradScaler skipped the optimizer).
   SmallVector<Value> previousOf(terminator->getNumOperands());
+  SmallVector<unsigned> averagedResults;
   for (auto [result, arg] : llvm::enumerate(step.updateOf)) {
     if (arg < 0)
       continue;
-    Value updated = terminator->getOperand(result);
-    previousOf[result] = step.afterStep[result]
-                             ? recomputeFromKept(rewriter, block, updated, kept)
-                             : block.getArgument(arg);
+    if (step.afterStep[result])
+      averagedResults.push_back(result);
+    else
+      previousOf[result] = block.getArgument(arg);
   }
+  SmallVector<Value> recomputed = recomputeFromKept(
+      rewriter, block,
+      llvm::map_to_vector(averagedResults,
+                          [&](unsigned r) { return terminator->getOperand(r); }),
+      kept);
+  for (auto [result, value] : llvm::zip_equal(averagedResults, recomputed))
+    previousOf[result] = value;
   for (auto [result, arg] : llvm::enumerate(step.updateOf)) {
     if (arg < 0)
       continue;
