@@ -59,11 +59,12 @@ class ExportedStep:
                 target.copy_(torch.from_numpy(np.ascontiguousarray(value(index))).reshape(target.shape))
 
         modules = {"": model, **({"loss_fn.": loss_fn} if loss_fn is not None else {})}
+        tensors = {prefix: {**dict(owner.named_parameters()), **dict(owner.named_buffers())}
+                   for prefix, owner in modules.items()}
 
         def tensor_of(name):
             prefix = "loss_fn." if name.startswith("loss_fn.") else ""
-            owner = modules.get(prefix)
-            found = {**dict(owner.named_parameters()), **dict(owner.named_buffers())} if owner is not None else {}
+            found = tensors.get(prefix, {})
             if name[len(prefix):] not in found:
                 raise KeyError(f"the step's {name} is not a parameter or buffer of the "
                                f"{'loss module' if prefix else 'model'}")

@@ -825,27 +825,17 @@ def _decay_scale(group, lr):
 
 def _newton_schulz(x, group):
     """torch.optim.Muon's orthogonalization of a matrix: in bfloat16, the wide way round, normalized, then
-    ``ns_steps`` times ``X = a X + (b G + c G G) X`` with ``G = X X^T``. Each of its bfloat16 ops computes in
-    float32 and rounds its result once (PyTorch's CPU kernels: the norm and the products accumulate in float32,
-    ``addmm`` rounds ``alpha A B + beta C`` once), so here every op is float32 math rounded to bfloat16 where
-    PyTorch's op ends (rounding after each of addmm's multiply and add parted by 1e-3 over 8 steps)."""
-    def bf16(t):  # a bfloat16 op's result
-        return t.to(torch.bfloat16).float()
-    a, b, c = group.ns_coefficients
-    x = bf16(x)
-    tall = x.shape[0] > x.shape[1]
-    if tall:
-        x = x.T
-    x = bf16(x / torch.clamp(bf16(torch.linalg.vector_norm(x)), min=group.eps))
-    for _ in range(group.ns_steps):
-        gram = bf16(x @ x.T)
-        x = bf16(a * x + bf16(c * (gram @ gram) + b * gram) @ x)
-    return x.T if tall else x
+    ``ns_steps`` times ``X = a X + (b G + c G G) X`` with ``G = X X^T``: timm's iteration (``_timm_newton_schulz``)
+    with one set of coefficients. Each of its bfloat16 ops computes in float32 and rounds its result once
+    (PyTorch's CPU kernels: the norm and the products accumulate in float32, ``addmm`` rounds ``alpha A B +
+    beta C`` once; rounding after each of addmm's multiply and add parted by 1e-3 over 8 steps)."""
+    return _timm_newton_schulz(x, replace(group, ns_schedule=(group.ns_coefficients,), safety_factor=1.0,
+                                          scale_eps=False))
 
 
 def _timm_newton_schulz(x, group, dtype=torch.bfloat16):
-    """timm's ``zeropower_via_newtonschulz``: as ``_newton_schulz`` (each bfloat16 op rounded once where PyTorch's
-    ends, ``addmm`` included), batched over a leading dim, the norm times ``safety_factor`` and clamped to
+    """timm's ``zeropower_via_newtonschulz`` (and torch.optim.Muon's, ``_newton_schulz``): each bfloat16 op
+    rounded once where PyTorch's ends (``addmm`` included), batched over a leading dim, the norm times ``safety_factor`` and clamped to
     ``eps`` (with ``scale_eps``: plus ``eps sqrt(in / out)``), one (a, b, c) per step, the last repeated."""
     def bf16(t):  # (``dtype`` float32: the rule without bfloat16's rounding, for tests)
         return t.to(dtype).float()
