@@ -76,3 +76,73 @@ func.func @out_read(%old: memref<4xf32>, %bad: i1, %out: memref<4xf32>, %other: 
   memref.copy %r, %out : memref<4xf32> to memref<4xf32>
   return
 }
+
+// -----
+
+// Kept values computed for the guards alone (weight averages redone from the
+// kept parameters, in the branch that keeps them; canonicalization merged the
+// guards of one flag into one scf.if): the fresh buffers are written in the
+// out-parameters, and the computation and the copies run only when the flag
+// picks the kept values.
+// CHECK-LABEL: func.func @averages
+// CHECK-SAME: (%[[W:.*]]: memref<8xf32>, %[[E:.*]]: memref<8xf32>, %[[BAD:.*]]: i1, %[[OUT0:.*]]: memref<8xf32>, %[[OUT1:.*]]: memref<8xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[E]], %[[W]] : memref<8xf32>, memref<8xf32>) outs(%[[OUT0]] : memref<8xf32>)
+// CHECK: linalg.fill {{.*}} outs(%[[OUT1]] : memref<8xf32>)
+// CHECK-NOT: memref.copy
+// CHECK: scf.if %[[BAD]] {
+// CHECK-NEXT: %[[KEPT:.*]] = memref.alloc()
+// CHECK-NEXT: linalg.generic {{.*}} ins(%[[E]] : memref<8xf32>) outs(%[[KEPT]] : memref<8xf32>)
+// CHECK: memref.copy %[[KEPT]], %[[OUT0]]
+// CHECK-NEXT: memref.copy %[[E]], %[[OUT1]]
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @averages(%w: memref<8xf32>, %e: memref<8xf32>, %bad: i1, %out0: memref<8xf32>, %out1: memref<8xf32>) {
+  %new0 = memref.alloc() : memref<8xf32>
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+      ins(%e, %w : memref<8xf32>, memref<8xf32>) outs(%new0 : memref<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  }
+  %new1 = memref.alloc() : memref<8xf32>
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%new1 : memref<8xf32>)
+  %r:2 = scf.if %bad -> (memref<8xf32>, memref<8xf32>) {
+    %kept = memref.alloc() : memref<8xf32>
+    linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
+        ins(%e : memref<8xf32>) outs(%kept : memref<8xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %s = arith.addf %a, %a : f32
+      linalg.yield %s : f32
+    }
+    scf.yield %kept, %e : memref<8xf32>, memref<8xf32>
+  } else {
+    scf.yield %new0, %new1 : memref<8xf32>, memref<8xf32>
+  }
+  memref.copy %r#0, %out0 : memref<8xf32> to memref<8xf32>
+  memref.copy %r#1, %out1 : memref<8xf32> to memref<8xf32>
+  return
+}
+
+// -----
+
+// A fresh buffer read after the scf.if: left as it is.
+// CHECK-LABEL: func.func @average_read_after
+// CHECK: memref.alloc
+// CHECK: scf.if %{{.*}} -> (memref<4xf32>)
+// CHECK: memref.copy
+func.func @average_read_after(%e: memref<4xf32>, %bad: i1, %out: memref<4xf32>, %other: memref<4xf32>) {
+  %new = memref.alloc() : memref<4xf32>
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%new : memref<4xf32>)
+  %r = scf.if %bad -> (memref<4xf32>) {
+    %kept = memref.alloc() : memref<4xf32>
+    memref.copy %e, %kept : memref<4xf32> to memref<4xf32>
+    scf.yield %kept : memref<4xf32>
+  } else {
+    scf.yield %new : memref<4xf32>
+  }
+  memref.copy %r, %out : memref<4xf32> to memref<4xf32>
+  memref.copy %new, %other : memref<4xf32> to memref<4xf32>
+  return
+}

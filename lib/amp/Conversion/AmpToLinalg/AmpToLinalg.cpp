@@ -26,7 +26,11 @@
 //   amp.update_scale       the scale rules on extracted scalars, all selects
 //                          (no control flow, nothing leaves the device);
 //   amp.keep_on_overflow   an elementwise select reading the flag as a
-//                          broadcast rank-0 operand.
+//                          broadcast rank-0 operand; with check-in-update
+//                          an scf.if on the flag that picks a whole tensor,
+//                          the ops computing the kept tensor for this guard
+//                          alone (an `amp.after_step` average redone from
+//                          the kept parameters) moved into its branch.
 //
 // It also drops the `amp.*` argument and result attributes of functions: the
 // training-step contract means nothing once results become out-parameters.
@@ -50,6 +54,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include <cmath>
@@ -536,13 +541,57 @@ struct LowerKeepOnOverflow : public OpRewritePattern<KeepOnOverflowOp> {
   }
 };
 
+/// The ops of `user`'s block that compute `value` for `user` alone, in block
+/// order: `value`'s producer when `user` is its only reader, then,
+/// transitively, each producer whose every reader is `user` or an op already
+/// taken (a reader inside a taken op's region counts as that op). Only ops
+/// without memory effects (tensor ops), which may run anywhere their operands
+/// are defined.
+static SmallVector<Operation *> computedOnlyFor(Operation *user, Value value) {
+  Block *block = user->getBlock();
+  llvm::SmallPtrSet<Operation *, 8> taken;
+  SmallVector<Operation *> worklist;
+  // A producer rejected because one of its readers was not taken yet is
+  // looked at again when that reader is taken (it is one of its operands).
+  auto consider = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != block || taken.contains(def) ||
+        !isMemoryEffectFree(def))
+      return;
+    for (Operation *reader : def->getUsers()) {
+      Operation *top = block->findAncestorOpInBlock(*reader);
+      if (top != user && !taken.contains(top))
+        return;
+    }
+    taken.insert(def);
+    worklist.push_back(def);
+  };
+  consider(value);
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    op->walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands())
+        consider(operand);
+    });
+  }
+  SmallVector<Operation *> ordered(taken.begin(), taken.end());
+  llvm::sort(ordered,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return ordered;
+}
+
 /// check-in-update: the previous or the updated tensor, picked whole by an
 /// scf.if on the flag (after bufferization, one of two buffers; no loop).
+/// A previous value computed for this guard alone (a weight average redone
+/// from the kept parameters, `amp.after_step`) is computed inside the branch
+/// that keeps it: only on a skipped step, not on every step.
 struct LowerKeepOnOverflowToIf : public OpRewritePattern<KeepOnOverflowOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(KeepOnOverflowOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
+    SmallVector<Operation *> onlyForKept =
+        computedOnlyFor(op, op.getPrevious());
     Value found = extractScalar(rewriter, loc, op.getFoundInf());
     auto pick = scf::IfOp::create(
         rewriter, loc, found,
@@ -552,6 +601,9 @@ struct LowerKeepOnOverflowToIf : public OpRewritePattern<KeepOnOverflowOp> {
         [&](OpBuilder &b, Location l) {
           scf::YieldOp::create(b, l, op.getUpdated());
         });
+    Operation *keptYield = pick.thenBlock()->getTerminator();
+    for (Operation *computing : onlyForKept)
+      rewriter.moveOpBefore(computing, keptYield);
     rewriter.replaceOp(op, pick.getResults());
     return success();
   }
