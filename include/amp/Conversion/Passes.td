@@ -28,7 +28,10 @@ def AmpLowerToLinalgPass : Pass<"amp-lower-to-linalg", "::mlir::ModuleOp"> {
     `tensor<i1>` (one loop, in order; no staging), the flags or-ed as
     scalars; and each `amp.keep_on_overflow` an `scf.if` on the flag that
     yields the previous or the updated tensor whole (no loop: after
-    bufferization one of two buffers is picked). Same flags, same results.
+    bufferization one of two buffers is picked); ops that compute the
+    previous tensor for that guard alone (an `amp.after_step` average redone
+    from the kept parameters) move into the branch that yields it, so they
+    run on a bad step only. Same flags, same results.
   }];
   let options = [
     Option<"checkInUpdate", "check-in-update", "bool", /*default=*/"false",
@@ -434,6 +437,14 @@ def AmpSelectedResultsInPlacePass
     inf / nan flag known only after the update loops) then writes its
     updates where the results go and copies the old state only on a bad
     step, instead of copying the whole state on every step.
+
+    The same for an `scf.if %bad` whose results are each copied into such an
+    out-parameter, where one branch only yields fresh buffers (every other
+    use before the `scf.if`) and the other computes the kept ones (a weight
+    average redone from the kept parameters, moved there by
+    `amp-lower-to-linalg{check-in-update}`): the fresh buffers become the
+    out-parameters, and an `scf.if` without results runs the kept branch's
+    ops and copies their buffers out, on a bad step only.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
