@@ -35,6 +35,7 @@ enum class DecisionReason {
   InferredFromNeighbours, ///< "inferred from f32 neighbours"
   TypePromotion,         ///< "type promotion (a full-size f32 input)"
   InferredFrom,          ///< "inferred from" the op in OpDecision::cause
+  Composite,             ///< "f32 inside a composite op" (amp.composite)
 };
 
 /// The report's text of a reason, without its cause.
@@ -63,6 +64,14 @@ struct OpDecision {
   llvm::BitVector lowPrecisionOperands;
   /// With readsLowPrecision: the operands read in the low type.
   llvm::BitVector lowPrecisionInputs;
+  /// Results of an op of a composite computed in f32 (DecisionReason::
+  /// Composite) that readers outside composite ops read rounded to the low
+  /// type, as the composite's source op returns them.
+  llvm::BitVector roundedResults;
+  /// Operands of such an op, made outside composites, that it would take in
+  /// the low type: read rounded to it (extf(truncf(x))), as the source op
+  /// reads its low-precision input.
+  llvm::BitVector roundedOperands;
 };
 
 /// The placement of one function: decisions for its float ops in program
@@ -99,7 +108,10 @@ private:
 ///      upstream of another deny or infer op;
 ///   3. clear/infer ops on a path between two low-precision ops join them;
 ///   4. low precision spreads through clear ops in both directions.
-/// Everything else stays f32. Finally, an f32 accumulating reduction that can
+/// Everything else stays f32. The ops of a composite (`amp.composite`: the
+/// lowering of one source op such as aten.gelu) of which any would be low
+/// precision compute in f32 instead, their results rounded to the low type
+/// where ops outside composites read them. Finally, an f32 accumulating reduction that can
 /// read low precision (AmpPolicyOpInterface::canReadLowPrecision) reads an
 /// input in the low type when that input exists in low precision anyway. Edges are the uses of f32 tensors between float
 /// ops through operands that the consumer would take in low precision.

@@ -40,7 +40,21 @@
 //      the f32 accumulator to low precision and back.
 // Nodes in ALLOW compute in low precision; all others stay f32. Every
 // decision records why, naming the op that caused it.
-//   5. An f32 accumulating reduction that can read low precision reads an
+//   5. Composites: the ops marked with one `amp.composite` name are the
+//      lowering of one source op whose kernel computes in f32 and rounds
+//      its results once (torch-mlir lowers aten.gelu to five TOSA ops,
+//      aten.gelu_backward to eight; PyTorch's CPU and CUDA kernels compute
+//      them in f32 for f16 tensors). Where any of them is in ALLOW, all of
+//      them leave it: they compute in f32, each input they would take in low
+//      precision from outside composites (not a constant) is read rounded to
+//      the low type, and each result that an op outside composites reads is
+//      rounded to the low type for it (the rewrite casts it down and back),
+//      as the source op reads and returns them. A read
+//      by another composite's op stays f32: torch-mlir's gelu_backward
+//      recomputes erf(x / sqrt 2), which CSE merges with the forward's.
+//      Rounding after each of the five ops instead changed 45% of the f16
+//      GELU results against PyTorch's kernel.
+//   6. An f32 accumulating reduction that can read low precision reads an
 //      input in the low type when the input exists in low precision anyway:
 //      its producer is in ALLOW (and returns the low type, unlike a matmul's
 //      f32 accumulator), or another user takes it in the low type, so the
@@ -54,7 +68,7 @@
 // Code: PrecisionGraph::build makes the graph (nodes, effective categories,
 // edges, each decision's initial reason); PrecisionPainter has one method per
 // numbered step (seedAllow, spreadDeny, joinBetweenAllow, spreadThroughClear,
-// readLowInputs). Another placement (a cost-based min-cut of the same graph)
+// computeCompositesInF32, readLowInputs). Another placement (a cost-based min-cut of the same graph)
 // would replace the painter and keep the graph and the result type.
 //
 //===----------------------------------------------------------------------===//
@@ -67,6 +81,7 @@
 #include "mlir/Interfaces/CastInterfaces.h"
 #include "mlir/Interfaces/ShapedOpInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/raw_ostream.h"
@@ -140,6 +155,9 @@ StringRef mlir::amp::stringifyDecisionReason(DecisionReason reason) {
     return "type promotion (a full-size f32 input)";
   case DecisionReason::InferredFrom:
     return "inferred from";
+  case DecisionReason::Composite:
+    return "f32 inside a composite op (its results rounded once, as its "
+           "source op's kernel does)";
   }
   llvm_unreachable("unknown DecisionReason");
 }
@@ -244,6 +262,7 @@ public:
     spreadThroughClear();
     for (unsigned idx : allow)
       graph.decision(idx).lowPrecision = true;
+    computeCompositesInF32();
     readLowInputs();
     LLVM_DEBUG(llvm::dbgs() << "[amp] " << graph.function.getName() << ": "
                             << allow.size() << "/" << graph.nodes.size()
@@ -263,7 +282,10 @@ private:
   /// 4. Allow spreads through clear nodes in both directions (not forward
   /// out of a node whose results stay f32).
   void spreadThroughClear();
-  /// 5. f32 accumulating reductions read inputs that exist in low precision
+  /// 5. The ops of a composite of which any is low precision compute in
+  /// f32, their results read outside composites rounded to the low type.
+  void computeCompositesInF32();
+  /// 6. f32 accumulating reductions read inputs that exist in low precision
   /// anyway in the low type.
   void readLowInputs();
 
@@ -585,6 +607,51 @@ void PrecisionPainter::spreadThroughClear() {
   for (auto [idx, root] : joined)
     if (allow.insert(idx).second)
       setReason(idx, root);
+}
+
+/// The `amp.composite` name of `op`, or null.
+static StringAttr compositeName(Operation *op) {
+  return op->getAttrOfType<StringAttr>(
+      AmpDialect::CompositeAttrHelper::getNameStr());
+}
+
+void PrecisionPainter::computeCompositesInF32() {
+  llvm::MapVector<StringAttr, SmallVector<unsigned>> composites;
+  for (unsigned idx = 0, e = size(); idx < e; ++idx)
+    if (StringAttr name = compositeName(graph.nodes[idx].op))
+      composites[name].push_back(idx);
+  for (auto &[name, members] : composites) {
+    if (llvm::none_of(members, [&](unsigned idx) {
+          return graph.decision(idx).lowPrecision;
+        }))
+      continue;
+    for (unsigned idx : members) {
+      Operation *op = graph.nodes[idx].op;
+      OpDecision &decision = graph.decision(idx);
+      allow.erase(idx);
+      decision.lowPrecision = false;
+      decision.reason = DecisionReason::Composite;
+      decision.cause = nullptr;
+      decision.roundedResults.resize(op->getNumResults());
+      for (OpResult result : op->getResults())
+        if (isF32Tensor(result.getType()) &&
+            llvm::any_of(result.getUsers(), [](Operation *reader) {
+              return !compositeName(reader);
+            }))
+          decision.roundedResults.set(result.getResultNumber());
+      // Its low-precision inputs from outside composites (a matmul's f32
+      // accumulator, which the source op reads rounded); not constants, which
+      // the kernel holds in f32.
+      decision.roundedOperands.resize(op->getNumOperands());
+      for (OpOperand &operand : op->getOpOperands()) {
+        Operation *producer = operand.get().getDefiningOp();
+        if (decision.lowPrecisionOperands.test(operand.getOperandNumber()) &&
+            !(producer && (compositeName(producer) ||
+                           producer->hasTrait<OpTrait::ConstantLike>())))
+          decision.roundedOperands.set(operand.getOperandNumber());
+      }
+    }
+  }
 }
 
 void PrecisionPainter::readLowInputs() {

@@ -1509,14 +1509,14 @@ AUTOCAST_KEY = "amp_mlir_autocast"
 
 
 @contextlib.contextmanager
-def _float32_annotation():
-    """The ops recorded inside annotated as a ``torch.autocast(enabled=False)`` region's. A decomposition runs
-    in the capture's replay, where the model's own regions come from the first graph's annotations and no
-    region is entered: the annotation is set directly (a new dict, not the replayed node's)."""
+def _annotation(key, value):
+    """The ops recorded inside annotated ``{key: value}`` (``node.meta["custom"]``). A decomposition runs in the
+    capture's replay, where the model's own annotations come from the first graph's and no region is entered:
+    the annotation is set directly (a new dict, not the replayed node's)."""
     import torch.fx.traceback as fx_traceback
     meta = fx_traceback.get_current_meta()
     old = meta.get("custom")
-    meta["custom"] = {**(old or {}), AUTOCAST_KEY: "f32"}
+    meta["custom"] = {**(old or {}), key: value}
     try:
         yield
     finally:
@@ -1524,6 +1524,36 @@ def _float32_annotation():
             del meta["custom"]
         else:
             meta["custom"] = old
+
+
+def _float32_annotation():
+    """The ops recorded inside annotated as a ``torch.autocast(enabled=False)`` region's."""
+    return _annotation(AUTOCAST_KEY, "f32")
+
+
+#: The FX annotation naming one call of an op whose kernel computes in float32 for float16 / bfloat16 tensors
+#: and rounds its result once, on every op its decomposition records: the import marks the ops torch-mlir makes
+#: of them ``amp.composite`` (``_torch_mlir._name_autocast_regions``), and amp-autocast computes them in f32
+#: and rounds their results once, as the kernel does (docs/Policy.md). ``aten.gelu`` is not decomposed here
+#: (torch-mlir lowers it, to five TOSA ops): the import names its node (``COMPOSITE_NODES``).
+COMPOSITE_KEY = "amp_mlir_composite"
+#: The elementwise ops decomposed into several (torch-mlir's table) whose ATen kernels compute in float32.
+COMPOSITES = (aten.gelu_backward, aten.silu, aten.silu_backward, aten.mish, aten.mish_backward, aten.hardswish,
+              aten.hardswish_backward, aten.hardsigmoid_backward, aten.elu_backward, aten.softplus,
+              aten.softplus_backward, aten.sigmoid_backward, aten.tanh_backward, aten.log_sigmoid_forward,
+              aten.log_sigmoid_backward, aten.logit, aten.logit_backward, aten.celu, aten.selu)
+#: The ops of that kind that reach the import as one node, lowered to several ops by torch-mlir.
+COMPOSITE_NODES = (aten.gelu, aten.elu)
+_composite_calls = itertools.count()
+
+
+def _composite(op, decomposition):
+    """``decomposition`` of ``op`` with the ops of each call annotated as one composite (``COMPOSITE_KEY``)."""
+    @functools.wraps(decomposition)
+    def composite(*args, **kwargs):
+        with _annotation(COMPOSITE_KEY, f"{op.__name__}#{next(_composite_calls)}"):
+            return decomposition(*args, **kwargs)
+    return composite
 
 
 def _fake_quantize(x, scale, zero_point, quant_min, quant_max):
@@ -3304,6 +3334,9 @@ def table():
         aten._weight_norm_interface_backward.default: weight_norm_interface_backward,
     })
     t.update(foreach_table())
+    for op, decomposition in t.items():
+        if getattr(op, "overloadpacket", None) in COMPOSITES:
+            t[op] = _composite(op.overloadpacket, decomposition)
     return t
 
 

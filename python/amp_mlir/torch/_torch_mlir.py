@@ -367,6 +367,7 @@ def _export_tracing():
 #: ``torch.autocast(enabled=False)`` (``_autocast_regions``).
 _AUTOCAST_KEY = _decompositions.AUTOCAST_KEY
 _F32_REGION_LOC = "torch.autocast(enabled=False)"
+_COMPOSITE_LOC = "amp.composite:"
 
 
 @contextlib.contextmanager
@@ -499,7 +500,9 @@ def _literal_tracker():
 
 def _name_autocast_regions(importer):
     """The locations ``importer`` gives the ops of ``torch.autocast(enabled=False)`` regions
-    (``_autocast_regions``) are named ``_F32_REGION_LOC``; the names survive torch-mlir's conversions."""
+    (``_autocast_regions``) are named ``_F32_REGION_LOC``, and those of one composite op's call
+    (``_decompositions.COMPOSITE_KEY``, ``COMPOSITE_NODES``) ``_COMPOSITE_LOC`` and the call; the names survive
+    torch-mlir's conversions."""
     from torch_mlir import ir
     # The importer gives a node without a location (a backward op: no stack trace) the last one it was
     # given: after a named one, the next unnamed node gets the plain location back.
@@ -513,9 +516,17 @@ def _name_autocast_regions(importer):
             if loc is not None:
                 last["plain"] = loc
             plain = last["plain"] or ir.Location.unknown(context=self._c)
-            if (node.meta.get("custom") or {}).get(_AUTOCAST_KEY) == "f32":
+            custom = node.meta.get("custom") or {}
+            if custom.get(_AUTOCAST_KEY) == "f32":
                 last["named"] = True
                 return ir.Location.name(_F32_REGION_LOC, childLoc=plain, context=plain.context)
+            composite = custom.get(_decompositions.COMPOSITE_KEY)
+            if composite is None and node.op == "call_function" and \
+                    getattr(node.target, "overloadpacket", None) in _decompositions.COMPOSITE_NODES:
+                composite = node.name
+            if composite is not None:
+                last["named"] = True
+                return ir.Location.name(_COMPOSITE_LOC + composite, childLoc=plain, context=plain.context)
             if last["named"]:
                 last["named"] = False
                 return plain
@@ -526,11 +537,13 @@ def _name_autocast_regions(importer):
 
 def _pin_autocast_regions(module):
     """``amp.precision = #amp.precision<f32>`` on every op whose location is named as in a
-    ``torch.autocast(enabled=False)`` region (docs/Policy.md, the pin); the number of ops pinned."""
+    ``torch.autocast(enabled=False)`` region (docs/Policy.md, the pin), and ``amp.composite = "<call>"`` on
+    every op whose location names a composite op's call (docs/TrainingStep.md); the number of ops pinned."""
     from torch_mlir import ir
     ctx = module.context
     ctx.allow_unregistered_dialects = True  # the amp dialect's attribute, written as text
     marker = f'"{_F32_REGION_LOC}"'
+    composite = re.compile('"' + re.escape(_COMPOSITE_LOC) + '([^"]+)"')
     pinned = 0
     with ctx:
         pin = ir.Attribute.parse("#amp.precision<f32>")
@@ -540,9 +553,13 @@ def _pin_autocast_regions(module):
             for region in op.regions:
                 for block in region.blocks:
                     for o in block.operations:
-                        if o.operation.name not in ("func.func", "func.return") and marker in str(o.location):
-                            o.operation.attributes["amp.precision"] = pin
-                            pinned += 1
+                        if o.operation.name not in ("func.func", "func.return"):
+                            loc = str(o.location)
+                            if marker in loc:
+                                o.operation.attributes["amp.precision"] = pin
+                                pinned += 1
+                            elif (call := composite.search(loc)) is not None:
+                                o.operation.attributes["amp.composite"] = ir.StringAttr.get(call.group(1))
                         walk(o.operation)
 
         walk(module.operation)

@@ -374,3 +374,19 @@ func.func @unknown_arg_attr(%x: tensor<4xf32> {amp.precision = #amp.precision<f1
 func.func @unknown_result_attr(%x: tensor<4xf32>) -> (tensor<4xf32> {amp.init = #amp.init<zeros>}) {
   return %x : tensor<4xf32>
 }
+
+// -----
+
+func.func @composite_not_a_string(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tosa.erf' op 'amp.composite' must be a non-empty string (the composite op's name)}}
+  %0 = tosa.erf %x {amp.composite = 3 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @composite_empty(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'amp.composite' must be a non-empty string}}
+  %0 = tosa.erf %x {amp.composite = ""} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

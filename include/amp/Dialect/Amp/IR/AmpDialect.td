@@ -23,6 +23,7 @@ def Amp_Dialect : Dialect {
     | attribute          | where                      | meaning |
     |--------------------|----------------------------|---------|
     | `amp.precision`    | any op                     | `#amp.precision<f32>`, `<f16>` or `<bf16>`: pins the op (and every op nested in it) to that precision, like `torch.autocast(enabled=False)` for f32. |
+    | `amp.composite`    | any op                     | string: the ops that carry the same name in one function are the lowering of one source op that computes in f32 and rounds its results once (`aten.gelu`, whose CPU and CUDA kernels compute in f32 for f16 tensors, lowered by torch-mlir to five TOSA ops). Where amp-autocast would run them in low precision, they compute in f32 and their results are rounded to the low type for every reader outside a composite op. |
     | `amp.grad_seed`    | op or function argument    | unit: the seed of the backward pass (d loss / d loss). |
     | `amp.update_of`    | function result            | `i64` index of the argument this result is the new value of. |
     | `amp.loss`         | function result            | unit: the loss. |
@@ -51,6 +52,7 @@ def Amp_Dialect : Dialect {
   }];
   let discardableAttrs = (ins
     "::mlir::amp::PrecisionAttr":$precision,
+    "::mlir::StringAttr":$composite,
     "::mlir::UnitAttr":$grad_seed,
     "::mlir::IntegerAttr":$update_of,
     "::mlir::UnitAttr":$after_step,

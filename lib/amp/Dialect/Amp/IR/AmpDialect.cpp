@@ -117,6 +117,14 @@ LogicalResult AmpDialect::verifyOperationAttribute(Operation *op,
                        kPrecisionForms);
     return success();
   }
+  if (name == CompositeAttrHelper::getNameStr()) {
+    auto composite = dyn_cast<StringAttr>(attr.getValue());
+    if (!composite || composite.getValue().empty())
+      return op->emitOpError()
+             << "'" << name
+             << "' must be a non-empty string (the composite op's name)";
+    return success();
+  }
   if (name == GradSeedAttrHelper::getNameStr()) {
     if (failed(verifyUnit(attr, [&] { return op->emitOpError(); })))
       return failure();

@@ -89,6 +89,11 @@ private:
   /// operands in the low type, the others in their original type), and its
   /// results' original types recorded.
   SmallVector<Value> placedOperands(Operation *op);
+  /// The results of `op` (a composite's op computed in f32, whose inputs the
+  /// op loop reads rounded) that its decision rounds, read rounded to the low type by every op outside
+  /// composites: extf(truncf(result)) to f32 readers, truncf(result) to low
+  /// ones (castTo reuses the narrowing).
+  void roundResults(Operation *op);
   Value materialize(Value value, Type type, Operation *user);
   Value materializeAt(Value value, Type type, Operation *user, Operation *def);
 
@@ -244,6 +249,28 @@ Value AutocastRewriter::castTo(Value value, Type type, Operation *user) {
   return castCache[key] = materialize(value, type, user);
 }
 
+void AutocastRewriter::roundResults(Operation *op) {
+  if (!placement.isFloatOp(op))
+    return;
+  const llvm::BitVector &rounded = placement.getDecision(op).roundedResults;
+  for (unsigned index : rounded.set_bits()) {
+    Value result = op->getResult(index);
+    SmallVector<OpOperand *> outside;
+    for (OpOperand &use : result.getUses())
+      if (!use.getOwner()->hasAttr(
+              AmpDialect::CompositeAttrHelper::getNameStr()))
+        outside.push_back(&use);
+    if (outside.empty())
+      continue;
+    Operation *reader = outside.front()->getOwner();
+    Value low = castTo(
+        result, withFloatElementType(result.getType(), lowType), reader);
+    Value back = castTo(low, result.getType(), reader);
+    for (OpOperand *use : outside)
+      rewriter.modifyOpInPlace(use->getOwner(), [&] { use->set(back); });
+  }
+}
+
 SmallVector<Value> AutocastRewriter::placedOperands(Operation *op) {
   SmallVector<Value> operands;
   for (OpOperand &operand : op->getOpOperands()) {
@@ -310,13 +337,22 @@ LogicalResult AutocastRewriter::run(FunctionOpInterface function) {
       continue;
     }
     if (!placement.isLowPrecision(op)) {
+      const llvm::BitVector *rounded =
+          placement.isFloatOp(op)
+              ? &placement.getDecision(op).roundedOperands
+              : nullptr;
       for (OpOperand &operand : op->getOpOperands()) {
         Value value = operand.get();
         Type want = originalType(value);
-        if (value.getType() != want)
+        // A composite's low-precision input, read rounded.
+        if (rounded && rounded->size() > operand.getOperandNumber() &&
+            rounded->test(operand.getOperandNumber()))
+          value = castTo(value, withFloatElementType(want, lowType), op);
+        if (value.getType() != want || value != operand.get())
           rewriter.modifyOpInPlace(
               op, [&] { operand.set(castTo(value, want, op)); });
       }
+      roundResults(op);
       continue;
     }
 
