@@ -174,16 +174,19 @@ def AmpCpuRoundEmulatedFloatsPass
 
 def AmpCpuApproximateMathPass
     : Pass<"amp-cpu-approximate-math", "::mlir::ModuleOp"> {
-  let summary = "Replace f32 math.tanh and math.erf by upstream's polynomial "
-                "approximations";
+  let summary = "Replace f32 math.tanh, math.erf and math.exp by upstream's "
+                "polynomial approximations";
   let description = [{
     For the CPU, after the math ops are extended to f32: every f32
-    `math.tanh` and `math.erf` (scalar or vector) becomes the straight-line
-    polynomial of `populatePolynomialApproximateTanhPattern` /
-    `populatePolynomialApproximateErfPattern` (clamped input, polynomials
-    evaluated with `math.fma`), which vectorises, instead of a scalar libm
-    `tanhf` / `erff` call per element. Within 5 ulp of libm (erf(-0) is +0);
-    each element's result is independent of the vector width.
+    `math.tanh`, `math.erf` and `math.exp` (scalar or vector) becomes the
+    straight-line polynomial of `populatePolynomialApproximateTanhPattern` /
+    `populatePolynomialApproximateErfPattern` /
+    `populateMathPolynomialApproximationPatterns` (exp only) (clamped input
+    or a range reduction, polynomials evaluated with `math.fma`), which
+    vectorises, instead of a scalar libm `tanhf` / `erff` / `expf` call per
+    element. Within 5 ulp of libm (erf(-0) is +0; exp flushes libm's
+    subnormal results, below 1.2e-38, to 0); each element's result is
+    independent of the vector width.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

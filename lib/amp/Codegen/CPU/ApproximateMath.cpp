@@ -1,20 +1,25 @@
 //===- ApproximateMath.cpp - the amp-cpu-approximate-math pass ------------===//
 //
-// math.tanh and math.erf on f32 (scalars and vectors) become upstream MLIR's
-// polynomial approximations (populatePolynomialApproximateTanhPattern: a
-// rational polynomial in x on the clamped range, +-1 beyond it;
-// populatePolynomialApproximateErfPattern: one of three minimax polynomials
-// chosen by |x|, +-1 beyond 3.75, the sign put back), evaluated with math.fma:
-// straight-line arithmetic that vectorises, instead of a call to libm's
-// scalar tanhf / erff per element (tanhf -> expm1f was the largest non-GEMM
-// cost of GPT-2's tanh GELU; erff and the spills around its calls, about 6%
-// of ViT-tiny's f16 step, of the exact GELU's).
+// math.tanh, math.erf and math.exp on f32 (scalars and vectors) become
+// upstream MLIR's polynomial approximations
+// (populatePolynomialApproximateTanhPattern: a rational polynomial in x on
+// the clamped range, +-1 beyond it; populatePolynomialApproximateErfPattern:
+// one of three minimax polynomials chosen by |x|, +-1 beyond 3.75, the sign
+// put back; populateMathPolynomialApproximationPatterns for exp alone:
+// 2^k * p(r) with r = x - k ln 2, clamped to the f32 range), evaluated with
+// math.fma: straight-line arithmetic that vectorises, instead of a call to
+// libm's scalar tanhf / erff / expf per element (tanhf -> expm1f was the
+// largest non-GEMM cost of GPT-2's tanh GELU; erff and the spills around its
+// calls, about 6% of ViT-tiny's f16 step, of the exact GELU's; expf, in
+// softmax, sigmoid and GELU's backward, 6% of BERT's step in fp32 and f16).
 //
 // Accuracy: within a few ulp of libm over the whole f32 range
-// (test/Codegen/CPU/amp-cpu-approximate-math-run.mlir measures the worst
-// case against libm's tanhf and erff: 5 ulp each). One difference: erf(-0)
-// is +0 (libm: -0), which no consumer of erf in a training step can tell
-// apart. The result of one element does not depend on the vector width or
+// (test/Codegen/CPU/amp-cpu-approximate-math-run.mlir and
+// amp-cpu-approximate-exp-run.mlir measure the worst case against libm's
+// tanhf, erff and expf: 5 ulp each; exp 1 ulp on [-1, 1)). Two differences:
+// erf(-0) is +0 (libm: -0), which no consumer of erf in a training step can
+// tell apart, and exp(x) below FLT_MIN (x < -87.3, where libm returns
+// subnormals) is 0, an absolute error under 1.2e-38. The result of one element does not depend on the vector width or
 // on which loop (vector body or scalar remainder) computes it: the same ops
 // with the same fma, so steps stay bit-identical across amp-cpu-vectorize's
 // vector-bits settings.
@@ -46,11 +51,11 @@ struct AmpCpuApproximateMathPass
 } // namespace
 
 LogicalResult mlir::amp::approximateMathOps(Operation *root) {
-  // Only the tanh and erf ops (a step lowered to loops has 10^6 others: a
+  // Only the tanh, erf and exp ops (a step lowered to loops has 10^6 others: a
   // greedy rewrite of the whole module would visit and fold each).
   SmallVector<Operation *> ops;
   root->walk([&](Operation *op) {
-    if (isa<math::TanhOp, math::ErfOp>(op))
+    if (isa<math::TanhOp, math::ErfOp, math::ExpOp>(op))
       ops.push_back(op);
   });
   if (ops.empty())
@@ -58,6 +63,8 @@ LogicalResult mlir::amp::approximateMathOps(Operation *root) {
   RewritePatternSet patterns(root->getContext());
   populatePolynomialApproximateTanhPattern(patterns);
   populatePolynomialApproximateErfPattern(patterns);
+  populateMathPolynomialApproximationPatterns(
+      patterns, [](StringRef name) { return name == math::ExpOp::getOperationName(); });
   GreedyRewriteConfig config;
   config.setStrictness(GreedyRewriteStrictness::ExistingOps);
   return applyOpPatternsGreedily(ops, std::move(patterns), config);
