@@ -78,3 +78,14 @@ def test_cuda_rules():
     # The CPU rules are back once the context is left (CPU autocast keeps softmax in its input type).
     with torch.autocast("cpu", dtype=torch.bfloat16):
         assert torch.softmax(torch.mm(x, w), -1).dtype == torch.bfloat16
+
+
+def test_cuda_rules_with_another_library_loaded():
+    """torchvision registers an AutocastCPU kernel of its own (``torchvision::roi_align``): the rules make
+    it fall through in its own namespace (one aten library failed on it, and every later test of this file
+    with it, whenever torchvision had been imported first)."""
+    pytest.importorskip("torchvision", reason="torchvision is not installed (make py-models)")
+    from amp_mlir.torch.autocast_rules import cuda_autocast_rules
+
+    with cuda_autocast_rules(torch.float16), torch.autocast("cpu", dtype=torch.float16):
+        assert torch.mm(torch.randn(4, 8), torch.randn(8, 8)).dtype == torch.float16

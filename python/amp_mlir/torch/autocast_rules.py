@@ -131,15 +131,25 @@ def cuda_autocast_rules(low: torch.dtype = torch.float16):
                 schema = op._schema
                 key = schema.name + (f".{schema.overload_name}" if schema.overload_name else "")
                 wanted[key] = _kernel(op, policy, low)
-    library = Library("aten", "IMPL")
+    # One library per namespace: other libraries register AutocastCPU kernels too (torchvision's
+    # ``roi_align`` once torchvision is imported), and a library implements its own namespace's ops only.
+    libraries = {}
+
+    def library(name):
+        namespace = name.split("::", 1)[0] if "::" in name else "aten"
+        if namespace not in libraries:
+            libraries[namespace] = Library(namespace, "IMPL")
+        return libraries[namespace]
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "overriding a previously registered kernel"
             for name in torch._C._dispatch_get_registrations_for_dispatch_key("AutocastCPU"):
                 if name not in wanted:
-                    library.impl(name, fallthrough_kernel, "AutocastCPU")
+                    library(name).impl(name, fallthrough_kernel, "AutocastCPU")
             for name, kernel in wanted.items():
-                library.impl(name, kernel, "AutocastCPU")
+                library(name).impl(name, kernel, "AutocastCPU")
         yield
     finally:
-        library._destroy()
+        for lib in libraries.values():
+            lib._destroy()
