@@ -68,3 +68,27 @@ func.func @f32_composite(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = tosa.exp %e {amp.composite = "gelu#2"} : (tensor<4xf32>) -> tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// A member the painting keeps in f32 (its full-size f32 argument promotes:
+// type promotion) keeps its decision: its result, returned, is not rounded,
+// and it reads the other members' f32 values as they are.
+// CHECK-LABEL: func.func @promoted_member(
+// CHECK-SAME: %{{[a-z0-9]+}}: tensor<1x4x8xf32>, %{{[a-z0-9]+}}: tensor<1x8x8xf32>, %{{[a-z0-9]+}}: tensor<1x8x4xf32>, %[[T:[a-z0-9]+]]: tensor<1x4x8xf32>)
+// CHECK: %[[S:.*]] = tosa.mul {{.*}} {amp.composite = "act#3"} : (tensor<1x4x8xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<1x4x8xf32>
+// CHECK: %[[D:.*]] = tosa.sub %[[S]], %[[T]] {amp.composite = "act#3"} : (tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+// CHECK-NOT: tosa.cast %[[D]]
+// CHECK: return %{{.*}}, %[[D]] :
+// REPORT: "function": "promoted_member",
+// REPORT: "op": "tosa.sub",
+// REPORT-NEXT: "precision": "f32",
+// REPORT-NEXT: "reason": "type promotion (a full-size f32 input)"
+func.func @promoted_member(%x: tensor<1x4x8xf32>, %w1: tensor<1x8x8xf32>, %w2: tensor<1x8x4xf32>, %t: tensor<1x4x8xf32>) -> (tensor<1x4x4xf32>, tensor<1x4x8xf32>) {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %c = "tosa.const"() <{values = dense<0.5> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+  %h = tosa.matmul %x, %w1, %zp, %zp : (tensor<1x4x8xf32>, tensor<1x8x8xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x8xf32>
+  %s = tosa.mul %h, %c, %shift {amp.composite = "act#3"} : (tensor<1x4x8xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<1x4x8xf32>
+  %d = tosa.sub %s, %t {amp.composite = "act#3"} : (tensor<1x4x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  %o = tosa.matmul %s, %w2, %zp, %zp : (tensor<1x4x8xf32>, tensor<1x8x4xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x4xf32>
+  return %o, %d : tensor<1x4x4xf32>, tensor<1x4x8xf32>
+}

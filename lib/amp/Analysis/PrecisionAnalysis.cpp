@@ -53,7 +53,9 @@
 //      by another composite's op stays f32: torch-mlir's gelu_backward
 //      recomputes erf(x / sqrt 2), which CSE merges with the forward's.
 //      Rounding after each of the five ops instead changed 45% of the f16
-//      GELU results against PyTorch's kernel.
+//      GELU results against PyTorch's kernel. A member the painting keeps in
+//      f32 anyway (a type promotion) is left as it is: no rounding is added
+//      to its inputs or results.
 //   6. An f32 accumulating reduction that can read low precision reads an
 //      input in the low type when the input exists in low precision anyway:
 //      its producer is in ALLOW (and returns the low type, unlike a matmul's
@@ -628,6 +630,10 @@ void PrecisionPainter::computeCompositesInF32() {
     for (unsigned idx : members) {
       Operation *op = graph.nodes[idx].op;
       OpDecision &decision = graph.decision(idx);
+      // A member the painting kept in f32 (a type promotion, a batch norm's
+      // running statistics) keeps its decision, inputs and results.
+      if (!decision.lowPrecision)
+        continue;
       allow.erase(idx);
       decision.lowPrecision = false;
       decision.reason = DecisionReason::Composite;
