@@ -109,9 +109,10 @@ private:
 ///   3. clear/infer ops on a path between two low-precision ops join them;
 ///   4. low precision spreads through clear ops in both directions.
 /// Everything else stays f32. The ops of a composite (`amp.composite`: the
-/// lowering of one source op such as aten.gelu) of which any would be low
-/// precision compute in f32 instead, their results rounded to the low type
-/// where ops outside composites read them. Finally, an f32 accumulating reduction that can
+/// lowering of one source op such as aten.gelu) that would be low precision
+/// compute in f32 instead, their inputs from outside composites read rounded
+/// to the low type and their results rounded where ops outside composites
+/// read them. Finally, an f32 accumulating reduction that can
 /// read low precision (AmpPolicyOpInterface::canReadLowPrecision) reads an
 /// input in the low type when that input exists in low precision anyway. Edges are the uses of f32 tensors between float
 /// ops through operands that the consumer would take in low precision.

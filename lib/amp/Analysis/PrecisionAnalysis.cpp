@@ -44,8 +44,8 @@
 //      lowering of one source op whose kernel computes in f32 and rounds
 //      its results once (torch-mlir lowers aten.gelu to five TOSA ops,
 //      aten.gelu_backward to eight; PyTorch's CPU and CUDA kernels compute
-//      them in f32 for f16 tensors). Where any of them is in ALLOW, all of
-//      them leave it: they compute in f32, each input they would take in low
+//      them in f32 for f16 tensors). Those of them in ALLOW leave it: they
+//      compute in f32, each input they would take in low
 //      precision from outside composites (not a constant) is read rounded to
 //      the low type, and each result that an op outside composites reads is
 //      rounded to the low type for it (the rewrite casts it down and back),
@@ -284,8 +284,8 @@ private:
   /// 4. Allow spreads through clear nodes in both directions (not forward
   /// out of a node whose results stay f32).
   void spreadThroughClear();
-  /// 5. The ops of a composite of which any is low precision compute in
-  /// f32, their results read outside composites rounded to the low type.
+  /// 5. The low-precision ops of a composite compute in f32, their inputs
+  /// and the results read outside composites rounded to the low type.
   void computeCompositesInF32();
   /// 6. f32 accumulating reductions read inputs that exist in low precision
   /// anyway in the low type.
