@@ -61,10 +61,9 @@ class IreeStep:
         args, results = self.contract["arguments"], self.contract["results"]
         self._roles = {r["role"]: r["index"] for r in results}
         self._arg_roles = {a["role"]: a["index"] for a in args}
-        # The argument a poisoned step perturbs: amp-train's choice, the first non-empty f32 argument
-        # that nothing updates (an input batch).
-        self.poison_argument = next(
-            (a["index"] for a in args if a["role"] == "input" and a["type"].endswith("xf32>")), -1)
+        # The argument a poisoned step perturbs: the contract names it (amp-train's choice: the input
+        # batch, else the backward seed when the batch is token ids; TrainingStep::poisonArgument).
+        self.poison_argument = self.contract.get("poison_argument", -1)
         self._device_args = None
 
     @classmethod

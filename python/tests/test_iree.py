@@ -150,6 +150,15 @@ def test_contract_survives_iree_compile(amp_tools, tmp_path, repo_dir):
     assert json.loads(json.dumps(step.contract)) == step.contract
 
 
+def test_poisoned_token_step_on_llvm_cpu(amp_tools, amp_mlir_native, tmp_path, repo_dir):
+    """A step whose batch is token ids (and whose rank-0 learning rate comes first): the contract names the
+    backward seed as the argument to poison, as amp-train chooses it; IREE skips that step like amp-train."""
+    source = repo_dir / "test" / "Tools" / "amp-compile" / "iree-contract.mlir"
+    vmfb = compile_step(_compile(amp_tools, source, "f16", tmp_path), tmp_path / "step.vmfb")
+    assert IreeStep.load(vmfb).poison_argument == 3
+    _check_against_amp_train(amp_mlir_native, source, vmfb, "f16")
+
+
 def test_cuda_compile(amp_tools, tmp_path, repo_dir):
     iree_input = _compile(amp_tools, repo_dir / "examples" / "mlp_sgd.mlir", "f16", tmp_path)
     out = compile_step(iree_input, tmp_path / "step.cuda.vmfb", target="cuda",

@@ -375,31 +375,8 @@ LogicalResult TrainingRunner::readContract(func::FuncOp fn,
       !resultTypes[skippedResult].getElementType().isInteger(1))
     return fn.emitError() << "the amp.skipped result must be an i1 tensor";
 
-  // --poison-step's target: the input batch, i.e. the first f32 argument no
-  // result updates that is not scale state, of rank >= 1 (a learning rate
-  // given as an argument, rank 0, comes before the batch: an inf there made
-  // the update NaN instead of the gradients inf); without a float batch
-  // (token ids), the backward seed when it is an argument.
-  poisonArg = -1;
-  for (const RunnerArgument &arg : arguments)
-    if (arg.type.getElementType().isF32() && arg.updatedBy < 0 &&
-        !arg.isScaleState && arg.type.getRank() > 0 &&
-        arg.type.getNumElements() > 0) {
-      poisonArg = arg.index;
-      break;
-    }
-  if (poisonArg < 0)
-    if (auto seedArg = dyn_cast_or_null<BlockArgument>(contract->seed))
-      if (seedArg.getOwner()->isEntryBlock() &&
-          arguments[seedArg.getArgNumber()].type.getElementType().isF32())
-        poisonArg = seedArg.getArgNumber();
-  if (poisonArg < 0)
-    for (const RunnerArgument &arg : arguments)
-      if (arg.type.getElementType().isF32() && arg.updatedBy < 0 &&
-          !arg.isScaleState && arg.type.getNumElements() > 0) {
-        poisonArg = arg.index;
-        break;
-      }
+  // --poison-step's target (the contract's rule: TrainingStep.h).
+  poisonArg = contract->poisonArgument();
   return success();
 }
 

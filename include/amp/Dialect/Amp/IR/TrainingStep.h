@@ -54,6 +54,16 @@ struct TrainingStep {
   /// True once amp-loss-scaling has threaded the scale state through.
   bool isLossScaled() const { return scaleArg >= 0 && scaleResult >= 0; }
 
+  /// The argument a poisoned step (amp-train --poison-step, an IREE host's
+  /// poison) adds +inf to, to force an overflow: the input batch, i.e. the
+  /// first non-empty f32 argument of rank >= 1 that no result updates and
+  /// that is not scale state (a learning rate given as an argument, rank 0,
+  /// comes before the batch: an inf there makes the update NaN instead of the
+  /// gradients inf); without a float batch (token ids), the backward seed
+  /// when it is an f32 argument; else the first non-empty f32 argument that
+  /// nothing updates. -1 when there is none.
+  int64_t poisonArgument() const;
+
   /// The calling convention as JSON, for hosts that see the compiled step
   /// without its attributes (docs/IREE.md):
   ///   {"entry": NAME, "arguments": [{"index", "type", "role":
@@ -61,7 +71,8 @@ struct TrainingStep {
   ///      "updated_by": R}...],
   ///    "results": [{"index", "type", "role": "update" | "loss" | "skipped" |
   ///      "scale" | "growth_tracker" | "overflow_tracker" | "other",
-  ///      "of": ARG}...]}
+  ///      "of": ARG}...],
+  ///    "poison_argument": poisonArgument()}
   /// where "updated_by" / "of" link an argument and the result that is its
   /// new value (-1 when none).
   std::string toJSON() const;

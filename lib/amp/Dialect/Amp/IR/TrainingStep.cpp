@@ -187,6 +187,36 @@ FailureOr<TrainingStep> TrainingStep::get(FunctionOpInterface function,
   return step;
 }
 
+int64_t TrainingStep::poisonArgument() const {
+  FunctionOpInterface fn = function; // the interface's accessors are non-const
+  unsigned numArgs = fn.getNumArguments();
+  SmallVector<bool> updated(numArgs, false);
+  for (int64_t arg : updateOf)
+    if (arg >= 0 && arg < numArgs)
+      updated[arg] = true;
+  for (int64_t arg : {scaleArg, growthArg, overflowArg})
+    if (arg >= 0 && arg < numArgs)
+      updated[arg] = true;
+  auto f32Input = [&](unsigned i) -> RankedTensorType {
+    auto type = dyn_cast<RankedTensorType>(fn.getArgumentTypes()[i]);
+    if (updated[i] || !type || !type.getElementType().isF32() ||
+        !type.hasStaticShape() || type.getNumElements() == 0)
+      return {};
+    return type;
+  };
+  for (unsigned i = 0; i < numArgs; ++i)
+    if (RankedTensorType type = f32Input(i); type && type.getRank() > 0)
+      return i;
+  if (auto seedArg = dyn_cast_or_null<BlockArgument>(seed))
+    if (seedArg.getOwner()->isEntryBlock() &&
+        getElementTypeOrSelf(seedArg.getType()).isF32())
+      return seedArg.getArgNumber();
+  for (unsigned i = 0; i < numArgs; ++i)
+    if (f32Input(i))
+      return i;
+  return -1;
+}
+
 std::string TrainingStep::toJSON() const {
   auto typeString = [](Type type) {
     std::string text;
@@ -251,6 +281,7 @@ std::string TrainingStep::toJSON() const {
   os << llvm::json::Value(llvm::json::Object{
       {"entry", fn.getName()},
       {"arguments", std::move(arguments)},
-      {"results", std::move(results)}});
+      {"results", std::move(results)},
+      {"poison_argument", poisonArgument()}});
   return text;
 }
