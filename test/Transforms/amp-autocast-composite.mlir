@@ -92,3 +92,21 @@ func.func @promoted_member(%x: tensor<1x4x8xf32>, %w1: tensor<1x8x8xf32>, %w2: t
   %o = tosa.matmul %s, %w2, %zp, %zp : (tensor<1x4x8xf32>, tensor<1x8x4xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x4xf32>
   return %o, %d : tensor<1x4x4xf32>, tensor<1x4x8xf32>
 }
+
+// A reader that is itself a cast to the low type (a model's `.half()` after
+// the activation) reads the rounded value too, and stays well formed.
+// CHECK-LABEL: func.func @cast_reader(
+// CHECK: %[[Y:.*]] = tosa.mul {{.*}} {amp.composite = "act#4"}
+// CHECK-NEXT: %[[Y16:.*]] = tosa.cast %[[Y]] : (tensor<1x4x8xf32>) -> tensor<1x4x8xf16>
+// CHECK-NEXT: %[[Y32:.*]] = tosa.cast %[[Y16]] : (tensor<1x4x8xf16>) -> tensor<1x4x8xf32>
+// CHECK: tosa.cast %[[Y32]] : (tensor<1x4x8xf32>) -> tensor<1x4x8xf16>
+func.func @cast_reader(%x: tensor<1x4x8xf32>, %w1: tensor<1x8x8xf32>, %w2: tensor<1x8x4xf32>) -> (tensor<1x4x4xf32>, tensor<1x4x8xf16>) {
+  %zp = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> tensor<1xf32>
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %c = "tosa.const"() <{values = dense<0.5> : tensor<1x1x1xf32>}> : () -> tensor<1x1x1xf32>
+  %h = tosa.matmul %x, %w1, %zp, %zp : (tensor<1x4x8xf32>, tensor<1x8x8xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x8xf32>
+  %y = tosa.mul %h, %c, %shift {amp.composite = "act#4"} : (tensor<1x4x8xf32>, tensor<1x1x1xf32>, tensor<1xi8>) -> tensor<1x4x8xf32>
+  %o = tosa.matmul %y, %w2, %zp, %zp : (tensor<1x4x8xf32>, tensor<1x8x4xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x4x4xf32>
+  %half = tosa.cast %y : (tensor<1x4x8xf32>) -> tensor<1x4x8xf16>
+  return %o, %half : tensor<1x4x4xf32>, tensor<1x4x8xf16>
+}

@@ -45,17 +45,16 @@
 //      its results once (torch-mlir lowers aten.gelu to five TOSA ops,
 //      aten.gelu_backward to eight; PyTorch's CPU and CUDA kernels compute
 //      them in f32 for f16 tensors). Those of them in ALLOW leave it: they
-//      compute in f32, each input they would take in low
-//      precision from outside composites (not a constant) is read rounded to
-//      the low type, and each result that an op outside composites reads is
-//      rounded to the low type for it (the rewrite casts it down and back),
-//      as the source op reads and returns them. A read
-//      by another composite's op stays f32: torch-mlir's gelu_backward
-//      recomputes erf(x / sqrt 2), which CSE merges with the forward's.
-//      Rounding after each of the five ops instead changed 45% of the f16
-//      GELU results against PyTorch's kernel. A member the painting keeps in
-//      f32 anyway (a type promotion) is left as it is: no rounding is added
-//      to its inputs or results.
+//      compute in f32, each input they would take in low precision from
+//      outside composites (not a constant) is read rounded to the low type,
+//      and each result that an op outside composites reads is rounded to
+//      the low type for it (the rewrite casts it down and back), as the
+//      source op reads and returns them. A read by another composite's op
+//      stays f32: torch-mlir's gelu_backward recomputes erf(x / sqrt 2),
+//      which CSE merges with the forward's. A member the painting keeps in
+//      f32 anyway (a type promotion) is left as it is. Rounding after each
+//      of GELU's five ops instead changed 45% of its f16 results against
+//      PyTorch's kernel.
 //   6. An f32 accumulating reduction that can read low precision reads an
 //      input in the low type when the input exists in low precision anyway:
 //      its producer is in ALLOW (and returns the low type, unlike a matmul's
@@ -70,8 +69,9 @@
 // Code: PrecisionGraph::build makes the graph (nodes, effective categories,
 // edges, each decision's initial reason); PrecisionPainter has one method per
 // numbered step (seedAllow, spreadDeny, joinBetweenAllow, spreadThroughClear,
-// computeCompositesInF32, readLowInputs). Another placement (a cost-based min-cut of the same graph)
-// would replace the painter and keep the graph and the result type.
+// computeCompositesInF32, readLowInputs). Another placement (a cost-based
+// min-cut of the same graph) would replace the painter and keep the graph
+// and the result type.
 //
 //===----------------------------------------------------------------------===//
 
@@ -630,8 +630,8 @@ void PrecisionPainter::computeCompositesInF32() {
     for (unsigned idx : members) {
       Operation *op = graph.nodes[idx].op;
       OpDecision &decision = graph.decision(idx);
-      // A member the painting kept in f32 (a type promotion, a batch norm's
-      // running statistics) keeps its decision, inputs and results.
+      // A member the painting kept in f32 (a type promotion) keeps its
+      // decision, inputs and results.
       if (!decision.lowPrecision)
         continue;
       allow.erase(idx);

@@ -89,9 +89,9 @@ private:
   /// operands in the low type, the others in their original type), and its
   /// results' original types recorded.
   SmallVector<Value> placedOperands(Operation *op);
-  /// The results of `op` (a composite's op computed in f32, whose inputs the
-  /// op loop reads rounded) that its decision rounds, read rounded to the low type by every op outside
-  /// composites: extf(truncf(result)) to f32 readers, truncf(result) to low
+  /// The results of `op` (a composite's op computed in f32) that its
+  /// decision rounds, read rounded to the low type by every op outside
+  /// composites: extf(truncf(result)) by f32 readers, truncf(result) by low
   /// ones (castTo reuses the narrowing).
   void roundResults(Operation *op);
   Value materialize(Value value, Type type, Operation *user);
@@ -262,9 +262,12 @@ void AutocastRewriter::roundResults(Operation *op) {
         outside.push_back(&use);
     if (outside.empty())
       continue;
+    // New casts, not one the IR already has: a reader that is itself a cast
+    // to the low type must read the rounded value too, not its own result.
     Operation *reader = outside.front()->getOwner();
-    Value low = castTo(
-        result, withFloatElementType(result.getType(), lowType), reader);
+    Type lowResult = withFloatElementType(result.getType(), lowType);
+    Value low = materialize(result, lowResult, reader);
+    castCache[{result, lowResult}] = low;
     Value back = castTo(low, result.getType(), reader);
     for (OpOperand *use : outside)
       rewriter.modifyOpInPlace(use->getOwner(), [&] { use->set(back); });
