@@ -538,7 +538,7 @@ def _name_autocast_regions(importer):
 def _pin_autocast_regions(module):
     """``amp.precision = #amp.precision<f32>`` on every op whose location is named as in a
     ``torch.autocast(enabled=False)`` region (docs/Policy.md, the pin), and ``amp.composite = "<call>"`` on
-    every op whose location names a composite op's call (docs/TrainingStep.md); the number of ops pinned."""
+    every op whose location names a composite op's call (docs/Policy.md §5); the number of ops pinned."""
     from torch_mlir import ir
     ctx = module.context
     ctx.allow_unregistered_dialects = True  # the amp dialect's attribute, written as text
