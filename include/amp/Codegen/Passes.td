@@ -610,6 +610,28 @@ def AmpCpuDropDeadArgumentsPass
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def AmpCpuBf16BitsAsIntegersPass
+    : InterfacePass<"amp-cpu-bf16-bits-as-integers",
+                    "::mlir::FunctionOpInterface"> {
+  let summary = "Load, store and select bf16 values as i16 in the LLVM "
+                "dialect";
+  let description = [{
+    On the LLVM dialect, at the end of the CPU lowering. Upstream's bf16
+    expansion (arith-expand{include-bf16}) rounds in i32 and selects the NaN
+    case on i16, then bitcasts to bf16 for the store; LLVM's InstCombine
+    moves that bitcast into the select's operands, and x86 without
+    AVX512_BF16 legalises a `select <8 x bfloat>` element by element (a
+    ucomiss, a cmov and a 16-bit store per element: a bf16 step's
+    f32 -> bf16 roundings ran 8x slower than their f32 arithmetic). Since
+    every bf16 computation is emulated in f32 by then, bf16 values are only
+    moved: this pass stores the integer a bf16 value was bitcast from,
+    selects between bf16 values as i16, and loads bf16 values as i16 where
+    every reader bitcasts them to i16, so that no bfloat vector reaches
+    LLVM's code generation. The bits moved are the same.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def AmpCpuLowerParallelCallsPass
     : Pass<"amp-cpu-lower-parallel-calls", "::mlir::ModuleOp"> {
   let summary = "Call amp-cpu-parallelize-loops' functions through the "

@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -196,9 +197,14 @@ static void addTensorToBufferPasses(OpPassManager &pm,
   if (gemmCalls)
     pm.addPass(createAmpGpuFoldTransposesPass());
   // CPU GEMMs: f16 operands widened once, where they are made (the runtime
-  // has no f16 GEMM), and the widening fused into their producers.
-  if (gemmCalls && !gpu)
-    pm.addNestedPass<func::FuncOp>(createAmpCpuWidenContractionOperandsPass());
+  // has no f16 GEMM), and the widening fused into their producers; bf16 ones
+  // too unless the runtime's GEMM takes bf16 (AVX512_BF16).
+  if (gemmCalls && !gpu) {
+    AmpCpuWidenContractionOperandsPassOptions widen;
+    widen.bf16 = !config.bf16Gemm;
+    pm.addNestedPass<func::FuncOp>(
+        createAmpCpuWidenContractionOperandsPass(widen));
+  }
   // GPU: long reductions in parallel stages (no thread walks them alone).
   if (gpu)
     pm.addPass(createAmpGpuSplitReductionsPass());
@@ -363,6 +369,9 @@ static void addLoopsToLLVMPasses(OpPassManager &pm, bool runtimeAllocator,
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  // bf16 values, only moved by now, moved as i16: x86 without AVX512_BF16
+  // legalises a bfloat vector select one element at a time.
+  pm.addNestedPass<LLVM::LLVMFuncOp>(createAmpCpuBf16BitsAsIntegersPass());
   // The outlined and parallel functions take only the descriptor fields
   // they read (the aligned pointers of static buffers), before the parallel
   // calls pack their arguments into structs.

@@ -29,6 +29,7 @@
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Host.h"
 #include <unistd.h>
 
 using namespace mlir;
@@ -398,6 +399,10 @@ LoweringConfig mlir::amp::getEffectiveLoweringConfig(
     // Likewise the runtime's threads for the large loop nests.
     if (!usesCpuRuntime(config))
       config.parallelMinWork = 0;
+    // The runtime's GEMM takes bf16 operands where this CPU has AVX512_BF16
+    // (its oneDNN kernels, DnnlGemm.cpp's dnnlGemmAvailable); elsewhere it
+    // would widen them in every call, and the step widens them once.
+    config.bf16Gemm = llvm::sys::getHostCPUFeatures().lookup("avx512bf16");
     return config;
   }
   config.target = LoweringTarget::GPU;
