@@ -632,6 +632,27 @@ def AmpCpuBf16BitsAsIntegersPass
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def AmpCpuReportFailedChecksPass
+    : Pass<"amp-cpu-report-failed-checks", "::mlir::ModuleOp"> {
+  let summary = "A failed cf.assert writes its message to stderr and ends "
+                "the process with status 3";
+  let description = [{
+    On the LLVM dialect, after func-to-llvm and before cf-to-llvm, in host
+    functions (a gpu.module's kernels keep `__assertfail`). The step's
+    `cf.assert` ops check its data: torch-mlir's checks (an index in range)
+    and amp_mlir.torch's guards of the values a captured step was
+    specialized to (docs/Python.md). Upstream lowers a failed one to
+    `puts` + `abort`: the message went to a buffered stdout that abort does
+    not flush (lost on a pipe), and amp-train's crash handler printed a
+    stack dump. Here each becomes a branch to a block that writes
+    "error: the compiled step failed a check: <message>" to stderr in one
+    `write` and calls `_exit(3)` (no atexit handler or static destructor:
+    the check may fail on a worker thread of a parallel loop). Both are
+    libc functions: objects from amp-compile link as before.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def AmpCpuLowerParallelCallsPass
     : Pass<"amp-cpu-lower-parallel-calls", "::mlir::ModuleOp"> {
   let summary = "Call amp-cpu-parallelize-loops' functions through the "

@@ -367,6 +367,9 @@ static void addLoopsToLLVMPasses(OpPassManager &pm, bool runtimeAllocator,
     fpm.addPass(createConvertIndexToLLVMPass());
   }
   pm.addPass(createConvertFuncToLLVMPass());
+  // The step's checks (cf.assert) report on stderr and exit instead of
+  // upstream's puts + abort.
+  pm.addPass(createAmpCpuReportFailedChecksPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   // bf16 values, only moved by now, moved as i16: x86 without AVX512_BF16

@@ -1,11 +1,11 @@
 // RUN: amp-opt %s --amp-gpu-emulate-on-host --split-input-file --verify-diagnostics | FileCheck %s
 // RUN: amp-opt %s --amp-gpu-emulate-on-host="check-bounds=true" --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=BOUNDS
 
-// Run: an out-of-bounds store aborts with its location (stdout unbuffered:
-// the message is written before the abort). Without check-bounds it runs.
+// Run: an out-of-bounds store stops the run with its location on stderr and
+// exit status 3 (amp-cpu-report-failed-checks). Without check-bounds it runs.
 // RUN: amp-opt %S/Inputs/emulate-out-of-bounds.mlir --amp-gpu-emulate-on-host="check-bounds=true" --amp-cpu-pipeline="blas=false emit-c-interface=false runtime-allocator=false parallel-min-work=0" -o %t.bounds.mlir
-// RUN: not --crash stdbuf -oL mlir-runner %t.bounds.mlir -e main --entry-point-result=void 2>/dev/null | FileCheck %s --check-prefix=ABORT
-// ABORT: ERROR: runtime op verification failed in emulated kernel
+// RUN: not mlir-runner %t.bounds.mlir -e main --entry-point-result=void 2>&1 | FileCheck %s --check-prefix=ABORT
+// ABORT: error: the compiled step failed a check: ERROR: runtime op verification failed in emulated kernel
 // ABORT-NEXT: memref.store at loc("{{.*}}emulate-out-of-bounds.mlir":22:7)
 // ABORT-NEXT: ^ out-of-bounds access
 
