@@ -98,6 +98,47 @@ def test_pytorch_export_on_llvm_cpu(precision, amp_tools, amp_mlir_native, tmp_p
     _export_compile_check(_EXPORT_SCRIPT, precision, amp_tools, amp_mlir_native, tmp_path)
 
 
+_GUARDED_SCRIPT = """
+import sys, torch
+from amp_mlir.torch import export_train_step
+
+class Counts(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        n = int((x[:, 0] > 0).sum())  # read from the example: 3, checked by the step
+        return self.fc(x) * n
+
+torch.manual_seed(0)
+x = torch.randn(6, 4)
+x[:, 0] = torch.tensor([1.0, -1.0, 2.0, -2.0, 3.0, -0.5])
+export_train_step(Counts(), torch.nn.functional.cross_entropy, (x, torch.randint(0, 3, (6,))), optimizer="adam",
+                  lr=1e-2, out_dir=sys.argv[1])
+"""
+
+
+def test_specialized_value_check_on_llvm_cpu(amp_tools, amp_mlir_native, tmp_path):
+    """A step exported from a model that reads a value from its batch checks that value (a cf.assert, which
+    IREE compiles as a status check): on the example's batch it trains as amp-train does; on a batch with
+    another count IREE's call fails with the check's message (the line is unknown to a model defined in
+    ``python -c``)."""
+    _export_compile_check(_GUARDED_SCRIPT, "fp32", amp_tools, amp_mlir_native, tmp_path)
+    out = tmp_path / "export"
+    source = out / "train_step.mlir"
+    assert "captured for another batch" in source.read_text()
+    trainer = amp_mlir_native.Trainer.from_file(source, precision="fp32", inputs_dir=out)
+    initial = [trainer.argument(i) for i in range(len(trainer.arguments))]
+    names = [a["name"] for a in json.loads((out / "manifest.json").read_text())["arguments"]]
+    x = initial[names.index("x")].copy()
+    x[1, 0] = 5.0  # 4 positive rows
+    initial[names.index("x")] = x
+    with pytest.raises(RuntimeError, match=r"FAILED_PRECONDITION; amp_mlir: the training step was captured for "
+                                           r"another batch: at .* the model reads value 3 in the example"):
+        IreeStep.load(tmp_path / "step.vmfb").run(initial, 1)
+
+
 _EMA_SCRIPT = """
 import sys, torch
 from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn

@@ -904,6 +904,78 @@ def test_torch_mlir_specializes_values_read(tmp_path, amp_tools):
     want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
     np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
 
+    # The values read from integer and boolean data are checked in the step (the float .item() is not): a
+    # batch that gives another one stops the step with the value's line instead of training on the
+    # example's graph.
+    guards = re.findall(r'cf\.assert %\S+, "amp_mlir: the training step was captured for another batch: at ([^"]*)"',
+                        step.text)
+    assert sorted(re.search(r"\(`(.*?)`\)", g).group(1) for g in guards) == \
+        ["h[torch.nonzero(x[:, 0] > 1e3).squeeze(1)] = 1.0  # no row: an empty index, nothing written",
+         "if (x > 0).any().item():", "k = int(first.sum())", "rows = torch.nonzero(first).squeeze(1)"], guards
+    more = x.clone()
+    more[1, 0] = 1.0  # 4 rows selected
+    result = _run_on_batch(amp_tools, step, tmp_path / "more", x=more)
+    assert result.returncode == 3, result.stderr[-2000:]
+    assert re.search(r"error: the compiled step failed a check: amp_mlir: the training step was captured for "
+                     r"another batch: at test_torch_export\.py:\d+ in forward \(`(k = int|rows = torch\.nonzero)",
+                     result.stderr), result.stderr[-2000:]
+    assert "Stack dump" not in result.stderr
+    negative = -x.abs()  # no row selected, (x > 0).any() False
+    result = _run_on_batch(amp_tools, step, tmp_path / "negative", x=negative)
+    assert result.returncode == 3 and "failed a check" in result.stderr, result.stderr[-2000:]
+
+
+class _ValidatedTarget(nn.Module):
+    """A head whose loss validates its target as ``torch.distributions`` does (``torch._check_tensor_all``:
+    ``aten._is_all_true`` of a mask, read as a bool)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def _validated_loss(out, t):
+    torch._check_tensor_all(t >= 0)
+    return F.cross_entropy(out, t)
+
+
+def test_unchecked_specialization_warns(tmp_path, amp_tools, monkeypatch):
+    """The check of a value read from the batch keeps the ops that compute it in the step (here the target's
+    validation, ``aten._is_all_true``, decomposed as ``all``). Where torch-mlir cannot lower one of them (that
+    decomposition taken away), the check would make the export fail: the step is exported without it, trains as
+    PyTorch on the example, and a second SpecializationWarning says that it does not check the value, naming
+    the op."""
+    _torch_mlir()
+    from amp_mlir.torch._torch_mlir import SpecializationWarning
+
+    torch.manual_seed(0)
+    inputs = (torch.randn(4, 4), torch.tensor([0, 2, 1, 2]))
+    with pytest.warns(SpecializationWarning):
+        step, _ = _trains_as_pytorch(_ValidatedTarget(), inputs, tmp_path / "checked", amp_tools,
+                                     loss=_validated_loss, optimizer="sgd", lr=0.1)
+    assert "captured for another batch" in step.text
+    _without_decomposition(monkeypatch, torch.ops.aten._is_all_true.default)
+    with pytest.warns(SpecializationWarning) as record:
+        step, _ = _trains_as_pytorch(_ValidatedTarget(), inputs, tmp_path / "unchecked", amp_tools,
+                                     loss=_validated_loss, optimizer="sgd", lr=0.1)
+    messages = [str(w.message) for w in record if w.category is SpecializationWarning]
+    assert any("does not check the values it was specialized to" in m and "_is_all_true" in m for m in messages), \
+        messages
+    assert "captured for another batch" not in step.text
+
+
+def _run_on_batch(tools, step, where, **inputs):
+    """amp-train, one fp32 step of ``step`` from its initial values with the inputs named in ``inputs``
+    replaced (a batch other than the example). Returns the finished process."""
+    shutil.copytree(step.out_dir, where)
+    for name, value in inputs.items():
+        np.save(where / f"arg{step.arg_names.index(name)}.npy", value.numpy())
+    return subprocess.run([tools["amp_train"], str(step.mlir_path), "--inputs", str(where), "--steps", "1",
+                           "--precision=fp32", "--no-jit-cache"], capture_output=True, text=True, timeout=300)
+
 
 class _RoutedExperts(nn.Module):
     """Top-1 experts as Switch Transformers' eager loop runs them: the experts a batch hits (``nonzero``)
@@ -1188,6 +1260,7 @@ def test_torch_mlir_mask_indexing_specialized(tmp_path, amp_tools):
     assert re.search(r"\(`picked = h\[mask, :\].*`\): nonzero count 3, from the example inputs x", message), message
     assert "the backward pass: nonzero count 3" in message
     assert "?x" not in step.text  # no dynamic size
+    assert step.text.count("captured for another batch") == 1  # one check of the mask's count, not one per use
     want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="sgd", lr=0.1)
     np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
 

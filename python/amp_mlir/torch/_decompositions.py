@@ -3297,6 +3297,10 @@ def table():
         aten.cummin.default: cummin,
         aten.sort.stable: sort_stable,
         aten.nonzero_static.default: nonzero_static_op,
+        # torch._check_tensor_all's reductions (torch.distributions' argument validation): read by the capture, and
+        # kept in the step by the check of the value read (_torch_mlir._Specializer); torch-mlir lowers all / any
+        aten._is_all_true.default: lambda x: torch.all(x),
+        aten._is_any_true.default: lambda x: torch.any(x),
         aten.fake_quantize_per_tensor_affine_cachemask.default: fake_quantize_per_tensor_cachemask,
         aten._fake_quantize_per_tensor_affine_cachemask_tensor_qparams.default:
             fake_quantize_tensor_qparams_cachemask,

@@ -33,8 +33,12 @@ The algorithm:
    the model goes on with it as a Python constant, as torch.export specializes; ``nonzero`` gets the
    count of the example's non-zero elements as its static row count (``_Specializer``). The step then
    holds for those values only, which a :class:`SpecializationWarning` names with the model's source
-   lines; a value the parameters decide (a router's) is an error instead, and Switch Transformers'
-   experts run densely so that theirs is never read (``_static_experts``). A few functions torch-mlir
+   lines, and checks them: each value read from integer or boolean data is computed again in the step from
+   the batch and compared with the example's (``aten._assert_async``, imported as ``cf.assert``;
+   ``_guards_as_asserts``), so a batch that would take another branch or another count stops the step
+   with that line instead of training on a wrong graph (where torch-mlir cannot lower an op that computes
+   such a value, the step is imported without its checks, with a warning); a value the parameters decide
+   (a router's) is an error instead, and Switch Transformers' experts run densely so that theirs is never read (``_static_experts``). A few functions torch-mlir
    lowers no backward of are computed, in that first capture, above autograd as compositions whose
    backward it does lower: ``grid_sample``, ``ctc_loss``, grouped ``conv3d`` (``_decompositions``). The
    int64 adds whose example values leave the int32 range are recorded as sums (``_wide_integer_sums``).
@@ -753,7 +757,15 @@ class _Specializer:
 
     Each read is recorded (value, the model's source line, what the value depends on: step arguments,
     random ops) for :meth:`warn`. A tensor make_fx already knows as a constant, or a fake one (no value),
-    is left to make_fx."""
+    is left to make_fx.
+
+    Each read of integer or boolean data that depends on the step's arguments is also *guarded*: the graph
+    computes the value again from the traced tensor and asserts that it equals the example's
+    (``aten._assert_async.msg`` with the model's line; ``_guards_as_asserts`` makes it a check torch-mlir
+    imports, a ``cf.assert`` in the step). A batch with another mask count, another ``.item()`` or another
+    ``bincount`` length then stops the compiled step with that message instead of training on the example's
+    graph. Values read from floating-point data are not guarded: the step may compute them in another
+    precision than the example (autocast), and an exact comparison would refuse batches that are right."""
 
     # torch's own directory with its separator: "site-packages/torch" alone also prefixes torchvision's files
     # (SSDlite's reads were all reported at the caller of the model).
@@ -769,6 +781,7 @@ class _Specializer:
         self.arg_names, self.arg_kinds = arg_names, arg_kinds
         self.records = []
         self.foreign = {}  # trainable Parameters the step reads that are none of its own: id -> shape
+        self.guarded = set()  # (traced node, what) already checked in the graph
 
     def table(self, base):
         aten = torch.ops.aten
@@ -802,7 +815,10 @@ class _Specializer:
                     if isinstance(a, torch.nn.Parameter) and a.requires_grad:
                         specializer.foreign[id(a)] = tuple(a.shape)
                 if func in (torch.Tensor.tolist, torch.Tensor.numpy) and isinstance(args[0], torch.Tensor):
-                    value = specializer._read(args[0], lambda x: func(x, *args[1:], **kwargs), "values")
+                    value = specializer._read(
+                        args[0], lambda x: func(x, *args[1:], **kwargs), "values",
+                        (lambda x, v: (x == torch.tensor(np.asarray(v), dtype=x.dtype)).all())
+                        if specializer._exact(args[0]) else None)
                     if value is not None:
                         return value
                 if func in composites:
@@ -821,9 +837,10 @@ class _Specializer:
 
         return wrapped
 
-    def _read(self, t, read, what):
+    def _read(self, t, read, what, guard=None):
         """``read(t)`` on the real tensor ``t``, recorded as ``what``; None when ``t`` is not a traced real
-        tensor."""
+        tensor. ``guard(t, value)``, where given, computes in the graph a boolean tensor that holds when ``t``
+        gives ``value`` again: it becomes the step's check of this value (:meth:`_check`)."""
         from torch._subclasses.fake_tensor import is_fake
         from torch.fx.experimental.proxy_tensor import get_proxy_mode, get_proxy_slot
         from torch.utils._mode_utils import no_dispatch
@@ -837,29 +854,60 @@ class _Specializer:
             value = read(t)
         shown = value.tolist() if isinstance(value, np.ndarray) else value
         shown = _Shown(repr(shown)) if isinstance(shown, list) else shown  # hashable (records are deduplicated)
-        self.records.append((what, shown, self._where(), self._depends_on(slot.proxy.node)))
+        where, deps = self._where(), self._depends_on(slot.proxy.node)
+        self.records.append((what, shown, where, deps))
+        if guard is not None and deps and (slot.proxy.node, what) not in self.guarded:
+            self.guarded.add((slot.proxy.node, what))
+            self._check(guard(t, value), f"{where} the model reads {what} {shown!r}")
         return value
 
+    @staticmethod
+    def _check(ok, read):
+        """``aten._assert_async.msg(ok, ...)`` in the graph (make_fx keeps it: an op with side effects), naming
+        the value read and its line."""
+        torch.ops.aten._assert_async.msg(
+            ok, "amp_mlir: the training step was captured for another batch: at " + read + " in the example, and "
+                "this batch gives another value (the step is specialized to the example's: see 'Values read from "
+                "tensors' in docs/Python.md)")
+
+    @staticmethod
+    def _exact(t):
+        """True for data whose values the step computes exactly as the example did (integers, booleans)."""
+        return not t.is_floating_point() and not t.is_complex()
+
     def _item(self, t):
-        value = self._read(t, torch.ops.aten._local_scalar_dense.default, "value")
+        def same(x, v):
+            x = x.reshape(())
+            return (x if v else torch.logical_not(x)) if x.dtype == torch.bool else x == int(v)
+
+        value = self._read(t, torch.ops.aten._local_scalar_dense.default, "value",
+                           same if self._exact(t) and t.numel() == 1 else None)
         return NotImplemented if value is None else value
 
     def _equal(self, a, b):
         """``torch.equal(a, b)`` (ATen's istft checks its window envelope so): read like ``.item()``."""
         if a.shape != b.shape:
             return False
-        value = self._read(torch.eq(a, b).all(), lambda x: bool(x), "equality")
+        value = self._read(torch.eq(a, b).all(), lambda x: bool(x), "equality",
+                           (lambda x, v: x if v else torch.logical_not(x)) if self._exact(a) and self._exact(b)
+                           else None)
         return NotImplemented if value is None else value
 
     def _nonzero(self, t):
-        count = self._read(t, lambda x: int(torch.count_nonzero(x)), "nonzero count")
+        count = self._read(t, lambda x: int(torch.count_nonzero(x)), "nonzero count",
+                           (lambda x, v: torch.count_nonzero(x) == v) if self._exact(t) else None)
         return NotImplemented if count is None else _decompositions.nonzero_static(t, count)
 
     def _bincount(self, t, weights=None, minlength=0):
         """``bincount`` (graph sizes from a batch vector, class counts): its length, ``max(t) + 1`` or
         ``minlength``, is read (a value the example decides, as ``nonzero``'s count); the counts are a one-hot
         sum over that length, of the weights where given (in their type, float32 or float64, as ATen)."""
-        size = self._read(t, lambda x: int(x.max()) + 1 if x.numel() else 0, "bincount length")
+        def same(x, v):
+            length = x.max() + 1
+            return length == v if v > minlength else length <= minlength
+
+        size = self._read(t, lambda x: int(x.max()) + 1 if x.numel() else 0, "bincount length",
+                          same if t.numel() else None)
         if size is None:
             return NotImplemented
         size = max(size, minlength)
@@ -998,7 +1046,8 @@ class _Specializer:
                 "(`.item()`, `bool(tensor)`, `.tolist()`, a tensor used as a size, `nonzero`'s count), as "
                 "torch.export does: the model branched on them, asserted them or sized tensors by them, and the "
                 "step computes what it does for these values only. It is right for the example inputs and for "
-                "any batch that gives the same values, not for others:\n  " + "\n  ".join(lines),
+                "any batch that gives the same values, not for others; the step checks each value read from "
+                "integer or boolean data and stops on a batch that gives another:\n  " + "\n  ".join(lines),
                 SpecializationWarning, stacklevel=4)
         return lines
 
@@ -1151,10 +1200,44 @@ def _clean_graph(gm):
             if kept and len(kept) < len(parts):
                 node.args = (kept, *node.args[1:])
     for node in reversed(list(gm.graph.nodes)):
-        if node.op == "call_function" and not node.users:
+        if node.op == "call_function" and not node.users and node.target not in _GUARDS:
             gm.graph.erase_node(node)
     gm.graph.lint()
     gm.recompile()
+
+
+# The checks of specialized values (_Specializer._check): no result, kept by every clean-up.
+_GUARDS = (torch.ops.aten._assert_async.msg, torch.ops.aten._assert_scalar.default)
+
+
+def _drop_guards(gm):
+    """``gm`` without its checks (``_guards_as_asserts``'s ``aten._assert_scalar`` nodes), nor the ops that only
+    they read."""
+    for node in list(gm.graph.nodes):
+        if node.op == "call_function" and node.target in _GUARDS:
+            gm.graph.erase_node(node)
+    _clean_graph(gm)
+
+
+def _guards_as_asserts(gm):
+    """Each ``aten._assert_async.msg(ok, message)`` (a specialized value's check) as ``aten._assert_scalar`` of
+    ``ok`` read as an integer: torch-mlir's importer drops ``_assert_async`` and imports this pair, which its
+    pipelines make ``tensor.extract`` + ``cf.assert`` (the CPU step prints the message and aborts; a GPU
+    kernel calls ``__assertfail``; IREE returns an error). Returns the number of checks."""
+    aten, checks = torch.ops.aten, 0
+    for node in list(gm.graph.nodes):
+        if node.op == "call_function" and node.target is aten._assert_async.msg:
+            with gm.graph.inserting_before(node):
+                value = gm.graph.call_function(aten._local_scalar_dense.default, (node.args[0],))
+                value.meta = {**node.meta, "val": 1}  # an int: imported as aten.Int.Tensor of the i1 tensor
+                check = gm.graph.call_function(aten._assert_scalar.default, (value, node.args[1]))
+                check.meta = dict(node.meta)
+            gm.graph.erase_node(node)
+            checks += 1
+    if checks:
+        gm.graph.lint()
+        gm.recompile()
+    return checks
 
 
 def _wide_integer_sums(gm, flat):
@@ -1634,7 +1717,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         here = f'loc("{Path(__file__).resolve()}"'
         return f"\n  (a location in {Path(__file__).name} alone: an op of the backward pass)" if here in text else ""
 
-    def lower(pipeline, what):
+    def lower(module, pipeline, what):
         diagnostics.clear()
         try:
             run_pipeline_with_repro_report(module, pipeline, what)
@@ -1643,27 +1726,51 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
             raise UnsupportedOpError(f"torch-mlir could not lower the training step ({what}):\n{detail}"
                                      + backward_note(detail)) from e
 
-    importer = FxImporter(context=ctx, py_attr_tracker=_literal_tracker())
-    _name_autocast_regions(importer)
-    module = tm_fx.stateless_fx_import(gm, output_type="raw", model_name=name, fx_importer=importer)
-    lower("builtin.module(func.func(torch-match-quantized-custom-ops),"
-          "torchdynamo-export-to-torch-backend-pipeline{ extra-library=})", "aten -> torch backend")
-    lower(_pipeline(dialect), f"torch -> {dialect}, then the rest")
-    left = _unconverted(module)
-    if not left:
-        lower(_FINALIZE, "torch types out")
-        left = _unconverted(module, dialects=("torch", "torch_c", "tm_tensor", "builtin.unrealized_conversion_cast"))
-    if left:
-        by_name = Counter(n for n, _ in left)
-        first = {}
-        for n, loc in left:
-            first.setdefault(n, loc)
-        lines = "\n".join(f"  {n} ({c}x), first at {first[n]}" for n, c in sorted(by_name.items()))
-        raise UnsupportedOpError("torch-mlir left ops that no amp-mlir pipeline takes:\n" + lines + backward_note(lines))
-    failing = _failing_asserts(module)
-    if failing:
-        raise UnsupportedOpError("torch-mlir lowered an op to code that always fails its check (a case its conversion "
-                                 "does not implement):\n" + "\n".join(f"  {m}, at {loc}" for m, loc in failing))
+    def import_and_lower(gm):
+        """The torch dialect of ``gm``, lowered by torch-mlir to TOSA / linalg; UnsupportedOpError for what is
+        left."""
+        importer = FxImporter(context=ctx, py_attr_tracker=_literal_tracker())
+        _name_autocast_regions(importer)
+        module = tm_fx.stateless_fx_import(gm, output_type="raw", model_name=name, fx_importer=importer)
+        lower(module, "builtin.module(func.func(torch-match-quantized-custom-ops),"
+              "torchdynamo-export-to-torch-backend-pipeline{ extra-library=})", "aten -> torch backend")
+        lower(module, _pipeline(dialect), f"torch -> {dialect}, then the rest")
+        left = _unconverted(module)
+        if not left:
+            lower(module, _FINALIZE, "torch types out")
+            left = _unconverted(module, dialects=("torch", "torch_c", "tm_tensor",
+                                                  "builtin.unrealized_conversion_cast"))
+        if left:
+            by_name = Counter(n for n, _ in left)
+            first = {}
+            for n, loc in left:
+                first.setdefault(n, loc)
+            lines = "\n".join(f"  {n} ({c}x), first at {first[n]}" for n, c in sorted(by_name.items()))
+            raise UnsupportedOpError("torch-mlir left ops that no amp-mlir pipeline takes:\n" + lines
+                                     + backward_note(lines))
+        failing = _failing_asserts(module)
+        if failing:
+            raise UnsupportedOpError("torch-mlir lowered an op to code that always fails its check (a case its "
+                                     "conversion does not implement):\n"
+                                     + "\n".join(f"  {m}, at {loc}" for m, loc in failing))
+        return module
+
+    # The checks of the values the step was specialized to keep the ops that compute those values, which
+    # nothing else may read; where torch-mlir cannot lower one of them, the step is imported without the checks
+    # and the export says so.
+    checks = _guards_as_asserts(gm)
+    try:
+        module = import_and_lower(gm)
+    except UnsupportedOpError as error:
+        if not checks:
+            raise
+        _drop_guards(gm)
+        module = import_and_lower(gm)
+        warnings.warn(
+            "amp_mlir.torch: the training step does not check the values it was specialized to (see the "
+            "SpecializationWarning): torch-mlir cannot lower an op that computes them in the step, so a batch "
+            f"that gives other values trains on the example's graph without an error. {error}",
+            SpecializationWarning, stacklevel=3)
     _pin_autocast_regions(module)
 
     # ------------------------------------------------------------------ the contract
@@ -1733,7 +1840,8 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     header += [f"//   {i}: {m['name']} ({m['kind']})" for i, m in enumerate(arg_meta)]
     if specialized:
         header.append("// Specialized to values read from the example tensors (.item(), bool(tensor), "
-                      "nonzero's count):")
+                      "nonzero's count; those read from integer or boolean data checked by the step, a cf.assert "
+                      "each):")
         header += [f"//   {line}" for line in specialized]
     header.append("// Results: the new value of arguments 0.."
                   f"{n_updates - 1} (amp.update_of), then the loss (amp.loss).")
