@@ -41,7 +41,8 @@ The algorithm:
    (a router's) is an error instead, and Switch Transformers' experts run densely so that theirs is never
    read (``_static_experts``). A few functions torch-mlir lowers no backward of are computed, in that
    first capture, above autograd as compositions whose backward it does lower: ``grid_sample``,
-   ``ctc_loss``, grouped ``conv3d`` (``_decompositions``). The int64 adds whose example values leave the int32 range are recorded as sums (``_wide_integer_sums``).
+   ``ctc_loss``, grouped ``conv3d`` (``_decompositions``). The int64 adds whose example values leave the
+   int32 range are recorded as sums (``_wide_integer_sums``).
 3. **Import.** ``torch_mlir.fx.stateless_fx_import`` makes the torch dialect (backend contract), then
    one pass pipeline lowers it: ``convert-torch-to-tosa`` first (named ops our autocast policy knows
    best; scatter becomes ``tosa.scatter``), ``convert-torch-to-linalg`` / ``-scf`` / ``-arith`` /
