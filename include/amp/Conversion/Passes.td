@@ -262,6 +262,38 @@ def AmpTosaScatterToForallPass
   ];
 }
 
+def AmpTosaScatterToGatherPass
+    : InterfacePass<"amp-tosa-scatter-to-gather", "::mlir::FunctionOpInterface"> {
+  let summary = "tosa.scatter as two data-parallel linalg.generic ops (the "
+                "IREE input)";
+  let description = [{
+    For the IREE input, before tosa-to-scf: a `tosa.scatter` of `values_in`
+    [N, K, C], `indices` [N, W] and `input` [N, W, C] with static sizes becomes
+    a reduction that finds, for each output row (n, k), the input row w that
+    writes it (`writer[n, k] = max over w of (indices[n, w] == k ? w : -1)`),
+    and a parallel `linalg.generic` over [N, K, C] that takes
+    `input[n, writer, c]` (a `tensor.extract`) where a row writes it and
+    `values_in[n, k, c]` elsewhere. Upstream's tosa-to-scf lowering is an
+    `scf.for` of `tensor.insert_slice`s at dynamic offsets, which iree-compile
+    runs on the host, one row at a time; where the scattered rows are read
+    from the tensor they are written into (`h[mask] = h[mask] * 2`), its
+    stream partitioning fails with "circular dependency: input operation uses
+    partition output". The reduction is N * K * W comparisons: scatters above
+    `max-comparisons` keep upstream's loop. Repeated indices (outside TOSA):
+    the last row wins, as in upstream's loop.
+  }];
+  let options = [
+    Option<"maxComparisons", "max-comparisons", "int64_t", "1 << 24",
+           "the most N * K * W index comparisons a rewritten scatter may take; "
+           "larger scatters keep upstream's sequential lowering">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def AmpConvolutionsToGemmPass
     : InterfacePass<"amp-convolutions-to-gemm", "::mlir::FunctionOpInterface"> {
   let summary = "2-D convolutions as im2col and a matmul-shaped contraction "

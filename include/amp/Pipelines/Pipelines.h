@@ -129,8 +129,10 @@ void buildAmpCpuPipeline(OpPassManager &pm, const LoweringConfig &config);
 
 /// Adds the lowering to the input of another MLIR compiler such as IREE
 /// (anchored on builtin.module): the amp ops inline (amp-lower-to-linalg),
-/// TOSA to linalg, arith and tensor; the result is linalg/arith/math/tensor
-/// on tensors, with no amp or TOSA op left (docs/IREE.md).
+/// TOSA to linalg, arith and tensor (a tosa.scatter as a gather through its
+/// inverted indices, amp-tosa-scatter-to-gather; a large one as upstream's
+/// scf.for); the result is linalg/arith/math/tensor on tensors, with no amp
+/// or TOSA op left (docs/IREE.md).
 void buildAmpTensorInputPipeline(OpPassManager &pm);
 
 /// Runs `pm` on `module` as the tools do (amp-train, amp-compile): the IR is

@@ -104,14 +104,20 @@ static void addTosaToLinalgPasses(OpPassManager &pm, bool toBuffers) {
   // Our own lowerings: tosa.reverse as an affine copy that fuses with its
   // neighbours (the IREE input keeps upstream's lowering).
   // tosa.scatter as a parallel loop (scf.forall; after bufferization
-  // scf-forall-to-parallel makes it GPU threads); the IREE input keeps
-  // upstream's sequential lowering.
+  // scf-forall-to-parallel makes it GPU threads). iree-compile takes no
+  // scf.forall outside a dispatch and fails to partition upstream's
+  // sequential loop where the rows written are read from the same tensor:
+  // the IREE input's scatters become a gather through their inverted
+  // indices (two linalg.generic ops), those too large for that keep
+  // upstream's loop.
   if (toBuffers) {
     pm.addNestedPass<func::FuncOp>(createAmpTosaReverseToLinalgPass());
     pm.addNestedPass<func::FuncOp>(createAmpTosaScatterToForallPass());
+  } else {
+    pm.addNestedPass<func::FuncOp>(createAmpTosaScatterToGatherPass());
   }
-  // TOSA control flow (and the IREE input's tosa.scatter) has its lowering
-  // in tosa-to-scf; tosa-to-linalg would reject it.
+  // TOSA control flow (and the IREE input's large tosa.scatter) has its
+  // lowering in tosa-to-scf; tosa-to-linalg would reject it.
   pm.addNestedPass<func::FuncOp>(createTosaToSCFPass());
   TosaToLinalgOptions tosaOptions;
   tosaOptions.aggressiveReduceConstant = true;
