@@ -925,19 +925,9 @@ def test_torch_mlir_specializes_values_read(tmp_path, amp_tools):
     assert result.returncode == 3 and "failed a check" in result.stderr, result.stderr[-2000:]
 
 
-class _ValidatedTarget(nn.Module):
-    """A head whose loss validates its target as ``torch.distributions`` does (``torch._check_tensor_all``:
-    ``aten._is_all_true`` of a mask, read as a bool)."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 3)
-
-    def forward(self, x):
-        return self.fc(x)
-
-
 def _validated_loss(out, t):
+    """Cross-entropy that validates its target as ``torch.distributions`` does (``torch._check_tensor_all``:
+    ``aten._is_all_true`` of a mask, read as a bool)."""
     torch._check_tensor_all(t >= 0)
     return F.cross_entropy(out, t)
 
@@ -954,12 +944,12 @@ def test_unchecked_specialization_warns(tmp_path, amp_tools, monkeypatch):
     torch.manual_seed(0)
     inputs = (torch.randn(4, 4), torch.tensor([0, 2, 1, 2]))
     with pytest.warns(SpecializationWarning):
-        step, _ = _trains_as_pytorch(_ValidatedTarget(), inputs, tmp_path / "checked", amp_tools,
+        step, _ = _trains_as_pytorch(nn.Linear(4, 3), inputs, tmp_path / "checked", amp_tools,
                                      loss=_validated_loss, optimizer="sgd", lr=0.1)
     assert "captured for another batch" in step.text
     _without_decomposition(monkeypatch, torch.ops.aten._is_all_true.default)
     with pytest.warns(SpecializationWarning) as record:
-        step, _ = _trains_as_pytorch(_ValidatedTarget(), inputs, tmp_path / "unchecked", amp_tools,
+        step, _ = _trains_as_pytorch(nn.Linear(4, 3), inputs, tmp_path / "unchecked", amp_tools,
                                      loss=_validated_loss, optimizer="sgd", lr=0.1)
     messages = [str(w.message) for w in record if w.category is SpecializationWarning]
     assert any("does not check the values it was specialized to" in m and "_is_all_true" in m for m in messages), \
@@ -4208,15 +4198,6 @@ def test_python_numbers_changed_by_the_forward_pass_are_named(tmp_path):
     assert model.calls == 0
 
 
-class _MaskedSelectLoss(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(6, 4)
-
-    def forward(self, x):
-        return self.lin(x)
-
-
 def _masked_select_loss(out, target):
     valid = target >= 0  # -1 marks a missing value
     return (torch.masked_select(out, valid) - torch.masked_select(target, valid)).pow(2).mean()
@@ -4232,7 +4213,7 @@ def test_masked_select_is_specialized(tmp_path, amp_tools):
     target = torch.randn(5, 4)
     target[target < -0.5] = -1.0
     with pytest.warns(SpecializationWarning, match="nonzero count"):
-        _trains_as_pytorch(_MaskedSelectLoss(), (torch.randn(5, 6), target), tmp_path, amp_tools,
+        _trains_as_pytorch(nn.Linear(6, 4), (torch.randn(5, 6), target), tmp_path, amp_tools,
                            loss=_masked_select_loss, optimizer="sgd", lr=0.1)
 
 
