@@ -70,7 +70,7 @@ struct ScatterAsGather : public OpRewritePattern<tosa::ScatterOp> {
     if (!indexType)
       return rewriter.notifyMatchFailure(op, "indices are not integers");
     int64_t n = resultType.getDimSize(0), k = resultType.getDimSize(1),
-            c = resultType.getDimSize(2), w = inputType.getDimSize(1);
+            w = inputType.getDimSize(1);
     // Each row number must fit the indices' type (w in writer, k compared).
     unsigned width = indexType.getWidth();
     if (width < 64 && (k >= (int64_t(1) << (width - 1)) ||
