@@ -447,6 +447,21 @@ def AmpGpuMergeKernelModulesPass
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def AmpGpuRemFToLibdevicePass
+    : Pass<"amp-gpu-remf-to-libdevice", "::mlir::ModuleOp"> {
+  let summary = "A kernel's arith.remf as a call of libdevice's fmod";
+  let description = [{
+    Before upstream's NVVM lowering, whose convert-arith-to-llvm (run on the
+    whole module before convert-gpu-to-nvvm) turned a kernel's `arith.remf`
+    into `llvm.frem`, which the NVVM target refuses: each scalar
+    `arith.remf` in a `gpu.module` becomes a call of `__nv_fmodf` (f32;
+    f16 and bf16 extended to f32 and the exact result rounded once) or
+    `__nv_fmod` (f64), declared in that module and linked from libdevice
+    when it is serialized. Host code keeps `arith.remf`.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def AmpCpuExpandMathPass : Pass<"amp-cpu-expand-math", "::mlir::ModuleOp"> {
   let summary = "Math ops with no LLVM or libm lowering, as ops that have one";
   let description = [{

@@ -108,7 +108,7 @@ static void addTosaToLinalgPasses(OpPassManager &pm, bool toBuffers) {
   // scf.forall outside a dispatch and fails to partition upstream's
   // sequential loop where the rows written are read from the same tensor:
   // the IREE input's scatters become a gather through their inverted
-  // indices (two linalg.generic ops), those too large for that keep
+  // indices (two linalg.generic ops); those with dynamic sizes keep
   // upstream's loop.
   if (toBuffers) {
     pm.addNestedPass<func::FuncOp>(createAmpTosaReverseToLinalgPass());
@@ -116,7 +116,7 @@ static void addTosaToLinalgPasses(OpPassManager &pm, bool toBuffers) {
   } else {
     pm.addNestedPass<func::FuncOp>(createAmpTosaScatterToGatherPass());
   }
-  // TOSA control flow (and the IREE input's large tosa.scatter) has its
+  // TOSA control flow (and the IREE input's dynamic tosa.scatter) has its
   // lowering in tosa-to-scf; tosa-to-linalg would reject it.
   pm.addNestedPass<func::FuncOp>(createTosaToSCFPass());
   TosaToLinalgOptions tosaOptions;
@@ -135,9 +135,13 @@ void mlir::amp::buildAmpTensorInputPipeline(OpPassManager &pm) {
   addTosaToLinalgPasses(pm, /*toBuffers=*/false);
   pm.addPass(createAmpLowerToLinalgPass());
   // What IREE's compiler does not take: named elementwise ops (generics
-  // instead), math.isinf / isnormal / fpowi (no lowering in IREE).
+  // instead), the index dialect (tosa.fft2d's angles; IREE registers no
+  // index dialect and miscompiles its ops as unregistered ones),
+  // math.isinf / isnormal / fpowi / log10 / erfc (no lowering in IREE).
   pm.addNestedPass<func::FuncOp>(createAmpGeneralizeElementwiseOpsPass());
+  pm.addNestedPass<func::FuncOp>(createAmpIndexToArithPass());
   pm.addPass(createAmpCpuExpandMathPass());
+  pm.addNestedPass<func::FuncOp>(createAmpIreeExpandMathPass());
   // IREE's llvm-cpu backend links no libm: on a CPU without f16 arithmetic
   // (AVX-512 FP16) LLVM lowers an f16 maxnum / minnum to calls of fmaxf /
   // fminf, undefined at iree-lld. So float max / min become compare and
@@ -537,6 +541,9 @@ void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
       !std::getenv("CUDA_PATH") && !config.cudaPath.empty() &&
       llvm::sys::fs::exists(config.cudaPath))
     ::setenv("CUDA_HOME", config.cudaPath.c_str(), /*overwrite=*/0);
+  // Its convert-arith-to-llvm would make a kernel's arith.remf an llvm.frem
+  // that the NVVM target refuses: libdevice's fmod instead.
+  pm.addPass(createAmpGpuRemFToLibdevicePass());
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = config.chip;
   nvvm.cubinFeatures = config.features;

@@ -56,10 +56,11 @@ func.func @rows(%v: tensor<2x16x3xf32>, %i: tensor<2x4xi32>, %x: tensor<2x4x3xf3
 
 // -----
 
-// Dynamic sizes, and static scatters above the limit (1 x 65536 x 512 index
-// comparisons: a 512-row write into a 65536-row table), keep upstream's loop.
+// Dynamic sizes keep upstream's loop.
 // CHECK-LABEL: func.func @dynamic
 // CHECK: tosa.scatter
+// LIMIT-LABEL: func.func @dynamic
+// LIMIT: tosa.scatter
 // IREE-LABEL: func.func @dynamic
 // IREE: scf.for
 func.func @dynamic(%v: tensor<?x16x4xf16>, %i: tensor<?x?xi32>, %x: tensor<?x?x4xf16>) -> tensor<?x16x4xf16> {
@@ -67,10 +68,21 @@ func.func @dynamic(%v: tensor<?x16x4xf16>, %i: tensor<?x?xi32>, %x: tensor<?x?x4
   return %0 : tensor<?x16x4xf16>
 }
 
+// A large static scatter (1 x 65536 x 512 index comparisons: a 512-row write
+// into a 65536-row table) is a gather too: no limit unless one is set.
 // CHECK-LABEL: func.func @large
-// CHECK: tosa.scatter
+// CHECK-NOT: tosa.scatter
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: tensor.extract
+// CHECK: return
+// LIMIT-LABEL: func.func @large
+// LIMIT: tosa.scatter
 // IREE-LABEL: func.func @large
-// IREE: scf.for
+// IREE-NOT: scf.for
+// IREE: tensor.extract
+// IREE-NOT: scf.for
+// IREE: return
 func.func @large(%v: tensor<1x65536x8xf32>, %i: tensor<1x512xi32>, %x: tensor<1x512x8xf32>) -> tensor<1x65536x8xf32> {
   %0 = tosa.scatter %v, %i, %x : (tensor<1x65536x8xf32>, tensor<1x512xi32>, tensor<1x512x8xf32>) -> tensor<1x65536x8xf32>
   return %0 : tensor<1x65536x8xf32>
