@@ -9,14 +9,15 @@
 //
 // (docs/OpCoverage.md marked both failed in IREE in every element type).
 //
-//   log10(x) -> log(x) * (1 / ln 10)     in f32 for f16 / bf16 (extended,
-//                                        then rounded once), else in the
-//                                        op's type; IREE expands math.log
+//   log10(x) -> log(x) * (1 / ln 10)     in the op's type for f32 / f64;
+//                                        IREE expands math.log
 //   erfc(x)  -> upstream's f32 rational approximation of erfc
 //               (populatePolynomialApproximateErfcPattern: exp, fma and
 //               division, accurate in the tail where 1 - erf(x) would
-//               cancel to 0), through f32 for f16 / bf16
-//               (populateMathF32ExpansionPatterns)
+//               cancel to 0)
+//
+// f16 / bf16 operands of both go through f32 and are rounded once
+// (upstream's populateMathF32ExpansionPatterns).
 //
 // Both stay on the scalar bodies of linalg.generic ops (the IREE input is
 // on tensors), so the rewritten ops fuse into the same dispatch.
@@ -40,36 +41,25 @@ namespace mlir::amp {
 using namespace mlir;
 
 namespace {
-/// log10(x) as log(x) * (1 / ln 10); 16-bit types through f32.
+/// log10(x) as log(x) * (1 / ln 10), in f32 or f64 (16-bit types reach it
+/// already extended to f32 by upstream's F32 expansion patterns).
 struct Log10AsLog : public OpRewritePattern<math::Log10Op> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(math::Log10Op op,
                                 PatternRewriter &rewriter) const override {
     Type type = op.getType();
     auto element = dyn_cast<FloatType>(getElementTypeOrSelf(type));
-    if (!element)
-      return rewriter.notifyMatchFailure(op, "not a float");
-    Location loc = op.getLoc();
-    Value x = op.getOperand();
-    Type computeType = type;
-    if (element.getWidth() < 32) {
-      computeType = isa<ShapedType>(type)
-                        ? cast<ShapedType>(type).clone(rewriter.getF32Type())
-                        : Type(rewriter.getF32Type());
-      x = arith::ExtFOp::create(rewriter, loc, computeType, x);
-    }
-    auto computeElement = cast<FloatType>(getElementTypeOrSelf(computeType));
-    TypedAttr scale =
-        rewriter.getFloatAttr(computeElement, 1.0 / std::log(10.0));
-    if (auto shaped = dyn_cast<ShapedType>(computeType))
+    if (!element || element.getWidth() < 32)
+      return rewriter.notifyMatchFailure(op, "not f32 or wider");
+    TypedAttr scale = rewriter.getFloatAttr(element, 1.0 / std::log(10.0));
+    if (auto shaped = dyn_cast<ShapedType>(type))
       scale = DenseElementsAttr::get(shaped, scale);
-    Value log = math::LogOp::create(rewriter, loc, x, op.getFastmathAttr());
-    Value result = arith::MulFOp::create(
-        rewriter, loc, log, arith::ConstantOp::create(rewriter, loc, scale),
+    Location loc = op.getLoc();
+    Value log = math::LogOp::create(rewriter, loc, op.getOperand(),
+                                    op.getFastmathAttr());
+    rewriter.replaceOpWithNewOp<arith::MulFOp>(
+        op, log, arith::ConstantOp::create(rewriter, loc, scale),
         op.getFastmathAttr());
-    if (computeType != type)
-      result = arith::TruncFOp::create(rewriter, loc, type, result);
-    rewriter.replaceOp(op, result);
     return success();
   }
 };
@@ -80,7 +70,8 @@ struct IreeExpandMathPass
     RewritePatternSet patterns(&getContext());
     patterns.add<Log10AsLog>(&getContext());
     populateMathF32ExpansionPatterns(patterns, [](StringRef name) {
-      return name == math::ErfcOp::getOperationName();
+      return name == math::ErfcOp::getOperationName() ||
+             name == math::Log10Op::getOperationName();
     });
     populatePolynomialApproximateErfcPattern(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
