@@ -50,8 +50,6 @@ RTOL = {"f32": 8 * EPS["f32"], "f16": 2 * EPS["f16"], "bf16": 2 * EPS["bf16"]}
 # (op, dtype or "*", backend) -> why the cell cannot pass today. Each one is a documented exclusion
 # (docs/OpCoverage.md); one that starts passing makes the check fail until it is removed here.
 KNOWN_FAILURES: dict = {
-    ("math.atan", "f32", "iree"): "IREE's polynomial atan is off by up to 4e-6 relative, beyond the f32 tolerance "
-                                  "(8 ulp); within f16 / bf16's",
     ("math.roundeven", "bf16", "iree"): "iree-compile computes a dispatch's bf16 ops in f32 (iree-convert-bf16-arith-"
                                         "to-f32), so the input is not rounded to bf16 first: -0.501 rounds to -1 "
                                         "(bf16: -0.5 -> -0); IREE's bf16 roundeven itself is right",

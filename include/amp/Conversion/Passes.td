@@ -479,17 +479,30 @@ def AmpIndexToArithPass
 
 def AmpIreeExpandMathPass
     : InterfacePass<"amp-iree-expand-math", "::mlir::FunctionOpInterface"> {
-  let summary = "math.log10 and math.erfc as ops iree-compile compiles (the "
+  let summary = "math.log10, math.erfc and the f32 inverse trigonometric and "
+                "hyperbolic functions as ops iree-compile compiles right (the "
                 "IREE input)";
   let description = [{
     For the IREE input (amp-tensor-input-pipeline): IREE's llvm-cpu backend
     links no libm and expands only the math ops it approximates itself, so
-    `math.log10` failed at iree-lld ("undefined symbol: log10f") and
-    `math.erfc` did not legalize. `log10(x)` becomes `log(x) * (1 / ln 10)`
-    (f16 / bf16 through f32, rounded once) and `erfc(x)` upstream's f32
-    rational approximation (`populatePolynomialApproximateErfcPattern`,
-    accurate in the tail where `1 - erf(x)` cancels; f16 / bf16 through
-    f32).
+    `math.log10` failed at iree-lld ("undefined symbol: log10f"),
+    `math.erfc` did not legalize, and IREE's f32 `math.atan` and
+    `math.atan2` polynomials are off by up to 4e-6 relative (40 ulp). `log10(x)` becomes
+    `log(x) * (1 / ln 10)`, `erfc(x)` upstream's f32 rational approximation
+    (`populatePolynomialApproximateErfcPattern`, accurate in the tail where
+    `1 - erf(x)` cancels), and f32 `atan(x)` Cephes' atanf (range reduction
+    to [0, tan(pi/8)] and a degree-3 polynomial in x^2: at most 3 ulp from
+    float64's atan; -0, +-inf and NaN as libm), f32 `atan2(y, x)` the same
+    atan of min(|x|, |y|) / max(|x|, |y|) placed in its quadrant (IEEE's
+    zero, infinite and NaN cases). IREE's f32 `math.asinh` was infinite
+    from |x| = 7.7e9, `math.acosh` 351 ulp off near 1, `math.atanh` 12,901
+    ulp near 0 and `math.sinh` 105 ulp near 0; they become fdlibm's forms
+    (log1p / expm1 without cancellation, log(|x|) + ln 2 where x^2 would
+    overflow), within 3 ulp. IREE's f32 `math.sin` and `math.tan` are wrong
+    for small negative x (sin(-1e-8) = +6.2e-8) and right for x >= 0: they
+    become the op of |x|, negated where x's sign bit is set. f16 / bf16
+    operands go
+    through f32 and are rounded once.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

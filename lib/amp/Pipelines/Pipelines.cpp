@@ -137,7 +137,9 @@ void mlir::amp::buildAmpTensorInputPipeline(OpPassManager &pm) {
   // What IREE's compiler does not take: named elementwise ops (generics
   // instead), the index dialect (tosa.fft2d's angles; IREE registers no
   // index dialect and miscompiles its ops as unregistered ones),
-  // math.isinf / isnormal / fpowi / log10 / erfc (no lowering in IREE).
+  // math.isinf / isnormal / fpowi / log10 / erfc (no lowering in IREE), and
+  // the f32 math IREE computes wrongly or loosely (atan, atan2, asinh, acosh,
+  // atanh, sinh; sin and tan of negative x).
   pm.addNestedPass<func::FuncOp>(createAmpGeneralizeElementwiseOpsPass());
   pm.addNestedPass<func::FuncOp>(createAmpIndexToArithPass());
   pm.addPass(createAmpCpuExpandMathPass());

@@ -1,7 +1,12 @@
 // amp-iree-expand-math: math.log10 and math.erfc, which IREE's llvm-cpu
 // backend cannot compile (no libm: log10f undefined at iree-lld; no erfc
 // lowering), as log(x) * (1 / ln 10) and upstream's f32 erfc approximation,
-// 16-bit types through f32 and rounded once.
+// f32 math.atan / math.atan2 (IREE's own are 40 ulp off) through Cephes'
+// atanf, and f32 asinh / acosh / atanh / sinh (IREE's lose accuracy near 0
+// or 1, asinh overflows) as fdlibm computes them; f32 sin / tan of |x|,
+// negated where x's sign bit is set (IREE's are wrong for small negative
+// x); 16-bit
+// types through f32 and rounded once.
 // RUN: amp-opt %s --pass-pipeline='builtin.module(func.func(amp-iree-expand-math))' | FileCheck %s
 // RUN: amp-opt %s --amp-tensor-input-pipeline | FileCheck %s --check-prefix=IREE
 
@@ -45,6 +50,121 @@ func.func @erfc(%x: f32, %h: f16) -> (f32, f16) {
   %0 = math.erfc %x : f32
   %1 = math.erfc %h : f16
   return %0, %1 : f32, f16
+}
+
+// CHECK-LABEL: func.func @atan
+// CHECK-SAME: (%[[X:.*]]: f32, %[[B:.*]]: bf16, %[[D:.*]]: f64)
+// CHECK-DAG: %[[PI2:.*]] = arith.constant 1.57079637 : f32
+// CHECK-DAG: %[[PI4:.*]] = arith.constant 0.785398185 : f32
+// CHECK-DAG: %[[T3:.*]] = arith.constant 2.41421366 : f32
+// CHECK-DAG: %[[T1:.*]] = arith.constant 0.414213568 : f32
+// CHECK: %[[A:.*]] = math.absf %[[X]] : f32
+// CHECK: %[[BIG:.*]] = arith.cmpf ogt, %[[A]], %[[T3]] : f32
+// CHECK: %[[MID:.*]] = arith.cmpf ogt, %[[A]], %[[T1]] : f32
+// CHECK: %[[BASE1:.*]] = arith.select %[[MID]], %[[PI4]]
+// CHECK: %[[BASE:.*]] = arith.select %[[BIG]], %[[PI2]], %[[BASE1]] : f32
+// CHECK: %[[M:.*]] = arith.addf %[[BASE]], %{{.*}} : f32
+// CHECK: %[[R:.*]] = math.copysign %[[M]], %[[X]] : f32
+// CHECK: %[[BX:.*]] = arith.extf %[[B]] : bf16 to f32
+// CHECK: math.copysign %{{.*}}, %[[BX]] : f32
+// CHECK: %[[BR:.*]] = arith.truncf %{{.*}} : f32 to bf16
+// CHECK: %[[DR:.*]] = math.atan %[[D]] : f64
+// CHECK: return %[[R]], %[[BR]], %[[DR]]
+func.func @atan(%x: f32, %b: bf16, %d: f64) -> (f32, bf16, f64) {
+  %0 = math.atan %x : f32
+  %1 = math.atan %b : bf16
+  %2 = math.atan %d : f64
+  return %0, %1, %2 : f32, bf16, f64
+}
+
+// atan2: the atan of min(|x|, |y|) / max(|x|, |y|), with both zero read as 0
+// and both infinite as 1, then pi/2 - t, pi - t and y's sign.
+// CHECK-LABEL: func.func @atan2
+// CHECK-SAME: (%[[Y:.*]]: f32, %[[X:.*]]: f32)
+// CHECK-NOT: math.atan
+// CHECK-DAG: %[[PI:.*]] = arith.constant 3.14159274 : f32
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[AY:.*]] = math.absf %[[Y]] : f32
+// CHECK: %[[AX:.*]] = math.absf %[[X]] : f32
+// CHECK: %[[STEEP:.*]] = arith.cmpf ogt, %[[AY]], %[[AX]] : f32
+// CHECK: %[[LOW:.*]] = arith.select %[[STEEP]], %[[AX]], %[[AY]] : f32
+// CHECK: %[[HIGH:.*]] = arith.select %[[STEEP]], %[[AY]], %[[AX]] : f32
+// CHECK: arith.divf %[[LOW]], %[[HIGH]] : f32
+// CHECK: %[[SIGN:.*]] = math.copysign %[[ONE]], %[[X]] : f32
+// CHECK: %[[NEG:.*]] = arith.cmpf olt, %[[SIGN]], %[[ZERO]] : f32
+// CHECK: %[[FLIP:.*]] = arith.subf %[[PI]], %[[T:.*]] : f32
+// CHECK: %[[Q:.*]] = arith.select %[[NEG]], %[[FLIP]], %[[T]] : f32
+// CHECK: %[[R:.*]] = math.copysign %[[Q]], %[[Y]] : f32
+// CHECK-NOT: math.atan
+// CHECK: return %[[R]]
+func.func @atan2(%y: f32, %x: f32) -> f32 {
+  %0 = math.atan2 %y, %x : f32
+  return %0 : f32
+}
+
+// The hyperbolic functions: log1p / expm1 forms without cancellation, and
+// a log(|x|) + ln 2 branch where x^2 would overflow.
+// CHECK-LABEL: func.func @hyperbolic
+// CHECK-SAME: (%[[X:.*]]: f32, %[[B:.*]]: bf16)
+// CHECK-NOT: math.asinh
+// CHECK-DAG: %[[LN2:.*]] = arith.constant 0.693147182 : f32
+// CHECK-DAG: %[[BIG:.*]] = arith.constant 4.096000e+03 : f32
+// CHECK: %[[A:.*]] = math.absf %[[X]] : f32
+// CHECK: math.log1p
+// CHECK: %[[LOGA:.*]] = math.log %[[A]] : f32
+// CHECK: %[[LARGE:.*]] = arith.addf %[[LOGA]], %[[LN2]] : f32
+// CHECK: %[[ISBIG:.*]] = arith.cmpf ogt, %[[A]], %[[BIG]] : f32
+// CHECK: %[[M:.*]] = arith.select %[[ISBIG]], %[[LARGE]], %{{.*}} : f32
+// CHECK: %[[ASINH:.*]] = math.copysign %[[M]], %[[X]] : f32
+// acosh
+// CHECK: math.log1p
+// CHECK: math.log
+// CHECK: arith.cmpf ogt, %[[X]], %[[BIG]] : f32
+// atanh
+// CHECK: math.log1p
+// CHECK: math.log1p
+// CHECK: math.copysign
+// sinh
+// CHECK: math.expm1
+// CHECK: math.exp
+// CHECK: math.copysign
+// CHECK: %[[BX:.*]] = arith.extf %[[B]] : bf16 to f32
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK-NOT: math.{{asinh|acosh|atanh|sinh}}
+// CHECK: return %[[ASINH]]
+func.func @hyperbolic(%x: f32, %b: bf16) -> (f32, f32, f32, f32, bf16) {
+  %0 = math.asinh %x : f32
+  %1 = math.acosh %x : f32
+  %2 = math.atanh %x : f32
+  %3 = math.sinh %x : f32
+  %4 = math.asinh %b : bf16
+  return %0, %1, %2, %3, %4 : f32, f32, f32, f32, bf16
+}
+
+// sin and tan: IREE's op of |x|, negated where x's sign bit is set; the op
+// of |x| is not rewritten again.
+// CHECK-LABEL: func.func @odd
+// CHECK-SAME: (%[[X:.*]]: f32)
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[A:.*]] = math.absf %[[X]] : f32
+// CHECK: %[[S:.*]] = math.sin %[[A]] : f32
+// CHECK: %[[SIGN:.*]] = math.copysign %[[ONE]], %[[X]] : f32
+// CHECK: %[[NEG:.*]] = arith.cmpf olt, %[[SIGN]], %[[ZERO]] : f32
+// CHECK: %[[MS:.*]] = arith.negf %[[S]] : f32
+// CHECK: %[[RS:.*]] = arith.select %[[NEG]], %[[MS]], %[[S]] : f32
+// CHECK: %[[A2:.*]] = math.absf %[[X]] : f32
+// CHECK: %[[T:.*]] = math.tan %[[A2]] : f32
+// CHECK: %[[SIGN2:.*]] = math.copysign %[[ONE]], %[[X]] : f32
+// CHECK: %[[NEG2:.*]] = arith.cmpf olt, %[[SIGN2]], %[[ZERO]] : f32
+// CHECK: %[[MT:.*]] = arith.negf %[[T]] : f32
+// CHECK: %[[RT:.*]] = arith.select %[[NEG2]], %[[MT]], %[[T]] : f32
+// CHECK: return %[[RS]], %[[RT]]
+func.func @odd(%x: f32) -> (f32, f32) {
+  %0 = math.sin %x : f32
+  %1 = math.tan %x : f32
+  return %0, %1 : f32, f32
 }
 
 // Through the IREE input pipeline, inside a linalg body: neither op is left.
