@@ -33,6 +33,7 @@
 #include "amp/Codegen/Passes.h"
 #include "amp/Codegen/Transforms.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
@@ -45,17 +46,6 @@ namespace mlir::amp {
 } // namespace mlir::amp
 
 using namespace mlir;
-
-/// A constant of `type` (a float or a vector of floats) equal to `value`.
-static Value floatConstant(OpBuilder &b, Location loc, Type type,
-                           const APFloat &value) {
-  auto element = cast<FloatType>(getElementTypeOrSelf(type));
-  auto attr = FloatAttr::get(element, value);
-  if (auto shaped = dyn_cast<ShapedType>(type))
-    return arith::ConstantOp::create(b, loc,
-                                     DenseElementsAttr::get(shaped, attr));
-  return arith::ConstantOp::create(b, loc, attr);
-}
 
 namespace {
 struct FPowIToPowF : public OpRewritePattern<math::FPowIOp> {
@@ -102,7 +92,7 @@ struct PowFToPyTorchSpecialCase : public OpRewritePattern<math::PowFOp> {
       return arith::MulFOp::create(rewriter, loc, a, b, fmf);
     };
     auto reciprocal = [&](Value a) -> Value {
-      Value one = floatConstant(
+      Value one = createScalarOrSplatConstant(
           rewriter, loc, type,
           APFloat::getOne(cast<FloatType>(getElementTypeOrSelf(type))
                               .getFloatSemantics()));
@@ -134,7 +124,7 @@ struct IsInfToCompare : public OpRewritePattern<math::IsInfOp> {
     Type type = op.getOperand().getType();
     auto element = cast<FloatType>(getElementTypeOrSelf(type));
     Value abs = math::AbsFOp::create(rewriter, loc, op.getOperand());
-    Value inf = floatConstant(rewriter, loc, type,
+    Value inf = createScalarOrSplatConstant(rewriter, loc, type,
                               APFloat::getInf(element.getFloatSemantics()));
     rewriter.replaceOpWithNewOp<arith::CmpFOp>(op, arith::CmpFPredicate::OEQ,
                                                abs, inf);
@@ -151,9 +141,9 @@ struct IsNormalToCompare : public OpRewritePattern<math::IsNormalOp> {
     const llvm::fltSemantics &semantics =
         cast<FloatType>(getElementTypeOrSelf(type)).getFloatSemantics();
     Value abs = math::AbsFOp::create(rewriter, loc, op.getOperand());
-    Value smallest = floatConstant(rewriter, loc, type,
+    Value smallest = createScalarOrSplatConstant(rewriter, loc, type,
                                    APFloat::getSmallestNormalized(semantics));
-    Value inf = floatConstant(rewriter, loc, type, APFloat::getInf(semantics));
+    Value inf = createScalarOrSplatConstant(rewriter, loc, type, APFloat::getInf(semantics));
     Value large = arith::CmpFOp::create(rewriter, loc,
                                         arith::CmpFPredicate::OGE, abs,
                                         smallest);

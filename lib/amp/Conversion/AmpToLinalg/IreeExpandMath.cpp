@@ -66,6 +66,7 @@
 
 #include "amp/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/IR/PatternMatch.h"
@@ -82,13 +83,16 @@ namespace mlir::amp {
 using namespace mlir;
 
 namespace {
-/// A constant of `type` (a float or a shaped type of floats) holding `value`.
-static Value floatConstant(PatternRewriter &rewriter, Location loc, Type type,
+/// A constant of `type` (a float or a shaped type of floats) holding `value`
+/// rounded to its element type.
+static Value floatConstant(OpBuilder &builder, Location loc, Type type,
                            double value) {
-  TypedAttr attr = rewriter.getFloatAttr(getElementTypeOrSelf(type), value);
-  if (auto shaped = dyn_cast<ShapedType>(type))
-    attr = DenseElementsAttr::get(shaped, attr);
-  return arith::ConstantOp::create(rewriter, loc, attr);
+  APFloat rounded(value);
+  bool losesInfo;
+  rounded.convert(
+      cast<FloatType>(getElementTypeOrSelf(type)).getFloatSemantics(),
+      APFloat::rmNearestTiesToEven, &losesInfo);
+  return createScalarOrSplatConstant(builder, loc, type, rounded);
 }
 
 /// log10(x) as log(x) * (1 / ln 10), in f32 or f64 (16-bit types reach it
