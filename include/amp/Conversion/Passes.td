@@ -498,11 +498,14 @@ def AmpIreeExpandMathPass
     from |x| = 7.7e9, `math.acosh` 351 ulp off near 1, `math.atanh` 12,901
     ulp near 0 and `math.sinh` 105 ulp near 0; they become fdlibm's forms
     (log1p / expm1 without cancellation, log(|x|) + ln 2 where x^2 would
-    overflow), within 3 ulp. IREE's f32 `math.sin` and `math.tan` are wrong
-    for small negative x (sin(-1e-8) = +6.2e-8) and right for x >= 0: they
-    become the op of |x|, negated where x's sign bit is set. f16 / bf16
-    operands go
-    through f32 and are rounded once.
+    overflow), within 3 ulp. IREE's f32 `math.sin`, `math.cos` and `math.tan`
+    reduce x by pi/2 in one f32 step: sin(-1e-8) = +6.2e-8, cos 170,000 ulp
+    off next to pi/2, sin and cos 2.3e-4 off at |x| < 8192. They become
+    Cephes' sinf / cosf / tanf: |x| reduced by pi/4 in three parts, exact
+    for |x| < 51,471, and polynomials on [-pi/4, pi/4] (within 3 ulp, 9e-10
+    absolute next to the zeros of sin and cos); IREE's own op of |x| above
+    that and for inf / NaN. f16 / bf16 operands go through f32 and are
+    rounded once.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

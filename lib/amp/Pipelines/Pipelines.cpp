@@ -139,7 +139,7 @@ void mlir::amp::buildAmpTensorInputPipeline(OpPassManager &pm) {
   // index dialect and miscompiles its ops as unregistered ones),
   // math.isinf / isnormal / fpowi / log10 / erfc (no lowering in IREE), and
   // the f32 math IREE computes wrongly or loosely (atan, atan2, asinh, acosh,
-  // atanh, sinh; sin and tan of negative x).
+  // atanh, sinh, sin, cos, tan).
   pm.addNestedPass<func::FuncOp>(createAmpGeneralizeElementwiseOpsPass());
   pm.addNestedPass<func::FuncOp>(createAmpIndexToArithPass());
   pm.addPass(createAmpCpuExpandMathPass());

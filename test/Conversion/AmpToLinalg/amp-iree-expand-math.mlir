@@ -3,9 +3,8 @@
 // lowering), as log(x) * (1 / ln 10) and upstream's f32 erfc approximation,
 // f32 math.atan / math.atan2 (IREE's own are 40 ulp off) through Cephes'
 // atanf, and f32 asinh / acosh / atanh / sinh (IREE's lose accuracy near 0
-// or 1, asinh overflows) as fdlibm computes them; f32 sin / tan of |x|,
-// negated where x's sign bit is set (IREE's are wrong for small negative
-// x); 16-bit
+// or 1, asinh overflows) as fdlibm computes them; f32 sin / cos / tan as
+// Cephes' sinf / cosf / tanf (IREE's reduce by pi/2 in one f32 step); 16-bit
 // types through f32 and rounded once.
 // RUN: amp-opt %s --pass-pipeline='builtin.module(func.func(amp-iree-expand-math))' | FileCheck %s
 // RUN: amp-opt %s --amp-tensor-input-pipeline | FileCheck %s --check-prefix=IREE
@@ -142,29 +141,75 @@ func.func @hyperbolic(%x: f32, %b: bf16) -> (f32, f32, f32, f32, bf16) {
   return %0, %1, %2, %3, %4 : f32, f32, f32, f32, bf16
 }
 
-// sin and tan: IREE's op of |x|, negated where x's sign bit is set; the op
-// of |x| is not rewritten again.
-// CHECK-LABEL: func.func @odd
-// CHECK-SAME: (%[[X:.*]]: f32)
-// CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
-// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// sin, cos and tan: Cephes' reduction of |x| by pi/4 in three parts (j the
+// octant rounded up to even, y = j) and polynomials in r; IREE's own op of |x|
+// from |x| = 51,471 on (and for inf / NaN); sin and tan negated where x's sign
+// bit is set. The op of |x| is not rewritten again.
+// CHECK-LABEL: func.func @trig
+// CHECK-SAME: (%[[X:.*]]: f32, %[[H:.*]]: f16)
 // CHECK: %[[A:.*]] = math.absf %[[X]] : f32
-// CHECK: %[[S:.*]] = math.sin %[[A]] : f32
-// CHECK: %[[SIGN:.*]] = math.copysign %[[ONE]], %[[X]] : f32
-// CHECK: %[[NEG:.*]] = arith.cmpf olt, %[[SIGN]], %[[ZERO]] : f32
-// CHECK: %[[MS:.*]] = arith.negf %[[S]] : f32
-// CHECK: %[[RS:.*]] = arith.select %[[NEG]], %[[MS]], %[[S]] : f32
-// CHECK: %[[A2:.*]] = math.absf %[[X]] : f32
-// CHECK: %[[T:.*]] = math.tan %[[A2]] : f32
-// CHECK: %[[SIGN2:.*]] = math.copysign %[[ONE]], %[[X]] : f32
-// CHECK: %[[NEG2:.*]] = arith.cmpf olt, %[[SIGN2]], %[[ZERO]] : f32
-// CHECK: %[[MT:.*]] = arith.negf %[[T]] : f32
-// CHECK: %[[RT:.*]] = arith.select %[[NEG2]], %[[MT]], %[[T]] : f32
-// CHECK: return %[[RS]], %[[RT]]
-func.func @odd(%x: f32) -> (f32, f32) {
+// CHECK: %[[LIMIT:.*]] = arith.constant 5.147100e+04 : f32
+// CHECK: %[[IN:.*]] = arith.cmpf olt, %[[A]], %[[LIMIT]] : f32
+// CHECK: %[[RA:.*]] = arith.select %[[IN]], %[[A]], %{{.*}} : f32
+// CHECK: %[[FOPI:.*]] = arith.constant 1.27323949 : f32
+// CHECK: %[[Q:.*]] = arith.mulf %[[RA]], %[[FOPI]] : f32
+// CHECK: %[[J0:.*]] = arith.fptosi %[[Q]] : f32 to i32
+// CHECK: %[[LOW:.*]] = arith.andi %[[J0]], %{{.*}} : i32
+// CHECK: %[[J:.*]] = arith.addi %[[J0]], %[[LOW]] : i32
+// CHECK: %[[Y:.*]] = arith.sitofp %[[J]] : i32 to f32
+// CHECK: %[[DP1:.*]] = arith.constant 0.78515625 : f32
+// CHECK: %[[P1:.*]] = arith.mulf %[[Y]], %[[DP1]] : f32
+// CHECK: %[[R1:.*]] = arith.subf %[[RA]], %[[P1]] : f32
+// CHECK: %[[DP2:.*]] = arith.constant 2.41875648E-4 : f32
+// CHECK: %[[P2:.*]] = arith.mulf %[[Y]], %[[DP2]] : f32
+// CHECK: %[[R2:.*]] = arith.subf %[[R1]], %[[P2]] : f32
+// CHECK: %[[DP3:.*]] = arith.constant 3.77489506E-8 : f32
+// CHECK: %[[P3:.*]] = arith.mulf %[[Y]], %[[DP3]] : f32
+// CHECK: %[[R:.*]] = arith.subf %[[R2]], %[[P3]] : f32
+// CHECK: %[[B2:.*]] = arith.andi %[[J]], %{{.*}} : i32
+// CHECK: %[[ODDQ:.*]] = arith.cmpi ne, %[[B2]], %{{.*}} : i32
+// CHECK: %[[OWN:.*]] = math.sin %[[A]] : f32
+// CHECK: %[[B4:.*]] = arith.andi %[[J]], %{{.*}} : i32
+// CHECK: %[[HALF:.*]] = arith.cmpi ne, %[[B4]], %{{.*}} : i32
+// CHECK: %[[SC:.*]] = arith.select %[[ODDQ]], %[[COSR:.*]], %[[SINR:.*]] : f32
+// CHECK: %[[NSC:.*]] = arith.negf %[[SC]] : f32
+// CHECK: %[[V:.*]] = arith.select %[[HALF]], %[[NSC]], %[[SC]] : f32
+// CHECK: %[[MAG:.*]] = arith.select %[[IN]], %[[V]], %[[OWN]] : f32
+// CHECK: math.copysign %{{.*}}, %[[X]] : f32
+// CHECK: %[[NEG:.*]] = arith.cmpf olt
+// CHECK: %[[NMAG:.*]] = arith.negf %[[MAG]] : f32
+// CHECK: %[[SIN:.*]] = arith.select %[[NEG]], %[[NMAG]], %[[MAG]] : f32
+// cos: sin r where the quadrant is odd, negated in quadrants 1 and 2; even.
+// CHECK: %[[CA:.*]] = math.absf %[[X]] : f32
+// CHECK: %[[COWN:.*]] = math.cos %[[CA]] : f32
+// CHECK: %[[FLIP:.*]] = arith.xori %[[CODD:.*]], %[[CHALF:.*]] : i1
+// CHECK: %[[CSC:.*]] = arith.select %[[CODD]], %{{.*}}, %{{.*}} : f32
+// CHECK: %[[NCSC:.*]] = arith.negf %[[CSC]] : f32
+// CHECK: %[[CV:.*]] = arith.select %[[FLIP]], %[[NCSC]], %[[CSC]] : f32
+// CHECK: %[[COS:.*]] = arith.select %{{.*}}, %[[CV]], %[[COWN]] : f32
+// CHECK-NOT: math.copysign
+// tan: -1 / tan(r) where the quadrant is odd.
+// CHECK: %[[TA:.*]] = math.absf %[[X]] : f32
+// CHECK: %[[TOWN:.*]] = math.tan %[[TA]] : f32
+// CHECK: %[[M1:.*]] = arith.constant -1.000000e+00 : f32
+// CHECK-NEXT: %[[COT:.*]] = arith.divf %[[M1]], %[[T:.*]] : f32
+// CHECK-NEXT: %[[TV:.*]] = arith.select %{{.*}}, %[[COT]], %[[T]] : f32
+// CHECK: %[[TMAG:.*]] = arith.select %{{.*}}, %[[TV]], %[[TOWN]] : f32
+// CHECK: math.copysign %{{.*}}, %[[X]] : f32
+// CHECK: %[[TAN:.*]] = arith.select %{{.*}}, %{{.*}}, %[[TMAG]] : f32
+// f16: through f32, rounded once.
+// CHECK: %[[HX:.*]] = arith.extf %[[H]] : f16 to f32
+// CHECK: math.absf %[[HX]] : f32
+// CHECK: arith.fptosi
+// CHECK: math.sin %{{.*}} : f32
+// CHECK: %[[HS:.*]] = arith.truncf %{{.*}} : f32 to f16
+// CHECK: return %[[SIN]], %[[COS]], %[[TAN]], %[[HS]]
+func.func @trig(%x: f32, %h: f16) -> (f32, f32, f32, f16) {
   %0 = math.sin %x : f32
-  %1 = math.tan %x : f32
-  return %0, %1 : f32, f32
+  %1 = math.cos %x : f32
+  %2 = math.tan %x : f32
+  %3 = math.sin %h : f16
+  return %0, %1, %2, %3 : f32, f32, f32, f16
 }
 
 // Through the IREE input pipeline, inside a linalg body: neither op is left.

@@ -13,9 +13,10 @@
 //   math.acosh  -> 351 ulp off near 1 (x^2 - 1 cancels)
 //   math.atanh  -> 12,901 ulp off near 0 (0.5 log((1 + x) / (1 - x)))
 //   math.sinh   -> 105 ulp off near 0 ((e^x - e^-x) / 2 cancels)
-//   math.sin    -> wrong for small negative x: sin(-1e-8) = +6.2e-8,
-//   math.tan       sin(-1e-5) 0.3% off (the range reduction's quadrant is
-//                  -1 below 0, and x + pi/2 in f32 loses x)
+//   math.sin    -> reduced by pi/2 in one f32 step: wrong for small
+//   math.cos       negative x (sin(-1e-8) = +6.2e-8: the quadrant is -1
+//   math.tan       below 0, and x + pi/2 loses x), cos 170,000 ulp off next
+//                  to pi/2, sin / cos 2.3e-4 absolute at |x| < 8192
 //
 // (docs/OpCoverage.md marked the first two failed in IREE in every element
 // type, and f32 atan failed its 8-ulp tolerance; the others passed it on
@@ -53,8 +54,18 @@
 //                          = (0.5 w) w, w = exp(a / 2)              above
 //               (a = |x|, the sign copied back on the odd ones); within
 //               2.8 ulp measured (test_iree), IEEE's special values kept
-//   sin(x), tan(x) -> -op(|x|) where x's sign bit is set, else op(x): both
-//               are odd, and IREE's own is right for x >= 0
+//   sin(x), cos(x), tan(x) -> Cephes' sinf / cosf / tanf: j = the octant
+//               of |x| (|x| / (pi/4) truncated) rounded up to even, y = j,
+//               r = |x| - y pi/4 in three parts DP1 + DP2 + DP3 (8, 11 and 24
+//               bits: y DP1 is exact for y < 2^16, so for |x| < 51,471, and
+//               IREE contracts the rest into FMAs), then by octant 0/2/4/6
+//               sin r, cos r, -sin r, -cos r for sin (cos r, -sin r, -cos r,
+//               sin r for cos; tan r or -1 / tan r for tan), polynomials of
+//               degree 7 (sin), 8 (cos) and 13 (tan) in r; x's sign put back
+//               on sin and tan (-0 stays -0). From |x| = 51,471 on, and for
+//               inf / NaN, IREE's own op of |x| (sign put back the same way).
+//               sin and cos within 1.6 ulp, 9e-10 absolute next to their
+//               zeros; tan 2.8 ulp for |x| < 100 (test_iree)
 //
 // f16 / bf16 operands of all of them go through f32 and are rounded once
 // (upstream's populateMathF32ExpansionPatterns).
@@ -118,45 +129,45 @@ struct Log10AsLog : public OpRewritePattern<math::Log10Op> {
 /// Builds f32 elementwise math for the patterns below: constants of the
 /// op's type and the few ops they use, so each formula reads as one.
 struct F32Builder {
-  PatternRewriter &rewriter;
+  OpBuilder &builder;
   Location loc;
   Type type;
-  Value c(double value) { return floatConstant(rewriter, loc, type, value); }
+  Value c(double value) { return floatConstant(builder, loc, type, value); }
   Value add(Value a, Value b) {
-    return arith::AddFOp::create(rewriter, loc, a, b);
+    return arith::AddFOp::create(builder, loc, a, b);
   }
   Value sub(Value a, Value b) {
-    return arith::SubFOp::create(rewriter, loc, a, b);
+    return arith::SubFOp::create(builder, loc, a, b);
   }
   Value mul(Value a, Value b) {
-    return arith::MulFOp::create(rewriter, loc, a, b);
+    return arith::MulFOp::create(builder, loc, a, b);
   }
   Value div(Value a, Value b) {
-    return arith::DivFOp::create(rewriter, loc, a, b);
+    return arith::DivFOp::create(builder, loc, a, b);
   }
-  Value abs(Value a) { return math::AbsFOp::create(rewriter, loc, a); }
-  Value sqrt(Value a) { return math::SqrtOp::create(rewriter, loc, a); }
-  Value log(Value a) { return math::LogOp::create(rewriter, loc, a); }
-  Value log1p(Value a) { return math::Log1pOp::create(rewriter, loc, a); }
-  Value exp(Value a) { return math::ExpOp::create(rewriter, loc, a); }
-  Value expm1(Value a) { return math::ExpM1Op::create(rewriter, loc, a); }
+  Value abs(Value a) { return math::AbsFOp::create(builder, loc, a); }
+  Value sqrt(Value a) { return math::SqrtOp::create(builder, loc, a); }
+  Value log(Value a) { return math::LogOp::create(builder, loc, a); }
+  Value log1p(Value a) { return math::Log1pOp::create(builder, loc, a); }
+  Value exp(Value a) { return math::ExpOp::create(builder, loc, a); }
+  Value expm1(Value a) { return math::ExpM1Op::create(builder, loc, a); }
   Value greater(Value a, double bound) {
-    return arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OGT, a,
+    return arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OGT, a,
                                  c(bound));
   }
   Value equal(Value a, double value) {
-    return arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OEQ, a,
+    return arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OEQ, a,
                                  c(value));
   }
   Value less(Value a, double bound) {
-    return arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OLT, a,
+    return arith::CmpFOp::create(builder, loc, arith::CmpFPredicate::OLT, a,
                                  c(bound));
   }
   Value select(Value condition, Value a, Value b) {
-    return arith::SelectOp::create(rewriter, loc, condition, a, b);
+    return arith::SelectOp::create(builder, loc, condition, a, b);
   }
   Value copysign(Value magnitude, Value sign) {
-    return math::CopySignOp::create(rewriter, loc, magnitude, sign);
+    return math::CopySignOp::create(builder, loc, magnitude, sign);
   }
   /// Whether `a`'s sign bit is set (-0 included, NaN's sign read too).
   Value signBitSet(Value a) { return less(copysign(c(1.0), a), 0.0); }
@@ -302,28 +313,88 @@ struct HyperbolicAsFdlibm : public OpRewritePattern<Op> {
   }
 };
 
-/// f32 sin / tan (odd) of x as the negated op of |x| where x's sign bit is
-/// set, so IREE's own op only sees x >= 0 (see the file comment). The op on
-/// |x| is left alone: its operand is the math.absf.
-template <typename Op>
-struct OddByReflection : public OpRewritePattern<Op> {
-  using OpRewritePattern<Op>::OpRewritePattern;
-  LogicalResult matchAndRewrite(Op op,
-                                PatternRewriter &rewriter) const override {
-    Type type = op.getType();
-    Value x = op.getOperand();
-    if (!getElementTypeOrSelf(type).isF32() || x.getDefiningOp<math::AbsFOp>())
-      return rewriter.notifyMatchFailure(op, "not f32, or already of |x|");
-    F32Builder b{rewriter, op.getLoc(), type};
-    Value positive = Op::create(rewriter, op.getLoc(), b.abs(x));
-    Value negative = b.signBitSet(x);
-    rewriter.replaceOp(
-        op, b.select(negative,
-                     arith::NegFOp::create(rewriter, op.getLoc(), positive),
-                     positive));
-    return success();
+/// f32 sin / cos / tan of x as Cephes' sinf / cosf / tanf compute them (see
+/// the file comment) for |x| < 8192, and IREE's own op of |x| above (and for
+/// inf / NaN); sin and tan negated where x's sign bit is set.
+static Value cephesTrig(F32Builder &b, Operation *op) {
+  Value x = op->getOperand(0);
+  Type i32 = b.builder.getI32Type();
+  if (auto shaped = dyn_cast<ShapedType>(b.type))
+    i32 = shaped.clone(i32);
+  auto integer = [&](int64_t value) {
+    return createScalarOrSplatConstant(b.builder, b.loc, i32, value);
+  };
+  auto bitSet = [&](Value j, int64_t bit) {
+    Value masked = arith::AndIOp::create(b.builder, b.loc, j, integer(bit));
+    return arith::CmpIOp::create(b.builder, b.loc, arith::CmpIPredicate::ne,
+                                 masked, integer(0));
+  };
+  auto negate = [&](Value condition, Value v) {
+    return b.select(condition, arith::NegFOp::create(b.builder, b.loc, v), v);
+  };
+  Value a = b.abs(x);
+  Value inRange = b.less(a, 51471.0);
+  Value reduced = b.select(inRange, a, b.c(0.0));
+  // j = the octant of |x| (x / (pi/4) truncated), rounded up to even: the
+  // zeros of sin and cos sit at its multiples of pi/4; y = j in f32.
+  Value j = arith::FPToSIOp::create(b.builder, b.loc, i32,
+                                    b.mul(reduced, b.c(4.0 / M_PI)));
+  j = arith::AddIOp::create(
+      b.builder, b.loc, j,
+      arith::AndIOp::create(b.builder, b.loc, j, integer(1)));
+  Value y = arith::SIToFPOp::create(b.builder, b.loc, b.type, j);
+  // r = |x| - y pi/4 in three parts: y DP1 and y DP2 are exact for y < 2^13.
+  Value r = reduced;
+  for (double part : {0.78515625, 2.4187564849853515625e-4,
+                      3.77489497744594108e-8})
+    r = b.sub(r, b.mul(y, b.c(part)));
+  Value z = b.mul(r, r);
+  auto polynomial = [&](std::initializer_list<double> coefficients) {
+    Value p = b.c(*coefficients.begin());
+    for (double c : llvm::drop_begin(coefficients))
+      p = b.add(b.mul(p, z), b.c(c));
+    return p;
+  };
+  Value quadrantOdd = bitSet(j, 2);
+  Operation *ownOp = b.builder.clone(*op);
+  ownOp->setOperand(0, a);
+  Value own = ownOp->getResult(0);
+  Value magnitude;
+  if (isa<math::TanOp>(op)) {
+    // tan(r) = r + r^3 P(r^2) on [-pi/4, pi/4]; -1 / tan(r) in the odd
+    // quadrants (x near pi/2: r is exact to a few ulp, so is the quotient).
+    Value t = b.add(b.mul(b.mul(r, z),
+                          polynomial({9.38540185543e-3, 3.11992232697e-3,
+                                      2.44301354525e-2, 5.34112807005e-2,
+                                      1.33387994085e-1, 3.33331568548e-1})),
+                    r);
+    magnitude = b.select(quadrantOdd, b.div(b.c(-1.0), t), t);
+  } else {
+    Value sinR = b.add(
+        b.mul(b.mul(r, z), polynomial({-1.9515295891e-4, 8.3321608736e-3,
+                                       -1.6666654611e-1})),
+        r);
+    Value cosR = b.add(
+        b.sub(b.c(1.0), b.mul(b.c(0.5), z)),
+        b.mul(b.mul(z, z), polynomial({2.443315711809948e-5,
+                                       -1.388731625493765e-3,
+                                       4.166664568298827e-2})));
+    Value halfTurn = bitSet(j, 4);
+    if (isa<math::SinOp>(op)) {
+      // octants 0, 2, 4, 6: sin r, cos r, -sin r, -cos r
+      magnitude = negate(halfTurn, b.select(quadrantOdd, cosR, sinR));
+    } else {
+      // octants 0, 2, 4, 6: cos r, -sin r, -cos r, sin r
+      Value flip = arith::XOrIOp::create(b.builder, b.loc, quadrantOdd,
+                                         halfTurn);
+      magnitude = negate(flip, b.select(quadrantOdd, sinR, cosR));
+    }
   }
-};
+  magnitude = b.select(inRange, magnitude, own);
+  if (isa<math::CosOp>(op))
+    return magnitude;
+  return negate(b.signBitSet(x), magnitude);
+}
 
 struct IreeExpandMathPass
     : public amp::impl::AmpIreeExpandMathPassBase<IreeExpandMathPass> {
@@ -333,8 +404,7 @@ struct IreeExpandMathPass
                  HyperbolicAsFdlibm<math::AsinhOp>,
                  HyperbolicAsFdlibm<math::AcoshOp>,
                  HyperbolicAsFdlibm<math::AtanhOp>,
-                 HyperbolicAsFdlibm<math::SinhOp>, OddByReflection<math::SinOp>,
-                 OddByReflection<math::TanOp>>(&getContext());
+                 HyperbolicAsFdlibm<math::SinhOp>>(&getContext());
     populateMathF32ExpansionPatterns(patterns, [](StringRef name) {
       return name == math::ErfcOp::getOperationName() ||
              name == math::Log10Op::getOperationName() ||
@@ -345,11 +415,27 @@ struct IreeExpandMathPass
              name == math::AtanhOp::getOperationName() ||
              name == math::SinhOp::getOperationName() ||
              name == math::SinOp::getOperationName() ||
+             name == math::CosOp::getOperationName() ||
              name == math::TanOp::getOperationName();
     });
     populatePolynomialApproximateErfcPattern(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
+    // sin / cos / tan once each, after the patterns have brought 16-bit ones
+    // to f32: the rewrite keeps IREE's own op (of |x|) for large arguments,
+    // which a pattern would match again.
+    SmallVector<Operation *> trig;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<math::SinOp, math::CosOp, math::TanOp>(op) &&
+          getElementTypeOrSelf(op->getResult(0).getType()).isF32())
+        trig.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (Operation *op : trig) {
+      rewriter.setInsertionPoint(op);
+      F32Builder b{rewriter, op->getLoc(), op->getResult(0).getType()};
+      rewriter.replaceOp(op, cephesTrig(b, op));
+    }
   }
 };
 } // namespace
