@@ -174,8 +174,8 @@ def AmpCpuRoundEmulatedFloatsPass
 
 def AmpCpuApproximateMathPass
     : Pass<"amp-cpu-approximate-math", "::mlir::ModuleOp"> {
-  let summary = "Replace f32 math.tanh, math.erf, math.exp and math.expm1 by "
-                "upstream's approximations";
+  let summary = "Replace f32 math.tanh, math.erf, math.exp, math.expm1 and "
+                "math.log1p by upstream's approximations";
   let description = [{
     For the CPU, after the math ops are extended to f32: every f32
     `math.tanh`, `math.erf` and `math.exp` (scalar or vector) becomes the
@@ -186,10 +186,11 @@ def AmpCpuApproximateMathPass
     vectorises, instead of a scalar libm `tanhf` / `erff` / `expf` call per
     element. Within 5 ulp of libm (erf(-0) is +0; exp flushes libm's
     subnormal results, below 1.2e-38, to 0); each element's result is
-    independent of the vector width. f32 `math.expm1` becomes upstream's
-    (u - 1) * x / log(u) with u = exp(x) (exp and log from libm): the
-    `exp(x) - 1` that MathToLLVM would make cancels near 0 (expm1(1e-3)
-    was 200 ulp off); within 2 ulp of libm's expm1f.
+    independent of the vector width. f32 `math.expm1` and `math.log1p`
+    become upstream's Kahan forms, (u - 1) * x / log(u) with u = exp(x) and
+    x * log(u) / (u - 1) with u = 1 + x (exp and log from libm): the
+    `exp(x) - 1` and `log(1 + x)` that MathToLLVM would make cancel near 0
+    (200 and 400 ulp off at 1e-3); within 2 ulp of libm's expm1f / log1pf.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -13,14 +13,18 @@
 // calls, about 6% of ViT-tiny's f16 step, of the exact GELU's; expf, in
 // softmax, sigmoid and GELU's backward, 6% of BERT's step in fp32 and f16).
 //
-// f32 math.expm1 becomes upstream's form of it (populateMathPolynomial-
-// ApproximationPatterns): u = exp(x), then x where u == 1, -1 where u - 1 ==
-// -1, else (u - 1) * x / log(u) (Kahan's: the rounding error of u cancels),
-// with exp and log left to libm. MathToLLVM would lower it as exp(x) - 1,
-// which cancels near 0: expm1(1e-3) was 200 ulp off, expm1(7e-5) 3.8e-4
-// relative (found by the op-coverage matrix's small inputs); now within 2
-// ulp of libm's expm1f (amp-cpu-approximate-expm1-run.mlir). f64 expm1 still takes
-// MathToLLVM's exp(x) - 1 (no training step computes in f64).
+// f32 math.expm1 and math.log1p become upstream's forms of them
+// (populateMathPolynomialApproximationPatterns), Kahan's: the rounding error
+// of u cancels out, exp and log are left to libm.
+//   expm1(x): u = exp(x); x where u == 1, -1 where u - 1 == -1, else
+//             (u - 1) * x / log(u)
+//   log1p(x): u = 1 + x; x where u == 1 or inf, else x * log(u) / (u - 1)
+// MathToLLVM would lower them as exp(x) - 1 and log(1 + x), which cancel
+// near 0: expm1(1e-3) was 200 ulp off, log1p(1e-3) 400, both 3.5-3.8e-4
+// relative at 7e-5 (found by the op-coverage matrix's small inputs); now
+// within 2 ulp of libm's expm1f / log1pf (amp-cpu-approximate-expm1-run.mlir,
+// amp-cpu-approximate-log1p-run.mlir). f64 ones still take MathToLLVM's
+// forms (no training step computes in f64).
 //
 // Accuracy: within a few ulp of libm over the whole f32 range
 // (test/Codegen/CPU/amp-cpu-approximate-math-run.mlir and
@@ -60,11 +64,13 @@ struct AmpCpuApproximateMathPass
 } // namespace
 
 LogicalResult mlir::amp::approximateMathOps(Operation *root) {
-  // Only the tanh, erf, exp and expm1 ops (a step lowered to loops has 10^6
-  // others: a greedy rewrite of the whole module would visit and fold each).
+  // Only the tanh, erf, exp, expm1 and log1p ops (a step lowered to loops has
+  // 10^6 others: a greedy rewrite of the whole module would visit and fold
+  // each).
   SmallVector<Operation *> ops;
   root->walk([&](Operation *op) {
-    if (isa<math::TanhOp, math::ErfOp, math::ExpOp, math::ExpM1Op>(op))
+    if (isa<math::TanhOp, math::ErfOp, math::ExpOp, math::ExpM1Op,
+            math::Log1pOp>(op))
       ops.push_back(op);
   });
   if (ops.empty())
@@ -74,7 +80,8 @@ LogicalResult mlir::amp::approximateMathOps(Operation *root) {
   populatePolynomialApproximateErfPattern(patterns);
   populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
     return name == math::ExpOp::getOperationName() ||
-           name == math::ExpM1Op::getOperationName();
+           name == math::ExpM1Op::getOperationName() ||
+           name == math::Log1pOp::getOperationName();
   });
   GreedyRewriteConfig config;
   config.setStrictness(GreedyRewriteStrictness::ExistingOps);
