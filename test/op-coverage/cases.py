@@ -111,7 +111,7 @@ MATH_UNARY = {
     "math.erf": (np.vectorize(math.erf), "any"), "math.erfc": (np.vectorize(math.erfc), "any"),
     "math.exp": (np.exp, "any"), "math.exp2": (np.exp2, "any"), "math.expm1": (np.expm1, "any"),
     "math.floor": (np.floor, "any"), "math.log": (np.log, "pos"), "math.log10": (np.log10, "pos"),
-    "math.log1p": (np.log1p, "pos"), "math.log2": (np.log2, "pos"), "math.round": (None, "any"),
+    "math.log1p": (np.log1p, "unit"), "math.log2": (np.log2, "pos"), "math.round": (None, "any"),
     "math.roundeven": (np.round, "any"), "math.rsqrt": (lambda x: 1 / np.sqrt(x), "pos"),
     "math.sin": (np.sin, "any"), "math.sinh": (np.sinh, "any"), "math.sqrt": (np.sqrt, "pos"),
     "math.tan": (np.tan, "unit"), "math.tanh": (np.tanh, "any"), "math.trunc": (np.trunc, "any"),

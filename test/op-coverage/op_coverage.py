@@ -25,8 +25,8 @@ max|terms|, with rtol = 8 eps for f32 (the polynomial tanh and libm differ by a 
 and bf16 (the result is rounded once to the type, and the op computes in f32 inside), atol = eps (for an
 elementwise op of one operand eps * min(1, |x|), so that f(x) ~ x near 0 keeps its relative accuracy), and
 K the number of terms an output sums (reductions and contractions; 1 otherwise). Inputs of the default
-domain are uniform in [-2, 2] with six small magnitudes first (+-1e-3, +-2.5e-4, +-7e-5: normal in every
-type).
+domain are uniform in [-2, 2] (the "unit" domain: (-0.9, 0.9)) with six small magnitudes first (+-1e-3,
++-2.5e-4, +-7e-5: normal in every type).
 """
 
 from __future__ import annotations
@@ -83,6 +83,7 @@ def inputs_for(case, op: str) -> list:
             v = rng.uniform(0.25, 2.0, n)
         elif case.domain == "unit":
             v = rng.uniform(-0.9, 0.9, n)
+            v[:len(SMALL)] = SMALL[:n]
         elif case.domain == "ge1":
             v = rng.uniform(1.1, 3.0, n)
         elif case.domain == "nonzero":
@@ -93,13 +94,14 @@ def inputs_for(case, op: str) -> list:
             v = rng.permutation(n).astype(np.float64) / 4 - n / 8
         else:
             v = rng.uniform(-2.0, 2.0, n)
-            # small magnitudes of both signs, normal in f16 (from 6.1e-5) and bf16: an op that is right
-            # on [-2, 2] can lose its relative accuracy there (IREE's sin(-1e-8) was +6.2e-8)
             v[:len(SMALL)] = SMALL[:n]
         arrays.append(v.astype(np.float32).reshape(shape))
     return arrays
 
 
+# The first values of the "any" and "unit" domains: small magnitudes of both signs, normal in f16 (from
+# 6.1e-5) and bf16. An op that is right on [-2, 2] can lose its relative accuracy there (IREE's
+# sin(-1e-8) was +6.2e-8; the CPU's expm1, as exp(x) - 1, was 200 ulp off at 1e-3).
 SMALL = np.array([1e-3, -1e-3, 2.5e-4, -2.5e-4, 7e-5, -7e-5])
 
 
@@ -370,10 +372,14 @@ def render(ops, covered, excluded, uncovered, results, backends) -> str:
              "- **iree**: `amp-compile --target=iree-input`, `iree-compile` for llvm-cpu, run by the IREE",
              "  runtime, compared with the same reference.",
              "",
-             "Tolerance (eps = 2^-23, 2^-10, 2^-7 for f32, f16, bf16): |got - ref| <= rtol |ref| + eps +",
-             "eps K max|input|^2, rtol = 8 eps (f32) or 2 eps (f16, bf16), K the number of terms each output",
-             "sums (1 for elementwise ops). `pass`: every case of the op passes; `excl.`: a documented",
-             "exclusion (reason below); `FAIL`: a regression (make check fails).",
+             "Inputs (unless an op needs a domain): uniform in [-2, 2] ((-0.9, 0.9) for asin, acos, atanh, tan",
+             "and log1p), the first six of each input the small magnitudes +-1e-3, +-2.5e-4, +-7e-5 (normal in",
+             "every type). Tolerance (eps = 2^-23, 2^-10, 2^-7",
+             "for f32, f16, bf16): |got - ref| <= rtol |ref| + atol + eps K max|input|^2, rtol = 8 eps (f32) or",
+             "2 eps (f16, bf16), atol = eps (eps min(1, |x|) for an elementwise op of one operand x, so that",
+             "f(x) ~ x near 0 keeps its relative accuracy), K the number of terms each output sums (1 for",
+             "elementwise ops). `pass`: every case of the op passes; `excl.`: a documented exclusion (reason",
+             "below); `FAIL`: a regression (make check fails).",
              ""]
     header = "| op | cases | " + " | ".join(f"{b} {t}" for b in backends for t in DTYPES) + " |"
     lines += [header, "|" + "---|" * (2 + len(backends) * len(DTYPES))]
