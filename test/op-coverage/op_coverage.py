@@ -374,12 +374,11 @@ def render(ops, covered, excluded, uncovered, results, backends) -> str:
              "",
              "Inputs (unless an op needs a domain): uniform in [-2, 2] ((-0.9, 0.9) for asin, acos, atanh, tan",
              "and log1p), the first six of each input the small magnitudes +-1e-3, +-2.5e-4, +-7e-5 (normal in",
-             "every type). Tolerance (eps = 2^-23, 2^-10, 2^-7",
-             "for f32, f16, bf16): |got - ref| <= rtol |ref| + atol + eps K max|input|^2, rtol = 8 eps (f32) or",
-             "2 eps (f16, bf16), atol = eps (eps min(1, |x|) for an elementwise op of one operand x, so that",
-             "f(x) ~ x near 0 keeps its relative accuracy), K the number of terms each output sums (1 for",
-             "elementwise ops). `pass`: every case of the op passes; `excl.`: a documented exclusion (reason",
-             "below); `FAIL`: a regression (make check fails).",
+             "every type). Tolerance (eps = 2^-23, 2^-10, 2^-7 for f32, f16, bf16): |got - ref| <= rtol |ref| +",
+             "atol + eps K max|input|^2, rtol = 8 eps (f32) or 2 eps (f16, bf16), atol = eps (eps min(1, |x|)",
+             "for an elementwise op of one operand x, so that f(x) ~ x near 0 keeps its relative accuracy), K the",
+             "number of terms each output sums (1 for elementwise ops). `pass`: every case of the op passes;",
+             "`excl.`: a documented exclusion (reason below); `FAIL`: a regression (make check fails).",
              ""]
     header = "| op | cases | " + " | ".join(f"{b} {t}" for b in backends for t in DTYPES) + " |"
     lines += [header, "|" + "---|" * (2 + len(backends) * len(DTYPES))]
