@@ -296,14 +296,14 @@ def _magnitudes(rng, n, low, high):
     return 10.0 ** rng.uniform(low, high, n) * rng.choice([-1.0, 1.0], n)
 
 
-@pytest.mark.parametrize("op", ["atan", "atan2", "asinh", "acosh", "atanh", "sinh", "sin", "cos", "tan"])
+@pytest.mark.parametrize("op", ["atan", "atan2", "asinh", "acosh", "atanh", "sinh", "sin", "cos", "tan", "cbrt"])
 def test_math_on_llvm_cpu(op, amp_tools, tmp_path):
     """The f32 math ops that amp-iree-expand-math writes itself for IREE (IREE's own are 39-40 ulp off for
     atan / atan2, and for asinh infinite from |x| = 7.7e9, acosh 351 ulp near 1, atanh 12,901 ulp near 0,
     sinh 105 ulp near 0; sin / tan wrong for small negative x, sin(-1e-8) = +6.2e-8; cos 170,000 ulp near
-    pi/2, sin / cos 2.3e-4 off at |x| < 8192), against float64 over 60,000 values spanning each op's domain
+    pi/2, sin / cos 2.3e-4 off at |x| < 8192; cbrt 11.6 ulp, kept as the first guess of a Newton step), against float64 over 60,000 values spanning each op's domain
     (magnitudes 1e-30 to 1e30, near 1 for acosh, up to 89.4 for sinh, up to 51,471 for sin / cos (where
-    Cephes' reduction holds), 100 and next to pi/2 for tan) and +-1, +-2: within 3 ulp (tan 4: 2.8
+    Cephes' reduction holds), 100 and next to pi/2 for tan, 1.3e-38 to 3e38 for cbrt) and +-1, +-2: within 3 ulp (tan 4: 2.8
     measured); sin and cos next to their zeros within 2e-9 absolute (an ulp of 1/64: the error of the
     reduced argument, 9e-10 measured); 0, -0, +-inf and NaN (for atan2 every pair with one of them) as
     numpy's libm gives them, signs of zero included. Results below f32's normal range are left out of the
@@ -327,8 +327,10 @@ def test_math_on_llvm_cpu(op, amp_tools, tmp_path):
                                        _magnitudes(rng, n - 2 * (n // 3), -30, 0)]),
     }
     inputs["cos"] = inputs["sin"]
+    inputs["cbrt"] = lambda: np.concatenate([rng.uniform(-10, 10, n // 2), _magnitudes(rng, n - n // 2, -37.9, 38.5)])
     exact_of = {"atan": np.arctan, "atan2": np.arctan2, "asinh": np.arcsinh, "acosh": np.arccosh,
-                "atanh": np.arctanh, "sinh": np.sinh, "sin": np.sin, "cos": np.cos, "tan": np.tan}[op]
+                "atanh": np.arctanh, "sinh": np.sinh, "sin": np.sin, "cos": np.cos, "tan": np.tan,
+                "cbrt": np.cbrt}[op]
     y, x = inputs[op]().astype(np.float32), wide().astype(np.float32)
     special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 2.0, -2.0]
     pairs = list(itertools.product(special, special)) if op == "atan2" else [(v, 1.0) for v in special]
@@ -344,6 +346,8 @@ def test_math_on_llvm_cpu(op, amp_tools, tmp_path):
     if op in ("sin", "cos", "tan"):  # Cephes' reduction; IREE's own op only of |x| (from 51,471 on)
         own = re.findall(rf"math\.{op} %(\w+) ", text)
         assert len(own) == 1 and re.search(rf"%{own[0]} = math\.absf ", text) and "arith.fptosi" in text, text
+    elif op == "cbrt":  # IREE's own, then a Newton step
+        assert text.count("math.cbrt ") == 1 and "arith.divf" in text, text
     else:
         assert f"math.{op} " not in text
     vmfb = compile_step(iree_input, tmp_path / "math.vmfb")

@@ -17,6 +17,7 @@
 //   math.cos       negative x (sin(-1e-8) = +6.2e-8: the quadrant is -1
 //   math.tan       below 0, and x + pi/2 loses x), cos 170,000 ulp off next
 //                  to pi/2, sin / cos 2.3e-4 absolute at |x| < 8192
+//   math.cbrt   -> upstream's f32 polynomial approximation: 11.6 ulp off
 //
 // (docs/OpCoverage.md marked the first two failed in IREE in every element
 // type, and f32 atan failed its 8-ulp tolerance; the others passed it on
@@ -67,6 +68,12 @@
 //               inf / NaN, IREE's own op of |x| (sign put back the same way).
 //               sin and cos within 1.6 ulp, 9e-10 absolute next to their
 //               zeros; tan 2.8 ulp for |x| < 100 (test_iree)
+//   cbrt(x)  -> IREE's own cbrt y, then one Newton step for y^3 = x,
+//               y - (y - x / y^2) / 3, where x is a finite normal nonzero:
+//               the step squares y's relative error, and x / y^2 (1.5 ulp)
+//               enters a third of it; +-0, +-inf and NaN give x (IREE's
+//               cbrt(+-inf) is NaN), a subnormal x IREE's own (0: IREE's
+//               code reads subnormal operands as 0)
 //
 // f16 / bf16 operands of all of them go through f32 and are rounded once
 // (upstream's populateMathF32ExpansionPatterns).
@@ -397,6 +404,26 @@ static Value cephesTrig(F32Builder &b, Operation *op) {
   return negate(b.signBitSet(x), magnitude);
 }
 
+/// f32 cbrt(x): IREE's own cbrt (upstream's polynomial approximation, 11.6
+/// ulp off) y, then one Newton step y - (y - x / y^2) / 3, which squares its
+/// relative error; only where x is a finite normal nonzero. +-0, +-inf and
+/// NaN give x (IREE's own cbrt(+-inf) is NaN); a subnormal x keeps IREE's
+/// own, 0: IREE's CPU code reads subnormal operands as 0 (measured).
+static Value newtonCbrt(F32Builder &b, Operation *op) {
+  Value x = op->getOperand(0);
+  Value y = b.builder.clone(*op)->getResult(0);
+  Value step = b.sub(y, b.mul(b.sub(y, b.div(x, b.mul(y, y))), b.c(1.0 / 3)));
+  Value a = b.abs(x);
+  Value normal = arith::AndIOp::create(
+      b.builder, b.loc, b.less(a, INFINITY),
+      arith::CmpFOp::create(b.builder, b.loc, arith::CmpFPredicate::OGE, a,
+                            b.c(0x1p-126)));
+  Value subnormal =
+      arith::AndIOp::create(b.builder, b.loc, b.greater(a, 0.0),
+                            b.less(a, 0x1p-126));
+  return b.select(normal, step, b.select(subnormal, y, x));
+}
+
 struct IreeExpandMathPass
     : public amp::impl::AmpIreeExpandMathPassBase<IreeExpandMathPass> {
   void runOnOperation() override {
@@ -422,20 +449,22 @@ struct IreeExpandMathPass
     populatePolynomialApproximateErfcPattern(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
-    // sin / cos / tan once each, after the patterns have brought 16-bit ones
-    // to f32: the rewrite keeps IREE's own op (of |x|) for large arguments,
-    // which a pattern would match again.
-    SmallVector<Operation *> trig;
+    // sin / cos / tan / cbrt once each, after the patterns have brought
+    // 16-bit trig to f32: the rewrites keep IREE's own op (of |x| for large
+    // trig arguments, as cbrt's first guess), which a pattern would match
+    // again.
+    SmallVector<Operation *> kept;
     getOperation()->walk([&](Operation *op) {
-      if (isa<math::SinOp, math::CosOp, math::TanOp>(op) &&
+      if (isa<math::SinOp, math::CosOp, math::TanOp, math::CbrtOp>(op) &&
           getElementTypeOrSelf(op->getResult(0).getType()).isF32())
-        trig.push_back(op);
+        kept.push_back(op);
     });
     IRRewriter rewriter(&getContext());
-    for (Operation *op : trig) {
+    for (Operation *op : kept) {
       rewriter.setInsertionPoint(op);
       F32Builder b{rewriter, op->getLoc(), op->getResult(0).getType()};
-      rewriter.replaceOp(op, cephesTrig(b, op));
+      rewriter.replaceOp(op, isa<math::CbrtOp>(op) ? newtonCbrt(b, op)
+                                                   : cephesTrig(b, op));
     }
   }
 };
