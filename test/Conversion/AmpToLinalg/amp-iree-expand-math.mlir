@@ -5,7 +5,7 @@
 // atanf, and f32 asinh / acosh / atanh / sinh (IREE's lose accuracy near 0
 // or 1, asinh overflows) as fdlibm computes them; f32 sin / cos / tan as
 // Cephes' sinf / cosf / tanf (IREE's reduce by pi/2 in one f32 step); f32
-// cbrt as IREE's own plus one Newton step (IREE's is 11.6 ulp off); 16-bit
+// cbrt as IREE's own plus one Newton step (IREE's is 11.9 ulp off); 16-bit
 // types through f32 and rounded once.
 // RUN: amp-opt %s --pass-pipeline='builtin.module(func.func(amp-iree-expand-math))' | FileCheck %s
 // RUN: amp-opt %s --amp-tensor-input-pipeline | FileCheck %s --check-prefix=IREE
