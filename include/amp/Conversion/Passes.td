@@ -480,8 +480,8 @@ def AmpIndexToArithPass
 def AmpIreeExpandMathPass
     : InterfacePass<"amp-iree-expand-math", "::mlir::FunctionOpInterface"> {
   let summary = "math.log10, math.erfc and the f32 trigonometric, "
-                "hyperbolic and cube-root functions as ops iree-compile "
-                "compiles right (the IREE input)";
+                "hyperbolic, cube-root and power functions as ops "
+                "iree-compile compiles right (the IREE input)";
   let description = [{
     For the IREE input (amp-tensor-input-pipeline): IREE's llvm-cpu backend
     links no libm and expands only the math ops it approximates itself, so
@@ -496,9 +496,10 @@ def AmpIreeExpandMathPass
     atan of min(|x|, |y|) / max(|x|, |y|) placed in its quadrant (IEEE's
     zero, infinite and NaN cases). IREE's f32 `math.asinh` was infinite
     from |x| = 7.7e9, `math.acosh` 351 ulp off near 1, `math.atanh` 12,901
-    ulp near 0 and `math.sinh` 105 ulp near 0; they become fdlibm's forms
+    ulp near 0, `math.sinh` 105 ulp near 0 and `math.cosh` infinite from
+    |x| = 88.7 (cosh is finite to 89.4); they become fdlibm's forms
     (log1p / expm1 without cancellation, log(|x|) + ln 2 where x^2 would
-    overflow), within 3 ulp. IREE's f32 `math.sin`, `math.cos` and `math.tan`
+    overflow, exp(|x| / 2) squared where exp would), within 3 ulp. IREE's f32 `math.sin`, `math.cos` and `math.tan`
     reduce x by pi/2 in one f32 step: sin(-1e-8) = +6.2e-8, cos 170,000 ulp
     off next to pi/2, sin and cos 2.3e-4 off at |x| < 8192. They become
     Cephes' sinf / cosf / tanf: |x| reduced by pi/4 in three parts, exact
@@ -507,7 +508,15 @@ def AmpIreeExpandMathPass
     that and for inf / NaN. IREE's f32 `math.cbrt` (11.9 ulp off, NaN for
     +-inf) is kept as the first guess y of one Newton step,
     y - (y - x / y^2) / 3 (0.71 ulp), with x itself for +-0, +-inf and NaN.
-    f16 / bf16 operands of the others go through f32 and are rounded once.
+    IREE's f32 `math.powf` is exp(y log x) in f32, 125 ulp off where
+    |y log x| is large, and NaN for every negative base (pow(-2, 3)) and for
+    pow(0, 0), pow(1, inf), ...: it becomes IREE's own in f64 of |x| (0.5
+    ulp), rounded once to f32, with C's special cases (the sign of an odd
+    integer power of a negative base, NaN for a non-integer one, 1 for
+    x = 1 or y = 0); an exponent that upstream's algebraic simplification
+    reduces (2, 3, -1, -2, 0.5, -0.5, 0.75) becomes its multiplications and
+    square roots. f16 / bf16 operands of all but cbrt go through f32 and are
+    rounded once.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

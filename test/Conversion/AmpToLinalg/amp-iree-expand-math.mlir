@@ -5,7 +5,9 @@
 // atanf, and f32 asinh / acosh / atanh / sinh (IREE's lose accuracy near 0
 // or 1, asinh overflows) as fdlibm computes them; f32 sin / cos / tan as
 // Cephes' sinf / cosf / tanf (IREE's reduce by pi/2 in one f32 step); f32
-// cbrt as IREE's own plus one Newton step (IREE's is 11.9 ulp off); 16-bit
+// cbrt as IREE's own plus one Newton step (IREE's is 11.9 ulp off); f32
+// cosh as fdlibm's (IREE's overflows from 88.7); f32 powf in f64 with C's
+// special cases (IREE's is 125 ulp off, NaN for negative bases); 16-bit
 // types through f32 and rounded once.
 // RUN: amp-opt %s --pass-pipeline='builtin.module(func.func(amp-iree-expand-math))' | FileCheck %s
 // RUN: amp-opt %s --amp-tensor-input-pipeline | FileCheck %s --check-prefix=IREE
@@ -243,6 +245,71 @@ func.func @cbrt(%x: f32, %h: f16) -> (f32, f16) {
   %0 = math.cbrt %x : f32
   %1 = math.cbrt %h : f16
   return %0, %1 : f32, f16
+}
+
+// cosh as fdlibm's e_cosh.c: expm1 below ln 2 / 2, (e + 1 / e) / 2 up to 88,
+// (0.5 w) w with w = exp(|x| / 2) above (IREE's own is inf from 88.7 on).
+// CHECK-LABEL: func.func @cosh
+// CHECK-SAME: (%[[X:.*]]: f32, %[[H:.*]]: f16)
+// CHECK-DAG: %[[HALFLN2:.*]] = arith.constant 0.346573591 : f32
+// CHECK-DAG: %[[BIG:.*]] = arith.constant 8.800000e+01 : f32
+// CHECK: %[[A:.*]] = math.absf %[[X]] : f32
+// CHECK: %[[T:.*]] = math.expm1 %[[A]] : f32
+// CHECK: %[[E:.*]] = math.exp %[[A]] : f32
+// CHECK: %[[W:.*]] = math.exp %{{.*}} : f32
+// CHECK: %[[HUGE:.*]] = arith.mulf %{{.*}}, %[[W]] : f32
+// CHECK: %[[ISBIG:.*]] = arith.cmpf ogt, %[[A]], %[[BIG]] : f32
+// CHECK: %[[ISSMALL:.*]] = arith.cmpf olt, %[[A]], %[[HALFLN2]] : f32
+// CHECK: %[[M:.*]] = arith.select %[[ISSMALL]], %{{.*}}, %{{.*}} : f32
+// CHECK: %[[R:.*]] = arith.select %[[ISBIG]], %[[HUGE]], %[[M]] : f32
+// CHECK: arith.extf %[[H]] : f16 to f32
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK-NOT: math.cosh
+// CHECK: return %[[R]]
+func.func @cosh(%x: f32, %h: f16) -> (f32, f16) {
+  %0 = math.cosh %x : f32
+  %1 = math.cosh %h : f16
+  return %0, %1 : f32, f16
+}
+
+// powf: IREE's own in f64 of |x| (f32's exp(y log x) is 125 ulp off), then
+// C's special cases IREE's gives NaN for: a negative base (negated for an odd
+// integer y, NaN for a non-integer y), |x| = 1 with y = +-inf, x = 1, y = 0.
+// An exponent that upstream's algebraic simplification reduces stays its.
+// CHECK-LABEL: func.func @powf
+// CHECK-SAME: (%[[X:.*]]: f32, %[[Y:.*]]: f32, %[[H:.*]]: f16, %[[T:.*]]: tensor<4xf32>)
+// CHECK-DAG: %[[NAN:.*]] = arith.constant 0x7FF8000000000000 : f64
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f64
+// CHECK: %[[X64:.*]] = arith.extf %[[X]] : f32 to f64
+// CHECK: %[[Y64:.*]] = arith.extf %[[Y]] : f32 to f64
+// CHECK: %[[A:.*]] = math.absf %[[X64]] : f64
+// CHECK: %[[P:.*]] = math.powf %[[A]], %[[Y64]] : f64
+// CHECK: %[[TR:.*]] = math.trunc %[[Y64]] : f64
+// CHECK: %[[INT:.*]] = arith.cmpf oeq, %[[TR]], %[[Y64]] : f64
+// CHECK: %[[ODD:.*]] = arith.andi %[[INT]], %{{.*}} : i1
+// CHECK: %[[NEG:.*]] = arith.negf %[[P]] : f64
+// CHECK: %[[S1:.*]] = arith.select %{{.*}}, %[[NEG]], %[[P]] : f64
+// CHECK: %[[S2:.*]] = arith.select %{{.*}}, %[[NAN]], %[[S1]] : f64
+// CHECK: %[[S3:.*]] = arith.select %{{.*}}, %[[ONE]], %[[S2]] : f64
+// CHECK: %[[S4:.*]] = arith.select %{{.*}}, %[[ONE]], %[[S3]] : f64
+// CHECK: %[[R:.*]] = arith.truncf %[[S4]] : f64 to f32
+// CHECK: %[[HX:.*]] = arith.extf %[[H]] : f16 to f32
+// CHECK: arith.extf %[[HX]] : f32 to f64
+// CHECK: math.powf %{{.*}}, %{{.*}} : f64
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK: %[[HR:.*]] = arith.truncf %{{.*}} : f32 to f16
+// CHECK: %[[SQ:.*]] = arith.mulf %[[X]], %[[X]] : f32
+// CHECK: %[[SQT:.*]] = arith.mulf %[[T]], %[[T]] : tensor<4xf32>
+// CHECK-NOT: math.powf %{{.*}} : f32
+// CHECK: return %[[R]], %[[HR]], %[[SQ]], %[[SQT]]
+func.func @powf(%x: f32, %y: f32, %h: f16, %t: tensor<4xf32>) -> (f32, f16, f32, tensor<4xf32>) {
+  %0 = math.powf %x, %y : f32
+  %1 = math.powf %h, %h : f16
+  %two = arith.constant 2.0 : f32
+  %2 = math.powf %x, %two : f32
+  %twos = arith.constant dense<2.0> : tensor<4xf32>
+  %3 = math.powf %t, %twos : tensor<4xf32>
+  return %0, %1, %2, %3 : f32, f16, f32, tensor<4xf32>
 }
 
 // Through the IREE input pipeline, inside a linalg body: neither op is left.
