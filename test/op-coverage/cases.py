@@ -57,6 +57,7 @@ class Case:
     kind: str = "float"          # float | bool | int: the result type before conversion to f32
     seed: int = 0
     note: str = ""
+    large: bool = False          # an elementwise op: some inputs get large magnitudes (op_coverage.LARGE)
 
 
 def ttype(shape, t):
@@ -164,7 +165,7 @@ def generic_elementwise(name, nin, scalar_lines, reference, *, domain="any", bro
                 + ["  " + b.replace("{", "{{").replace("}", "}}") for b in body]
                 + ["  linalg.yield %y : " + out_e, f"}}}} -> {ttype(S, out_e)}"])
 
-    return simple(name, shapes, S, lines, reference, domain=domain, kind=kind)
+    return simple(name, shapes, S, lines, reference, domain=domain, kind=kind, large=kind == "float")
 
 
 def generic_reduce(name, combiner, init, axis, reference):
@@ -268,19 +269,19 @@ def tosa_cases(op):
     if op in TOSA_UNARY:
         ref, dom = TOSA_UNARY[op]
         cases.append(simple("elementwise", [S], S, lambda t: [f"{{r}} = {op} {{x0}} : ({{T}}) -> {{T}}".replace(
-            "{T}", ttype(S, t))], ref, domain=dom))
+            "{T}", ttype(S, t))], ref, domain=dom, large=True))
     if op in TOSA_BINARY:
         ref, dom = TOSA_BINARY[op]
         for b in (S, (1, 8), (4, 1)):
             cases.append(simple("elementwise" if b == S else f"broadcast {b[0]}x{b[1]}", [S, b], S,
                                 lambda t, b=b: [f"{{r}} = {op} {{x0}}, {{x1}} : ({ttype(S, t)}, {ttype(b, t)}) -> {ttype(S, t)}"],
-                                ref, domain=dom))
+                                ref, domain=dom, large=True))
     if op == "tosa.mul":
         for b in (S, (1, 8)):
             cases.append(simple("elementwise" if b == S else "broadcast 1x8", [S, b], S,
                                 lambda t, b=b: ["%{ns}shift = \"tosa.const\"() <{{values = dense<0> : tensor<1xi8>}}> : () -> tensor<1xi8>",
                                                 f"{{r}} = tosa.mul {{x0}}, {{x1}}, %{{ns}}shift : ({ttype(S, t)}, {ttype(b, t)}, tensor<1xi8>) -> {ttype(S, t)}"],
-                                np.multiply))
+                                np.multiply, large=True))
     if op in TOSA_COMPARE:
         for b in (S, (1, 8)):
             cases.append(simple("elementwise" if b == S else "broadcast 1x8", [S, b], S,
@@ -290,16 +291,16 @@ def tosa_cases(op):
         cases.append(simple("elementwise", [S], S, lambda t: [
             zp("{ns}", t).replace("{ns}", "{ns}"),
             f"{{r}} = tosa.negate {{x0}}, %{{ns}}zp, %{{ns}}zp : ({ttype(S, t)}, tensor<1x{t}>, tensor<1x{t}>) -> {ttype(S, t)}"],
-            np.negative))
+            np.negative, large=True))
     if op == "tosa.clamp":
         cases.append(simple("elementwise", [S], S, lambda t: [
             f"{{r}} = tosa.clamp {{x0}} {{{{min_val = -0.5 : {t}, max_val = 1.0 : {t}}}}} : ({ttype(S, t)}) -> {ttype(S, t)}"],
-            lambda x: np.clip(x, -0.5, 1.0)))
+            lambda x: np.clip(x, -0.5, 1.0), large=True))
     if op == "tosa.select":
         cases.append(simple("elementwise", [S, S, S], S, lambda t: [
             f"%{{ns}}c = tosa.greater {{x0}}, {{x1}} : ({ttype(S, t)}, {ttype(S, t)}) -> {ttype(S, 'i1')}",
             f"{{r}} = tosa.select %{{ns}}c, {{x1}}, {{x2}} : ({ttype(S, 'i1')}, {ttype(S, t)}, {ttype(S, t)}) -> {ttype(S, t)}"],
-            lambda a, b, c: np.where(a > b, b, c)))
+            lambda a, b, c: np.where(a > b, b, c), large=True))
     reduce_refs = {"tosa.reduce_sum": np.sum, "tosa.reduce_max": np.max, "tosa.reduce_min": np.min,
                    "tosa.reduce_product": np.prod}
     if op in reduce_refs:
@@ -561,7 +562,7 @@ CONTRACTIONS = {
 
 
 def dps_named(op, in_shapes, out_shape, reference, *, reduction=1, attrs="", domain="any", init=None,
-              f32_acc=False, name="", kind="float"):
+              f32_acc=False, name="", kind="float", large=False):
     """A destination-style named op: ins(...) outs(fill(0)) in the tested type (f32 accumulator for
     contractions, as the autocast writes them)."""
 
@@ -581,7 +582,7 @@ def dps_named(op, in_shapes, out_shape, reference, *, reduction=1, attrs="", dom
         return res
 
     return simple(name or "named", in_shapes, out_shape, lines, reference, reduction=reduction, domain=domain,
-                  kind=kind)
+                  kind=kind, large=large)
 
 
 LAYOUT_SIZES = {"n": 1, "c": 2, "f": 3, "g": 2, "m": 2}
@@ -672,10 +673,10 @@ def linalg_cases(op):
     cases = []
     if op in LINALG_UNARY:
         ref, dom = LINALG_UNARY[op]
-        cases.append(dps_named(op, [S], S, ref, domain=dom, name="elementwise"))
+        cases.append(dps_named(op, [S], S, ref, domain=dom, name="elementwise", large=True))
     if op in LINALG_BINARY:
         ref, dom = LINALG_BINARY[op]
-        cases.append(dps_named(op, [S, S], S, ref, domain=dom, name="elementwise"))
+        cases.append(dps_named(op, [S, S], S, ref, domain=dom, name="elementwise", large=True))
     if op in CONTRACTIONS:
         shapes, out, red, ref = CONTRACTIONS[op]
         cases.append(dps_named(op, shapes, out, ref, reduction=red, f32_acc=True,
