@@ -52,7 +52,7 @@ class Case:
     out_shape: tuple
     body: Callable
     reference: Callable
-    domain: str = "any"          # input values: any | pos | unit | ge1 | nonzero | int
+    domain: str = "any"          # input values: any | pos | unit | ge1 | nonzero | int | int exponent
     reduction: int = 1           # terms summed per output element (scales the tolerance)
     kind: str = "float"          # float | bool | int: the result type before conversion to f32
     seed: int = 0
@@ -226,6 +226,9 @@ def arith_math_cases(op):
         cases.append(generic_elementwise(
             "select", 3, lambda t: ["%c = arith.cmpf olt, {a0}, {a1} : {E}", "{y} = arith.select %c, {a1}, {a2} : {E}"],
             lambda a, b, c: np.where(a < b, b, c)))
+    if op == "math.powf":
+        cases.append(generic_elementwise("negative base", 2, lambda t: ["{y} = math.powf {a0}, {a1} : {E}"], np.power,
+                                         domain="int exponent"))
     if op == "math.fma":
         cases.append(generic_elementwise("elementwise", 3, lambda t: ["{y} = math.fma {a0}, {a1}, {a2} : {E}"],
                                          lambda a, b, c: a * b + c))
@@ -276,6 +279,10 @@ def tosa_cases(op):
             cases.append(simple("elementwise" if b == S else f"broadcast {b[0]}x{b[1]}", [S, b], S,
                                 lambda t, b=b: [f"{{r}} = {op} {{x0}}, {{x1}} : ({ttype(S, t)}, {ttype(b, t)}) -> {ttype(S, t)}"],
                                 ref, domain=dom, large=True))
+    if op == "tosa.pow":
+        cases.append(simple("negative base", [S, S], S,
+                            lambda t: [f"{{r}} = tosa.pow {{x0}}, {{x1}} : ({ttype(S, t)}, {ttype(S, t)}) -> {ttype(S, t)}"],
+                            np.power, domain="int exponent"))
     if op == "tosa.mul":
         for b in (S, (1, 8)):
             cases.append(simple("elementwise" if b == S else "broadcast 1x8", [S, b], S,
@@ -677,6 +684,8 @@ def linalg_cases(op):
     if op in LINALG_BINARY:
         ref, dom = LINALG_BINARY[op]
         cases.append(dps_named(op, [S, S], S, ref, domain=dom, name="elementwise", large=True))
+        if op == "linalg.powf":
+            cases.append(dps_named(op, [S, S], S, np.power, domain="int exponent", name="negative base"))
     if op in CONTRACTIONS:
         shapes, out, red, ref = CONTRACTIONS[op]
         cases.append(dps_named(op, shapes, out, ref, reduction=red, f32_acc=True,

@@ -28,7 +28,8 @@ K the number of terms an output sums (reductions and contractions; 1 otherwise).
 the element type's range is its infinity (exp(12.5) in f16), and an infinite reference is met exactly.
 Inputs of the default domain are uniform in [-2, 2] (the "unit" domain: (-0.9, 0.9)) with six small
 magnitudes first (+-1e-3, +-2.5e-4, +-7e-5: normal in every type); an elementwise op's inputs have six
-large magnitudes next (LARGE: 12.5 to 5e4; their absolute values in the positive domain).
+large magnitudes next (LARGE: 12.5 to 5e4; their absolute values in the positive domain); pow's
+"negative base" case has bases of both signs and integer exponents -3..3.
 """
 
 from __future__ import annotations
@@ -97,6 +98,10 @@ def inputs_for(case, op: str) -> list:
             v = rng.uniform(0.5, 2.0, n) * rng.choice([-1.0, 1.0], n)
         elif case.domain == "int":  # few distinct values: comparisons see equal elements too
             v = rng.integers(-2, 3, n).astype(np.float64)
+        elif case.domain == "int exponent":  # pow of bases of both signs, integer exponents -3..3
+            v = rng.integers(-3, 4, n).astype(np.float64) if index else rng.uniform(-2.0, 2.0, n)
+            if not index:
+                v[:len(SMALL)] = SMALL[:n]
         elif case.domain == "distinct":  # argmax without ties
             v = rng.permutation(n).astype(np.float64) / 4 - n / 8
         else:
@@ -398,13 +403,14 @@ def render(ops, covered, excluded, uncovered, results, backends) -> str:
              "and log1p), the first six of each input the small magnitudes +-1e-3, +-2.5e-4, +-7e-5 (normal in",
              "every type); an elementwise op's inputs the large magnitudes 12.5, -89, 700, -1500, 4e4, -5e4 next",
              "(each operand in its own order; their absolute values where the op needs positive inputs), where",
-             "an expansion can overflow before its result does and 16-bit results overflow. Tolerance (eps =",
-             "2^-23, 2^-10, 2^-7 for f32, f16, bf16): |got - ref| <= rtol |ref| + atol + eps K max|input|^2,",
-             "rtol = 8 eps (f32) or 2 eps (f16, bf16), atol = eps (eps min(1, |x|) for an elementwise op of one",
-             "operand x, so that f(x) ~ x near 0 keeps its relative accuracy), K the number of terms each output",
-             "sums (1 for elementwise ops); a reference beyond the element type's range is its infinity, met",
-             "exactly. `pass`: every case of the op passes; `excl.`: a documented exclusion (reason below);",
-             "`FAIL`: a regression (make check fails).",
+             "an expansion can overflow before its result does and 16-bit results overflow; pow's `negative",
+             "base` case: bases of both signs, integer exponents -3..3. Tolerance (eps = 2^-23, 2^-10, 2^-7 for",
+             "f32, f16, bf16): |got - ref| <= rtol |ref| + atol + eps K max|input|^2, rtol = 8 eps (f32) or 2 eps",
+             "(f16, bf16), atol = eps (eps min(1, |x|) for an elementwise op of one operand x, so that f(x) ~ x",
+             "near 0 keeps its relative accuracy), K the number of terms each output sums (1 for elementwise",
+             "ops); a reference beyond the element type's range is its infinity, met exactly. `pass`: every case",
+             "of the op passes; `excl.`: a documented exclusion (reason below); `FAIL`: a regression (make check",
+             "fails).",
              ""]
     header = "| op | cases | " + " | ".join(f"{b} {t}" for b in backends for t in DTYPES) + " |"
     lines += [header, "|" + "---|" * (2 + len(backends) * len(DTYPES))]
