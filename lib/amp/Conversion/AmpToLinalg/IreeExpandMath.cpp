@@ -155,8 +155,9 @@ struct Log10AsLog : public OpRewritePattern<math::Log10Op> {
   }
 };
 
-/// Builds f32 elementwise math for the patterns below: constants of the
-/// op's type and the few ops they use, so each formula reads as one.
+/// Builds f32 elementwise math for the patterns below (f64 for powf's
+/// special cases): constants of the op's type and the few ops they use, so
+/// each formula reads as one.
 struct F32Builder {
   OpBuilder &builder;
   Location loc;
@@ -509,10 +510,8 @@ struct PowFThroughF64 : public OpRewritePattern<math::PowFOp> {
     r = b.select(both(b.signBitSet(x), odd),
                  arith::NegFOp::create(rewriter, loc, r), r);
     Value negativeFinite = both(b.less(x, 0.0), b.greater(x, -INFINITY));
-    Value notInteger = arith::XOrIOp::create(
-        rewriter, loc, integer, createScalarOrSplatConstant(
-                                    rewriter, loc, integer.getType(),
-                                    APInt(1, 1)));
+    Value notInteger = arith::CmpFOp::create(
+        rewriter, loc, arith::CmpFPredicate::UNE, truncated, y);
     r = b.select(both(negativeFinite, notInteger), b.c(NAN), r);
     r = b.select(both(b.equal(a, 1.0), b.equal(b.abs(y), INFINITY)),
                  b.c(1.0), r);
@@ -535,7 +534,8 @@ struct IreeExpandMathPass
                  HyperbolicAsFdlibm<math::SinhOp>,
                  HyperbolicAsFdlibm<math::CoshOp>, PowFThroughF64>(
         &getContext());
-    // pow(x, 2) as x * x, pow(x, 0.5) as sqrt(x), ... before PowFThroughF64
+    // pow(x, 2) as x * x, pow(x, 0.5) as sqrt(x), ...: PowFThroughF64
+    // leaves these exponents to them
     populateMathAlgebraicSimplificationPatterns(patterns);
     populateMathF32ExpansionPatterns(patterns, [](StringRef name) {
       return name == math::ErfcOp::getOperationName() ||
