@@ -740,6 +740,14 @@ def linalg_cases(op):
                 f"{{r}} = linalg.softmax dimension({axis}) ins({{x0}} : {ttype(S, t)}) outs(%{{ns}}e : {ttype(S, t)}) -> {ttype(S, t)}"],
                 lambda x, axis=axis: np.exp(x - x.max(axis=axis, keepdims=True))
                 / np.exp(x - x.max(axis=axis, keepdims=True)).sum(axis=axis, keepdims=True), reduction=S[axis]))
+        for axis in (0, 1):
+            # logits up to 5e4: exp(x) alone would overflow (inf / inf); the outputs are in [0, 1], so each is
+            # held to the elementwise tolerance (reduction 1), not to one scaled by max|x|^2
+            cases.append(simple(f"dimension {axis} (large logits)", [S], S, lambda t, axis=axis: [
+                f"%{{ns}}e = tensor.empty() : {ttype(S, t)}",
+                f"{{r}} = linalg.softmax dimension({axis}) ins({{x0}} : {ttype(S, t)}) outs(%{{ns}}e : {ttype(S, t)}) -> {ttype(S, t)}"],
+                lambda x, axis=axis: np.exp(x - x.max(axis=axis, keepdims=True))
+                / np.exp(x - x.max(axis=axis, keepdims=True)).sum(axis=axis, keepdims=True), large=True))
     conv = conv_like_case(op) if re.match(r"linalg\.(conv|depthwise_conv|pooling)_", op) else None
     if conv is not None and not op.endswith("_q"):
         cases.append(conv)
