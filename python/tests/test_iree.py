@@ -297,21 +297,22 @@ def _magnitudes(rng, n, low, high):
 
 
 @pytest.mark.parametrize("op", ["atan", "atan2", "asinh", "acosh", "atanh", "sinh", "cosh", "sin", "cos", "tan", "cbrt",
-                                "powf"])
+                                "powf", "exp2"])
 def test_math_on_llvm_cpu(op, amp_tools, tmp_path):
-    """The f32 math ops that amp-iree-expand-math writes itself for IREE (IREE's own are 39-40 ulp off for
-    atan / atan2, and for asinh infinite from |x| = 7.7e9, acosh 351 ulp near 1, atanh 12,901 ulp near 0,
-    sinh 105 ulp near 0; sin / tan wrong for small negative x, sin(-1e-8) = +6.2e-8; cos 170,000 ulp near
-    pi/2, sin / cos 2.3e-4 off at |x| < 8192; cbrt 11.9 ulp and NaN for +-inf, kept as the first guess of a
-    Newton step; cosh infinite from |x| = 88.7; powf 125 ulp off and NaN for every negative base, kept in
-    f64), against float64 over 60,000 values spanning each op's domain (magnitudes 1e-30 to 1e30, near 1 for
-    acosh, up to 89.4 for sinh and cosh, up to 51,471 for sin / cos (where Cephes' reduction holds), 100 and
-    next to pi/2 for tan, 1.3e-38 to 3e38 for cbrt; for powf bases 1e-3 to 1e3, a quarter of them negative
-    with integer exponents, exponents up to 40 in magnitude) and +-1, +-2: within 3 ulp (tan 4: 2.8
-    measured; cbrt 0.71); sin and cos next to their zeros within 2e-9 absolute (an ulp of 1/64: the error of
-    the reduced argument, 9e-10 measured); 0, -0, +-inf and NaN (for atan2 and powf every pair with one of
-    them, powf's also with +-0.5 and +-3) as numpy's libm gives them, signs of zero included. Results below f32's normal range are left out of the
-    ulp count: IREE's CPU code flushes subnormals."""
+    """The f32 math ops that amp-iree-expand-math writes itself for IREE (IREE's own are 39-40 ulp off for atan /
+    atan2, and for asinh infinite from |x| = 7.7e9, acosh 351 ulp near 1, atanh 12,901 ulp near 0, sinh 105 ulp
+    near 0; sin / tan wrong for small negative x, sin(-1e-8) = +6.2e-8; cos 170,000 ulp near pi/2, sin / cos
+    2.3e-4 off at |x| < 8192; cbrt 11.9 ulp and NaN for +-inf, kept as the first guess of a Newton step; cosh
+    infinite from |x| = 88.7; powf 125 ulp off and NaN for every negative base, exp2 17 ulp off at 88.7, both computed
+    in f64), against float64 over 60,000 values spanning each op's domain (magnitudes 1e-30 to 1e30, near 1 for
+    acosh, up to 89.4 for sinh and cosh, up to 51,471 for sin / cos (where Cephes' reduction holds), 100 and next
+    to pi/2 for tan, 1.3e-38 to 3e38 for cbrt; for powf bases 1e-3 to 1e3, a quarter of them negative with integer
+    exponents, exponents up to 40 in magnitude; for exp2 -149 to 128, integers among them, whose powers of 2 are
+    exact) and +-1, +-2: within 3 ulp (tan 4: 2.8 measured; cbrt 0.71); sin and cos next to their zeros within
+    2e-9 absolute (an ulp of 1/64: the error of the reduced argument, 9e-10 measured); 0, -0, +-inf and NaN (for
+    atan2 and powf every pair with one of them, powf's also with +-0.5 and +-3) as numpy's libm gives them, signs
+    of zero included. Results below f32's normal range are left out of the ulp count: IREE's CPU code flushes
+    subnormals."""
     import itertools
     import numpy as np
     import iree.runtime as rt
@@ -327,6 +328,8 @@ def test_math_on_llvm_cpu(op, amp_tools, tmp_path):
         "sinh": lambda: np.concatenate([rng.uniform(-89.4, 89.4, n // 2), _magnitudes(rng, n - n // 2, -30, 0)]),
         # bases: magnitudes 1e-3 to 1e3, every fourth negative with an integer exponent (x below)
         "powf": lambda: _magnitudes(rng, n, -3, 3),
+        "exp2": lambda: np.concatenate([rng.uniform(-149, 128, n // 2), np.round(rng.uniform(-149, 128, n // 4)),
+                                        _magnitudes(rng, n - 3 * (n // 4), -30, 0)]),
         "sin": lambda: np.concatenate([rng.uniform(-51471, 51471, n // 3), rng.uniform(-1.6, 1.6, n // 3),
                                        _magnitudes(rng, n - 2 * (n // 3), -30, 0)]),
         "tan": lambda: np.concatenate([rng.uniform(-100, 100, n // 3), _magnitudes(rng, n // 3, -8, -1.3) + np.pi / 2,
@@ -337,7 +340,7 @@ def test_math_on_llvm_cpu(op, amp_tools, tmp_path):
     inputs["cbrt"] = lambda: np.concatenate([rng.uniform(-10, 10, n // 2), _magnitudes(rng, n - n // 2, -37.9, 38.5)])
     exact_of = {"atan": np.arctan, "atan2": np.arctan2, "asinh": np.arcsinh, "acosh": np.arccosh,
                 "atanh": np.arctanh, "sinh": np.sinh, "cosh": np.cosh, "sin": np.sin, "cos": np.cos, "tan": np.tan,
-                "cbrt": np.cbrt, "powf": np.power}[op]
+                "cbrt": np.cbrt, "powf": np.power, "exp2": np.exp2}[op]
     binary = op in ("atan2", "powf")
     y, x = inputs[op]().astype(np.float32), wide().astype(np.float32)
     if op == "powf":  # exponents up to 40: |x log y| up to 276, results over f32's whole range
@@ -362,8 +365,8 @@ def test_math_on_llvm_cpu(op, amp_tools, tmp_path):
         assert len(own) == 1 and re.search(rf"%{own[0]} = math\.absf ", text) and "arith.fptosi" in text, text
     elif op == "cbrt":  # IREE's own, then a Newton step
         assert text.count("math.cbrt ") == 1 and "arith.divf" in text, text
-    elif op == "powf":  # IREE's own, in f64
-        assert re.findall(r"math\.powf [^\n]*: (\w+)\n", text) == ["f64"], text
+    elif op in ("powf", "exp2"):  # IREE's own, in f64
+        assert re.findall(rf"math\.{op} [^\n]*: (\w+)\n", text) == ["f64"], text
     else:
         assert f"math.{op} " not in text
     vmfb = compile_step(iree_input, tmp_path / "math.vmfb")

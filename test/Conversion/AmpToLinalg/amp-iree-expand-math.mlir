@@ -7,8 +7,9 @@
 // Cephes' sinf / cosf / tanf (IREE's reduce by pi/2 in one f32 step); f32
 // cbrt as IREE's own plus one Newton step (IREE's is 11.9 ulp off); f32
 // cosh as fdlibm's (IREE's overflows from 88.7); f32 powf in f64 with C's
-// special cases (IREE's is 125 ulp off, NaN for negative bases); 16-bit
-// types through f32 and rounded once.
+// special cases (IREE's is 125 ulp off, NaN for negative bases) and f32 exp2
+// in f64 (IREE's is 17 ulp off at 88.7); 16-bit types through f32 and
+// rounded once.
 // RUN: amp-opt %s --pass-pipeline='builtin.module(func.func(amp-iree-expand-math))' | FileCheck %s
 // RUN: amp-opt %s --amp-tensor-input-pipeline | FileCheck %s --check-prefix=IREE
 
@@ -310,6 +311,22 @@ func.func @powf(%x: f32, %y: f32, %h: f16, %t: tensor<4xf32>) -> (f32, f16, f32,
   %twos = arith.constant dense<2.0> : tensor<4xf32>
   %3 = math.powf %t, %twos : tensor<4xf32>
   return %0, %1, %2, %3 : f32, f16, f32, tensor<4xf32>
+}
+
+// exp2: IREE's own in f64 (f32's, exp(x ln 2), is 17 ulp off at 88.7).
+// CHECK-LABEL: func.func @exp2
+// CHECK-SAME: (%[[X:.*]]: f32, %[[B:.*]]: bf16)
+// CHECK: %[[X64:.*]] = arith.extf %[[X]] : f32 to f64
+// CHECK: %[[E:.*]] = math.exp2 %[[X64]] : f64
+// CHECK: %[[R:.*]] = arith.truncf %[[E]] : f64 to f32
+// CHECK: %[[BX:.*]] = arith.extf %[[B]] : bf16 to f32
+// CHECK: arith.extf %[[BX]] : f32 to f64
+// CHECK-NOT: math.exp2 %{{.*}} : {{f32|bf16}}
+// CHECK: return %[[R]]
+func.func @exp2(%x: f32, %b: bf16) -> (f32, bf16) {
+  %0 = math.exp2 %x : f32
+  %1 = math.exp2 %b : bf16
+  return %0, %1 : f32, bf16
 }
 
 // Through the IREE input pipeline, inside a linalg body: neither op is left.
