@@ -513,9 +513,9 @@ def AmpIreeExpandMathPass
     pow(0, 0), pow(1, inf), ...: it becomes IREE's own in f64 of |x| (0.5
     ulp), rounded once to f32, with C's special cases (the sign of an odd
     integer power of a negative base, NaN for a non-integer one, 1 for
-    x = 1 or y = 0); an exponent that upstream's algebraic simplification
-    reduces (2, 3, -1, -2, 0.5, -0.5, 0.75) becomes its multiplications and
-    square roots. IREE's f32 `math.exp2`, exp(x ln 2) in f32, 17 ulp off at
+    x = 1 or y = 0); an exponent that PyTorch's pow kernel special-cases
+    (2, 3, 0.5, -0.5, -1, -2) becomes what that kernel computes, as in the
+    CPU lowering (amp/Support/PyTorchPow.h). IREE's f32 `math.exp2`, exp(x ln 2) in f32, 17 ulp off at
     88.7, is computed in f64 the same way. f16 / bf16 operands of all but cbrt go through f32 and are
     rounded once.
   }];

@@ -276,7 +276,7 @@ func.func @cosh(%x: f32, %h: f16) -> (f32, f16) {
 // powf: IREE's own in f64 of |x| (f32's exp(y log x) is 125 ulp off), then
 // C's special cases IREE's gives NaN for: a negative base (negated for an odd
 // integer y, NaN for a non-integer y), |x| = 1 with y = +-inf, x = 1, y = 0.
-// An exponent that upstream's algebraic simplification reduces stays its.
+// An exponent PyTorch's pow kernel special-cases becomes what it computes.
 // CHECK-LABEL: func.func @powf
 // CHECK-SAME: (%[[X:.*]]: f32, %[[Y:.*]]: f32, %[[H:.*]]: f16, %[[T:.*]]: tensor<4xf32>)
 // CHECK-DAG: %[[NAN:.*]] = arith.constant 0x7FF8000000000000 : f64

@@ -26,17 +26,18 @@
 // over 10^6 values, 2026-11-27: no difference), where libm's correctly
 // rounded pow differs from torch.pow on a quarter of the elements for the
 // exponents 3, -0.5 and -2. 16-bit types keep powf (PyTorch computes their
-// pow in f32 and rounds once).
+// pow in f32 and rounds once). The pattern is shared with the IREE input
+// (amp/Support/PyTorchPow.h, amp-iree-expand-math).
 //
 //===----------------------------------------------------------------------===//
 
 #include "amp/Codegen/Passes.h"
 #include "amp/Codegen/Transforms.h"
+#include "amp/Support/PyTorchPow.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/BuiltinTypes.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -57,61 +58,6 @@ struct FPowIToPowF : public OpRewritePattern<math::FPowIOp> {
                                              op.getRhs());
     rewriter.replaceOpWithNewOp<math::PowFOp>(op, op.getLhs(), exponent,
                                               op.getFastmathAttr());
-    return success();
-  }
-};
-
-/// powf with a constant exponent PyTorch's pow kernel special-cases, as that
-/// kernel computes it (file comment); f32 and f64 only.
-struct PowFToPyTorchSpecialCase : public OpRewritePattern<math::PowFOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(math::PowFOp op,
-                                PatternRewriter &rewriter) const override {
-    Type type = op.getType();
-    if (!getElementTypeOrSelf(type).isF32() &&
-        !getElementTypeOrSelf(type).isF64())
-      return failure();
-    // A scalar constant, or a splat vector / tensor constant.
-    std::optional<APFloat> exponent;
-    FloatAttr scalar;
-    SplatElementsAttr splat;
-    if (matchPattern(op.getRhs(), m_Constant(&scalar)))
-      exponent = scalar.getValue();
-    else if (matchPattern(op.getRhs(), m_Constant(&splat)))
-      exponent = splat.getSplatValue<APFloat>();
-    if (!exponent)
-      return failure();
-    auto is = [&](double value) { return exponent->isExactlyValue(value); };
-    if (!is(2.0) && !is(3.0) && !is(0.5) && !is(-0.5) && !is(-1.0) &&
-        !is(-2.0))
-      return failure();
-    Location loc = op.getLoc();
-    Value x = op.getLhs();
-    arith::FastMathFlagsAttr fmf = op.getFastmathAttr();
-    auto mul = [&](Value a, Value b) -> Value {
-      return arith::MulFOp::create(rewriter, loc, a, b, fmf);
-    };
-    auto reciprocal = [&](Value a) -> Value {
-      Value one = createScalarOrSplatConstant(
-          rewriter, loc, type,
-          APFloat::getOne(cast<FloatType>(getElementTypeOrSelf(type))
-                              .getFloatSemantics()));
-      return arith::DivFOp::create(rewriter, loc, one, a, fmf);
-    };
-    Value result;
-    if (is(2.0))
-      result = mul(x, x);
-    else if (is(3.0))
-      result = mul(mul(x, x), x);
-    else if (is(0.5))
-      result = math::SqrtOp::create(rewriter, loc, x, fmf);
-    else if (is(-0.5))
-      result = reciprocal(math::SqrtOp::create(rewriter, loc, x, fmf));
-    else if (is(-1.0))
-      result = reciprocal(x);
-    else
-      result = reciprocal(mul(x, x));
-    rewriter.replaceOp(op, result);
     return success();
   }
 };
@@ -164,8 +110,9 @@ struct AmpCpuExpandMathPass
 } // namespace
 
 void mlir::amp::populateAmpExpandMathPatterns(RewritePatternSet &patterns) {
-  patterns.add<FPowIToPowF, PowFToPyTorchSpecialCase, IsInfToCompare,
-               IsNormalToCompare>(patterns.getContext());
+  patterns.add<FPowIToPowF, IsInfToCompare, IsNormalToCompare>(
+      patterns.getContext());
+  populatePyTorchPowSpecialCasePatterns(patterns);
 }
 
 LogicalResult mlir::amp::expandMathOps(Operation *root) {

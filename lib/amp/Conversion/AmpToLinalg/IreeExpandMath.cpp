@@ -91,10 +91,10 @@
 //               bit and an odd integer y negate it, a negative finite x and
 //               a non-integer y give NaN, |x| = 1 with y = +-inf gives 1, and
 //               x = 1 or y = +-0 give 1 (NaN operands included); truncf to
-//               f32. An exponent that upstream's algebraic simplification
-//               (populateMathAlgebraicSimplificationPatterns, also in this
-//               pass) reduces is left to it: pow(x, 2) = x * x, pow(x, 0.5)
-//               = sqrt(x), and 3, -1, -2, -0.5, 0.75
+//               f32. An exponent that PyTorch's pow kernel special-cases
+//               becomes what that kernel computes first, as in the CPU
+//               lowering (amp/Support/PyTorchPow.h): pow(x, 2) = x * x,
+//               pow(x, 0.5) = sqrt(x), and 3, -0.5, -1, -2
 //   exp2(x)  -> IREE's own exp2 in f64, truncf to f32 (within 3 ulp,
 //               integers exact; test_iree)
 //
@@ -107,11 +107,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
+#include "amp/Support/PyTorchPow.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -464,6 +464,14 @@ static Value newtonCbrt(F32Builder &b, Operation *op) {
   return b.select(normal, step, b.select(subnormal, y, x));
 }
 
+/// `value` (f32, scalar or shaped) extended to f64, exactly.
+static Value extendToF64(OpBuilder &builder, Value value) {
+  Type f64 = builder.getF64Type();
+  if (auto shaped = dyn_cast<ShapedType>(value.getType()))
+    f64 = shaped.clone(f64);
+  return arith::ExtFOp::create(builder, value.getLoc(), f64, value);
+}
+
 /// f32 powf(x, y) as f64 powf of the extended operands, rounded once to
 /// f32, with C's special cases. IREE computes powf as exp(y log x): in f32
 /// the rounding of y log x grows with its magnitude (125 ulp, 11.7 mean,
@@ -475,9 +483,9 @@ static Value newtonCbrt(F32Builder &b, Operation *op) {
 ///   x < 0 (-inf excluded) and y not an integer:     NaN
 ///   |x| = 1 and y = +-inf:                          1
 ///   x = 1 (y NaN included), or y = +-0 (x NaN too): 1
-/// An exponent that upstream's algebraic simplification writes as
-/// multiplications and square roots (2, 3, -1, -2, 0.5, -0.5, 0.75, 1) is
-/// left to it.
+/// An exponent that PyTorch's pow kernel special-cases (2, 3, 0.5, -0.5, -1,
+/// -2) is rewritten first, as the CPU lowering does (PyTorchPow.h, the
+/// higher benefit).
 struct PowFThroughF64 : public OpRewritePattern<math::PowFOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(math::PowFOp op,
@@ -485,21 +493,13 @@ struct PowFThroughF64 : public OpRewritePattern<math::PowFOp> {
     Type type = op.getType();
     if (!getElementTypeOrSelf(type).isF32())
       return rewriter.notifyMatchFailure(op, "not f32");
-    APFloat exponent(0.0f);
-    if (matchPattern(op.getRhs(), m_ConstantFloat(&exponent)))
-      for (double reduced : {1.0, 2.0, 3.0, -1.0, -2.0, 0.5, -0.5, 0.75})
-        if (exponent.convertToDouble() == reduced)
-          return rewriter.notifyMatchFailure(op, "a strength-reduced exponent");
     Location loc = op.getLoc();
-    Type f64 = rewriter.getF64Type();
-    if (auto shaped = dyn_cast<ShapedType>(type))
-      f64 = shaped.clone(f64);
-    F32Builder b{rewriter, loc, f64};
+    Value x = extendToF64(rewriter, op.getLhs());
+    Value y = extendToF64(rewriter, op.getRhs());
+    F32Builder b{rewriter, loc, x.getType()};
     auto both = [&](Value p, Value q) {
       return arith::AndIOp::create(rewriter, loc, p, q);
     };
-    Value x = arith::ExtFOp::create(rewriter, loc, f64, op.getLhs());
-    Value y = arith::ExtFOp::create(rewriter, loc, f64, op.getRhs());
     Value a = b.abs(x);
     Value r = math::PowFOp::create(rewriter, loc, a, y, op.getFastmathAttr());
     // y an integer (+-inf included, NaN not), odd where y / 2 is not
@@ -537,12 +537,9 @@ struct Exp2ThroughF64 : public OpRewritePattern<math::Exp2Op> {
     Type type = op.getType();
     if (!getElementTypeOrSelf(type).isF32())
       return rewriter.notifyMatchFailure(op, "not f32");
-    Location loc = op.getLoc();
-    Type f64 = rewriter.getF64Type();
-    if (auto shaped = dyn_cast<ShapedType>(type))
-      f64 = shaped.clone(f64);
-    Value x = arith::ExtFOp::create(rewriter, loc, f64, op.getOperand());
-    Value r = math::Exp2Op::create(rewriter, loc, x, op.getFastmathAttr());
+    Value r = math::Exp2Op::create(rewriter, op.getLoc(),
+                                   extendToF64(rewriter, op.getOperand()),
+                                   op.getFastmathAttr());
     rewriter.replaceOpWithNewOp<arith::TruncFOp>(op, type, r);
     return success();
   }
@@ -560,9 +557,9 @@ struct IreeExpandMathPass
                  HyperbolicAsFdlibm<math::CoshOp>, PowFThroughF64,
                  Exp2ThroughF64>(
         &getContext());
-    // pow(x, 2) as x * x, pow(x, 0.5) as sqrt(x), ...: PowFThroughF64
-    // leaves these exponents to them
-    populateMathAlgebraicSimplificationPatterns(patterns);
+    // pow(x, 2) as x * x, pow(x, 0.5) as sqrt(x), ... as torch.pow computes
+    // them, before PowFThroughF64 (which matches every f32 powf)
+    amp::populatePyTorchPowSpecialCasePatterns(patterns, /*benefit=*/2);
     populateMathF32ExpansionPatterns(patterns, [](StringRef name) {
       return name == math::ErfcOp::getOperationName() ||
              name == math::Log10Op::getOperationName() ||
