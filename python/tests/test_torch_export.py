@@ -3487,6 +3487,8 @@ def test_centered_rmsprop_rounds_as_pytorch(tmp_path, amp_tools):
     float64); with two roundings each (a multiply, then an add) it parted by 1.1e-3."""
     _torch_mlir()
     timm = pytest.importorskip("timm", reason="timm is not installed (make py-models)")
+    import timm.optim  # not imported by `import timm`
+
     torch.manual_seed(0)
     model = timm.create_model("mobilenetv3_small_100", num_classes=10).train()
     generator = torch.Generator().manual_seed(1)
