@@ -46,10 +46,10 @@ deps:
 # and say so.
 VENV         := $(BUILD)/venv
 PY           := $(VENV)/bin/python
-PY_PACKAGES  := numpy pytest nanobind matplotlib
+PY_PACKAGES  := numpy pytest pytest-xdist nanobind matplotlib
 py-deps: deps
 	@[ -x $(PY) ] || python3 -m venv --system-site-packages $(VENV)
-	@$(PY) -c "import numpy, pytest, nanobind, matplotlib" 2>/dev/null || \
+	@$(PY) -c "import numpy, pytest, xdist, nanobind, matplotlib" 2>/dev/null || \
 	  $(PY) -m pip install -q $(PY_PACKAGES) || \
 	  echo "== pip could not install $(PY_PACKAGES): the Python module and its tests are skipped"
 
