@@ -27,14 +27,14 @@
 //   3. `llvm.load : bf16` whose readers are all bitcasts to iN, or stores
 //      of it (a copy), loads iN;
 //   4.-6. `llvm.shufflevector`, `llvm.insertelement` and
-//      `llvm.extractelement` on bf16 move the operands bitcast to iN and
-//      bitcast the result back, as rewrite 2.
+//      `llvm.extractelement` of bf16, as rewrite 2 (one pattern, MoveBits).
 // (Vectors of bf16 alike, with vectors of iN.) The bits moved are the same.
 //
 //===----------------------------------------------------------------------===//
 
 #include "amp/Codegen/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -78,27 +78,6 @@ struct StoreBitcastSource : OpRewritePattern<LLVM::StoreOp> {
   }
 };
 
-/// Rewrite 2: a select between bf16 values selects their bits.
-struct SelectBits : OpRewritePattern<LLVM::SelectOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(LLVM::SelectOp select,
-                                PatternRewriter &rewriter) const override {
-    Type type = select.getType();
-    if (!isBf16Like(type))
-      return failure();
-    Type bits = asIntegers(type);
-    Location loc = select.getLoc();
-    Value trueBits =
-        LLVM::BitcastOp::create(rewriter, loc, bits, select.getTrueValue());
-    Value falseBits =
-        LLVM::BitcastOp::create(rewriter, loc, bits, select.getFalseValue());
-    Value selected = LLVM::SelectOp::create(
-        rewriter, loc, select.getCondition(), trueBits, falseBits);
-    rewriter.replaceOpWithNewOp<LLVM::BitcastOp>(select, type, selected);
-    return success();
-  }
-};
-
 /// Rewrite 3: a bf16 load that every reader bitcasts to integers or stores
 /// (a copy) loads the integers.
 struct LoadBits : OpRewritePattern<LLVM::LoadOp> {
@@ -127,63 +106,27 @@ struct LoadBits : OpRewritePattern<LLVM::LoadOp> {
   }
 };
 
-/// Rewrite 4: a shuffle of bf16 vectors shuffles their bits.
-struct ShuffleBits : OpRewritePattern<LLVM::ShuffleVectorOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(LLVM::ShuffleVectorOp shuffle,
+/// Rewrites 2 and 4-6: an op that moves bf16 values (select, shufflevector,
+/// insertelement, extractelement) moves their bits: the same op on its bf16
+/// operands bitcast to iN, its result bitcast back.
+template <typename OpTy>
+struct MoveBits : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    Type type = shuffle.getType();
+    Type type = op.getType();
     if (!isBf16Like(type))
       return failure();
-    Location loc = shuffle.getLoc();
-    Value v1 = LLVM::BitcastOp::create(
-        rewriter, loc, asIntegers(shuffle.getV1().getType()), shuffle.getV1());
-    Value v2 = LLVM::BitcastOp::create(
-        rewriter, loc, asIntegers(shuffle.getV2().getType()), shuffle.getV2());
-    Value shuffled = LLVM::ShuffleVectorOp::create(rewriter, loc, v1, v2,
-                                                   shuffle.getMask());
-    rewriter.replaceOpWithNewOp<LLVM::BitcastOp>(shuffle, type, shuffled);
-    return success();
-  }
-};
-
-/// Rewrite 5: an element inserted into a bf16 vector is inserted as bits.
-struct InsertElementBits : OpRewritePattern<LLVM::InsertElementOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(LLVM::InsertElementOp insert,
-                                PatternRewriter &rewriter) const override {
-    Type type = insert.getType();
-    if (!isBf16Like(type))
-      return failure();
-    Location loc = insert.getLoc();
-    Type bits = asIntegers(type);
-    Value vector =
-        LLVM::BitcastOp::create(rewriter, loc, bits, insert.getVector());
-    Value value = LLVM::BitcastOp::create(
-        rewriter, loc, asIntegers(insert.getValue().getType()),
-        insert.getValue());
-    Value inserted = LLVM::InsertElementOp::create(rewriter, loc, bits, vector,
-                                                   value, insert.getPosition());
-    rewriter.replaceOpWithNewOp<LLVM::BitcastOp>(insert, type, inserted);
-    return success();
-  }
-};
-
-/// Rewrite 6: an element extracted from a bf16 vector is extracted as bits.
-struct ExtractElementBits : OpRewritePattern<LLVM::ExtractElementOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(LLVM::ExtractElementOp extract,
-                                PatternRewriter &rewriter) const override {
-    Type type = extract.getType();
-    if (!isBf16Like(type))
-      return failure();
-    Location loc = extract.getLoc();
-    Value vector = LLVM::BitcastOp::create(
-        rewriter, loc, asIntegers(extract.getVector().getType()),
-        extract.getVector());
-    Value extracted = LLVM::ExtractElementOp::create(
-        rewriter, loc, asIntegers(type), vector, extract.getPosition());
-    rewriter.replaceOpWithNewOp<LLVM::BitcastOp>(extract, type, extracted);
+    IRMapping bits;
+    for (Value operand : op->getOperands())
+      if (isBf16Like(operand.getType()) && !bits.contains(operand))
+        bits.map(operand, LLVM::BitcastOp::create(
+                              rewriter, op.getLoc(),
+                              asIntegers(operand.getType()), operand));
+    Operation *moved = rewriter.clone(*op, bits);
+    moved->getResult(0).setType(asIntegers(type));
+    rewriter.replaceOpWithNewOp<LLVM::BitcastOp>(op, type,
+                                                 moved->getResult(0));
     return success();
   }
 };
@@ -203,8 +146,10 @@ struct AmpCpuBf16BitsAsIntegersPass
     if (!any)
       return;
     RewritePatternSet patterns(&getContext());
-    patterns.add<StoreBitcastSource, SelectBits, LoadBits, ShuffleBits,
-                 InsertElementBits, ExtractElementBits>(&getContext());
+    patterns.add<StoreBitcastSource, LoadBits, MoveBits<LLVM::SelectOp>,
+                 MoveBits<LLVM::ShuffleVectorOp>,
+                 MoveBits<LLVM::InsertElementOp>,
+                 MoveBits<LLVM::ExtractElementOp>>(&getContext());
     // No region simplification: the step body of a large model is 10^5
     // ops of straight-line glue.
     GreedyRewriteConfig config;
