@@ -459,6 +459,48 @@ def AmpGeneralizeElementwiseOpsPass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def AmpWiden16BitAccumulatorsPass
+    : InterfacePass<"amp-widen-16bit-accumulators",
+                    "::mlir::FunctionOpInterface"> {
+  let summary = "Reductions and contractions written in f16 / bf16 "
+                "accumulate in f32 and round once";
+  let description = [{
+    On linalg on tensors, right after tosa-to-linalg in every lowering
+    pipeline (CPU, GPU, the IREE input). A linalg op with a reduction loop
+    whose f16 / bf16 output its payload accumulates with anything but a
+    max / min / select (a `tosa.reduce_sum`, `reduce_product` or
+    `tosa.matmul` of f16, a 16-bit `linalg.reduce`, reduction
+    `linalg.generic`, `linalg.matmul`, convolution or pooling sum) would
+    otherwise round every partial result to 16 bits, and a sum that passes
+    65504 on its way is inf (on our CPU loops and in IREE). PyTorch
+    accumulates such sums and products in f32. The same op (a named op
+    stays the named op) is made again with f32 outputs: the init an f32
+    fill of the same scalar (or the init extended), the payload rebuilt with
+    each 16-bit input extended and its arith / math computed in f32 (for a
+    named op, the payload its region builder makes for those types). Its
+    results are rounded once to their 16-bit type by an elementwise
+    `linalg.generic`. Max / min reductions keep their type (exact); f32
+    outputs, and so everything amp-autocast emits, are left alone.
+
+    ```mlir
+    %r = linalg.reduce ins(%x : tensor<4x8xf16>) outs(%zero16 : tensor<8xf16>)
+        dimensions = [0] (%in: f16, %acc: f16) {
+          %s = arith.addf %in, %acc : f16
+          linalg.yield %s : f16 }
+    // becomes
+    %w = linalg.reduce ins(%x : tensor<4x8xf16>) outs(%zero32 : tensor<8xf32>)
+        dimensions = [0] (%in: f16, %acc: f32) {
+          %e = arith.extf %in : f16 to f32
+          %s = arith.addf %e, %acc : f32
+          linalg.yield %s : f32 }
+    %r = linalg.generic {...} ins(%w) outs(...) { arith.truncf ... } -> tensor<8xf16>
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def AmpIndexToArithPass
     : InterfacePass<"amp-index-to-arith", "::mlir::FunctionOpInterface"> {
   let summary = "index dialect ops as arith ops on index (the IREE input)";

@@ -27,7 +27,8 @@ using ElementwiseBody =
     llvm::function_ref<Value(OpBuilder &, Location, ValueRange)>;
 
 /// A `linalg.generic` computing `body` for every element of a tensor of
-/// `resultType` from `inputs`, each of `resultType`'s shape or rank 0.
+/// `resultType` from `inputs`, each of `resultType`'s shape or rank 0 (a
+/// dynamic result shape takes its sizes from an input of that shape).
 /// Returns its result.
 Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
                        ValueRange inputs, ElementwiseBody body);

@@ -29,8 +29,21 @@ Value mlir::amp::buildElementwise(OpBuilder &b, Location loc,
     maps.push_back(type.getRank() == 0 ? broadcast : identity);
   }
   maps.push_back(identity);
-  Value init = tensor::EmptyOp::create(b, loc, resultType.getShape(),
-                                       resultType.getElementType());
+  // A dynamic size is an input's of the result's shape.
+  Value init;
+  if (resultType.hasStaticShape()) {
+    init = tensor::EmptyOp::create(b, loc, resultType.getShape(),
+                                   resultType.getElementType());
+  } else {
+    auto shaped = llvm::find_if(inputs, [&](Value input) {
+      return cast<RankedTensorType>(input.getType()).getRank() == rank;
+    });
+    assert(shaped != inputs.end() &&
+           "a dynamically shaped result has an input of its shape");
+    init = tensor::EmptyOp::create(b, loc,
+                                   tensor::getMixedSizes(b, loc, *shaped),
+                                   resultType.getElementType());
+  }
   unsigned numInputs = inputs.size();
   return linalg::GenericOp::create(
              b, loc, TypeRange{resultType}, inputs, ValueRange{init}, maps,
