@@ -56,8 +56,6 @@ namespace mlir::amp {
 
 using namespace mlir;
 
-namespace {
-
 /// f16 or bf16 scalar.
 static bool isNarrowFloat(Type type) {
   auto floatType = dyn_cast<FloatType>(type);
@@ -137,7 +135,7 @@ static Value widenInit(OpBuilder &b, Location loc, Value init) {
   return convertTensor(b, loc, init, f32);
 }
 
-/// Clones the payload `body` into the builder's block (step 3 of the file
+/// Clones the payload `body` into the builder's block (step 2 of the file
 /// comment): `args` are the new block's arguments, of which the widened
 /// outputs' are f32. Returns the values to yield.
 static SmallVector<Value> cloneWidened(OpBuilder &b, Location loc,
@@ -223,6 +221,7 @@ static SmallVector<Value> cloneWidened(OpBuilder &b, Location loc,
       [&](Value old) { return mapping.lookupOrDefault(old); });
 }
 
+namespace {
 struct WidenAccumulatorsPass
     : public amp::impl::AmpWiden16BitAccumulatorsPassBase<
           WidenAccumulatorsPass> {
