@@ -129,8 +129,8 @@ static void addTosaToLinalgPasses(OpPassManager &pm, bool toBuffers) {
                               /*validationOptions=*/std::nullopt);
   pm.addNestedPass<func::FuncOp>(createTosaToArithPass());
   pm.addNestedPass<func::FuncOp>(createTosaToTensorPass());
-  // A sum or product written in f16 / bf16 accumulates in f32 and rounds
-  // once, as PyTorch's kernels do, on every backend.
+  // A sum, product, matmul or convolution written in f16 / bf16 accumulates
+  // in f32 and rounds once, as PyTorch's kernels do, on every backend.
   pm.addNestedPass<func::FuncOp>(createAmpWiden16BitAccumulatorsPass());
 }
 
