@@ -355,3 +355,25 @@ def test_trainer_autocast_report_in_memory(amp_mlir_native, mlp_sgd, tmp_path):
     assert {"function", "op", "location", "category", "precision", "reason"} <= set(report["ops"][0])
     assert amp_mlir_native.Trainer.from_file(path, "bf16").autocast_report["precision"] == "bf16"
     assert amp_mlir_native.Trainer.from_file(path, "fp32").autocast_report is None
+
+
+def test_trainer_refuses_a_batch_that_fails_a_check(amp_mlir_native, repo_dir):
+    """A batch that fails one of the step's checks (torch-mlir's, amp_mlir.torch's guards) is an error of
+    step(), before the step runs: the embedding process lives on, nothing is updated, and the next good
+    batch trains (amp-outline-batch-checks; in amp-train, exit status 3)."""
+    path = repo_dir / "test" / "Codegen" / "CPU" / "Inputs" / "failing-check-step.mlir"
+    for precision in ("fp32", "f16"):
+        trainer = amp_mlir_native.Trainer.from_file(path, precision)
+        before = {a.index: trainer.argument(a.index) for a in trainer.arguments}
+        for _ in range(2):
+            with pytest.raises(amp_mlir_native.MLIRError,
+                               match=r"failing-check-step\.mlir:4:1: error: the compiled step failed a check: "
+                                     r"the ids' sum is not 100 \(the batch was refused before the step ran"):
+                trainer.step()
+        for index, value in before.items():
+            np.testing.assert_array_equal(trainer.argument(index), value)
+        assert trainer.steps_taken == 0
+        trainer.set_argument("ids", np.full(4, 25, np.int32))
+        rows = trainer.run(2)
+        assert [r["step"] for r in rows] == [0, 1] and all(np.isfinite(r["loss"]) for r in rows), rows
+        assert not np.array_equal(trainer.argument("w"), before[1])

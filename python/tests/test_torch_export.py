@@ -920,6 +920,8 @@ def test_torch_mlir_specializes_values_read(tmp_path, amp_tools):
                      r"another batch: at test_torch_export\.py:\d+ in forward \(`(k = int|rows = torch\.nonzero)",
                      result.stderr), result.stderr[-2000:]
     assert "Stack dump" not in result.stderr
+    # amp-train checks the batch before the step (amp-outline-batch-checks): the guards read only the batch.
+    assert "the batch was refused before the step ran" in result.stderr, result.stderr[-2000:]
     negative = -x.abs()  # no row selected, (x > 0).any() False
     result = _run_on_batch(amp_tools, step, tmp_path / "negative", x=negative)
     assert result.returncode == 3 and "failed a check" in result.stderr, result.stderr[-2000:]

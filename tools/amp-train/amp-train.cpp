@@ -382,8 +382,9 @@ int main(int argc, char **argv) {
     FailureOr<StepResult> result = (*runner)->step(poison);
     std::chrono::duration<double, std::milli> elapsed =
         std::chrono::steady_clock::now() - start;
+    // Status 3: the batch failed one of the step's checks.
     if (failed(result))
-      return EXIT_FAILURE;
+      return (*runner)->didLastStepFailCheck() ? 3 : EXIT_FAILURE;
     os << "{\"step\": " << k << ", \"loss\": ";
     printNumber(os, result->loss);
     os << ", \"scale\": ";

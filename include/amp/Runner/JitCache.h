@@ -71,6 +71,8 @@ public:
        std::string &error);
   /// The packed entry point: takes an array of pointers to the arguments.
   void (*getPacked() const)(void **) { return packed; }
+  /// Another packed entry point of the objects, or null if they have none.
+  void (*lookupPacked(StringRef name) const)(void **);
 
 private:
   LinkedStep() = default;

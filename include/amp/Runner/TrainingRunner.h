@@ -264,6 +264,9 @@ public:
   }
   /// True when the compiled step came from the JIT cache.
   bool isLoadedFromCache() const { return loadedFromCache; }
+  /// True when the last step() failed because its batch failed one of the
+  /// step's checks (nothing was updated; amp-train exits with status 3).
+  bool didLastStepFailCheck() const { return lastStepFailedCheck; }
 
 private:
   TrainingRunner() = default;
@@ -289,6 +292,15 @@ private:
   /// and its packed entry point.
   std::unique_ptr<LinkedStep> linkedStep;
   void (*packedStep)(void **) = nullptr;
+  /// The step's batch checks (amp-outline-batch-checks; CPU steps with
+  /// checks only): called with the step's arguments before it, they store 0
+  /// or the 1-based number of the first failed check, whose message is
+  /// checkMessages[k - 1].
+  void (*packedChecks)(void **) = nullptr;
+  std::vector<std::string> checkMessages;
+  std::vector<void *> checkArgs;
+  int32_t checkCode = 0;
+  bool lastStepFailedCheck = false;
   bool loadedFromCache = false;
   std::shared_ptr<AutocastReport> autocastReport;
   std::string entryName;

@@ -6,8 +6,9 @@
 //
 // 1. The module is translated to LLVM IR and given this host's triple and
 //    data layout.
-// 2. The packed entry point `_mlir_<wrapper>(ptr args)` is added for the one
-//    function the runner calls (args[i] points at argument i: the
+// 2. The packed entry point `_mlir_<wrapper>(ptr args)` is added for the
+//    functions the runner calls, the step and its batch checks
+//    (amp-outline-batch-checks) (args[i] points at argument i: the
 //    ExecutionEngine's convention). The ExecutionEngine adds one to every
 //    function, and a step's outlined loop functions take up to thousands of
 //    arguments each: code compiled for nothing. The global constructors and destructors
@@ -323,7 +324,7 @@ compileToObject(llvm::Module &module, llvm::TargetMachine &machine,
 
 FailureOr<std::vector<std::unique_ptr<llvm::MemoryBuffer>>>
 mlir::amp::compileHostObjects(
-    ModuleOp module, StringRef wrapperName,
+    ModuleOp module, ArrayRef<std::string> wrapperNames,
     llvm::orc::JITTargetMachineBuilder machineBuilder, unsigned optLevel,
     unsigned threads, Location loc, bool vectorize) {
   // One target machine per part: they are not shared across threads.
@@ -344,9 +345,11 @@ mlir::amp::compileHostObjects(
     return emitError(loc) << "the lowered step does not translate to LLVM IR";
   llvmModule->setDataLayout((*machine)->createDataLayout());
   llvmModule->setTargetTriple((*machine)->getTargetTriple());
-  if (failed(addPackedEntry(*llvmModule, wrapperName)))
-    return emitError(loc) << "the lowered step has no '" << wrapperName
-                          << "' function";
+  if (failed(addPackedEntry(*llvmModule, wrapperNames.front())))
+    return emitError(loc) << "the lowered step has no '"
+                          << wrapperNames.front() << "' function";
+  for (StringRef other : wrapperNames.drop_front())
+    (void)addPackedEntry(*llvmModule, other);
   addInitAndFiniFunctions(*llvmModule);
 
   std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects;

@@ -161,6 +161,15 @@ LinkedStep::link(std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects,
   return step;
 }
 
+void (*LinkedStep::lookupPacked(StringRef name) const)(void **) {
+  auto symbol = jit->lookup(name);
+  if (!symbol) {
+    llvm::consumeError(symbol.takeError());
+    return nullptr;
+  }
+  return symbol->toPtr<void (*)(void **)>();
+}
+
 FailureOr<std::vector<std::unique_ptr<llvm::MemoryBuffer>>>
 mlir::amp::readJitCacheEntry(StringRef path, std::string &error) {
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =

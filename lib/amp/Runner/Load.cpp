@@ -17,6 +17,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "RunnerInternal.h"
+#include "amp/Dialect/Amp/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
@@ -227,6 +229,41 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
   }
   ModuleOp moduleOp = *module;
   size_t numArgs = arguments.size(), numResults = results.size();
+
+  // The step's checks of its batch as a function of their own, which step()
+  // calls first (amp-outline-batch-checks): a batch that fails one is an
+  // error, the state untouched, instead of the end of the process. On the
+  // CPU only: a CUDA step's descriptors point at device memory, and a
+  // GPU-emulated step keeps its checks in the step.
+  std::string checksWrapper;
+  checkMessages.clear();
+  if (options.run.device == RunDevice::CPU) {
+    PassManager pm(moduleOp.getContext());
+    pm.addPass(createAmpOutlineBatchChecksPass());
+    if (failed(runPipeline(pm, moduleOp, options.run.verifyEachPass,
+                           "amp-outline-batch-checks",
+                           options.run.passManagerCommandLine)))
+      return failure();
+    std::string checksName = entryName + "__amp_checks";
+    if (auto checks = dyn_cast_or_null<func::FuncOp>(
+            SymbolTable::lookupSymbolIn(moduleOp, checksName))) {
+      auto messages = checks->getAttrOfType<ArrayAttr>(
+          AmpDialect::ChecksAttrHelper::getNameStr());
+      for (auto message : messages.getAsValueRange<StringAttr>())
+        checkMessages.push_back(message.str());
+      checksWrapper = "_mlir_ciface_" + checksName;
+    }
+  }
+  // The packed entry of the checks, once the objects are linked.
+  auto linkChecks = [&]() -> LogicalResult {
+    if (checksWrapper.empty())
+      return success();
+    packedChecks = linkedStep->lookupPacked(getPackedEntryName(checksWrapper));
+    if (!packedChecks)
+      return emitError(entryLoc)
+             << "the compiled step has no '" << checksWrapper << "' function";
+    return success();
+  };
   unsigned optLevel = std::min(options.run.optLevel, 3u);
   std::string wrapper = "_mlir_ciface_" + entryName;
   std::string packedName = getPackedEntryName(wrapper);
@@ -272,6 +309,8 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
         linkedStep = std::move(*linked);
         packedStep = linkedStep->getPacked();
         loadedFromCache = true;
+        if (failed(linkChecks()))
+          return failure();
       }
       // A broken entry is compiled again and overwritten.
     }
@@ -292,6 +331,14 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
            << "'" << wrapper << "' takes " << llvmFn.getNumArguments()
            << " descriptors, expected " << numArgs << " arguments + "
            << numResults << " results";
+  if (!checksWrapper.empty()) {
+    auto checksFn = dyn_cast_or_null<LLVM::LLVMFuncOp>(
+        SymbolTable::lookupSymbolIn(moduleOp, checksWrapper));
+    if (!checksFn || checksFn.getNumArguments() != numArgs)
+      return emitError(entryLoc)
+             << "the CPU pipeline produced no '" << checksWrapper
+             << "' wrapper taking the " << numArgs << " arguments";
+  }
 
   // The step's objects: a step that runs on the host in parts on every core
   // (HostCodegen.cpp); a CUDA step's host code whole (its kernels are a
@@ -306,7 +353,7 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
   if (!executor->runsOnHost())
     hostBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::None);
   auto objects = compileHostObjects(
-      moduleOp, wrapper, *hostBuilder, optLevel, options.run.compileThreads,
+      moduleOp, {wrapper, checksWrapper}, *hostBuilder, optLevel, options.run.compileThreads,
       entryLoc, /*vectorize=*/executor->runsOnHost());
   if (failed(objects))
     return failure();
@@ -319,5 +366,5 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
            << "JIT linking of '" << entryName << "' failed: " << error;
   linkedStep = std::move(*linked);
   packedStep = linkedStep->getPacked();
-  return success();
+  return linkChecks();
 }

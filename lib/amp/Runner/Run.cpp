@@ -303,6 +303,9 @@ LogicalResult TrainingRunner::buildDescriptors() {
   packedArgs.clear();
   for (void *&ptr : descriptorPtrs)
     packedArgs.push_back(&ptr);
+  // The checks take the arguments' descriptors and return their code.
+  checkArgs.assign(packedArgs.begin(), packedArgs.begin() + arguments.size());
+  checkArgs.push_back(&checkCode);
   return success();
 }
 
@@ -314,6 +317,23 @@ FailureOr<StepResult> TrainingRunner::step(bool poison) {
     return emitError(Location(entryLoc))
            << "cannot poison a step of '" << entryName
            << "': no f32 argument is left un-updated (an input batch)";
+  // The batch's checks first (on the host: the arguments' buffers are the
+  // descriptors'), so that a bad batch changes nothing.
+  lastStepFailedCheck = false;
+  if (packedChecks) {
+    checkCode = 0;
+    packedChecks(checkArgs.data());
+    if (checkCode != 0) {
+      lastStepFailedCheck = true;
+      size_t k = static_cast<size_t>(checkCode) - 1;
+      return emitError(Location(entryLoc))
+             << "the compiled step failed a check: "
+             << (k < checkMessages.size() ? checkMessages[k]
+                                          : "(unknown check)")
+             << " (the batch was refused before the step ran: nothing was "
+                "updated)";
+    }
+  }
   return executor->step(*this, poison);
 }
 

@@ -60,13 +60,14 @@ inline std::string getPackedEntryName(StringRef wrapperName) {
 /// leaves it) for the machines `machineBuilder` describes (the host's,
 /// detected once by the caller, which keys the JIT cache by the same
 /// description), optimised at -O<optLevel> (loop and SLP vectorization when
-/// `vectorize`), with the packed entry point getPackedEntryName(wrapperName)
-/// and the module's global constructors and destructors as the functions
+/// `vectorize`), with the packed entry point getPackedEntryName(name) of
+/// each of `wrapperNames` (the step's first, which must exist; the others
+/// where the module has them) and the module's global constructors and destructors as the functions
 /// kStepInitName and kStepFiniName (LinkedStep calls them): one object per
 /// part, the parts compiled on up to `threads` threads (0: one per hardware
 /// thread). Errors at `loc`.
 FailureOr<std::vector<std::unique_ptr<llvm::MemoryBuffer>>>
-compileHostObjects(ModuleOp module, StringRef wrapperName,
+compileHostObjects(ModuleOp module, ArrayRef<std::string> wrapperNames,
                    llvm::orc::JITTargetMachineBuilder machineBuilder,
                    unsigned optLevel, unsigned threads, Location loc,
                    bool vectorize = true);

@@ -27,6 +27,11 @@
 // status 3 tells a failed check from amp-train's own errors (1). The
 // functions are libc's, so an object from amp-compile links as before.
 //
+// The runner calls a step's checks of its batch before the step
+// (amp-outline-batch-checks), so that an embedding program is told instead
+// of ended; what reaches this code there is a check that reads the
+// parameters, and every check of a step another host calls.
+//
 //===----------------------------------------------------------------------===//
 
 #include "amp/Codegen/Passes.h"

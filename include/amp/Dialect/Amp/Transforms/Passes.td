@@ -175,4 +175,40 @@ def AmpLossScalingPass : Pass<"amp-loss-scaling", "::mlir::ModuleOp"> {
   ];
 }
 
+def AmpOutlineBatchChecksPass
+    : Pass<"amp-outline-batch-checks", "::mlir::ModuleOp"> {
+  let summary = "A training step's checks of its batch as a function of their own";
+  let description = [{
+    A step checks the data it is given with `cf.assert` (torch-mlir's checks,
+    such as an embedding index in range, and amp_mlir.torch's guards of the
+    values a capture was specialized to). Compiled for the CPU, a failed check
+    ends the process (`amp-cpu-report-failed-checks`): it may fail on a worker
+    thread in the middle of the step, and the step's writes cannot be undone.
+    An embedding program (the C API, `amp_mlir.Trainer`) dies with it.
+
+    For every training step `@S` (docs/TrainingStep.md), each `cf.assert` in
+    the step's body whose condition is computed only from arguments that no
+    result updates (the batch, hyper-parameters, the seed) and from ops
+    without memory effects is copied, with everything it reads, into
+
+    ```mlir
+    func.func @S__amp_checks(<the step's arguments>) -> i32
+        attributes {amp.checks = ["message 1", "message 2", ...]}
+    ```
+
+    which returns 0 when every such check holds, else k for the first check
+    k (1-based, in program order) that fails. A host (amp-train, the C API,
+    Python) calls it with the step's own arguments before the step and
+    reports a failed check as an error, the state untouched. The step keeps
+    its checks: a caller that does not call the function is still checked.
+    Checks that read the parameters (which would repeat the forward pass) or
+    the scale state stay in the step only. A step without such checks gets no
+    function.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+  ];
+}
+
 #endif // AMP_DIALECT_AMP_TRANSFORMS_PASSES_TD

@@ -155,6 +155,18 @@ LogicalResult AmpDialect::verifyOperationAttribute(Operation *op,
              << "' must mark a function whose first two arguments are a range";
     return success();
   }
+  // The messages of a `@<step>__amp_checks` function's checks
+  // (amp-outline-batch-checks).
+  if (name == ChecksAttrHelper::getNameStr()) {
+    auto messages = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!messages || !llvm::all_of(messages, llvm::IsaPred<StringAttr>) ||
+        !isa<FunctionOpInterface>(op))
+      return op->emitOpError()
+             << "'" << name
+             << "' must be an array of strings on a function (its checks' "
+                "messages)";
+    return success();
+  }
   return op->emitOpError() << "unknown amp attribute '" << name
                            << "' on an operation";
 }
