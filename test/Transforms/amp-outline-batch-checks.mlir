@@ -83,3 +83,52 @@ func.func @not_a_step(%x: tensor<4xi32>) -> tensor<4xi32> {
   cf.assert %ok, "not one"
   return %x : tensor<4xi32>
 }
+
+// -----
+
+// A gather of the batch's ids and its backward scatter (the same indices and
+// rows: one check), and a gather at constant positions (no check). The step
+// is not changed.
+
+// CHECK-LABEL: func.func @embedding(
+// CHECK-NOT:     cf.assert
+// CHECK:         return
+// CHECK-LABEL: func.func @embedding__amp_checks(
+// CHECK-SAME:    %{{.*}}: tensor<4x3xf32>, %[[IDS:.*]]: tensor<4xi32>, %{{.*}}: tensor<f32>) -> i32
+// CHECK-SAME:    attributes {amp.checks = ["an index read from the batch is outside [0, 4) in 'tosa.gather' at {{.*}}amp-outline-batch-checks.mlir:[[#@LINE+26]]:11"]}
+// CHECK:         %[[I:.*]] = tosa.reshape %[[IDS]]
+// CHECK-NOT:     tosa.gather
+// CHECK:         %[[TRUE:.*]] = arith.constant true
+// CHECK:         %[[FILL:.*]] = linalg.fill ins(%[[TRUE]] : i1)
+// CHECK:         %[[ALL:.*]] = linalg.generic {{{.*}}iterator_types = ["reduction", "reduction"]} ins(%[[I]] : tensor<1x4xi32>) outs(%[[FILL]] : tensor<i1>)
+// CHECK:         ^bb0(%[[X:.*]]: i32, %[[ACC:.*]]: i1):
+// CHECK-DAG:       %[[ZERO:.*]] = arith.constant 0 : i32
+// CHECK-DAG:       %[[FOUR:.*]] = arith.constant 4 : i32
+// CHECK:           %[[GE:.*]] = arith.cmpi sge, %[[X]], %[[ZERO]] : i32
+// CHECK:           %[[LT:.*]] = arith.cmpi slt, %[[X]], %[[FOUR]] : i32
+// CHECK:           %[[IN:.*]] = arith.andi %[[GE]], %[[LT]] : i1
+// CHECK:           %[[AND:.*]] = arith.andi %[[IN]], %[[ACC]] : i1
+// CHECK:           linalg.yield %[[AND]] : i1
+// CHECK:         %[[OK:.*]] = tensor.extract %[[ALL]][] : tensor<i1>
+// CHECK:         arith.select %[[OK]]
+// CHECK-NOT:     tosa.scatter
+// CHECK:         return
+func.func @embedding(%table: tensor<4x3xf32>, %ids: tensor<4xi32>,
+                     %seed: tensor<f32> {amp.grad_seed})
+    -> (tensor<4x3xf32> {amp.update_of = 0 : i64}, tensor<f32> {amp.loss}) {
+  %s0 = tosa.const_shape {values = dense<> : tensor<0xindex>} : () -> !tosa.shape<0>
+  %s143 = tosa.const_shape {values = dense<[1, 4, 3]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %s14 = tosa.const_shape {values = dense<[1, 4]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %t = tosa.reshape %table, %s143 : (tensor<4x3xf32>, !tosa.shape<3>) -> tensor<1x4x3xf32>
+  %i = tosa.reshape %ids, %s14 : (tensor<4xi32>, !tosa.shape<2>) -> tensor<1x4xi32>
+  %rows = tosa.gather %t, %i : (tensor<1x4x3xf32>, tensor<1x4xi32>) -> tensor<1x4x3xf32>
+  %pos = "tosa.const"() <{values = dense<[[0, 1]]> : tensor<1x2xi32>}> : () -> tensor<1x2xi32>
+  %first = tosa.gather %t, %pos : (tensor<1x4x3xf32>, tensor<1x2xi32>) -> tensor<1x2x3xf32>
+  %new = tosa.scatter %t, %i, %rows : (tensor<1x4x3xf32>, tensor<1x4xi32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+  %s43 = tosa.const_shape {values = dense<[4, 3]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %n = tosa.reshape %new, %s43 : (tensor<1x4x3xf32>, !tosa.shape<2>) -> tensor<4x3xf32>
+  %a = tosa.reduce_sum %first {axis = 1 : i32} : (tensor<1x2x3xf32>) -> tensor<1x1x3xf32>
+  %b = tosa.reduce_sum %a {axis = 2 : i32} : (tensor<1x1x3xf32>) -> tensor<1x1x1xf32>
+  %loss = tosa.reshape %b, %s0 : (tensor<1x1x1xf32>, !tosa.shape<0>) -> tensor<f32>
+  return %n, %loss : tensor<4x3xf32>, tensor<f32>
+}

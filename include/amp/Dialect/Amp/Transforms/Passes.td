@@ -202,12 +202,20 @@ def AmpOutlineBatchChecksPass
     reports a failed check as an error, the state untouched. The step keeps
     its checks: a caller that does not call the function is still checked.
     Checks that read the parameters (which would repeat the forward pass) or
-    the scale state stay in the step only. A step without such checks gets no
-    function.
+    the scale state stay in the step only.
+
+    The function also checks the indices of every `tosa.gather` and
+    `tosa.scatter` computed likewise from the batch (token ids, class
+    labels): each must lie in [0, K), K the rows of the table (TOSA leaves an
+    index outside undefined; the lowered gather reads outside its buffer,
+    where PyTorch raises an IndexError). The message names the op and its
+    location. A step without any such check gets no function.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::func::FuncDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
   ];
 }
 
