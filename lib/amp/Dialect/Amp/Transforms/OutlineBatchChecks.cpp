@@ -98,7 +98,8 @@ namespace {
 struct Check {
   Operation *op;
   Value value;
-  int64_t bound = 0;
+  /// The rows of the table, for an index check; none for a cf.assert.
+  std::optional<int64_t> bound;
   std::string message;
 };
 } // namespace
@@ -197,7 +198,7 @@ static void outlineChecks(func::FuncOp step, const TrainingStep &contract) {
   SmallVector<Check> checks;
   llvm::DenseSet<std::pair<Value, int64_t>> indexChecks;
   for (Operation &op : body) {
-    Check check{&op, {}, 0, {}};
+    Check check{&op, {}, std::nullopt, {}};
     if (auto assertOp = dyn_cast<cf::AssertOp>(op)) {
       check.value = assertOp.getArg();
       check.message = assertOp.getMsg().str();
@@ -210,7 +211,7 @@ static void outlineChecks(func::FuncOp step, const TrainingStep &contract) {
       std::string where = describeLocation(op.getLoc());
       check.message = llvm::formatv("an index read from the batch is outside "
                                     "[0, {0}) in '{1}' at {2}",
-                                    check.bound, op.getName(), where)
+                                    *check.bound, op.getName(), where)
                           .str();
     } else {
       continue;
@@ -254,7 +255,7 @@ static void outlineChecks(func::FuncOp step, const TrainingStep &contract) {
     Value value = mapping.lookup(check.value);
     conditions.push_back(check.bound ? buildIndicesInRange(
                                            builder, check.op->getLoc(), value,
-                                           check.bound)
+                                           *check.bound)
                                      : value);
   }
   Location loc = step.getLoc();
