@@ -18,11 +18,11 @@
 
 #include "RunnerInternal.h"
 #include "amp/Dialect/Amp/Transforms/Passes.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Target/TargetMachine.h"
@@ -353,8 +353,9 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
   if (!executor->runsOnHost())
     hostBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::None);
   auto objects = compileHostObjects(
-      moduleOp, {wrapper, checksWrapper}, *hostBuilder, optLevel, options.run.compileThreads,
-      entryLoc, /*vectorize=*/executor->runsOnHost());
+      moduleOp, {wrapper, checksWrapper}, *hostBuilder, optLevel,
+      options.run.compileThreads, entryLoc,
+      /*vectorize=*/executor->runsOnHost());
   if (failed(objects))
     return failure();
   if (!cachePath.empty())

@@ -62,10 +62,10 @@ inline std::string getPackedEntryName(StringRef wrapperName) {
 /// description), optimised at -O<optLevel> (loop and SLP vectorization when
 /// `vectorize`), with the packed entry point getPackedEntryName(name) of
 /// each of `wrapperNames` (the step's first, which must exist; the others
-/// where the module has them) and the module's global constructors and destructors as the functions
-/// kStepInitName and kStepFiniName (LinkedStep calls them): one object per
-/// part, the parts compiled on up to `threads` threads (0: one per hardware
-/// thread). Errors at `loc`.
+/// where the module has them) and the module's global constructors and
+/// destructors as the functions kStepInitName and kStepFiniName (LinkedStep
+/// calls them): one object per part, the parts compiled on up to `threads`
+/// threads (0: one per hardware thread). Errors at `loc`.
 FailureOr<std::vector<std::unique_ptr<llvm::MemoryBuffer>>>
 compileHostObjects(ModuleOp module, ArrayRef<std::string> wrapperNames,
                    llvm::orc::JITTargetMachineBuilder machineBuilder,

@@ -262,7 +262,8 @@ static void outlineChecks(func::FuncOp step, const TrainingStep &contract) {
   Value code = arith::ConstantIntOp::create(builder, loc, 0, 32);
   for (int64_t k = checks.size() - 1; k >= 0; --k) {
     Location checkLoc = checks[k].op->getLoc();
-    Value failedCode = arith::ConstantIntOp::create(builder, checkLoc, k + 1, 32);
+    Value failedCode =
+        arith::ConstantIntOp::create(builder, checkLoc, k + 1, 32);
     code = arith::SelectOp::create(builder, checkLoc, conditions[k], code,
                                    failedCode);
   }
