@@ -345,11 +345,10 @@ mlir::amp::compileHostObjects(
     return emitError(loc) << "the lowered step does not translate to LLVM IR";
   llvmModule->setDataLayout((*machine)->createDataLayout());
   llvmModule->setTargetTriple((*machine)->getTargetTriple());
-  if (failed(addPackedEntry(*llvmModule, wrapperNames.front())))
-    return emitError(loc) << "the lowered step has no '"
-                          << wrapperNames.front() << "' function";
-  for (StringRef other : wrapperNames.drop_front())
-    (void)addPackedEntry(*llvmModule, other);
+  for (StringRef name : wrapperNames)
+    if (failed(addPackedEntry(*llvmModule, name)))
+      return emitError(loc)
+             << "the lowered step has no '" << name << "' function";
   addInitAndFiniFunctions(*llvmModule);
 
   std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects;

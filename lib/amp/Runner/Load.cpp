@@ -352,10 +352,12 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
            << "cannot describe this host to LLVM: " << hostError;
   if (!executor->runsOnHost())
     hostBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::None);
-  auto objects = compileHostObjects(
-      moduleOp, {wrapper, checksWrapper}, *hostBuilder, optLevel,
-      options.run.compileThreads, entryLoc,
-      /*vectorize=*/executor->runsOnHost());
+  SmallVector<std::string, 2> wrappers = {wrapper};
+  if (!checksWrapper.empty())
+    wrappers.push_back(checksWrapper);
+  auto objects = compileHostObjects(moduleOp, wrappers, *hostBuilder, optLevel,
+                                    options.run.compileThreads, entryLoc,
+                                    /*vectorize=*/executor->runsOnHost());
   if (failed(objects))
     return failure();
   if (!cachePath.empty())

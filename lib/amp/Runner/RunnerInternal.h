@@ -61,8 +61,8 @@ inline std::string getPackedEntryName(StringRef wrapperName) {
 /// detected once by the caller, which keys the JIT cache by the same
 /// description), optimised at -O<optLevel> (loop and SLP vectorization when
 /// `vectorize`), with the packed entry point getPackedEntryName(name) of
-/// each of `wrapperNames` (the step's first, which must exist; the others
-/// where the module has them) and the module's global constructors and
+/// each of `wrapperNames` (the step's first, then its checks'; each must
+/// exist) and the module's global constructors and
 /// destructors as the functions kStepInitName and kStepFiniName (LinkedStep
 /// calls them): one object per part, the parts compiled on up to `threads`
 /// threads (0: one per hardware thread). Errors at `loc`.
