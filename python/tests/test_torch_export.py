@@ -927,6 +927,38 @@ def test_torch_mlir_specializes_values_read(tmp_path, amp_tools):
     assert result.returncode == 3 and "failed a check" in result.stderr, result.stderr[-2000:]
 
 
+@pytest.mark.parametrize("dialect", ["tosa", "linalg"])
+def test_label_past_the_classes_is_refused(dialect, tmp_path, amp_tools):
+    """A class label past the classes is refused before the step, as PyTorch raises an IndexError there.
+    torch-mlir's TOSA import picks each row's label out of the flattened logits, where label 3 of row 0 is
+    row 1's first class: amp-outline-batch-checks checks the row and the label each against its own
+    dimension, not the flattened number against the table. Its linalg import checks each label in the
+    payload of the generic that picks it, which the pass hoists as a reduction over the labels. A label
+    equal to ``ignore_index`` still trains as PyTorch does."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+    x, labels = torch.randn(8, 6), torch.randint(0, 3, (8,))
+    step = export_train_step(model, F.cross_entropy, (x, labels), optimizer="sgd", lr=0.1,
+                             out_dir=tmp_path / "step", dialect=dialect)
+    past = labels.clone()
+    past[0] = 3  # flattened: 0 * 3 + 3, inside the 8 x 3 logits
+    with pytest.raises(IndexError):
+        F.cross_entropy(model(x), past)
+    result = _run_on_batch(amp_tools, step, tmp_path / "past", target=past)
+    assert result.returncode == 3, result.stderr[-2000:]
+    check = {"tosa": r"an index read from the batch is outside \[0, 8\) x \[0, 3\) in 'tosa\.gather' at ",
+             "linalg": r"index must be smaller than dim size \(in 'linalg\.generic' at "}[dialect]
+    assert re.search(r"error: the compiled step failed a check: " + check
+                     + r".*\(the batch was refused before the step ran", result.stderr), result.stderr[-2000:]
+    ignored = labels.clone()
+    ignored[0] = -100
+    result = _run_on_batch(amp_tools, step, tmp_path / "ignored", target=ignored)
+    assert result.returncode == 0, result.stderr[-2000:]
+    loss = json.loads(result.stdout.splitlines()[0])["loss"]
+    np.testing.assert_allclose(loss, float(F.cross_entropy(model(x), ignored)), rtol=1e-5)
+
+
 def _validated_loss(out, t):
     """Cross-entropy that validates its target as ``torch.distributions`` does (``torch._check_tensor_all``:
     ``aten._is_all_true`` of a mask, read as a bool)."""

@@ -132,3 +132,105 @@ func.func @embedding(%table: tensor<4x3xf32>, %ids: tensor<4xi32>,
   %loss = tosa.reshape %b, %s0 : (tensor<1x1x1xf32>, !tosa.shape<0>) -> tensor<f32>
   return %n, %loss : tensor<4x3xf32>, tensor<f32>
 }
+
+// -----
+
+// A cross-entropy's pick of each row's label as torch-mlir lowers it: the
+// coordinates [row, label] flattened by the strides [3, 1] into a table of
+// 2 x 3 rows. Each coordinate is checked against its own dimension ([0, 2)
+// and [0, 3)), so a label of 3 in row 0 (flattened 3, inside the table) is
+// refused as PyTorch refuses it.
+
+// CHECK-LABEL: func.func @labels__amp_checks(
+// CHECK-SAME:    %{{.*}}: tensor<2x3xf32>, %[[LABELS:.*]]: tensor<2xi32>, %{{.*}}: tensor<f32>) -> i32
+// CHECK-SAME:    attributes {amp.checks = ["an index read from the batch is outside [0, 2) x [0, 3) in 'tosa.gather' at {{.*}}amp-outline-batch-checks.mlir:[[#@LINE+24]]:13"]}
+// CHECK:         %[[COORDS:.*]] = tosa.concat
+// CHECK-NOT:     tosa.mul
+// CHECK-NOT:     tosa.gather
+// CHECK:         %[[BOUNDS:.*]] = arith.constant dense<[2, 3]> : tensor<2xi32>
+// CHECK:         linalg.generic {indexing_maps = [#[[ID:.*]], #[[LAST:.*]], #{{.*}}], iterator_types = ["reduction", "reduction"]} ins(%[[COORDS]], %[[BOUNDS]] : tensor<2x2xi32>, tensor<2xi32>)
+// CHECK:         ^bb0(%[[X:.*]]: i32, %[[B:.*]]: i32, %{{.*}}: i1):
+// CHECK:           arith.cmpi slt, %[[X]], %[[B]] : i32
+func.func @labels(%logits: tensor<2x3xf32>, %labels: tensor<2xi32>,
+                  %seed: tensor<f32> {amp.grad_seed})
+    -> (tensor<2x3xf32> {amp.update_of = 0 : i64}, tensor<f32> {amp.loss}) {
+  %s0 = tosa.const_shape {values = dense<> : tensor<0xindex>} : () -> !tosa.shape<0>
+  %s21 = tosa.const_shape {values = dense<[2, 1]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %s161 = tosa.const_shape {values = dense<[1, 6, 1]> : tensor<3xindex>} : () -> !tosa.shape<3>
+  %s12 = tosa.const_shape {values = dense<[1, 2]> : tensor<2xindex>} : () -> !tosa.shape<2>
+  %rows = "tosa.const"() <{values = dense<[[0], [1]]> : tensor<2x1xi32>}> : () -> tensor<2x1xi32>
+  %strides = "tosa.const"() <{values = dense<[[3, 1]]> : tensor<1x2xi32>}> : () -> tensor<1x2xi32>
+  %shift = "tosa.const"() <{values = dense<0> : tensor<1xi8>}> : () -> tensor<1xi8>
+  %l = tosa.reshape %labels, %s21 : (tensor<2xi32>, !tosa.shape<2>) -> tensor<2x1xi32>
+  %coords = tosa.concat %rows, %l {axis = 1 : i32} : (tensor<2x1xi32>, tensor<2x1xi32>) -> tensor<2x2xi32>
+  %scaled = tosa.mul %coords, %strides, %shift : (tensor<2x2xi32>, tensor<1x2xi32>, tensor<1xi8>) -> tensor<2x2xi32>
+  %flat = tosa.reduce_sum %scaled {axis = 1 : i32} : (tensor<2x2xi32>) -> tensor<2x1xi32>
+  %i = tosa.reshape %flat, %s12 : (tensor<2x1xi32>, !tosa.shape<2>) -> tensor<1x2xi32>
+  %t = tosa.reshape %logits, %s161 : (tensor<2x3xf32>, !tosa.shape<3>) -> tensor<1x6x1xf32>
+  %picked = tosa.gather %t, %i : (tensor<1x6x1xf32>, tensor<1x2xi32>) -> tensor<1x2x1xf32>
+  %a = tosa.reduce_sum %picked {axis = 1 : i32} : (tensor<1x2x1xf32>) -> tensor<1x1x1xf32>
+  %loss = tosa.reshape %a, %s0 : (tensor<1x1x1xf32>, !tosa.shape<0>) -> tensor<f32>
+  return %logits, %loss : tensor<2x3xf32>, tensor<f32>
+}
+
+// -----
+
+// torch-mlir's linalg import checks each id in the payload of the generic
+// that gathers an embedding's rows. Each of those checks becomes a reduction
+// over the loops of the ids; a check of the payload that reads a loop the ids
+// do not span, or one that reads an accumulator, stays in the step only. The
+// step is not changed.
+
+// CHECK-LABEL: func.func @payload(
+// CHECK-COUNT-4: cf.assert
+// CHECK:         return
+// CHECK-LABEL: func.func @payload__amp_checks(
+// CHECK-SAME:    %{{.*}}: tensor<10x4xf32>, %[[IDS:.*]]: tensor<2x5xi64>, %{{.*}}: tensor<f32>) -> i32
+// CHECK-SAME:    attributes {amp.checks = ["index must be smaller than dim size (in 'linalg.generic' at {{.*}}amp-outline-batch-checks.mlir:[[#@LINE+28]]:5)", "index must be larger or equal to 0 (in 'linalg.generic' at {{.*}}amp-outline-batch-checks.mlir:[[#@LINE+30]]:5)"]}
+// CHECK-DAG:     %[[TEN:.*]] = arith.constant 10 : index
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK:         linalg.generic {indexing_maps = [#[[IDMAP:.*]], #[[SCALAR:.*]]], iterator_types = ["reduction", "reduction"]} ins(%[[IDS]] : tensor<2x5xi64>) outs(%{{.*}} : tensor<i1>)
+// CHECK:         ^bb0(%[[IN:.*]]: i64, %[[ACC:.*]]: i1):
+// CHECK:           %[[I:.*]] = arith.index_cast %[[IN]] : i64 to index
+// CHECK:           %[[LT:.*]] = arith.cmpi slt, %[[I]], %[[TEN]] : index
+// CHECK:           %[[AND:.*]] = arith.andi %[[LT]], %[[ACC]] : i1
+// CHECK:           linalg.yield %[[AND]] : i1
+// CHECK:         linalg.generic {indexing_maps = [#[[IDMAP]], #[[SCALAR]]], iterator_types = ["reduction", "reduction"]} ins(%[[IDS]] : tensor<2x5xi64>)
+// CHECK:         ^bb0(%[[IN2:.*]]: i64, %[[ACC2:.*]]: i1):
+// CHECK:           %[[GE:.*]] = arith.cmpi sge, %[[IN2]], %[[ZERO]] : i64
+// CHECK:           arith.andi %[[GE]], %[[ACC2]] : i1
+// CHECK-NOT:     cf.assert
+// CHECK-NOT:     linalg.index
+// CHECK:         return
+func.func @payload(%table: tensor<10x4xf32>, %ids: tensor<2x5xi64>,
+                   %seed: tensor<f32> {amp.grad_seed})
+    -> (tensor<10x4xf32> {amp.update_of = 0 : i64}, tensor<f32> {amp.loss}) {
+  %c10 = arith.constant 10 : index
+  %c3 = arith.constant 3 : index
+  %c0 = arith.constant 0 : i64
+  %e = tensor.empty() : tensor<2x5x4xf32>
+  %rows = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ids : tensor<2x5xi64>) outs(%e : tensor<2x5x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %i = arith.index_cast %in : i64 to index
+    %j = linalg.index 2 : index
+    %lt = arith.cmpi slt, %i, %c10 : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %ge = arith.cmpi sge, %in, %c0 : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %col = arith.cmpi sle, %j, %c3 : index
+    cf.assert %col, "a column the ids do not span"
+    %v = tensor.extract %table[%i, %j] : tensor<10x4xf32>
+    linalg.yield %v : f32
+  } -> tensor<2x5x4xf32>
+  %z = arith.constant 0.0 : f32
+  %acc0 = tensor.empty() : tensor<f32>
+  %acc = linalg.fill ins(%z : f32) outs(%acc0 : tensor<f32>) -> tensor<f32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> ()>], iterator_types = ["reduction", "reduction", "reduction"]} ins(%rows : tensor<2x5x4xf32>) outs(%acc : tensor<f32>) {
+  ^bb0(%in: f32, %out: f32):
+    %small = arith.cmpf olt, %out, %z : f32
+    cf.assert %small, "an accumulator"
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %table, %sum : tensor<10x4xf32>, tensor<f32>
+}

@@ -208,8 +208,19 @@ def AmpOutlineBatchChecksPass
     `tosa.scatter` computed likewise from the batch (token ids, class
     labels): each must lie in [0, K), K the rows of the table (TOSA leaves an
     index outside undefined; the lowered gather reads outside its buffer,
-    where PyTorch raises an IndexError). The message names the op and its
-    location. A step without any such check gets no function.
+    where PyTorch raises an IndexError). Where the indices are N-d
+    coordinates torch-mlir flattened (`sum(coords * strides)`: aten.gather,
+    aten.index.Tensor, a cross-entropy's pick of each row's label), each
+    coordinate must lie in its own dimension instead, so a label past the
+    classes is caught even when its flattened number stays inside the table.
+    The message names the op, the bounds and the location.
+
+    A `cf.assert` in the payload of a linalg.generic of the step (torch-mlir's
+    linalg import checks each embedding id and label there) is hoisted too
+    when its condition depends only on inputs of the generic computed from
+    the batch, values from above computed likewise, and the payload's pure
+    ops: as a reduction over the loops those inputs span. A step without any
+    such check gets no function.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -21,21 +21,34 @@
 //    linalg payload's): every value must be a checkable argument or the
 //    result of an op of the body without memory effects (isMemoryEffectFree,
 //    recursive through regions). Otherwise the check stays in the step only.
+//    A `cf.assert` in the payload of a linalg.generic of the body (torch-mlir's
+//    linalg import checks each embedding id and label there, per element) is
+//    sliced within the payload the same way, down to the generic's inputs it
+//    reads and the values it captures, which must then be checkable as
+//    above; it may not read an output (an accumulator). Its check is a
+//    reduction over the loops those inputs span (a `linalg.index` of another
+//    loop keeps it in the step), the payload's slice cloned into it.
 // 3. Each `tosa.gather` / `tosa.scatter` of the body whose indices are
 //    computed likewise from checkable arguments (and read at least one: token
 //    ids, class labels) gets a check that every index lies in [0, K), K the
 //    rows of its table: TOSA leaves an index outside undefined, and the
 //    lowered gather reads outside the buffer (a token id past the
 //    vocabulary was a segmentation fault; PyTorch raises an IndexError).
-//    The step itself is not changed. The same indices with the same K (an
-//    embedding's gather and its backward scatter) are checked once.
+//    The step itself is not changed. Where the indices are row numbers
+//    torch-mlir flattened from N-d coordinates (`sum(coords * strides)`:
+//    aten.gather, aten.index.Tensor, a cross-entropy's pick of each row's
+//    label), each coordinate is checked against its own dimension instead,
+//    so a class label past the classes is caught even when its flattened
+//    number stays inside the table. The same indices with the same bounds
+//    (an embedding's gather and its backward scatter) are checked once.
 // 4. The slices of the hoistable checks are cloned, in the body's order,
 //    into `@<step>__amp_checks`, which takes the step's arguments (so that a
 //    host passes the very same descriptors) and returns an i32: folding from
 //    the last check to the first, `code = select(ok_k, code, k)`, so it is 0
 //    when all hold and else the 1-based number of the first that fails. The
-//    messages are its `amp.checks` array attribute, in that order. An index
-//    check is one linalg.generic reduction of `0 <= i < K` into an i1.
+//    messages are its `amp.checks` array attribute, in that order (a
+//    payload's message with the op's location added). An index check is one
+//    linalg.generic reduction of `0 <= i < bound` into an i1.
 //
 // The step keeps every check: the function is an early, side-effect-free
 // copy for the hosts that call it (the runner, docs/Training.md).
@@ -46,9 +59,9 @@
 #include "amp/Dialect/Amp/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -95,14 +108,80 @@ static LogicalResult collectSlice(Value root, Block &body,
 namespace {
 /// One check of the checks function: a `cf.assert`'s condition, or the
 /// indices of a gather / scatter that must lie in [0, bound).
+/// What a `cf.assert` in a linalg.generic's payload depends on.
+struct PayloadSlice {
+  /// The payload's ops it reads, through operands (none with regions).
+  llvm::SetVector<Operation *> ops;
+  /// The numbers of the generic's inputs it reads, ascending.
+  SmallVector<unsigned> inputs;
+  /// The loops it needs: those the maps of `inputs` use, ascending.
+  SmallVector<unsigned> loops;
+  /// The values from above it reads (constants, mostly).
+  llvm::SetVector<Value> captured;
+};
+
 struct Check {
+  /// The cf.assert, or the gather / scatter.
   Operation *op;
+  /// The condition of a cf.assert in the body; the indices of an index
+  /// check; unused for a check in a payload.
   Value value;
-  /// The rows of the table, for an index check; none for a cf.assert.
-  std::optional<int64_t> bound;
+  /// For an index check, the bound of each coordinate in the last dimension
+  /// of `value` (one bound: every element is a row number); empty otherwise.
+  SmallVector<int64_t> bounds;
+  /// For a cf.assert in a linalg.generic's payload.
+  std::optional<PayloadSlice> payload;
   std::string message;
 };
 } // namespace
+
+/// The slice of `assertOp`'s condition in the payload of `generic`: fails if
+/// it reads the generic's outputs (an accumulator), an op with memory effects
+/// or regions, or a loop index (`linalg.index`) that none of the inputs it
+/// reads spans.
+static FailureOr<PayloadSlice> collectPayloadSlice(linalg::GenericOp generic,
+                                                   cf::AssertOp assertOp) {
+  Block &payload = generic.getRegion().front();
+  PayloadSlice slice;
+  llvm::SmallSetVector<unsigned, 4> inputs;
+  llvm::SmallSetVector<unsigned, 4> indexLoops;
+  SmallVector<Value> worklist = {assertOp.getArg()};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(value);
+        arg && arg.getOwner() == &payload) {
+      if (arg.getArgNumber() >= generic.getNumDpsInputs())
+        return failure();
+      inputs.insert(arg.getArgNumber());
+      continue;
+    }
+    Operation *op = value.getDefiningOp();
+    if (!op || op->getBlock() != &payload) {
+      slice.captured.insert(value);
+      continue;
+    }
+    if (op->getNumRegions() || !isMemoryEffectFree(op))
+      return failure();
+    if (auto index = dyn_cast<linalg::IndexOp>(op))
+      indexLoops.insert(index.getDim());
+    if (slice.ops.insert(op))
+      llvm::append_range(worklist, op->getOperands());
+  }
+  slice.inputs.assign(inputs.begin(), inputs.end());
+  llvm::sort(slice.inputs);
+  llvm::SmallDenseSet<unsigned> loops;
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  for (unsigned input : slice.inputs)
+    maps[input].walkExprs([&](AffineExpr expr) {
+      if (auto dim = dyn_cast<AffineDimExpr>(expr))
+        loops.insert(dim.getPosition());
+    });
+  if (!llvm::all_of(indexLoops, [&](unsigned l) { return loops.count(l); }))
+    return failure();
+  slice.loops.assign(loops.begin(), loops.end());
+  llvm::sort(slice.loops);
+  return slice;
+}
 
 /// The indices and the number of rows they index of a `tosa.gather` /
 /// `tosa.scatter` with a static number of rows.
@@ -121,6 +200,55 @@ static std::optional<std::pair<Value, int64_t>> getIndexedRows(Operation *op) {
   if (!type || type.getRank() != 3 || type.isDynamicDim(1))
     return std::nullopt;
   return std::make_pair(indices, type.getDimSize(1));
+}
+
+/// The coordinates and their bounds when `indices` are row numbers that
+/// torch-mlir flattened from N-d coordinates (its TOSA lowering of
+/// aten.gather, aten.index.Tensor, index_put, scatter): `indices` is, through
+/// reshapes, `reduce_sum(mul(coords, strides), axis = last)` with constant
+/// strides [s0, ..., s(D-1) = 1], each dividing the one before it and s0
+/// dividing the `rows`. Coordinate j then lies in [0, s(j-1) / s(j)) and the
+/// first in [0, rows / s0): checking the flattened number against `rows`
+/// alone lets a label past the classes through when it lands in the next row.
+static std::optional<std::pair<Value, SmallVector<int64_t>>>
+getFlattenedCoordinates(Value indices, int64_t rows) {
+  Value value = indices;
+  while (auto reshape = value.getDefiningOp<tosa::ReshapeOp>())
+    value = reshape.getInput1();
+  auto sum = value.getDefiningOp<tosa::ReduceSumOp>();
+  if (!sum)
+    return std::nullopt;
+  auto mul = sum.getInput().getDefiningOp<tosa::MulOp>();
+  auto type = dyn_cast<RankedTensorType>(sum.getInput().getType());
+  if (!mul || !type || !type.hasStaticShape() || type.getRank() < 2 ||
+      sum.getAxis() != type.getRank() - 1 ||
+      !matchPattern(mul.getShift(), m_Zero()))
+    return std::nullopt;
+  int64_t width = type.getShape().back();
+  for (auto [coords, other] : {std::pair(mul.getInput1(), mul.getInput2()),
+                               std::pair(mul.getInput2(), mul.getInput1())}) {
+    DenseIntElementsAttr strides;
+    if (coords.getType() != type || !matchPattern(other, m_Constant(&strides)))
+      continue;
+    // The strides vary along the last dimension only.
+    auto stridesType = cast<RankedTensorType>(strides.getType());
+    if (stridesType.getNumElements() != width ||
+        stridesType.getShape().back() != width)
+      continue;
+    SmallVector<int64_t> values(
+        llvm::map_range(strides.getValues<APInt>(),
+                        [](const APInt &v) { return v.getSExtValue(); }));
+    if (values.back() != 1 || values.front() <= 0 || rows % values.front())
+      return std::nullopt;
+    SmallVector<int64_t> bounds = {rows / values.front()};
+    for (int64_t j = 1; j < width; ++j) {
+      if (values[j] <= 0 || values[j - 1] % values[j])
+        return std::nullopt;
+      bounds.push_back(values[j - 1] / values[j]);
+    }
+    return std::make_pair(coords, std::move(bounds));
+  }
+  return std::nullopt;
 }
 
 /// `loc`'s file positions, innermost first ("a.py:3:0, called from
@@ -144,39 +272,112 @@ static std::string describeLocation(Location loc) {
   return text;
 }
 
-/// An i1 that is true when every element of `indices` (integers) lies in
-/// [0, bound): one linalg.generic reducing into a tensor<i1>.
-static Value buildIndicesInRange(OpBuilder &builder, Location loc,
-                                 Value indices, int64_t bound) {
-  auto type = cast<RankedTensorType>(indices.getType());
-  Type element = type.getElementType();
-  MLIRContext *ctx = builder.getContext();
+/// An i1 that is true when `holds` is true at every point of a `loops`-deep
+/// iteration space: one linalg.generic reading `inputs` through `maps` and
+/// reducing `holds(its block arguments)` into a tensor<i1>.
+static Value
+buildAllOf(OpBuilder &builder, Location loc, unsigned loops, ValueRange inputs,
+           ArrayRef<AffineMap> maps,
+           function_ref<Value(OpBuilder &, Location, ValueRange)> holds) {
   Value init = tensor::EmptyOp::create(builder, loc, ArrayRef<int64_t>{},
                                        builder.getI1Type());
   Value yes = arith::ConstantIntOp::create(builder, loc, 1, 1);
   init = linalg::FillOp::create(builder, loc, yes, init).getResult(0);
-  unsigned rank = type.getRank();
-  SmallVector<AffineMap> maps = {AffineMap::getMultiDimIdentityMap(rank, ctx),
-                                 AffineMap::get(rank, 0, ctx)};
-  SmallVector<utils::IteratorType> iterators(rank,
+  SmallVector<AffineMap> allMaps(maps);
+  allMaps.push_back(AffineMap::get(loops, 0, builder.getContext()));
+  SmallVector<utils::IteratorType> iterators(loops,
                                              utils::IteratorType::reduction);
   auto generic = linalg::GenericOp::create(
-      builder, loc, init.getType(), indices, init, maps, iterators,
+      builder, loc, init.getType(), inputs, init, allMaps, iterators,
       [&](OpBuilder &b, Location l, ValueRange args) {
+        Value ok = holds(b, l, args.drop_back());
+        linalg::YieldOp::create(
+            b, l, ValueRange{arith::AndIOp::create(b, l, ok, args.back())});
+      });
+  return tensor::ExtractOp::create(builder, loc, generic.getResult(0),
+                                   ValueRange{});
+}
+
+/// An i1 that is true when every element of `indices` (integers) lies in
+/// [0, bound), `bound` the one of `bounds` for its position in the last
+/// dimension (or the only one); the per-coordinate bounds are a constant
+/// vector the reduction reads.
+static Value buildIndicesInRange(OpBuilder &builder, Location loc,
+                                 Value indices, ArrayRef<int64_t> bounds) {
+  auto type = cast<RankedTensorType>(indices.getType());
+  Type element = type.getElementType();
+  unsigned rank = type.getRank();
+  SmallVector<Value> inputs = {indices};
+  SmallVector<AffineMap> maps = {
+      AffineMap::getMultiDimIdentityMap(rank, builder.getContext())};
+  if (bounds.size() > 1) {
+    auto boundsType =
+        RankedTensorType::get({static_cast<int64_t>(bounds.size())}, element);
+    SmallVector<APInt> values;
+    for (int64_t bound : bounds)
+      values.emplace_back(element.getIntOrFloatBitWidth(), bound,
+                          /*isSigned=*/true);
+    inputs.push_back(arith::ConstantOp::create(
+        builder, loc, DenseIntElementsAttr::get(boundsType, values)));
+    maps.push_back(AffineMap::get(rank, 0, builder.getAffineDimExpr(rank - 1)));
+  }
+  return buildAllOf(
+      builder, loc, rank, inputs, maps,
+      [&](OpBuilder &b, Location l, ValueRange args) -> Value {
         Value zero = arith::ConstantOp::create(b, l, b.getZeroAttr(element));
-        Value limit = arith::ConstantOp::create(
-            b, l, b.getIntegerAttr(element, bound));
+        Value limit = bounds.size() > 1
+                          ? args[1]
+                          : arith::ConstantOp::create(
+                                b, l, b.getIntegerAttr(element, bounds[0]));
         Value above = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
                                             args[0], zero);
         Value below = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
                                             args[0], limit);
-        Value ok = arith::AndIOp::create(b, l, above, below);
-        linalg::YieldOp::create(b, l,
-                                ValueRange{arith::AndIOp::create(b, l, ok,
-                                                                 args[1])});
+        return arith::AndIOp::create(b, l, above, below);
       });
-  return tensor::ExtractOp::create(builder, loc, generic.getResult(0),
-                                   ValueRange{});
+}
+
+/// An i1 that is true when the condition of `assertOp`, in the payload of
+/// `generic`, holds at every point: the payload's `slice` cloned into a
+/// reduction over the loops it needs (renumbered), reading the inputs it
+/// reads (`mapping` gives their values, and those from above, in the checks
+/// function).
+static Value buildPayloadAllOf(OpBuilder &builder, linalg::GenericOp generic,
+                               cf::AssertOp assertOp, const PayloadSlice &slice,
+                               IRMapping &mapping) {
+  MLIRContext *ctx = builder.getContext();
+  SmallVector<AffineExpr> renumbered(generic.getNumLoops(),
+                                     getAffineConstantExpr(0, ctx));
+  for (auto [position, loop] : llvm::enumerate(slice.loops))
+    renumbered[loop] = getAffineDimExpr(position, ctx);
+  SmallVector<AffineMap> genericMaps = generic.getIndexingMapsArray();
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (unsigned input : slice.inputs) {
+    inputs.push_back(mapping.lookup(generic.getDpsInputs()[input]));
+    maps.push_back(genericMaps[input].replaceDimsAndSymbols(
+        renumbered, {}, slice.loops.size(), 0));
+  }
+  Block &payload = generic.getRegion().front();
+  return buildAllOf(
+      builder, assertOp.getLoc(), slice.loops.size(), inputs, maps,
+      [&](OpBuilder &b, Location, ValueRange args) -> Value {
+        for (auto [input, arg] : llvm::zip(slice.inputs, args))
+          mapping.map(payload.getArgument(input), arg);
+        for (Operation &op : payload) {
+          if (!slice.ops.contains(&op))
+            continue;
+          if (auto index = dyn_cast<linalg::IndexOp>(op)) {
+            unsigned position =
+                llvm::find(slice.loops, index.getDim()) - slice.loops.begin();
+            mapping.map(index.getResult(),
+                        linalg::IndexOp::create(b, op.getLoc(), position));
+            continue;
+          }
+          b.clone(op, mapping);
+        }
+        return mapping.lookup(assertOp.getArg());
+      });
 }
 
 /// Creates `@<step>__amp_checks` for `step` (steps 1-4 of the file comment);
@@ -195,32 +396,72 @@ static void outlineChecks(func::FuncOp step, const TrainingStep &contract) {
       checkable.reset(state);
 
   llvm::SetVector<Operation *> slice;
-  SmallVector<Check> checks;
-  llvm::DenseSet<std::pair<Value, int64_t>> indexChecks;
+  std::vector<Check> checks;
+  SmallVector<std::pair<Value, SmallVector<int64_t>>> indexChecks;
   for (Operation &op : body) {
-    Check check{&op, {}, std::nullopt, {}};
+    if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
+      for (auto assertOp : generic.getRegion().front().getOps<cf::AssertOp>()) {
+        FailureOr<PayloadSlice> payload =
+            collectPayloadSlice(generic, assertOp);
+        if (failed(payload))
+          continue;
+        SmallVector<Value> roots(payload->captured.begin(),
+                                 payload->captured.end());
+        for (unsigned input : payload->inputs)
+          roots.push_back(generic.getDpsInputs()[input]);
+        llvm::SetVector<Operation *> own;
+        bool readsArgument = false;
+        if (llvm::any_of(roots, [&](Value root) {
+              return failed(
+                  collectSlice(root, body, checkable, own, readsArgument));
+            }))
+          continue;
+        slice.insert(own.begin(), own.end());
+        std::string message =
+            llvm::formatv("{0} (in '{1}' at {2})", assertOp.getMsg(),
+                          generic->getName(),
+                          describeLocation(assertOp.getLoc()))
+                .str();
+        checks.push_back(
+            Check{assertOp, {}, {}, std::move(*payload), std::move(message)});
+      }
+      continue;
+    }
+    Check check{&op, {}, {}, std::nullopt, {}};
     if (auto assertOp = dyn_cast<cf::AssertOp>(op)) {
       check.value = assertOp.getArg();
       check.message = assertOp.getMsg().str();
     } else if (auto indexed = getIndexedRows(&op)) {
-      // The same indices and rows (a gather and its backward scatter) are
+      auto [indices, rows] = *indexed;
+      if (auto coords = getFlattenedCoordinates(indices, rows))
+        std::tie(check.value, check.bounds) = *coords;
+      else
+        std::tie(check.value, check.bounds) =
+            std::pair(indices, SmallVector<int64_t>{rows});
+      // The same indices and bounds (a gather and its backward scatter) are
       // checked once.
-      if (!indexChecks.insert(*indexed).second)
+      auto key = std::pair(check.value, check.bounds);
+      if (llvm::is_contained(indexChecks, key))
         continue;
-      std::tie(check.value, check.bound) = *indexed;
-      std::string where = describeLocation(op.getLoc());
-      check.message = llvm::formatv("an index read from the batch is outside "
-                                    "[0, {0}) in '{1}' at {2}",
-                                    *check.bound, op.getName(), where)
-                          .str();
+      indexChecks.push_back(key);
+      std::string ranges;
+      llvm::raw_string_ostream os(ranges);
+      llvm::interleave(
+          check.bounds, os,
+          [&](int64_t bound) { os << "[0, " << bound << ")"; }, " x ");
+      check.message =
+          llvm::formatv("an index read from the batch is outside {0} in "
+                        "'{1}' at {2}",
+                        ranges, op.getName(), describeLocation(op.getLoc()))
+              .str();
     } else {
       continue;
     }
     llvm::SetVector<Operation *> own;
     bool readsArgument = false;
-    if (failed(collectSlice(check.value, body, checkable, own,
-                            readsArgument)) ||
-        (check.bound && !readsArgument))
+    if (failed(
+            collectSlice(check.value, body, checkable, own, readsArgument)) ||
+        (!check.bounds.empty() && !readsArgument))
       continue;
     slice.insert(own.begin(), own.end());
     checks.push_back(std::move(check));
@@ -231,8 +472,8 @@ static void outlineChecks(func::FuncOp step, const TrainingStep &contract) {
   OpBuilder builder(step);
   builder.setInsertionPointAfter(step);
   MLIRContext *ctx = step.getContext();
-  auto type = FunctionType::get(ctx, step.getArgumentTypes(),
-                                {builder.getI32Type()});
+  auto type =
+      FunctionType::get(ctx, step.getArgumentTypes(), {builder.getI32Type()});
   auto checksFn = func::FuncOp::create(
       builder, step.getLoc(), (step.getName() + "__amp_checks").str(), type);
   SmallVector<Attribute> messages;
@@ -252,11 +493,16 @@ static void outlineChecks(func::FuncOp step, const TrainingStep &contract) {
       builder.clone(op, mapping);
   SmallVector<Value> conditions;
   for (const Check &check : checks) {
-    Value value = mapping.lookup(check.value);
-    conditions.push_back(check.bound ? buildIndicesInRange(
-                                           builder, check.op->getLoc(), value,
-                                           *check.bound)
-                                     : value);
+    if (check.payload)
+      conditions.push_back(buildPayloadAllOf(
+          builder, cast<linalg::GenericOp>(check.op->getParentOp()),
+          cast<cf::AssertOp>(check.op), *check.payload, mapping));
+    else if (check.bounds.empty())
+      conditions.push_back(mapping.lookup(check.value));
+    else
+      conditions.push_back(buildIndicesInRange(builder, check.op->getLoc(),
+                                               mapping.lookup(check.value),
+                                               check.bounds));
   }
   Location loc = step.getLoc();
   Value code = arith::ConstantIntOp::create(builder, loc, 0, 32);
