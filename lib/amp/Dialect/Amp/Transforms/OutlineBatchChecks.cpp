@@ -106,8 +106,6 @@ static LogicalResult collectSlice(Value root, Block &body,
 }
 
 namespace {
-/// One check of the checks function: a `cf.assert`'s condition, or the
-/// indices of a gather / scatter that must lie in [0, bound).
 /// What a `cf.assert` in a linalg.generic's payload depends on.
 struct PayloadSlice {
   /// The payload's ops it reads, through operands (none with regions).
@@ -120,6 +118,9 @@ struct PayloadSlice {
   llvm::SetVector<Value> captured;
 };
 
+/// One check of the checks function: a `cf.assert`'s condition, in the body
+/// or in a linalg.generic's payload, or the indices of a gather / scatter
+/// that must lie in [0, bound).
 struct Check {
   /// The cf.assert, or the gather / scatter.
   Operation *op;
