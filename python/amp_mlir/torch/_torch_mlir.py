@@ -503,6 +503,38 @@ def _literal_tracker():
     return Holding()
 
 
+def _locate_in_the_loss(gm, loss_fn):
+    """The ops of a loss of torch's own (``F.cross_entropy``: FX records no frame inside
+    torch.nn.functional) are recorded at this file's call of ``loss_fn`` alone, a location that tells the user
+    nothing. They get the loss function's own source line as the innermost frame below that call, so that a
+    diagnostic (a label outside the classes, an op torch-mlir cannot lower) names the loss. The nodes after
+    one of them that have no stack trace (the backward pass's: the importer gives them the last location it
+    was given) keep the call's location, which ``backward_note`` recognises."""
+    import inspect
+    try:
+        fn = inspect.unwrap(loss_fn.forward if isinstance(loss_fn, torch.nn.Module) else loss_fn)
+        source = inspect.getsourcefile(fn)
+        line = inspect.getsourcelines(fn)[1]
+    except (TypeError, OSError):
+        return
+    if source is None:
+        return
+    frame = f'  File "{source}", line {line}, in {fn.__name__}\n    {fn.__name__}(...)'
+    here = Path(__file__).resolve()
+    call = None  # the stack trace of the last node changed, while no node with one of its own follows it
+    for node in gm.graph.nodes:
+        trace = node.meta.get("stack_trace")
+        if not trace:
+            if call is not None:
+                node.meta["stack_trace"] = call
+            continue
+        call = None
+        frames = re.findall(r'File "([^"]+)", line [0-9]+, in \w+\n\s*(.*)', trace)
+        if frames and frames[-1][1].startswith("return loss_fn(") and Path(frames[-1][0]).resolve() == here:
+            node.meta["stack_trace"] = trace.rstrip("\n") + "\n" + frame
+            call = trace
+
+
 def _name_autocast_regions(importer):
     """The locations ``importer`` gives the ops of ``torch.autocast(enabled=False)`` regions
     (``_autocast_regions``) are named ``_F32_REGION_LOC``, and those of one composite op's call
@@ -1732,6 +1764,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         left."""
         importer = FxImporter(context=ctx, py_attr_tracker=_literal_tracker())
         _name_autocast_regions(importer)
+        _locate_in_the_loss(gm, loss_fn)
         module = tm_fx.stateless_fx_import(gm, output_type="raw", model_name=name, fx_importer=importer)
         lower(module, "builtin.module(func.func(torch-match-quantized-custom-ops),"
               "torchdynamo-export-to-torch-backend-pipeline{ extra-library=})", "aten -> torch backend")
