@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import math
 import os
 import re
@@ -510,7 +511,6 @@ def _locate_in_the_loss(gm, loss_fn):
     diagnostic (a label outside the classes, an op torch-mlir cannot lower) names the loss. The nodes after
     one of them that have no stack trace (the backward pass's: the importer gives them the last location it
     was given) keep the call's location, which ``backward_note`` recognises."""
-    import inspect
     try:
         fn = inspect.unwrap(loss_fn.forward if isinstance(loss_fn, torch.nn.Module) else loss_fn)
         source = inspect.getsourcefile(fn)
