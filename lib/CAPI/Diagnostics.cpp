@@ -4,7 +4,8 @@
 // diagnostics it causes with a handler on its own context and turns them into
 // one string, "file:line:col: error: message" per diagnostic (notes after
 // their error; the location printed by mlir::amp::printLocation, as the
-// library's reports print it), so that a binding can raise them without a
+// library's reports print it; a call-site location's callers as "called
+// from" notes, as the tools print them), so that a binding can raise them without a
 // C++ type crossing the boundary. Strings handed to the caller are malloc'ed
 // (ampFree).
 //
@@ -77,8 +78,19 @@ void capi::DiagnosticCollector::record(Diagnostic &diag) {
 
 void capi::DiagnosticCollector::print(Diagnostic &diag) {
   llvm::raw_string_ostream os(text);
-  printLocation(os, diag.getLocation());
+  Location loc = diag.getLocation();
+  printLocation(os, loc);
   os << ": " << getSeverityName(diag.getSeverity()) << ": " << diag << "\n";
+  // The call stack of a call-site location, a note per caller, as
+  // SourceMgrDiagnosticHandler prints it for the tools (and with its limit).
+  for (unsigned depth = 0; depth < 10; ++depth) {
+    auto callSite = dyn_cast<CallSiteLoc>(loc);
+    if (!callSite)
+      break;
+    loc = callSite.getCaller();
+    printLocation(os, loc);
+    os << ": note: called from\n";
+  }
 }
 
 /// Registers the amp and MLIR passes and pipelines with the global registry,

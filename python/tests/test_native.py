@@ -367,7 +367,7 @@ def test_trainer_refuses_a_batch_that_fails_a_check(amp_mlir_native, repo_dir):
         before = {a.index: trainer.argument(a.index) for a in trainer.arguments}
         for _ in range(2):
             with pytest.raises(amp_mlir_native.MLIRError,
-                               match=r"failing-check-step\.mlir:4:1: error: the compiled step failed a check: "
+                               match=r"failing-check-step\.mlir:16:3: error: the compiled step failed a check: "
                                      r"the ids' sum is not 100 \(the batch was refused before the step ran"):
                 trainer.step()
         for index, value in before.items():
@@ -377,3 +377,20 @@ def test_trainer_refuses_a_batch_that_fails_a_check(amp_mlir_native, repo_dir):
         rows = trainer.run(2)
         assert [r["step"] for r in rows] == [0, 1] and all(np.isfinite(r["loss"]) for r in rows), rows
         assert not np.array_equal(trainer.argument("w"), before[1])
+
+
+def test_failed_check_is_located_with_its_call_stack(amp_mlir_native, repo_dir):
+    """The error of a failed check of the batch is located at the op the check comes from (the check's
+    `#amp.check` location), and a call-site location's callers follow as notes, as amp-train prints them."""
+    path = repo_dir / "test" / "Codegen" / "CPU" / "Inputs" / "failing-check-step.mlir"
+    assertion = 'cf.assert %ok, "the ids\' sum is not 100"'
+    text = path.read_text()
+    assert text.count(assertion) == 1
+    text = text.replace(assertion, assertion + ' loc(callsite("model.py":7:0 at callsite("train.py":3:0 at "main.py":9:0)))')
+    trainer = amp_mlir_native.Trainer(text, "fp32")
+    with pytest.raises(amp_mlir_native.MLIRError) as failed:
+        trainer.step()
+    lines = str(failed.value).splitlines()
+    assert lines[0].startswith("model.py:7:0: error: the compiled step failed a check: the ids' sum is not 100 (the "
+                               "batch was refused"), lines
+    assert lines[1:3] == ["train.py:3:0: note: called from", "main.py:9:0: note: called from"], lines

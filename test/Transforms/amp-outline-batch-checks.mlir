@@ -1,4 +1,6 @@
 // RUN: amp-opt %s --split-input-file --amp-outline-batch-checks | FileCheck %s
+// Each check's location, printed inline:
+// RUN: amp-opt %s --split-input-file --amp-outline-batch-checks --mlir-print-local-scope | FileCheck %s --check-prefix=LOC
 
 // Three checks: one of the ids (the batch), one of the weights (updated:
 // it stays in the step only) and one that a linalg payload computes from a
@@ -12,7 +14,8 @@
 
 // CHECK-LABEL: func.func @train_step__amp_checks(
 // CHECK-SAME:    %[[LR:[a-z0-9]+]]: tensor<f32>, %[[W:[a-z0-9]+]]: tensor<4xf32>, %[[IDS:[a-z0-9]+]]: tensor<4xi32>, %{{.*}}: tensor<f32>) -> i32
-// CHECK-SAME:    attributes {amp.checks = ["the ids' sum is not 100", "the learning rate is not positive"]}
+// CHECK-SAME:    attributes {amp.checks = [#amp.check<"the ids' sum is not 100" at #loc{{[0-9]*}}>, #amp.check<"the learning rate is not positive" at #loc{{[0-9]*}}>]}
+// LOC:           attributes {amp.checks = [#amp.check<"the ids' sum is not 100" at loc("{{.*}}amp-outline-batch-checks.mlir":[[#@LINE+24]]:3)>, #amp.check<"the learning rate is not positive" at loc("{{.*}}amp-outline-batch-checks.mlir":[[#@LINE+38]]:3)>]}
 // CHECK-NOT:     %[[W]]
 // CHECK:         %[[SUM:.*]] = tosa.reduce_sum %[[IDS]]
 // CHECK:         %[[EQ:.*]] = tosa.equal %[[SUM]]
@@ -95,7 +98,8 @@ func.func @not_a_step(%x: tensor<4xi32>) -> tensor<4xi32> {
 // CHECK:         return
 // CHECK-LABEL: func.func @embedding__amp_checks(
 // CHECK-SAME:    %{{.*}}: tensor<4x3xf32>, %[[IDS:.*]]: tensor<4xi32>, %{{.*}}: tensor<f32>) -> i32
-// CHECK-SAME:    attributes {amp.checks = ["an index read from the batch is outside [0, 4) in 'tosa.gather' at {{.*}}amp-outline-batch-checks.mlir:[[#@LINE+26]]:11"]}
+// CHECK-SAME:    attributes {amp.checks = [#amp.check<"an index read from the batch is outside [0, 4) in 'tosa.gather'" at #loc{{[0-9]*}}>]}
+// LOC:           attributes {amp.checks = [#amp.check<"an index read from the batch is outside [0, 4) in 'tosa.gather'" at loc("{{.*}}amp-outline-batch-checks.mlir":[[#@LINE+26]]:11)>]}
 // CHECK:         %[[I:.*]] = tosa.reshape %[[IDS]]
 // CHECK-NOT:     tosa.gather
 // CHECK:         %[[TRUE:.*]] = arith.constant true
@@ -143,7 +147,8 @@ func.func @embedding(%table: tensor<4x3xf32>, %ids: tensor<4xi32>,
 
 // CHECK-LABEL: func.func @labels__amp_checks(
 // CHECK-SAME:    %{{.*}}: tensor<2x3xf32>, %[[LABELS:.*]]: tensor<2xi32>, %{{.*}}: tensor<f32>) -> i32
-// CHECK-SAME:    attributes {amp.checks = ["an index read from the batch is outside [0, 2) x [0, 3) in 'tosa.gather' at {{.*}}amp-outline-batch-checks.mlir:[[#@LINE+24]]:13"]}
+// CHECK-SAME:    attributes {amp.checks = [#amp.check<"an index read from the batch is outside [0, 2) x [0, 3) in 'tosa.gather'" at #loc{{[0-9]*}}>]}
+// LOC:           attributes {amp.checks = [#amp.check<"an index read from the batch is outside [0, 2) x [0, 3) in 'tosa.gather'" at loc("{{.*}}amp-outline-batch-checks.mlir":[[#@LINE+24]]:13)>]}
 // CHECK:         %[[COORDS:.*]] = tosa.concat
 // CHECK-NOT:     tosa.mul
 // CHECK-NOT:     tosa.gather
@@ -186,7 +191,8 @@ func.func @labels(%logits: tensor<2x3xf32>, %labels: tensor<2xi32>,
 // CHECK:         return
 // CHECK-LABEL: func.func @payload__amp_checks(
 // CHECK-SAME:    %{{.*}}: tensor<10x4xf32>, %[[IDS:.*]]: tensor<2x5xi64>, %{{.*}}: tensor<f32>) -> i32
-// CHECK-SAME:    attributes {amp.checks = ["index must be smaller than dim size (in 'linalg.generic' at {{.*}}amp-outline-batch-checks.mlir:[[#@LINE+28]]:5)", "index must be larger or equal to 0 (in 'linalg.generic' at {{.*}}amp-outline-batch-checks.mlir:[[#@LINE+30]]:5)"]}
+// CHECK-SAME:    attributes {amp.checks = [#amp.check<"index must be smaller than dim size (in 'linalg.generic')" at #loc{{[0-9]*}}>, #amp.check<"index must be larger or equal to 0 (in 'linalg.generic')" at #loc{{[0-9]*}}>]}
+// LOC:           attributes {amp.checks = [#amp.check<"index must be smaller than dim size (in 'linalg.generic')" at loc("{{.*}}amp-outline-batch-checks.mlir":[[#@LINE+28]]:5)>, #amp.check<"index must be larger or equal to 0 (in 'linalg.generic')" at loc("{{.*}}amp-outline-batch-checks.mlir":[[#@LINE+30]]:5)>]}
 // CHECK-DAG:     %[[TEN:.*]] = arith.constant 10 : index
 // CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i64
 // CHECK:         linalg.generic {indexing_maps = [#[[IDMAP:.*]], #[[SCALAR:.*]]], iterator_types = ["reduction", "reduction"]} ins(%[[IDS]] : tensor<2x5xi64>) outs(%{{.*}} : tensor<i1>)

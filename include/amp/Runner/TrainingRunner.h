@@ -294,10 +294,10 @@ private:
   void (*packedStep)(void **) = nullptr;
   /// The step's batch checks (amp-outline-batch-checks; CPU steps with
   /// checks only): called with the step's arguments before it, they store 0
-  /// or the 1-based number of the first failed check, whose message is
-  /// checkMessages[k - 1].
+  /// or the 1-based number of the first failed check, whose message and
+  /// location are batchChecks[k - 1].
   void (*packedChecks)(void **) = nullptr;
-  std::vector<std::string> checkMessages;
+  std::vector<CheckAttr> batchChecks;
   std::vector<void *> checkArgs;
   int32_t checkCode = 0;
   bool lastStepFailedCheck = false;

@@ -236,7 +236,7 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
   // CPU only: a CUDA step's descriptors point at device memory, and a
   // GPU-emulated step keeps its checks in the step.
   std::string checksWrapper;
-  checkMessages.clear();
+  batchChecks.clear();
   if (options.run.device == RunDevice::CPU) {
     PassManager pm(moduleOp.getContext());
     pm.addPass(createAmpOutlineBatchChecksPass());
@@ -247,10 +247,9 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
     std::string checksName = entryName + "__amp_checks";
     if (auto checks = dyn_cast_or_null<func::FuncOp>(
             SymbolTable::lookupSymbolIn(moduleOp, checksName))) {
-      auto messages = checks->getAttrOfType<ArrayAttr>(
+      auto described = checks->getAttrOfType<ArrayAttr>(
           AmpDialect::ChecksAttrHelper::getNameStr());
-      for (auto message : messages.getAsValueRange<StringAttr>())
-        checkMessages.push_back(message.str());
+      llvm::append_range(batchChecks, described.getAsRange<CheckAttr>());
       checksWrapper = "_mlir_ciface_" + checksName;
     }
   }

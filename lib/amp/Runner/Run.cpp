@@ -325,11 +325,13 @@ FailureOr<StepResult> TrainingRunner::step(bool poison) {
     packedChecks(checkArgs.data());
     if (checkCode != 0) {
       lastStepFailedCheck = true;
+      // At the op the check comes from (the model's line, with its call
+      // stack), else at the step.
       size_t k = static_cast<size_t>(checkCode) - 1;
-      return emitError(Location(entryLoc))
+      CheckAttr check = k < batchChecks.size() ? batchChecks[k] : CheckAttr();
+      return emitError(Location(check ? check.getLocation() : entryLoc))
              << "the compiled step failed a check: "
-             << (k < checkMessages.size() ? checkMessages[k]
-                                          : "(unknown check)")
+             << (check ? check.getMessage().getValue() : "(unknown check)")
              << " (the batch was refused before the step ran: nothing was "
                 "updated)";
     }

@@ -1,10 +1,10 @@
 // The typed attributes of the amp dialect print in the form they are written
 // and read back unchanged: through the custom printer, the generic printer and
 // bytecode. Numbers print in their shortest exact form.
-// RUN: amp-opt %s | FileCheck %s
-// RUN: amp-opt %s | amp-opt | FileCheck %s
-// RUN: amp-opt %s -mlir-print-op-generic | amp-opt | FileCheck %s
-// RUN: amp-opt %s -emit-bytecode | amp-opt | FileCheck %s
+// RUN: amp-opt %s -mlir-print-local-scope | FileCheck %s
+// RUN: amp-opt %s | amp-opt -mlir-print-local-scope | FileCheck %s
+// RUN: amp-opt %s -mlir-print-op-generic | amp-opt -mlir-print-local-scope | FileCheck %s
+// RUN: amp-opt %s -emit-bytecode | amp-opt -mlir-print-local-scope | FileCheck %s
 
 // CHECK-LABEL: func.func @init_hints(
 // CHECK-SAME: {amp.init = #amp.init<zeros>}
@@ -56,4 +56,16 @@ func.func @precision_pins(%x: tensor<4xf32>) -> tensor<4xf32> {
   %1 = arith.mulf %0, %0 {amp.precision = #amp.precision<f16>} : tensor<4xf32>
   %2 = arith.subf %1, %0 {amp.precision = #amp.precision<bf16>} : tensor<4xf32>
   return %2 : tensor<4xf32>
+}
+
+// A step's batch checks: each message with the location of the op it comes
+// from, a call stack included (printed inline with -mlir-print-local-scope;
+// as `#loc` aliases without it).
+// CHECK-LABEL: func.func @step__amp_checks(
+// CHECK-SAME: attributes {amp.checks = [#amp.check<"an id is past the table in 'tosa.gather'" at loc("model.py":12:0)>, #amp.check<"a label (in 'linalg.generic')" at loc(callsite("functional.py":3478:0 at "train.py":7:0))>]}
+func.func @step__amp_checks(%ids: tensor<4xi32>) -> i32 attributes {amp.checks = [
+    #amp.check<"an id is past the table in 'tosa.gather'" at loc("model.py":12:0)>,
+    #amp.check<"a label (in 'linalg.generic')" at loc(callsite("functional.py":3478:0 at "train.py":7:0))>]} {
+  %c0 = arith.constant 0 : i32
+  return %c0 : i32
 }

@@ -390,3 +390,13 @@ func.func @composite_empty(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = tosa.erf %x {amp.composite = ""} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// The messages of a step's batch checks come with their locations (the
+// strings of older versions are rejected).
+// expected-error @+1 {{'func.func' op 'amp.checks' must be an array of #amp.check on a function (its checks' messages and locations)}}
+func.func @checks_strings(%ids: tensor<4xi32>) -> i32 attributes {amp.checks = ["the ids' sum is not 100"]} {
+  %c0 = arith.constant 0 : i32
+  return %c0 : i32
+}

@@ -11,6 +11,7 @@
 //   #amp.precision<f16>            an op's precision pin
 //   #amp.scale_state<scale>        a loss-scale state argument / result
 //   #amp.init<normal(1.0)>         how the runner initialises an argument
+//   #amp.check<"msg" at loc(...)>  a check of the batch (amp.checks)
 //
 //===----------------------------------------------------------------------===//
 
@@ -114,6 +115,27 @@ def Amp_InitAttr : Amp_Attr<"Init", "init"> {
                       ::llvm::function_ref<::mlir::InFlightDiagnostic()>
                           emitError) const;
   }];
+}
+
+def Amp_CheckAttr : Amp_Attr<"Check", "check"> {
+  let summary = "a check of the batch: its message and where it comes from";
+  let description = [{
+    An element of `amp.checks` on a `@<step>__amp_checks` function
+    (amp-outline-batch-checks): the message of the check and the location of
+    the op it comes from (a `cf.assert`, or the `tosa.gather` /
+    `tosa.scatter` whose indices it bounds). A host that runs the checks
+    reports a failed one at that location, so that the error points at the
+    line of the model that reads the bad value, and its call stack.
+
+    ```mlir
+    func.func @train_step__amp_checks(...) -> i32 attributes {amp.checks = [
+        #amp.check<"an index read from the batch is outside [0, 4) in 'tosa.gather'"
+                   at loc("model.py":12:0)>]}
+    ```
+  }];
+  let parameters = (ins "::mlir::StringAttr":$message,
+                        "::mlir::LocationAttr":$location);
+  let assemblyFormat = "`<` $message `at` $location `>`";
 }
 
 #endif // AMP_DIALECT_AMP_IR_AMPATTRIBUTES_TD

@@ -32,7 +32,7 @@ def Amp_Dialect : Dialect {
     | `amp.skipped`      | function result            | unit: the `tensor<i1>` that is true when the step was skipped. |
     | `amp.contraction`  | runtime GEMM call (lowering) | integer: the contraction the call computes (amp-lower-contractions-to-runtime numbers them for the structural guard). |
     | `amp.parallel_step` | function (CPU lowering)   | positive integer: the function runs a parallel loop nest over the range given by its first two arguments, in steps of this (amp-cpu-parallelize-loops; amp-cpu-lower-parallel-calls calls it through the runtime's threads). |
-    | `amp.checks`       | function                   | array of strings: the messages of the checks a `@<step>__amp_checks` function evaluates, in order; it returns 0, or k when check k fails (amp-outline-batch-checks). |
+    | `amp.checks`       | function                   | array of `#amp.check<"message" at loc(...)>`: the checks a `@<step>__amp_checks` function evaluates, in order, each with the location of the op it comes from; it returns 0, or k when check k fails (amp-outline-batch-checks). |
 
     The values of `amp.precision`, `amp.init` and `amp.scale_state` are typed
     attributes (see AmpAttributes.md): a misspelt value is a parse error at its

@@ -193,13 +193,15 @@ def AmpOutlineBatchChecksPass
 
     ```mlir
     func.func @S__amp_checks(<the step's arguments>) -> i32
-        attributes {amp.checks = ["message 1", "message 2", ...]}
+        attributes {amp.checks = [#amp.check<"message 1" at loc(...)>, ...]}
     ```
 
     which returns 0 when every such check holds, else k for the first check
     k (1-based, in program order) that fails. A host (amp-train, the C API,
     Python) calls it with the step's own arguments before the step and
-    reports a failed check as an error, the state untouched. The step keeps
+    reports a failed check as an error at the location of the op the check
+    comes from (the model's line, with its call stack), the state
+    untouched. The step keeps
     its checks: a caller that does not call the function is still checked.
     Checks that read the parameters (which would repeat the forward pass) or
     the scale state stay in the step only.
@@ -213,7 +215,7 @@ def AmpOutlineBatchChecksPass
     aten.index.Tensor, a cross-entropy's pick of each row's label), each
     coordinate must lie in its own dimension instead, so a label past the
     classes is caught even when its flattened number stays inside the table.
-    The message names the op, the bounds and the location.
+    The message names the op and the bounds.
 
     A `cf.assert` in the payload of a linalg.generic of the step (torch-mlir's
     linalg import checks each embedding id and label there) is hoisted too

@@ -155,16 +155,16 @@ LogicalResult AmpDialect::verifyOperationAttribute(Operation *op,
              << "' must mark a function whose first two arguments are a range";
     return success();
   }
-  // The messages of a `@<step>__amp_checks` function's checks
+  // The checks a `@<step>__amp_checks` function evaluates
   // (amp-outline-batch-checks).
   if (name == ChecksAttrHelper::getNameStr()) {
-    auto messages = dyn_cast<ArrayAttr>(attr.getValue());
-    if (!messages || !llvm::all_of(messages, llvm::IsaPred<StringAttr>) ||
+    auto checks = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!checks || !llvm::all_of(checks, llvm::IsaPred<CheckAttr>) ||
         !isa<FunctionOpInterface>(op))
       return op->emitOpError()
              << "'" << name
-             << "' must be an array of strings on a function (its checks' "
-                "messages)";
+             << "' must be an array of #amp.check on a function (its checks' "
+                "messages and locations)";
     return success();
   }
   return op->emitOpError() << "unknown amp attribute '" << name

@@ -45,9 +45,10 @@
 //    into `@<step>__amp_checks`, which takes the step's arguments (so that a
 //    host passes the very same descriptors) and returns an i32: folding from
 //    the last check to the first, `code = select(ok_k, code, k)`, so it is 0
-//    when all hold and else the 1-based number of the first that fails. The
-//    messages are its `amp.checks` array attribute, in that order (a
-//    payload's message with the op's location added). An index check is one
+//    when all hold and else the 1-based number of the first that fails. Its
+//    `amp.checks` array attribute describes them in that order: each
+//    message with the location of the op it comes from (`#amp.check`), at
+//    which a host reports the check that fails. An index check is one
 //    linalg.generic reduction of `0 <= i < bound` into an i1.
 //
 // The step keeps every check: the function is an early, side-effect-free
@@ -252,27 +253,6 @@ getFlattenedCoordinates(Value indices, int64_t rows) {
   return std::nullopt;
 }
 
-/// `loc`'s file positions, innermost first ("a.py:3:0, called from
-/// b.py:7:0"; at most three), or the location as printed when it has none.
-static std::string describeLocation(Location loc) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  unsigned frames = 0;
-  loc->walk([&](Location inner) {
-    auto file = dyn_cast<FileLineColLoc>(inner);
-    if (!file)
-      return WalkResult::advance();
-    if (frames++)
-      os << ", called from ";
-    os << file.getFilename().getValue() << ":" << file.getLine() << ":"
-       << file.getColumn();
-    return frames == 3 ? WalkResult::interrupt() : WalkResult::advance();
-  });
-  if (!frames)
-    os << loc;
-  return text;
-}
-
 /// An i1 that is true when `holds` is true at every point of a `loops`-deep
 /// iteration space: one linalg.generic reading `inputs` through `maps` and
 /// reducing `holds(its block arguments)` into a tensor<i1>.
@@ -418,11 +398,10 @@ static void outlineChecks(func::FuncOp step, const TrainingStep &contract) {
             }))
           continue;
         slice.insert(own.begin(), own.end());
-        std::string message =
-            llvm::formatv("{0} (in '{1}' at {2})", assertOp.getMsg(),
-                          generic->getName(),
-                          describeLocation(assertOp.getLoc()))
-                .str();
+        std::string message = llvm::formatv("{0} (in '{1}')",
+                                            assertOp.getMsg(),
+                                            generic->getName())
+                                  .str();
         checks.push_back(
             Check{assertOp, {}, {}, std::move(*payload), std::move(message)});
       }
@@ -450,11 +429,10 @@ static void outlineChecks(func::FuncOp step, const TrainingStep &contract) {
       llvm::interleave(
           check.bounds, os,
           [&](int64_t bound) { os << "[0, " << bound << ")"; }, " x ");
-      check.message =
-          llvm::formatv("an index read from the batch is outside {0} in "
-                        "'{1}' at {2}",
-                        ranges, op.getName(), describeLocation(op.getLoc()))
-              .str();
+      check.message = llvm::formatv("an index read from the batch is "
+                                    "outside {0} in '{1}'",
+                                    ranges, op.getName())
+                          .str();
     } else {
       continue;
     }
@@ -477,11 +455,12 @@ static void outlineChecks(func::FuncOp step, const TrainingStep &contract) {
       FunctionType::get(ctx, step.getArgumentTypes(), {builder.getI32Type()});
   auto checksFn = func::FuncOp::create(
       builder, step.getLoc(), (step.getName() + "__amp_checks").str(), type);
-  SmallVector<Attribute> messages;
+  SmallVector<Attribute> described;
   for (const Check &check : checks)
-    messages.push_back(builder.getStringAttr(check.message));
+    described.push_back(CheckAttr::get(
+        ctx, builder.getStringAttr(check.message), check.op->getLoc()));
   checksFn->setAttr(AmpDialect::ChecksAttrHelper::getNameStr(),
-                    builder.getArrayAttr(messages));
+                    builder.getArrayAttr(described));
   SymbolTable(step->getParentOfType<ModuleOp>()).insert(checksFn);
 
   Block *entry = checksFn.addEntryBlock();
