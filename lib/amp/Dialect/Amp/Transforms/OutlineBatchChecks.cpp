@@ -361,52 +361,56 @@ static Value buildPayloadAllOf(OpBuilder &builder, linalg::GenericOp generic,
       });
 }
 
-/// Creates `@<step>__amp_checks` for `step` (steps 1-4 of the file comment);
-/// nothing when no check is hoistable.
-static void outlineChecks(func::FuncOp step, const TrainingStep &contract) {
-  if (step.isExternal())
-    return;
-  Block &body = step.getBody().front();
-  llvm::BitVector checkable(step.getNumArguments(), true);
-  for (int64_t target : contract.updateOf)
-    if (target >= 0)
-      checkable.reset(target);
-  for (int64_t state :
-       {contract.scaleArg, contract.growthArg, contract.overflowArg})
-    if (state >= 0)
-      checkable.reset(state);
-
+namespace {
+/// The hoistable checks of a step's body (steps 1-3 of the file comment),
+/// in program order, and the ops of the body they read.
+struct CheckCollector {
+  Block &body;
+  /// The arguments a check may read (step 1).
+  llvm::BitVector checkable;
   llvm::SetVector<Operation *> slice;
   std::vector<Check> checks;
+  /// The indices and bounds checked so far.
   SmallVector<std::pair<Value, SmallVector<int64_t>>> indexChecks;
-  for (Operation &op : body) {
-    if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
-      for (auto assertOp : generic.getRegion().front().getOps<cf::AssertOp>()) {
-        FailureOr<PayloadSlice> payload =
-            collectPayloadSlice(generic, assertOp);
-        if (failed(payload))
-          continue;
-        SmallVector<Value> roots(payload->captured.begin(),
-                                 payload->captured.end());
-        for (unsigned input : payload->inputs)
-          roots.push_back(generic.getDpsInputs()[input]);
-        llvm::SetVector<Operation *> own;
-        bool readsArgument = false;
-        if (llvm::any_of(roots, [&](Value root) {
-              return failed(
-                  collectSlice(root, body, checkable, own, readsArgument));
-            }))
-          continue;
-        slice.insert(own.begin(), own.end());
-        std::string message = llvm::formatv("{0} (in '{1}')",
-                                            assertOp.getMsg(),
-                                            generic->getName())
-                                  .str();
-        checks.push_back(
-            Check{assertOp, {}, {}, std::move(*payload), std::move(message)});
-      }
-      continue;
+
+  /// Adds the ops of the body that `roots` depend on to `slice`; false (and
+  /// nothing added) when one depends on what a check may not read, or when
+  /// `needsArgument` and none reads an argument.
+  bool addSliceOf(ArrayRef<Value> roots, bool needsArgument = false) {
+    llvm::SetVector<Operation *> own;
+    bool readsArgument = false;
+    for (Value root : roots)
+      if (failed(collectSlice(root, body, checkable, own, readsArgument)))
+        return false;
+    if (needsArgument && !readsArgument)
+      return false;
+    slice.insert(own.begin(), own.end());
+    return true;
+  }
+
+  /// The checks of the cf.asserts in `generic`'s payload (step 2).
+  void addPayloadChecks(linalg::GenericOp generic) {
+    for (auto assertOp : generic.getRegion().front().getOps<cf::AssertOp>()) {
+      FailureOr<PayloadSlice> payload = collectPayloadSlice(generic, assertOp);
+      if (failed(payload))
+        continue;
+      SmallVector<Value> roots(payload->captured.begin(),
+                               payload->captured.end());
+      for (unsigned input : payload->inputs)
+        roots.push_back(generic.getDpsInputs()[input]);
+      if (!addSliceOf(roots))
+        continue;
+      std::string message = llvm::formatv("{0} (in '{1}')", assertOp.getMsg(),
+                                          generic->getName())
+                                .str();
+      checks.push_back(
+          Check{assertOp, {}, {}, std::move(*payload), std::move(message)});
     }
+  }
+
+  /// The check of a cf.assert of the body (step 2), or of the indices of a
+  /// gather / scatter (step 3); nothing for other ops.
+  void addCheck(Operation &op) {
     Check check{&op, {}, {}, std::nullopt, {}};
     if (auto assertOp = dyn_cast<cf::AssertOp>(op)) {
       check.value = assertOp.getArg();
@@ -422,7 +426,7 @@ static void outlineChecks(func::FuncOp step, const TrainingStep &contract) {
       // checked once.
       auto key = std::pair(check.value, check.bounds);
       if (llvm::is_contained(indexChecks, key))
-        continue;
+        return;
       indexChecks.push_back(key);
       std::string ranges;
       llvm::raw_string_ostream os(ranges);
@@ -434,17 +438,38 @@ static void outlineChecks(func::FuncOp step, const TrainingStep &contract) {
                                     ranges, op.getName())
                           .str();
     } else {
-      continue;
+      return;
     }
-    llvm::SetVector<Operation *> own;
-    bool readsArgument = false;
-    if (failed(
-            collectSlice(check.value, body, checkable, own, readsArgument)) ||
-        (!check.bounds.empty() && !readsArgument))
-      continue;
-    slice.insert(own.begin(), own.end());
-    checks.push_back(std::move(check));
+    // An index check reads the batch, or there is nothing to check first.
+    if (addSliceOf(check.value, /*needsArgument=*/!check.bounds.empty()))
+      checks.push_back(std::move(check));
   }
+};
+} // namespace
+
+/// Creates `@<step>__amp_checks` for `step` (steps 1-4 of the file comment);
+/// nothing when no check is hoistable.
+static void outlineChecks(func::FuncOp step, const TrainingStep &contract) {
+  if (step.isExternal())
+    return;
+  Block &body = step.getBody().front();
+  CheckCollector collector{body, llvm::BitVector(step.getNumArguments(), true),
+                           {}, {}, {}};
+  for (int64_t target : contract.updateOf)
+    if (target >= 0)
+      collector.checkable.reset(target);
+  for (int64_t state :
+       {contract.scaleArg, contract.growthArg, contract.overflowArg})
+    if (state >= 0)
+      collector.checkable.reset(state);
+  for (Operation &op : body) {
+    if (auto generic = dyn_cast<linalg::GenericOp>(op))
+      collector.addPayloadChecks(generic);
+    else
+      collector.addCheck(op);
+  }
+  const llvm::SetVector<Operation *> &slice = collector.slice;
+  const std::vector<Check> &checks = collector.checks;
   if (checks.empty())
     return;
 
