@@ -362,8 +362,9 @@ def test_trainer_refuses_a_batch_that_fails_a_check(amp_mlir_native, repo_dir):
     step(), before the step runs: the embedding process lives on, nothing is updated, and the next good
     batch trains (amp-outline-batch-checks; in amp-train, exit status 3)."""
     path = repo_dir / "test" / "Codegen" / "CPU" / "Inputs" / "failing-check-step.mlir"
-    for precision in ("fp32", "f16"):
-        trainer = amp_mlir_native.Trainer.from_file(path, precision)
+    # the GPU pipeline's step too (its checks compiled for the host on their own)
+    for precision, device in (("fp32", "cpu"), ("f16", "cpu"), ("f16", "cuda-emulated")):
+        trainer = amp_mlir_native.Trainer.from_file(path, precision, device=device)
         before = {a.index: trainer.argument(a.index) for a in trainer.arguments}
         for _ in range(2):
             with pytest.raises(amp_mlir_native.MLIRError,

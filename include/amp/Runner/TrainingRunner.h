@@ -280,6 +280,12 @@ private:
   /// Loads the device (RunDevice::CUDA) and the compiled step: from the JIT
   /// cache, or lowered (lower()) and JIT-compiled.
   LogicalResult load(func::FuncOp fn, const TrainingRunnerOptions &options);
+  /// Compiles a GPU step's batch checks (the function `wrapper` wraps, alone
+  /// in `checks`) for the host with the CPU pipeline and links them on their
+  /// own (linkedChecks, packedChecks).
+  LogicalResult linkHostChecks(ModuleOp checks, StringRef wrapper,
+                               ArrayRef<std::string> sharedLibs,
+                               const TrainingRunnerOptions &options);
   // Run.cpp
   /// Builds the memref descriptors of the call (and the device buffers).
   LogicalResult buildDescriptors();
@@ -292,12 +298,18 @@ private:
   /// and its packed entry point.
   std::unique_ptr<LinkedStep> linkedStep;
   void (*packedStep)(void **) = nullptr;
-  /// The step's batch checks (amp-outline-batch-checks; CPU steps with
-  /// checks only): called with the step's arguments before it, they store 0
-  /// or the 1-based number of the first failed check, whose message and
-  /// location are batchChecks[k - 1].
+  /// The step's batch checks (amp-outline-batch-checks; steps with checks
+  /// only): called with the host descriptors of the step's arguments before
+  /// it, they store 0 or the 1-based number of the first failed check, whose
+  /// message and location are batchChecks[k - 1]. A CPU step's are linked
+  /// with it, a GPU step's on their own (linkedChecks).
   void (*packedChecks)(void **) = nullptr;
+  std::unique_ptr<LinkedStep> linkedChecks;
   std::vector<CheckAttr> batchChecks;
+  /// The descriptors of the arguments' host buffers, which the checks read
+  /// (a CUDA step's own descriptors point at device memory).
+  std::vector<std::vector<int64_t>> checkDescriptors;
+  std::vector<void *> checkDescriptorPtrs;
   std::vector<void *> checkArgs;
   int32_t checkCode = 0;
   bool lastStepFailedCheck = false;

@@ -231,13 +231,17 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
   size_t numArgs = arguments.size(), numResults = results.size();
 
   // The step's checks of its batch as a function of their own, which step()
-  // calls first (amp-outline-batch-checks): a batch that fails one is an
-  // error, the state untouched, instead of the end of the process. On the
-  // CPU only: a CUDA step's descriptors point at device memory, and a
-  // GPU-emulated step keeps its checks in the step.
+  // calls first on the host copies of the arguments (amp-outline-batch-
+  // checks): a batch that fails one is an error, the state untouched,
+  // instead of the end of the process. A CPU step's checks are compiled with
+  // it; a GPU step's (CUDA, emulated) are moved to a module of their own,
+  // compiled for the host by the CPU pipeline (the batch is on the host
+  // before it is uploaded; the GPU pipeline keeps a value a kernel computes
+  // on the device) and linked on their own (linkHostChecks).
   std::string checksWrapper;
   batchChecks.clear();
-  if (options.run.device == RunDevice::CPU) {
+  OwningOpRef<ModuleOp> hostChecks;
+  {
     PassManager pm(moduleOp.getContext());
     pm.addPass(createAmpOutlineBatchChecksPass());
     if (failed(runPipeline(pm, moduleOp, options.run.verifyEachPass,
@@ -251,12 +255,19 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
           AmpDialect::ChecksAttrHelper::getNameStr());
       llvm::append_range(batchChecks, described.getAsRange<CheckAttr>());
       checksWrapper = "_mlir_ciface_" + checksName;
+      if (options.run.device != RunDevice::CPU) {
+        hostChecks = ModuleOp::create(checks.getLoc());
+        checks->moveBefore(hostChecks->getBody(),
+                           hostChecks->getBody()->end());
+      }
     }
   }
   // The packed entry of the checks, once the objects are linked.
   auto linkChecks = [&]() -> LogicalResult {
     if (checksWrapper.empty())
       return success();
+    if (hostChecks)
+      return linkHostChecks(*hostChecks, checksWrapper, libs, options);
     packedChecks = linkedStep->lookupPacked(getPackedEntryName(checksWrapper));
     if (!packedChecks)
       return emitError(entryLoc)
@@ -330,7 +341,7 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
            << "'" << wrapper << "' takes " << llvmFn.getNumArguments()
            << " descriptors, expected " << numArgs << " arguments + "
            << numResults << " results";
-  if (!checksWrapper.empty()) {
+  if (!checksWrapper.empty() && !hostChecks) {
     auto checksFn = dyn_cast_or_null<LLVM::LLVMFuncOp>(
         SymbolTable::lookupSymbolIn(moduleOp, checksWrapper));
     if (!checksFn || checksFn.getNumArguments() != numArgs)
@@ -352,7 +363,7 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
   if (!executor->runsOnHost())
     hostBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::None);
   SmallVector<std::string, 2> wrappers = {wrapper};
-  if (!checksWrapper.empty())
+  if (!checksWrapper.empty() && !hostChecks)
     wrappers.push_back(checksWrapper);
   auto objects = compileHostObjects(moduleOp, wrappers, *hostBuilder, optLevel,
                                     options.run.compileThreads, entryLoc,
@@ -369,4 +380,41 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
   linkedStep = std::move(*linked);
   packedStep = linkedStep->getPacked();
   return linkChecks();
+}
+
+LogicalResult TrainingRunner::linkHostChecks(
+    ModuleOp checks, StringRef wrapper, ArrayRef<std::string> sharedLibs,
+    const TrainingRunnerOptions &options) {
+  // Loops and libc's allocator: the checks need no runtime library. Not
+  // cached: one small function, compiled in a fraction of the step's time.
+  LoweringConfig config = LoweringConfig::forTarget(LoweringTarget::CPU);
+  config.emitCInterface = true;
+  config.blas = false;
+  config.runtimeAllocator = false;
+  config.parallelMinWork = 0;
+  PassManager pm(checks.getContext());
+  buildAmpCpuPipeline(pm, config);
+  if (failed(runPipeline(pm, checks, options.run.verifyEachPass,
+                         "amp-cpu-pipeline (the batch checks)",
+                         options.run.passManagerCommandLine)))
+    return failure();
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder)
+    return emitError(entryLoc) << "cannot describe this host to LLVM: "
+                               << llvm::toString(builder.takeError());
+  auto objects =
+      compileHostObjects(checks, {wrapper.str()}, *builder,
+                         std::min(options.run.optLevel, 3u), /*threads=*/1,
+                         entryLoc);
+  if (failed(objects))
+    return failure();
+  std::string error;
+  auto linked = LinkedStep::link(std::move(*objects),
+                                 getPackedEntryName(wrapper), sharedLibs, error);
+  if (failed(linked))
+    return emitError(entryLoc) << "JIT linking of the batch checks of '"
+                               << entryName << "' failed: " << error;
+  linkedChecks = std::move(*linked);
+  packedChecks = linkedChecks->getPacked();
+  return success();
 }

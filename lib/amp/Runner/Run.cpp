@@ -293,6 +293,10 @@ LogicalResult TrainingRunner::buildDescriptors() {
   descriptors.clear();
   for (RunnerArgument &arg : arguments)
     descriptors.push_back(describe(arg.storage, arg.type));
+  // The checks read the arguments that no result updates, whose host
+  // buffers stay where they are (an updated argument swaps buffers with its
+  // result, HostExecutor).
+  checkDescriptors.assign(descriptors.begin(), descriptors.end());
   for (auto [buffer, type] : llvm::zip_equal(results, resultTypes))
     descriptors.push_back(describe(buffer, type));
   if (failed(executor->bind(*this)))
@@ -303,8 +307,13 @@ LogicalResult TrainingRunner::buildDescriptors() {
   packedArgs.clear();
   for (void *&ptr : descriptorPtrs)
     packedArgs.push_back(&ptr);
-  // The checks take the arguments' descriptors and return their code.
-  checkArgs.assign(packedArgs.begin(), packedArgs.begin() + arguments.size());
+  // The checks take the arguments' host descriptors and return their code.
+  checkDescriptorPtrs.clear();
+  for (std::vector<int64_t> &desc : checkDescriptors)
+    checkDescriptorPtrs.push_back(desc.data());
+  checkArgs.clear();
+  for (void *&ptr : checkDescriptorPtrs)
+    checkArgs.push_back(&ptr);
   checkArgs.push_back(&checkCode);
   return success();
 }

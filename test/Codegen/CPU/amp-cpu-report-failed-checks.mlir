@@ -3,16 +3,17 @@
 // A step whose check fails writes the message to stderr and exits with status
 // 3, on the CPU and in the emulated GPU step; upstream's lowering alone
 // (puts + abort) lost the message on a pipe and amp-train printed a stack dump.
-// On the CPU a check of the batch is refused before the step runs
-// (amp-outline-batch-checks, a runner error); a check of a parameter stays in
-// the step and ends the process from the compiled code.
+// A check of the batch is refused before the step runs, on the CPU and for
+// the GPU pipeline's step (amp-outline-batch-checks, a runner error); a
+// check of a parameter stays in the step and ends the process from the
+// compiled code.
 // RUN: not amp-train %S/Inputs/failing-check-step.mlir --steps 2 --precision=fp32 --no-jit-cache > %t.out 2> %t.err
 // RUN: FileCheck %s --check-prefixes=FAILED,REFUSED --input-file=%t.err
 // RUN: %python -c "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:], capture_output=True).returncode != 3)" amp-train %S/Inputs/failing-weight-check-step.mlir --steps 1 --precision=fp32 --no-jit-cache
 // RUN: not amp-train %S/Inputs/failing-weight-check-step.mlir --steps 2 --precision=f16 --no-jit-cache 2> %t.weight
 // RUN: FileCheck %s --check-prefix=IN-STEP --input-file=%t.weight
 // RUN: not amp-train %S/Inputs/failing-check-step.mlir --steps 2 --precision=f16 --no-jit-cache --device=cuda-emulated 2> %t.emulated
-// RUN: FileCheck %s --check-prefix=FAILED --input-file=%t.emulated
+// RUN: FileCheck %s --check-prefixes=FAILED,REFUSED --input-file=%t.emulated
 // RUN: %python -c "import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:], capture_output=True).returncode != 3)" amp-train %S/Inputs/failing-check-step.mlir --steps 1 --precision=fp32 --no-jit-cache
 // RUN: amp-opt %S/Inputs/failing-check-step.mlir --amp-cpu-pipeline | FileCheck %s --check-prefix=LOWERED
 
