@@ -301,19 +301,19 @@ LogicalResult TrainingRunner::buildDescriptors() {
     descriptors.push_back(describe(buffer, type));
   if (failed(executor->bind(*this)))
     return failure();
-  descriptorPtrs.clear();
-  for (std::vector<int64_t> &desc : descriptors)
-    descriptorPtrs.push_back(desc.data());
-  packedArgs.clear();
-  for (void *&ptr : descriptorPtrs)
-    packedArgs.push_back(&ptr);
+  // A packed call's arguments: a pointer to a pointer to each descriptor.
+  auto pack = [](std::vector<std::vector<int64_t>> &descs,
+                 std::vector<void *> &ptrs, std::vector<void *> &packed) {
+    ptrs.clear();
+    for (std::vector<int64_t> &desc : descs)
+      ptrs.push_back(desc.data());
+    packed.clear();
+    for (void *&ptr : ptrs)
+      packed.push_back(&ptr);
+  };
+  pack(descriptors, descriptorPtrs, packedArgs);
   // The checks take the arguments' host descriptors and return their code.
-  checkDescriptorPtrs.clear();
-  for (std::vector<int64_t> &desc : checkDescriptors)
-    checkDescriptorPtrs.push_back(desc.data());
-  checkArgs.clear();
-  for (void *&ptr : checkDescriptorPtrs)
-    checkArgs.push_back(&ptr);
+  pack(checkDescriptors, checkDescriptorPtrs, checkArgs);
   checkArgs.push_back(&checkCode);
   return success();
 }
