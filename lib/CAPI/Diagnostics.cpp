@@ -5,9 +5,9 @@
 // one string, "file:line:col: error: message" per diagnostic (notes after
 // their error; the location printed by mlir::amp::printLocation, as the
 // library's reports print it; a call-site location's callers as "called
-// from" notes, as the tools print them), so that a binding can raise them without a
-// C++ type crossing the boundary. Strings handed to the caller are malloc'ed
-// (ampFree).
+// from" notes, as the tools print them), so that a binding can raise them
+// without a C++ type crossing the boundary. Strings handed to the caller are
+// malloc'ed (ampFree).
 //
 //===----------------------------------------------------------------------===//
 
