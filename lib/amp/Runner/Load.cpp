@@ -410,7 +410,8 @@ LogicalResult TrainingRunner::linkHostChecks(
     return failure();
   std::string error;
   auto linked = LinkedStep::link(std::move(*objects),
-                                 getPackedEntryName(wrapper), sharedLibs, error);
+                                 getPackedEntryName(wrapper), sharedLibs,
+                                 error);
   if (failed(linked))
     return emitError(entryLoc) << "JIT linking of the batch checks of '"
                                << entryName << "' failed: " << error;
