@@ -408,3 +408,36 @@ func.func @captured_by_payload(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %big: t
   } -> tensor<10x8xi64>
   return %m, %g : tensor<10x8xf32>, tensor<10x8xi64>
 }
+
+// A payload that yields an element of a tensor from above as is is a gather
+// (clear, like tosa.gather): torch-mlir's weight flip in the convolution
+// backward. It takes its reader's precision and truncates the element it
+// yields; its own input, which the payload never reads, is not cast.
+// CHECK-LABEL: func.func @gather_payload(
+// CHECK-SAME: %[[W:[^:]*]]: tensor<8x8xf32>
+// CHECK: %[[FLIP:.*]] = linalg.generic
+// CHECK-SAME: ins(%[[W]] : tensor<8x8xf32>) outs(%{{.*}} : tensor<8x8xf16>)
+// CHECK: ^bb0(%{{.*}}: f32, %{{.*}}: f16):
+// CHECK: %[[E:.*]] = tensor.extract %[[W]][%{{.*}}, %{{.*}}] : tensor<8x8xf32>
+// CHECK: %[[T:.*]] = arith.truncf %[[E]] : f32 to f16
+// CHECK: linalg.yield %[[T]] : f16
+// CHECK: linalg.matmul ins(%{{.*}}, %[[FLIP]] : tensor<8x8xf16>, tensor<8x8xf16>)
+// BF16-LABEL: func.func @gather_payload(
+// BF16: arith.truncf %{{.*}} : f32 to bf16
+func.func @gather_payload(%w: tensor<8x8xf32>, %a: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %c7 = arith.constant 7 : index
+  %e = tensor.empty() : tensor<8x8xf32>
+  %flip = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<8x8xf32>) outs(%e : tensor<8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %r = arith.subi %c7, %j : index
+    %x = tensor.extract %w[%i, %r] : tensor<8x8xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x8xf32>
+  %z = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %m = linalg.matmul ins(%a, %flip : tensor<8x8xf32>, tensor<8x8xf32>) outs(%f : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %m : tensor<8x8xf32>
+}

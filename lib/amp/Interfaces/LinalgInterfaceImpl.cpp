@@ -18,15 +18,22 @@
 //   3. anything else takes the strongest category of its body ops, as the
 //      policy classifies them (deny > infer > clear): a body with math.exp is
 //      treated like exp, addf like add, a bare yield like a copy, 1 / x like
-//      a reciprocal (deny); a body op the policy does not know makes the
-//      whole op unknown. Pooling is not a convolution here (no product).
+//      a reciprocal (deny), a tensor.extract from a tensor above whose element
+//      is yielded as is like a gather (clear: torch-mlir's index_select /
+//      gather and the weight flip of its convolution backward); a body op
+//      the policy does not know makes the whole op unknown. Pooling is not a
+//      convolution here (no product).
 //
 // Re-typing a named op rebuilds it with its own region builder, which inserts
 // the scalar casts between operand and compute types. Ops with an explicit
 // body (generic, map, reduce) are re-typed in place: a block argument whose
 // operand became low precision is extended back to f32 at the top of the body
 // (so the payload computes in f32 registers, as PyTorch's opmath does) and
-// yielded values are truncated to the new output type.
+// yielded values are truncated to the new output type. A gather's tensor from
+// above keeps its type: the element it reads is truncated at the yield, which
+// rounds exactly as casting the tensor first would. An input whose block
+// argument the body never reads (the gather's own input, often) is not
+// converted: a cast nobody reads costs a pass over the tensor.
 //
 // linalg.softmax is an accumulating reduction (deny), like PyTorch's softmax.
 //
@@ -36,6 +43,7 @@
 #include "amp/Interfaces/ExternalModels.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/Matchers.h"
@@ -105,6 +113,16 @@ classifyBody(Block &body, const PrecisionPolicy &policy) {
         isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::UIToFPOp,
             arith::FPToSIOp, arith::FPToUIOp, arith::BitcastOp>(op))
       continue;
+    // A gather: an element read from a tensor from above and yielded as is
+    // is data movement, like tosa.gather (clear). An element the body
+    // computes with stays unknown: the body would mix the tensor's f32 with
+    // the operands' rounded values (torch-mlir's max-pool argmax compares
+    // them).
+    if (isa<tensor::ExtractOp>(op) &&
+        llvm::all_of(op.getUsers(), [&](Operation *user) {
+          return user == body.getTerminator();
+        }))
+      continue;
     std::optional<PrecisionCategory> category = policy.classify(&op).category;
     // 1 / x is a reciprocal, on PyTorch's fp32 list (tosa.reciprocal is deny).
     if (auto div = dyn_cast<arith::DivFOp>(op)) {
@@ -151,6 +169,11 @@ struct LinalgModel
       return false;
     if (isContractionOrConvolution(linalgOp))
       return index < static_cast<unsigned>(linalgOp.getNumDpsInputs());
+    // An input whose value the body never reads stays as it is (named ops
+    // build their bodies from every operand).
+    OpOperand &operand = op->getOpOperand(index);
+    if (!linalgOp.getRegionBuilder() && linalgOp.isDpsInput(&operand))
+      return linalgOp.payloadUsesValueFromOperand(&operand);
     return true;
   }
 
