@@ -16,13 +16,27 @@
 // IR and objects are optimised as amp-train's JIT optimises a step (-O2 by
 // default) for --mcpu (generic unless asked: `host` is this machine's CPU).
 //
+// The checks of the step's batch come with it (--batch-checks, default on;
+// amp-outline-batch-checks), as amp-train's runner compiles them: a host
+// calls `_mlir_ciface_<step>__amp_checks` with the step's arguments before
+// the step and gets 0, or the number k of the first check that fails, which
+// `<step>__amp_check_messages[k - 1]` describes ("file:line:col: message",
+// a null-terminated array of C strings added to the LLVM IR). For a CUDA
+// step they are host code, lowered by the CPU pipeline in a module of their
+// own (LoweringConfig::forHostChecks) and linked into the host LLVM module;
+// its --emit=mlir / gpu / ptx leave them out.
+//
 //===----------------------------------------------------------------------===//
 
+#include "ToolInput.h"
+#include "amp/Dialect/Amp/IR/AmpDialect.h"
 #include "amp/Dialect/Amp/IR/TrainingStep.h"
+#include "amp/Dialect/Amp/Transforms/PassOutputs.h"
+#include "amp/Dialect/Amp/Transforms/Passes.h"
 #include "amp/InitAll.h"
 #include "amp/Pipelines/Pipelines.h"
 #include "amp/Runner/StepOptimizer.h"
-#include "ToolInput.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -30,22 +44,24 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
-#include "amp/Dialect/Amp/Transforms/PassOutputs.h"
-#include <optional>
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
-#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
-#include "llvm/MC/MCSubtargetInfo.h"
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::amp;
@@ -125,11 +141,77 @@ static cl::opt<unsigned>
                       "default 2): amp-train's step optimizer "
                       "(amp/Runner/StepOptimizer.h), then code generation"),
              cl::Prefix, cl::init(2), cl::cat(category));
+static cl::opt<bool> batchChecks(
+    "batch-checks",
+    cl::desc("Also compile @<step>__amp_checks, the checks of the step's "
+             "batch a host calls before the step (0: all hold, k: check k "
+             "failed, <step>__amp_check_messages[k - 1] says which). "
+             "Default on; --target=cuda: with --emit=llvm / obj"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool> verifyEach(
     "verify-each",
     cl::desc("Verify the IR after every pass (default: once, after each "
              "pipeline), to find the pass that breaks a step"),
     cl::init(false), cl::cat(category));
+
+/// One step's outlined batch checks: its name and the `amp.checks` that
+/// describe the codes `@<step>__amp_checks` returns.
+struct OutlinedChecks {
+  std::string step;
+  ArrayAttr checks;
+};
+
+/// Runs amp-outline-batch-checks on `module`; for a GPU step (`hostChecks`
+/// non-null) moves the checks functions into `*hostChecks`.
+static LogicalResult outlineBatchChecks(ModuleOp module,
+                                        OwningOpRef<ModuleOp> *hostChecks,
+                                        std::vector<OutlinedChecks> &outlined) {
+  PassManager pm(module.getContext());
+  pm.addPass(createAmpOutlineBatchChecksPass());
+  if (failed(runPipeline(pm, module, verifyEach, "amp-outline-batch-checks",
+                         /*commandLineOptions=*/true)))
+    return failure();
+  for (auto fn : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+    auto checks = fn->getAttrOfType<ArrayAttr>(
+        AmpDialect::ChecksAttrHelper::getNameStr());
+    StringRef name = fn.getName();
+    if (!checks || !name.consume_back("__amp_checks"))
+      continue;
+    outlined.push_back({name.str(), checks});
+    if (!hostChecks)
+      continue;
+    if (!*hostChecks)
+      *hostChecks = ModuleOp::create(module.getLoc());
+    fn->moveBefore((*hostChecks)->getBody(), (*hostChecks)->getBody()->end());
+  }
+  return success();
+}
+
+/// Adds `<step>__amp_check_messages` to `llvmModule`: check k's location and
+/// message at index k - 1, then a null pointer.
+static void addCheckMessages(llvm::Module &llvmModule,
+                             const OutlinedChecks &outlined) {
+  llvm::LLVMContext &ctx = llvmModule.getContext();
+  auto *pointer = llvm::PointerType::getUnqual(ctx);
+  SmallVector<llvm::Constant *> entries;
+  for (auto check : outlined.checks.getAsRange<CheckAttr>()) {
+    std::string text = formatLocation(check.getLocation()) + ": " +
+                       check.getMessage().getValue().str();
+    llvm::Constant *init = llvm::ConstantDataArray::getString(ctx, text);
+    auto *string = new llvm::GlobalVariable(
+        llvmModule, init->getType(), /*isConstant=*/true,
+        llvm::GlobalValue::PrivateLinkage, init,
+        outlined.step + "__amp_check_message");
+    string->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+    entries.push_back(string);
+  }
+  entries.push_back(llvm::ConstantPointerNull::get(pointer));
+  auto *type = llvm::ArrayType::get(pointer, entries.size());
+  new llvm::GlobalVariable(llvmModule, type, /*isConstant=*/true,
+                           llvm::GlobalValue::ExternalLinkage,
+                           llvm::ConstantArray::get(type, entries),
+                           outlined.step + "__amp_check_messages");
+}
 
 /// Writes the PTX of every gpu.binary object (format isa) to `os`.
 static LogicalResult writePtx(ModuleOp module, llvm::raw_ostream &os) {
@@ -285,6 +367,25 @@ int main(int argc, char **argv) {
                          /*commandLineOptions=*/true)))
     return EXIT_FAILURE;
 
+  // A CUDA step's checks are host code of their own (see the file comment).
+  std::vector<OutlinedChecks> outlined;
+  OwningOpRef<ModuleOp> hostChecks;
+  bool hostObject = emit == Emit::LLVM || emit == Emit::Obj;
+  if (batchChecks &&
+      (target == Target::CPU || (target == Target::CUDA && hostObject))) {
+    if (failed(outlineBatchChecks(
+            *module, target == Target::CUDA ? &hostChecks : nullptr, outlined)))
+      return EXIT_FAILURE;
+  }
+  if (hostChecks) {
+    PassManager checksPm(&context);
+    buildAmpCpuPipeline(checksPm, LoweringConfig::forHostChecks());
+    if (failed(runPipeline(checksPm, *hostChecks, verifyEach,
+                           "amp-cpu-pipeline (the batch checks)",
+                           /*commandLineOptions=*/true)))
+      return EXIT_FAILURE;
+  }
+
   PassManager pm(&context);
   if (target == Target::IREEInput) {
     // The lowering drops the amp.* attributes: the contract travels as
@@ -393,6 +494,18 @@ int main(int argc, char **argv) {
       llvm::errs() << "amp-compile: translation to LLVM IR failed\n";
       return EXIT_FAILURE;
     }
+    if (hostChecks) {
+      std::unique_ptr<llvm::Module> checksModule =
+          translateModuleToLLVMIR(*hostChecks, llvmContext, "amp_checks");
+      if (!checksModule ||
+          llvm::Linker::linkModules(*llvmModule, std::move(checksModule))) {
+        llvm::errs() << "amp-compile: linking the batch checks into the "
+                        "host code failed\n";
+        return EXIT_FAILURE;
+      }
+    }
+    for (const OutlinedChecks &checks : outlined)
+      addCheckMessages(*llvmModule, checks);
     std::unique_ptr<llvm::TargetMachine> machine = createHostTargetMachine();
     if (!machine || failed(optimize(*llvmModule, *machine)))
       return EXIT_FAILURE;

@@ -15,6 +15,7 @@
 #include "amp/Support/ParserGuard.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include <cstdlib>
 #include <string>

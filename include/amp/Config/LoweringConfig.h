@@ -87,6 +87,18 @@ struct LoweringConfig {
     return config;
   }
 
+  /// The host lowering of a GPU step's batch checks (`@<step>__amp_checks`,
+  /// amp-outline-batch-checks): the CPU pipeline with loops and libc's
+  /// allocator, so that the checks need no runtime library.
+  static LoweringConfig forHostChecks() {
+    LoweringConfig config = forTarget(LoweringTarget::CPU);
+    config.emitCInterface = true;
+    config.blas = false;
+    config.runtimeAllocator = false;
+    config.parallelMinWork = 0;
+    return config;
+  }
+
   /// Sets the amp-op lowering to `lowering`. check-in-update is a CPU
   /// option: the GPU pipeline has none and lowers the amp ops inline.
   void setStepLowering(StepLowering lowering) {

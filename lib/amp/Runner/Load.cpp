@@ -385,15 +385,10 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
 LogicalResult TrainingRunner::linkHostChecks(
     ModuleOp checks, StringRef wrapper, ArrayRef<std::string> sharedLibs,
     const TrainingRunnerOptions &options) {
-  // Loops and libc's allocator: the checks need no runtime library. Not
-  // cached: one small function, compiled in a fraction of the step's time.
-  LoweringConfig config = LoweringConfig::forTarget(LoweringTarget::CPU);
-  config.emitCInterface = true;
-  config.blas = false;
-  config.runtimeAllocator = false;
-  config.parallelMinWork = 0;
+  // Not cached: one small function, compiled in a fraction of the step's
+  // time.
   PassManager pm(checks.getContext());
-  buildAmpCpuPipeline(pm, config);
+  buildAmpCpuPipeline(pm, LoweringConfig::forHostChecks());
   if (failed(runPipeline(pm, checks, options.run.verifyEachPass,
                          "amp-cpu-pipeline (the batch checks)",
                          options.run.passManagerCommandLine)))
