@@ -116,6 +116,49 @@ func.func @fused_gradient(%w: tensor<4xf32>, %x: tensor<4xf32>) -> (tensor<4xf32
 
 // -----
 
+// The same gradient read through two operands: one warning for the op.
+#id = affine_map<(d0) -> (d0)>
+#all = affine_map<(d0) -> ()>
+func.func @fused_gradient_twice(%w: tensor<4xf32>, %x: tensor<4xf32>) -> (tensor<4xf32> {amp.update_of = 0 : i64}) {
+  %seed = arith.constant {amp.grad_seed} dense<1.0> : tensor<f32>
+  %init = tensor.empty() : tensor<4xf32>
+  // expected-warning @+1 {{the gradient is formed inside this op, where it also leaves the backward pass}}
+  %new = linalg.generic {indexing_maps = [#id, #id, #all, #all, #id], iterator_types = ["parallel"]}
+      ins(%w, %x, %seed, %seed : tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<f32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%wv: f32, %xv: f32, %s: f32, %t: f32, %o: f32):
+    %g = arith.mulf %xv, %s : f32
+    %h = arith.mulf %g, %t : f32
+    %n = arith.subf %wv, %h : f32
+    linalg.yield %n : f32
+  } -> tensor<4xf32>
+  return %new : tensor<4xf32>
+}
+
+// -----
+
+// A product of the gradient with itself and constants (Adam's (1 - b2) * g * g,
+// as torch-mlir's linalg import writes it) forms nothing the check misses: no
+// warning.
+#id = affine_map<(d0) -> (d0)>
+func.func @gradient_squared(%w: tensor<4xf32>, %v: tensor<4xf32>, %x: tensor<4xf32>) -> (tensor<4xf32> {amp.update_of = 0 : i64}, tensor<4xf32> {amp.update_of = 1 : i64}) {
+  %seed = arith.constant {amp.grad_seed} dense<1.0> : tensor<4xf32>
+  %g = arith.mulf %seed, %x : tensor<4xf32>
+  %init = tensor.empty() : tensor<4xf32>
+  %sq = linalg.generic {indexing_maps = [#id, #id, #id, #id], iterator_types = ["parallel"]}
+      ins(%v, %g, %g : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%vv: f32, %a: f32, %b: f32, %o: f32):
+    %c = arith.constant 1.0e-03 : f32
+    %p = arith.mulf %a, %b : f32
+    %q = arith.mulf %p, %c : f32
+    %n = arith.addf %vv, %q : f32
+    linalg.yield %n : f32
+  } -> tensor<4xf32>
+  %new = arith.subf %w, %g : tensor<4xf32>
+  return %new, %sq : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
 // The update inside a private callee: the gradient leaves there, where no
 // single check in the step's body can unscale it.
 // expected-error @+1 {{amp-loss-scaling: this scaled value leaves the backward pass inside the called function 'sgd'; only values of the training step's body can be unscaled: let the gradient leave the region or call first}}

@@ -21,15 +21,16 @@
 
 #include "amp/Analysis/GradientFlowAnalysis.h"
 #include "amp/Config/ScaleRules.h"
-#include "amp/Support/Elementwise.h"
 #include "amp/Dialect/Amp/IR/AmpOps.h"
 #include "amp/Dialect/Amp/IR/TrainingStep.h"
 #include "amp/Dialect/Amp/Transforms/Passes.h"
+#include "amp/Support/Elementwise.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SetVector.h"
 #include <algorithm>
@@ -166,23 +167,42 @@ static FailureOr<GradientFlow> analyzeStep(FunctionOpInterface function,
 
   // A gradient formed inside the op where it leaves (a fused linalg body
   // computing w - lr * (x * seed)) escapes the check: only the scaled
-  // operand is checked, not its product with the op's other operands.
-  // (In the order of the exits: the diagnostics come out deterministically.)
+  // operand is checked, not its product with the op's other operands. A
+  // product of checked values and constants (Adam's g * g) forms nothing
+  // new. One warning per op, in the order of the exits (deterministic).
+  llvm::SmallDenseSet<Value> exitSet(flow->exits.begin(), flow->exits.end());
+  auto isChecked = [&](linalg::LinalgOp op, Value value) {
+    if (matchPattern(value, m_Constant()))
+      return true;
+    auto arg = dyn_cast<BlockArgument>(value);
+    if (!arg || arg.getOwner() != op.getBlock())
+      return false;
+    OpOperand *operand = op.getMatchingOpOperand(arg);
+    return operand && exitSet.contains(operand->get());
+  };
+  llvm::SmallPtrSet<Operation *, 4> warned;
   for (Value exit : flow->exits)
-    for (OpOperand *use : flow->exitUses[exit])
-      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(use->getOwner()))
-        if (Block *payload = linalgOp.getBlock();
-            payload && linalgOp.getMatchingBlockArgument(use) &&
-            llvm::any_of(linalgOp.getMatchingBlockArgument(use).getUsers(),
-                         [](Operation *user) {
-                           return isa<arith::MulFOp, arith::DivFOp>(user);
-                         }))
-          use->getOwner()->emitWarning()
-              << "the gradient is formed inside this op, where it also "
-                 "leaves the backward pass: amp-loss-scaling checks the "
-                 "scaled operand, not its product with the op's other "
-                 "operands, so a non-finite value coming from them is not "
-                 "detected; compute the gradient in an op of its own";
+    for (OpOperand *use : flow->exitUses[exit]) {
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(use->getOwner());
+      if (!linalgOp || !linalgOp.getBlock() ||
+          !linalgOp.getMatchingBlockArgument(use))
+        continue;
+      bool formsGradient = llvm::any_of(
+          linalgOp.getMatchingBlockArgument(use).getUsers(),
+          [&](Operation *user) {
+            return isa<arith::MulFOp, arith::DivFOp>(user) &&
+                   !llvm::all_of(user->getOperands(), [&](Value value) {
+                     return isChecked(linalgOp, value);
+                   });
+          });
+      if (formsGradient && warned.insert(linalgOp).second)
+        linalgOp->emitWarning()
+            << "the gradient is formed inside this op, where it also "
+               "leaves the backward pass: amp-loss-scaling checks the "
+               "scaled operand, not its product with the op's other "
+               "operands, so a non-finite value coming from them is not "
+               "detected; compute the gradient in an op of its own";
+    }
   return flow;
 }
 
