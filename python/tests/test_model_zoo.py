@@ -22,6 +22,17 @@ def _zoo(repo_dir):
 
 MODELS = ["regression", "mnist_mlp", "lstm", "resnet18", "mobilenet_v3_small", "gpt2", "bert", "vit_tiny"]
 
+# Ops amp-autocast keeps f32 because it cannot classify them, by model: resnet18's max-pool argmax
+# (torch-mlir's max_pool2d_with_indices compares an element it extracts with the pooled value;
+# rounding one side would change the indices, docs/Policy.md linalg rule 3). Every other op of the
+# zoo has a category, and the AMP pipeline warns about none of them.
+UNKNOWN_OPS = {"resnet18": 1}
+
+
+def _assert_classified(name, res):
+    assert res["unknown_ops"] <= UNKNOWN_OPS.get(name, 0), f"{name}: {res['unknown_ops']} unknown ops"
+    assert not res["amp_warnings"], "\n".join(res["amp_warnings"][:5])
+
 
 @pytest.mark.parametrize("name", MODELS)
 def test_model_trains_like_pytorch(name, amp_tools, repo_dir, tmp_path):
@@ -34,6 +45,7 @@ def test_model_trains_like_pytorch(name, amp_tools, repo_dir, tmp_path):
         pytest.skip(f"{name}: {res['skipped']}")
     fails = zoo.check(res)
     assert not fails, "\n".join(fails) + f"\nours: {res.get('ours')}\niree: {res.get('iree')}\ntorch: {res.get('torch')}"
+    _assert_classified(name, res)
     # The criteria compare against something: five losses of each kind, the float64 run among them.
     assert len(res["ours"]["fp32"]) == zoo.STEPS and len(res["torch"]["f64"]) == zoo.STEPS
     if zoo.iree_available():
@@ -42,11 +54,15 @@ def test_model_trains_like_pytorch(name, amp_tools, repo_dir, tmp_path):
         print(f"{name}: IREE is not installed, the IREE backend was not run")
 
 
-@pytest.mark.parametrize("name", ["gpt2"])
+@pytest.mark.parametrize("name", ["gpt2", "mobilenet_v3_small"])
 def test_linalg_import_trains_like_pytorch(name, amp_tools, repo_dir, tmp_path):
     """The same criteria for a step imported linalg-first (``dialect="linalg"``: torch-mlir's cf.assert
-    checks, linalg contractions for the embedding's one-hot GEMMs, AdamW), with IREE and the GPU
-    pipeline's PTX through ptxas where they are installed."""
+    checks, linalg contractions for the embedding's one-hot GEMMs, AdamW; a CNN's convolution
+    backward with its weight-flip gathers), with IREE and the GPU pipeline's PTX through ptxas where
+    they are installed. resnet18 is not here: its linalg import's fp32 losses part from float64 by
+    4.7e-4 relative at step 3 where PyTorch fp32's stay within 1e-4 (momentum 0.9, train-mode batch
+    norm), though its step-0 gradients are as close to float64 as the TOSA import's (1.1e-5 at
+    most, PyTorch fp32 5.3e-6)."""
     zoo = _zoo(repo_dir)
     import shutil
     from pathlib import Path
@@ -60,5 +76,6 @@ def test_linalg_import_trains_like_pytorch(name, amp_tools, repo_dir, tmp_path):
     fails = zoo.check(res)
     assert not fails, "\n".join(fails) + f"\nours: {res.get('ours')}\niree: {res.get('iree')}"
     assert len(res["ours"]["fp32"]) == zoo.STEPS
+    _assert_classified(name, res)
     if gpu:
         assert res["gpu"] == "ptxas clean", res["gpu"]

@@ -162,6 +162,9 @@ def run_model(name, build: Path, work: Path, gpu=False, iree=False, log=print, d
         return res
     decisions = json.loads(report.read_text())
     res["report_ops"] = len(decisions.get("ops", decisions)) if isinstance(decisions, dict) else len(decisions)
+    # What amp-autocast could not classify (kept f32) and what the pipeline warned about.
+    res["unknown_ops"] = decisions["summary"]["unknown_ops"]
+    res["amp_warnings"] = [line for line in proc.stderr.splitlines() if ": warning: " in line]
 
     res["ours"], res["compile_s"], res["errors"] = {}, {}, {}
     for p in PRECISIONS:
