@@ -27,6 +27,17 @@ import sys
 import numpy as np
 
 CONTRACT_KEY = "amp.contract"
+CHECKS_KEY = "amp.checks"
+
+
+class BatchRefused(ValueError):
+    """A batch that fails one of the step's checks (a token id past the vocabulary, a label past the
+    classes: IREE would read outside the table). ``check`` is its description: ``location``,
+    ``message``."""
+
+    def __init__(self, text: str, check: dict):
+        super().__init__(text)
+        self.check = check
 
 
 def _shape_of(tensor_type: str) -> tuple:
@@ -65,6 +76,13 @@ class IreeStep:
         # batch, else the backward seed when the batch is token ids; TrainingStep::poisonArgument).
         self.poison_argument = self.contract.get("poison_argument", -1)
         self._device_args = None
+        # The checks of the batch (amp-outline-batch-checks; amp-compile exports them next to the step,
+        # their descriptions in the function's reflection): 0, or the number of the first that fails.
+        self._checks, self.checks = None, []
+        checks = self.vm_module.lookup_function(f"{self.entry}__amp_checks")
+        if checks is not None and CHECKS_KEY in checks.reflection:
+            self._checks = self.context.modules.module[f"{self.entry}__amp_checks"]
+            self.checks = json.loads(checks.reflection[CHECKS_KEY])
 
     @classmethod
     def load(cls, path: str | os.PathLike, **options) -> "IreeStep":
@@ -75,15 +93,28 @@ class IreeStep:
     def is_loss_scaled(self) -> bool:
         return "scale" in self._arg_roles
 
-    def set_arguments(self, arrays) -> None:
-        """Uploads every argument (numpy arrays in the step's argument order) to the device."""
+    def set_arguments(self, arrays, check: bool = True) -> None:
+        """Uploads every argument (numpy arrays in the step's argument order) to the device and, with
+        ``check``, checks the batch with the step's checks where it has some (one call and one
+        synchronisation): a batch that fails one raises :class:`BatchRefused` and leaves the arguments as
+        they were. Unchecked, a bad batch fails inside the step where the step checks it itself (IREE's
+        FAILED_PRECONDITION from a cf.assert) and is read outside its table where it does not (a TOSA
+        gather's index)."""
         arrays = list(arrays)
         if len(arrays) != len(self.contract["arguments"]):
             raise ValueError(f"the step takes {len(self.contract['arguments'])} arguments, got {len(arrays)}")
         device = self.config.device
-        self._device_args = [
+        uploaded = [
             self._rt.asdevicearray(device, np.ascontiguousarray(a).reshape(_shape_of(spec["type"])))
             for a, spec in zip(arrays, self.contract["arguments"])]
+        if check and self._checks is not None:
+            code = int(np.asarray(self._checks(*uploaded)).reshape(-1)[0])
+            if code:
+                check = self.checks[code - 1]
+                raise BatchRefused(f"{check['location']}: error: the compiled step failed a check: "
+                                   f"{check['message']} (the batch was refused before the step ran: "
+                                   "nothing was updated)", check)
+        self._device_args = uploaded
 
     def arguments(self) -> list:
         """The current arguments, copied to the host."""

@@ -19,12 +19,13 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 pytest.importorskip("iree.compiler", reason="iree-base-compiler is not installed (pip install iree-base-compiler)")
 pytest.importorskip("iree.runtime", reason="iree-base-runtime is not installed (pip install iree-base-runtime)")
 
-from amp_mlir.iree import IreeStep, compile_step  # noqa: E402
+from amp_mlir.iree import BatchRefused, IreeStep, compile_step  # noqa: E402
 
 STEPS = 20
 POISON = 5
@@ -123,9 +124,10 @@ export_train_step(Counts(), torch.nn.functional.cross_entropy, (x, torch.randint
 
 def test_specialized_value_check_on_llvm_cpu(amp_tools, amp_mlir_native, tmp_path):
     """A step exported from a model that reads a value from its batch checks that value (a cf.assert, which
-    IREE compiles as a status check): on the example's batch it trains as amp-train does; on a batch with
-    another count IREE's call fails with the check's message (the line is unknown to a model defined in
-    ``python -c``)."""
+    IREE compiles as a status check): on the example's batch it trains as amp-train does; a batch with
+    another count is refused by the step's checks function before the step runs, with the check's message
+    (the line is unknown to a model defined in ``python -c``); unchecked, IREE's call of the step fails with
+    the same message."""
     _export_compile_check(_GUARDED_SCRIPT, "fp32", amp_tools, amp_mlir_native, tmp_path)
     out = tmp_path / "export"
     source = out / "train_step.mlir"
@@ -136,9 +138,47 @@ def test_specialized_value_check_on_llvm_cpu(amp_tools, amp_mlir_native, tmp_pat
     x = initial[names.index("x")].copy()
     x[1, 0] = 5.0  # 4 positive rows
     initial[names.index("x")] = x
+    step = IreeStep.load(tmp_path / "step.vmfb")
+    with pytest.raises(BatchRefused, match=r"error: the compiled step failed a check: amp_mlir: the training "
+                                           r"step was captured for another batch: at .* the model reads value 3 "
+                                           r"in the example"):
+        step.set_arguments(initial)
+    step.set_arguments(initial, check=False)
     with pytest.raises(RuntimeError, match=r"FAILED_PRECONDITION; amp_mlir: the training step was captured for "
                                            r"another batch: at .* the model reads value 3 in the example"):
-        IreeStep.load(tmp_path / "step.vmfb").run(initial, 1)
+        step.step()
+
+
+@pytest.mark.parametrize("precision", ["fp32", "f16"])
+def test_index_past_the_table_is_refused_on_llvm_cpu(precision, amp_tools, amp_mlir_native, tmp_path, repo_dir):
+    """A token id past the embedding table: IREE's gather reads outside it and trains on (a loss of 129
+    where the ids in range give 159, no error). The step's checks function, which amp-compile exports
+    next to it, refuses the batch before the step runs, located at the gather, and leaves the arguments
+    as they were; a good batch trains as amp-train does."""
+    source = repo_dir / "test" / "Integration" / "Inputs" / "out_of_range_ids_step.mlir"
+    vmfb = compile_step(_compile(amp_tools, source, precision, tmp_path), tmp_path / "step.vmfb")
+    step = IreeStep.load(vmfb)
+    assert [c["location"] for c in step.checks] == [f"{source}:12:11"]
+    trainer = amp_mlir_native.Trainer.from_file(source, precision=precision)
+    initial = [trainer.argument(i) for i in range(len(trainer.arguments))]
+    good = initial[1] % 4
+    step.set_arguments(initial[:1] + [good] + initial[2:])
+    before = step.arguments()
+    for bad in (4, 1000, -1):
+        ids = good.copy()
+        ids[-1] = bad
+        with pytest.raises(BatchRefused, match=rf"{source}:12:11: error: the compiled step failed a check: an "
+                                               r"index read from the batch is outside \[0, 4\) in 'tosa.gather' "
+                                               r"\(the batch was refused before the step ran: nothing was "
+                                               r"updated\)") as refused:
+            step.set_arguments(initial[:1] + [ids] + initial[2:])
+        assert refused.value.check["message"].startswith("an index read from the batch")
+        assert all(np.array_equal(a, b) for a, b in zip(step.arguments(), before))
+    trainer.set_argument(1, good)
+    reference = trainer.run(3)
+    rows = [step.step() for _ in range(3)]
+    for ours, ref in zip(rows, reference):
+        assert ours["loss"] == pytest.approx(ref["loss"], rel=TOLERANCE[precision])
 
 
 _MASK_WRITE_SCRIPT = """

@@ -24,7 +24,9 @@
 // a null-terminated array of C strings added to the LLVM IR). For a CUDA
 // step they are host code, lowered by the CPU pipeline in a module of their
 // own (LoweringConfig::forHostChecks) and linked into the host LLVM module;
-// its --emit=mlir / gpu / ptx leave them out.
+// its --emit=mlir / gpu / ptx leave them out. For iree-input they are one
+// more public function, described by JSON in its iree.reflection
+// (`amp.checks`: location and message of check k at index k - 1).
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +57,7 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -145,8 +148,9 @@ static cl::opt<bool> batchChecks(
     "batch-checks",
     cl::desc("Also compile @<step>__amp_checks, the checks of the step's "
              "batch a host calls before the step (0: all hold, k: check k "
-             "failed, <step>__amp_check_messages[k - 1] says which). "
-             "Default on; --target=cuda: with --emit=llvm / obj"),
+             "failed, <step>__amp_check_messages[k - 1] says which; for "
+             "iree-input, the function's reflection). Default on; "
+             "--target=cuda: with --emit=llvm / obj"),
     cl::init(true), cl::cat(category));
 static cl::opt<bool> verifyEach(
     "verify-each",
@@ -185,6 +189,20 @@ static LogicalResult outlineBatchChecks(ModuleOp module,
     fn->moveBefore((*hostChecks)->getBody(), (*hostChecks)->getBody()->end());
   }
   return success();
+}
+
+/// The checks as JSON, `[{"location": "file:line:col", "message": "..."}]`
+/// in the order of the codes (check k at index k - 1).
+static std::string describeChecks(const OutlinedChecks &outlined) {
+  llvm::json::Array array;
+  for (auto check : outlined.checks.getAsRange<CheckAttr>())
+    array.push_back(
+        llvm::json::Object{{"location", formatLocation(check.getLocation())},
+                           {"message", check.getMessage().getValue()}});
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::json::Value(std::move(array));
+  return text;
 }
 
 /// Adds `<step>__amp_check_messages` to `llvmModule`: check k's location and
@@ -409,6 +427,22 @@ int main(int argc, char **argv) {
           << "no training step in the module: no function declares "
              "amp.grad_seed, amp.update_of or amp.loss (docs/TrainingStep.md)";
       return EXIT_FAILURE;
+    }
+    // The batch checks are one more exported function; their descriptions
+    // travel as JSON in its reflection (amp.checks), as the contract does.
+    if (batchChecks &&
+        failed(outlineBatchChecks(*module, /*hostChecks=*/nullptr, outlined)))
+      return EXIT_FAILURE;
+    for (const OutlinedChecks &checks : outlined) {
+      Operation *fn =
+          SymbolTable::lookupSymbolIn(*module, checks.step + "__amp_checks");
+      fn->removeAttr(AmpDialect::ChecksAttrHelper::getNameStr());
+      fn->setAttr("iree.reflection",
+                  DictionaryAttr::get(
+                      &context,
+                      {NamedAttribute(
+                          StringAttr::get(&context, "amp.checks"),
+                          StringAttr::get(&context, describeChecks(checks)))}));
     }
     buildAmpTensorInputPipeline(pm);
   } else if (target == Target::CPU) {
