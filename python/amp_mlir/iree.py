@@ -110,10 +110,10 @@ class IreeStep:
         if check and self._checks is not None:
             code = int(np.asarray(self._checks(*uploaded)).reshape(-1)[0])
             if code:
-                check = self.checks[code - 1]
-                raise BatchRefused(f"{check['location']}: error: the compiled step failed a check: "
-                                   f"{check['message']} (the batch was refused before the step ran: "
-                                   "nothing was updated)", check)
+                failed = self.checks[code - 1]
+                raise BatchRefused(f"{failed['location']}: error: the compiled step failed a check: "
+                                   f"{failed['message']} (the batch was refused before the step ran: "
+                                   "nothing was updated)", failed)
         self._device_args = uploaded
 
     def arguments(self) -> list:
