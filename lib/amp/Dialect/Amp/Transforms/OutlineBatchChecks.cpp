@@ -49,7 +49,9 @@
 //    `amp.checks` array attribute describes them in that order: each
 //    message with the location of the op it comes from (`#amp.check`), at
 //    which a host reports the check that fails. An index check is one
-//    linalg.generic reduction of `0 <= i < bound` into an i1.
+//    linalg.generic reduction of `0 <= i < bound` into an i1. Hosts find the
+//    function by its name: one from an earlier run of the pass (it carries
+//    `amp.checks`) is replaced, any other symbol of that name is an error.
 //
 // The step keeps every check: the function is an early, side-effect-free
 // copy for the hosts that call it (the runner, docs/Training.md).
@@ -448,10 +450,12 @@ struct CheckCollector {
 } // namespace
 
 /// Creates `@<step>__amp_checks` for `step` (steps 1-4 of the file comment);
-/// nothing when no check is hoistable.
-static void outlineChecks(func::FuncOp step, const TrainingStep &contract) {
+/// nothing when no check is hoistable. Fails (located) when the module has
+/// a symbol of that name already: hosts find the checks by it.
+static LogicalResult outlineChecks(func::FuncOp step,
+                                   const TrainingStep &contract) {
   if (step.isExternal())
-    return;
+    return success();
   Block &body = step.getBody().front();
   CheckCollector collector{body, llvm::BitVector(step.getNumArguments(), true),
                            {}, {}, {}};
@@ -471,22 +475,33 @@ static void outlineChecks(func::FuncOp step, const TrainingStep &contract) {
   const llvm::SetVector<Operation *> &slice = collector.slice;
   const std::vector<Check> &checks = collector.checks;
   if (checks.empty())
-    return;
+    return success();
+  // A checks function of an earlier run (it has `amp.checks`) is replaced:
+  // the pass is idempotent.
+  std::string name = (step.getName() + "__amp_checks").str();
+  if (Operation *taken = SymbolTable::lookupNearestSymbolFrom(
+          step, StringAttr::get(step.getContext(), name))) {
+    if (!isa<func::FuncOp>(taken) ||
+        !taken->hasAttr(AmpDialect::ChecksAttrHelper::getNameStr()))
+      return taken->emitError()
+             << "the symbol '" << name << "' is taken: amp-outline-batch-"
+             << "checks gives that name to the batch checks of '"
+             << step.getName() << "' (hosts look them up by it); rename it";
+    taken->erase();
+  }
 
   OpBuilder builder(step);
   builder.setInsertionPointAfter(step);
   MLIRContext *ctx = step.getContext();
   auto type =
       FunctionType::get(ctx, step.getArgumentTypes(), {builder.getI32Type()});
-  auto checksFn = func::FuncOp::create(
-      builder, step.getLoc(), (step.getName() + "__amp_checks").str(), type);
+  auto checksFn = func::FuncOp::create(builder, step.getLoc(), name, type);
   SmallVector<Attribute> described;
   for (const Check &check : checks)
     described.push_back(CheckAttr::get(
         ctx, builder.getStringAttr(check.message), check.op->getLoc()));
   checksFn->setAttr(AmpDialect::ChecksAttrHelper::getNameStr(),
                     builder.getArrayAttr(described));
-  SymbolTable(step->getParentOfType<ModuleOp>()).insert(checksFn);
 
   Block *entry = checksFn.addEntryBlock();
   builder.setInsertionPointToStart(entry);
@@ -519,6 +534,7 @@ static void outlineChecks(func::FuncOp step, const TrainingStep &contract) {
                                    failedCode);
   }
   func::ReturnOp::create(builder, loc, code);
+  return success();
 }
 
 namespace {
@@ -534,7 +550,8 @@ struct OutlineBatchChecksPass
           TrainingStep::get(step, /*requireSeed=*/false);
       if (failed(contract))
         return signalPassFailure();
-      outlineChecks(step, *contract);
+      if (failed(outlineChecks(step, *contract)))
+        return signalPassFailure();
     }
   }
 };
