@@ -149,6 +149,48 @@ def test_specialized_value_check_on_llvm_cpu(amp_tools, amp_mlir_native, tmp_pat
         step.step()
 
 
+_LABELS_SCRIPT = """
+import sys, torch
+import torch.nn.functional as F
+from amp_mlir.torch import export_train_step
+
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+export_train_step(model, F.cross_entropy, (torch.randn(8, 6), torch.randint(0, 3, (8,))), optimizer="sgd",
+                  lr=0.1, out_dir=sys.argv[1], dialect=sys.argv[2])
+"""
+
+
+@pytest.mark.parametrize("dialect", ["tosa", "linalg"])
+def test_label_past_the_classes_is_refused_on_llvm_cpu(dialect, amp_tools, amp_mlir_native, tmp_path):
+    """A class label past the classes of an exported cross-entropy step, in IREE: the checks function
+    amp-compile exports (the TOSA import's pick of each row's label from the flattened logits, checked
+    per coordinate; the linalg import's payload assert, hoisted) refuses it at the loss function's line.
+    A label equal to ``ignore_index`` passes and trains as amp-train does."""
+    pytest.importorskip("torch", reason="PyTorch is not installed")
+    out = tmp_path / "export"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    subprocess.run([sys.executable, "-c", _LABELS_SCRIPT, str(out), dialect], check=True, env=env, timeout=600)
+    source = out / "train_step.mlir"
+    step = IreeStep.load(compile_step(_compile(amp_tools, source, "fp32", tmp_path), tmp_path / "step.vmfb"))
+    trainer = amp_mlir_native.Trainer.from_file(source, precision="fp32", inputs_dir=out)
+    initial = [trainer.argument(i) for i in range(len(trainer.arguments))]
+    target = [a["name"] for a in json.loads((out / "manifest.json").read_text())["arguments"]].index("target")
+    past = initial[target].copy()
+    past[0] = 3  # flattened: 0 * 3 + 3, inside the 8 x 3 logits
+    check = {"tosa": r"an index read from the batch is outside \[0, 8\) x \[0, 3\) in 'tosa\.gather'",
+             "linalg": r"index must be smaller than dim size \(in 'linalg\.generic'\)"}[dialect]
+    with pytest.raises(BatchRefused, match=r"torch/nn/functional\.py:\d+:0: error: the compiled step failed a "
+                                           r"check: " + check):
+        step.set_arguments(initial[:target] + [past] + initial[target + 1:])
+    ignored = initial[target].copy()
+    ignored[0] = -100
+    step.set_arguments(initial[:target] + [ignored] + initial[target + 1:])
+    trainer.set_argument(target, ignored)
+    for ours, ref in zip([step.step() for _ in range(3)], trainer.run(3)):
+        assert ours["loss"] == pytest.approx(ref["loss"], rel=TOLERANCE["fp32"])
+
+
 @pytest.mark.parametrize("precision", ["fp32", "f16"])
 def test_index_past_the_table_is_refused_on_llvm_cpu(precision, amp_tools, amp_mlir_native, tmp_path, repo_dir):
     """A token id past the embedding table: IREE's gather reads outside it and trains on (a loss of 129
