@@ -220,6 +220,10 @@ static void addTensorToBufferPasses(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(
         createAmpCpuWidenContractionOperandsPass(widen));
   }
+  // The casts of GEMM operands (filters above all) into the transposes and
+  // reversals that move them, and those into the widenings that read them.
+  if (gemmCalls)
+    pm.addNestedPass<func::FuncOp>(createAmpFuseCastsIntoCopiesPass());
   // GPU: long reductions in parallel stages (no thread walks them alone).
   if (gpu)
     pm.addPass(createAmpGpuSplitReductionsPass());

@@ -1,0 +1,255 @@
+//===- FuseCastsIntoCopies.cpp - the amp-fuse-casts-into-copies pass ------===//
+//
+// After amp-convolutions-to-gemm, amp-gpu-fold-transposes and (CPU)
+// amp-cpu-widen-contraction-operands, an autocast step still moves its
+// weights through chains of one-element loops that elementwise fusion never
+// saw (amp-fuse-elementwise ran before the convolutions became GEMMs, and
+// must not run after: it would fuse the GEMM operands' producers into the
+// contractions). A torchvision convolution's f16 filter w on the CPU, for
+// example:
+//
+//   t  = truncf(w)                           f32 -> f16
+//   e  = extf(t)          (the widening)     f16 -> f32
+//   T1 = transpose(e)     -> forward GEMM    (OIHW -> OHWI)
+//   R  = reverse(t)       (the flipped filter of the input gradient)
+//   T2 = transpose(expand_shape(R))
+//   E2 = extf(T2)         -> input-gradient GEMM
+//
+// Six loops and five buffers, 34 bytes of traffic per weight element where
+// the f32 step moves 24 (its own transpose, reversal and transpose). This
+// pass rewrites, on tensors, with two rules applied until neither does:
+//
+//   1. A cast (an all-parallel linalg.generic with identity maps, one input,
+//      whose body only converts the element with arith.extf / arith.truncf)
+//      whose every reader is a cast or a one-to-one copy (below) is fused
+//      into each reader (upstream linalg::fuseElementwiseOps, on a clone of
+//      the cast per reader), when that moves no more bytes: k readers read
+//      k elements of the cast's input in place of one write and k reads of
+//      its result, k * in <= in + (k + 1) * out in element bits. A widening
+//      (out > in) always passes, an f32 -> f16 cast up to three readers.
+//   2. A one-to-one copy whose every reader is a cast is fused into each of
+//      them (it moves each element once, so the readers read as much as
+//      before and the copy's buffer goes).
+//
+// A one-to-one copy is a linalg.transpose, or an all-parallel generic with
+// one input whose body yields the input's element, an identity output map
+// and an input map that sends the loops one-to-one onto the input's
+// elements (each result a distinct loop d or a reversal c - d, as many as
+// the loops): fused into it, a producer is still computed once per element.
+// The example becomes
+//
+//   T1' = transpose(extf(truncf(w)))          f32 -> f32
+//   R'  = reverse(truncf(w))                  f32 -> f16
+//   T2' = extf(transpose(expand_shape(R')))   f16 -> f32
+//
+// 20 bytes per element, less than the f32 step. On the GPU (cuBLAS reads
+// f16, nothing is widened) t, T1 and R become T1' = transpose(truncf(w))
+// and R' = reverse(truncf(w)): two kernels instead of three, 12 bytes per
+// element instead of 14. The GEMMs read the same values (the conversions
+// are the same ops on the same elements, moved); the f32 step has no casts
+// and is unchanged. Both pipelines run it where contractions become GEMM
+// calls, before bufferization.
+//
+//===----------------------------------------------------------------------===//
+
+#include "amp/Conversion/Passes.h"
+#include "amp/Support/Elementwise.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SmallBitVector.h"
+
+namespace mlir::amp {
+#define GEN_PASS_DEF_AMPFUSECASTSINTOCOPIESPASS
+#include "amp/Conversion/Passes.h.inc"
+} // namespace mlir::amp
+
+using namespace mlir;
+
+/// An all-parallel linalg op on static tensors with one input and one init.
+static bool isOneToOneShaped(linalg::LinalgOp op) {
+  if (!op || !op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
+      op.getNumDpsInits() != 1 || op.getNumParallelLoops() != op.getNumLoops())
+    return false;
+  return llvm::all_of(op->getOperandTypes(), [](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor && tensor.hasStaticShape();
+  });
+}
+
+/// Rule 1's cast: identity maps, a body of extf / truncf, each of the
+/// previous value, yielded.
+static bool isCast(Operation *op) {
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+  if (!generic || !isOneToOneShaped(generic) ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return false;
+  Block &body = generic.getRegion().front();
+  Value element = body.getArgument(0);
+  for (Operation &inner : body.without_terminator()) {
+    if (!isa<arith::ExtFOp, arith::TruncFOp>(inner) ||
+        inner.getOperand(0) != element)
+      return false;
+    element = inner.getResult(0);
+  }
+  return body.getTerminator()->getOperands() == ValueRange{element};
+}
+
+/// `c - d` or `d` for a loop d: its position, else -1.
+static int64_t loopOf(AffineExpr expr) {
+  if (auto dim = dyn_cast<AffineDimExpr>(expr))
+    return dim.getPosition();
+  // c - d is (d * -1) + c.
+  auto sum = dyn_cast<AffineBinaryOpExpr>(expr);
+  if (!sum || sum.getKind() != AffineExprKind::Add ||
+      !isa<AffineConstantExpr>(sum.getRHS()))
+    return -1;
+  auto product = dyn_cast<AffineBinaryOpExpr>(sum.getLHS());
+  auto factor = product ? dyn_cast<AffineConstantExpr>(product.getRHS())
+                        : AffineConstantExpr();
+  if (!product || product.getKind() != AffineExprKind::Mul || !factor ||
+      factor.getValue() != -1)
+    return -1;
+  auto dim = dyn_cast<AffineDimExpr>(product.getLHS());
+  return dim ? dim.getPosition() : -1;
+}
+
+/// The file comment's one-to-one copy.
+static bool isOneToOneCopy(Operation *op) {
+  if (auto transpose = dyn_cast_or_null<linalg::TransposeOp>(op))
+    return isOneToOneShaped(transpose);
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+  if (!generic || !isOneToOneShaped(generic) ||
+      !generic.getIndexingMapsArray()[1].isIdentity())
+    return false;
+  Block &body = generic.getRegion().front();
+  if (&body.front() != body.getTerminator() ||
+      body.getTerminator()->getOperands() != ValueRange{body.getArgument(0)})
+    return false;
+  AffineMap map = generic.getIndexingMapsArray()[0];
+  if (map.getNumResults() != map.getNumDims() || map.getNumSymbols() != 0)
+    return false;
+  llvm::SmallBitVector seen(map.getNumDims());
+  for (AffineExpr result : map.getResults()) {
+    int64_t loop = loopOf(result);
+    if (loop < 0 || seen.test(loop))
+      return false;
+    seen.set(loop);
+  }
+  return true;
+}
+
+static unsigned elementBits(Value value) {
+  return cast<RankedTensorType>(value.getType())
+      .getElementType()
+      .getIntOrFloatBitWidth();
+}
+
+/// The readers of `op`'s result that rule 1 or 2 fuses it into: every use
+/// as the input of a cast (rule 2: of a cast only; rule 1: or of a
+/// one-to-one copy), and no more bytes moved; empty when some reader does
+/// not qualify.
+static SmallVector<OpOperand *> fusableReaders(Operation *op) {
+  bool cast = isCast(op);
+  if (!cast && !isOneToOneCopy(op))
+    return {};
+  Value result = op->getResult(0);
+  SmallVector<OpOperand *> readers;
+  for (OpOperand &use : result.getUses()) {
+    auto reader = dyn_cast<linalg::LinalgOp>(use.getOwner());
+    if (!reader || !reader.isDpsInput(&use) ||
+        !(isCast(reader) || (cast && isOneToOneCopy(reader))))
+      return {};
+    readers.push_back(&use);
+  }
+  if (cast) {
+    uint64_t in = elementBits(op->getOperand(0)), out = elementBits(result);
+    uint64_t k = readers.size();
+    if (k * in > in + (k + 1) * out)
+      return {};
+  }
+  return readers;
+}
+
+/// `op` as a linalg.generic: itself, or its generalization (replacing it).
+static FailureOr<linalg::GenericOp> asGeneric(RewriterBase &rewriter,
+                                              linalg::LinalgOp op) {
+  if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
+    return generic;
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  return linalg::generalizeNamedOp(rewriter, op);
+}
+
+/// Fuses `producer` (a generic) into the reader of `use`, on a clone of it
+/// unless `last`; false, with nothing changed, where upstream does not fuse
+/// them.
+static bool fuseInto(RewriterBase &rewriter, linalg::GenericOp producer,
+                     OpOperand *use, bool last) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(use->getOwner());
+  FailureOr<linalg::GenericOp> reader = asGeneric(
+      rewriter, cast<linalg::LinalgOp>(use->getOwner()));
+  if (failed(reader))
+    return false;
+  OpOperand *input = reader->getDpsInputOperand(0);
+  Operation *clone = nullptr;
+  if (!last) {
+    rewriter.setInsertionPoint(*reader);
+    clone = rewriter.clone(*producer);
+    rewriter.modifyOpInPlace(*reader, [&] { input->set(clone->getResult(0)); });
+  }
+  if (succeeded(amp::fuseElementwiseProducer(rewriter, *input)))
+    return true;
+  if (clone) {
+    rewriter.modifyOpInPlace(*reader,
+                             [&] { input->set(producer->getResult(0)); });
+    rewriter.eraseOp(clone);
+  }
+  return false;
+}
+
+static void fuseCastsIntoCopies(Operation *root) {
+  IRRewriter rewriter(root->getContext());
+  // Rounds in program order (a producer before its readers), until one
+  // fuses nothing: the fused ops of a round (extf(truncf) from two casts)
+  // are candidates of the next.
+  for (bool changed = true; changed;) {
+    changed = false;
+    SmallVector<Operation *> candidates;
+    root->walk([&](linalg::LinalgOp op) {
+      if (isCast(op) || isOneToOneCopy(op))
+        candidates.push_back(op);
+    });
+    // Readers fused this round: erased, never looked at again.
+    DenseSet<Operation *> fused;
+    for (Operation *op : candidates) {
+      if (fused.contains(op))
+        continue;
+      SmallVector<OpOperand *> readers = fusableReaders(op);
+      if (readers.empty())
+        continue;
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::GenericOp> producer =
+          asGeneric(rewriter, cast<linalg::LinalgOp>(op));
+      if (failed(producer))
+        continue;
+      for (auto [i, use] : llvm::enumerate(readers)) {
+        Operation *reader = use->getOwner();
+        fused.insert(reader);
+        changed |= fuseInto(rewriter, *producer, use, i + 1 == readers.size());
+      }
+    }
+  }
+}
+
+namespace {
+struct AmpFuseCastsIntoCopiesPass
+    : public amp::impl::AmpFuseCastsIntoCopiesPassBase<
+          AmpFuseCastsIntoCopiesPass> {
+  void runOnOperation() override { fuseCastsIntoCopies(getOperation()); }
+};
+} // namespace

@@ -1,0 +1,216 @@
+// amp-fuse-casts-into-copies: casts fused into the transposes and
+// reversals that read them, and copies into the casts that read them, where
+// that moves no more bytes.
+// RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(amp-fuse-casts-into-copies))' | FileCheck %s
+
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#id5 = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+#flip = affine_map<(d0, d1, d2, d3) -> (d0, d1, -d2 + 2, -d3 + 2)>
+
+// A convolution filter after amp-cpu-widen-contraction-operands, as in
+// torchvision's resnet18: the f16 cast t, its widening e and e's transpose
+// for the forward GEMM; t's reversal (the flipped filter), a reshape, a
+// transpose and a widening for the input gradient's GEMM. Three loops are
+// left: the forward transpose rounds w itself, the reversal reads w and
+// truncates, and the second transpose widens.
+// CHECK-DAG: #[[$FWDMAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d1, d2)>
+// CHECK-DAG: #[[$FLIP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, -d2 + 2, -d3 + 2)>
+// CHECK-DAG: #[[$BWDMAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d1, d2, d3)>
+// CHECK-LABEL: func.func @filter(
+// CHECK-SAME: %[[W:.*]]: tensor<4x2x3x3xf32>)
+// CHECK: %[[FWD:.*]] = linalg.generic {indexing_maps = [#[[$FWDMAP]], #{{.*}}], {{.*}} ins(%[[W]] : tensor<4x2x3x3xf32>) outs(%{{.*}} : tensor<4x3x3x2xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[T:.*]] = arith.truncf %[[A]] : f32 to f16
+// CHECK-NEXT: %[[E:.*]] = arith.extf %[[T]] : f16 to f32
+// CHECK-NEXT: linalg.yield %[[E]] : f32
+// CHECK: %[[REV:.*]] = linalg.generic {indexing_maps = [#[[$FLIP]], #{{.*}}], {{.*}} ins(%[[W]] : tensor<4x2x3x3xf32>) outs(%{{.*}} : tensor<4x2x3x3xf16>)
+// CHECK-NEXT: ^bb0(%[[B:.*]]: f32, %{{.*}}: f16):
+// CHECK-NEXT: %[[T2:.*]] = arith.truncf %[[B]] : f32 to f16
+// CHECK-NEXT: linalg.yield %[[T2]] : f16
+// CHECK: %[[X:.*]] = tensor.expand_shape %[[REV]]
+// CHECK: %[[BWD:.*]] = linalg.generic {indexing_maps = [#[[$BWDMAP]], #{{.*}}], {{.*}} ins(%[[X]] : tensor<1x4x2x3x3xf16>) outs(%{{.*}} : tensor<1x2x3x3x4xf32>)
+// CHECK-NEXT: ^bb0(%[[C:.*]]: f16, %{{.*}}: f32):
+// CHECK-NEXT: %[[E2:.*]] = arith.extf %[[C]] : f16 to f32
+// CHECK-NEXT: linalg.yield %[[E2]] : f32
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: linalg.transpose
+// CHECK: return %[[FWD]], %[[BWD]]
+func.func @filter(%w: tensor<4x2x3x3xf32>) -> (tensor<4x3x3x2xf32>, tensor<1x2x3x3x4xf32>) {
+  %e16 = tensor.empty() : tensor<4x2x3x3xf16>
+  %t = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%w : tensor<4x2x3x3xf32>) outs(%e16 : tensor<4x2x3x3xf16>) {
+  ^bb0(%a: f32, %o: f16):
+    %v = arith.truncf %a : f32 to f16
+    linalg.yield %v : f16
+  } -> tensor<4x2x3x3xf16>
+  %e32 = tensor.empty() : tensor<4x2x3x3xf32>
+  %e = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%t : tensor<4x2x3x3xf16>) outs(%e32 : tensor<4x2x3x3xf32>) {
+  ^bb0(%a: f16, %o: f32):
+    %v = arith.extf %a : f16 to f32
+    linalg.yield %v : f32
+  } -> tensor<4x2x3x3xf32>
+  %ohwi = tensor.empty() : tensor<4x3x3x2xf32>
+  %fwd = linalg.transpose ins(%e : tensor<4x2x3x3xf32>) outs(%ohwi : tensor<4x3x3x2xf32>) permutation = [0, 2, 3, 1]
+  %r16 = tensor.empty() : tensor<4x2x3x3xf16>
+  %r = linalg.generic {indexing_maps = [#flip, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%t : tensor<4x2x3x3xf16>) outs(%r16 : tensor<4x2x3x3xf16>) {
+  ^bb0(%a: f16, %o: f16):
+    linalg.yield %a : f16
+  } -> tensor<4x2x3x3xf16>
+  %x = tensor.expand_shape %r [[0, 1], [2], [3], [4]] output_shape [1, 4, 2, 3, 3] : tensor<4x2x3x3xf16> into tensor<1x4x2x3x3xf16>
+  %p16 = tensor.empty() : tensor<1x2x3x3x4xf16>
+  %p = linalg.transpose ins(%x : tensor<1x4x2x3x3xf16>) outs(%p16 : tensor<1x2x3x3x4xf16>) permutation = [0, 2, 3, 4, 1]
+  %b32 = tensor.empty() : tensor<1x2x3x3x4xf32>
+  %bwd = linalg.generic {indexing_maps = [#id5, #id5], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%p : tensor<1x2x3x3x4xf16>) outs(%b32 : tensor<1x2x3x3x4xf32>) {
+  ^bb0(%a: f16, %o: f32):
+    %v = arith.extf %a : f16 to f32
+    linalg.yield %v : f32
+  } -> tensor<1x2x3x3x4xf32>
+  return %fwd, %bwd : tensor<4x3x3x2xf32>, tensor<1x2x3x3x4xf32>
+}
+
+// -----
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#t2 = affine_map<(d0, d1) -> (d1, d0)>
+
+// A transpose that two widenings read: fused into both (it moved each
+// element once; each now reads the f16 value transposed).
+// CHECK: #[[$T:.*]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-LABEL: func.func @copy_into_two_casts(
+// CHECK-SAME: %[[H:.*]]: tensor<3x5xf16>)
+// CHECK: %[[A:.*]] = linalg.generic {indexing_maps = [#[[$T]], #{{.*}}], {{.*}} ins(%[[H]] : tensor<3x5xf16>) outs(%{{.*}} : tensor<5x3xf32>)
+// CHECK: arith.extf
+// CHECK: %[[B:.*]] = linalg.generic {indexing_maps = [#[[$T]], #{{.*}}], {{.*}} ins(%[[H]] : tensor<3x5xf16>) outs(%{{.*}} : tensor<5x3xf64>)
+// CHECK: arith.extf
+// CHECK-NOT: linalg.transpose
+// CHECK: return %[[A]], %[[B]]
+func.func @copy_into_two_casts(%h: tensor<3x5xf16>) -> (tensor<5x3xf32>, tensor<5x3xf64>) {
+  %e = tensor.empty() : tensor<5x3xf16>
+  %p = linalg.transpose ins(%h : tensor<3x5xf16>) outs(%e : tensor<5x3xf16>) permutation = [1, 0]
+  %e32 = tensor.empty() : tensor<5x3xf32>
+  %a = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%p : tensor<5x3xf16>) outs(%e32 : tensor<5x3xf32>) {
+  ^bb0(%x: f16, %o: f32):
+    %v = arith.extf %x : f16 to f32
+    linalg.yield %v : f32
+  } -> tensor<5x3xf32>
+  %e64 = tensor.empty() : tensor<5x3xf64>
+  %b = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%p : tensor<5x3xf16>) outs(%e64 : tensor<5x3xf64>) {
+  ^bb0(%x: f16, %o: f64):
+    %v = arith.extf %x : f16 to f64
+    linalg.yield %v : f64
+  } -> tensor<5x3xf64>
+  return %a, %b : tensor<5x3xf32>, tensor<5x3xf64>
+}
+
+// An f32 -> f16 cast with three transposes reading it: 3 * 32 bits read
+// against 32 + 4 * 16 moved, the most readers rule 1 takes. Each transpose
+// truncates w itself.
+// CHECK-LABEL: func.func @three_readers(
+// CHECK-SAME: %[[W:.*]]: tensor<3x5xf32>)
+// CHECK-COUNT-3: linalg.generic {indexing_maps = [#[[$T]], #{{.*}}], {{.*}} ins(%[[W]] : tensor<3x5xf32>) outs(%{{.*}} : tensor<5x3xf16>)
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+func.func @three_readers(%w: tensor<3x5xf32>) -> (tensor<5x3xf16>, tensor<5x3xf16>, tensor<5x3xf16>) {
+  %e = tensor.empty() : tensor<3x5xf16>
+  %c = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<3x5xf32>) outs(%e : tensor<3x5xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %v = arith.truncf %x : f32 to f16
+    linalg.yield %v : f16
+  } -> tensor<3x5xf16>
+  %o0 = tensor.empty() : tensor<5x3xf16>
+  %p0 = linalg.transpose ins(%c : tensor<3x5xf16>) outs(%o0 : tensor<5x3xf16>) permutation = [1, 0]
+  %o1 = tensor.empty() : tensor<5x3xf16>
+  %p1 = linalg.transpose ins(%c : tensor<3x5xf16>) outs(%o1 : tensor<5x3xf16>) permutation = [1, 0]
+  %o2 = tensor.empty() : tensor<5x3xf16>
+  %p2 = linalg.transpose ins(%c : tensor<3x5xf16>) outs(%o2 : tensor<5x3xf16>) permutation = [1, 0]
+  return %p0, %p1, %p2 : tensor<5x3xf16>, tensor<5x3xf16>, tensor<5x3xf16>
+}
+
+// -----
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#t2 = affine_map<(d0, d1) -> (d1, d0)>
+#bcast = affine_map<(d0, d1, d2) -> (d0, d1)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#window = affine_map<(d0, d1) -> (d0, d0 + d1)>
+
+// Left alone: an f32 -> f16 cast with four copy readers (4 * 32 bits read
+// against 32 + 5 * 16 moved now); a cast that a return also reads; a cast
+// read by a broadcast and by a window (elements read more than once); a
+// transpose that a non-cast reads.
+// CHECK-LABEL: func.func @left_alone(
+// CHECK-COUNT-4: linalg.transpose
+// CHECK-LABEL: func.func @read_elsewhere(
+// CHECK: %[[C:.*]] = linalg.generic
+// CHECK: arith.truncf
+// CHECK: linalg.transpose ins(%[[C]]
+// CHECK: return %[[C]],
+// CHECK-LABEL: func.func @read_many_times(
+// CHECK: %[[C:.*]] = linalg.generic
+// CHECK: arith.truncf
+// CHECK: linalg.generic {{.*}} ins(%[[C]] : tensor<3x5xf16>) outs(%{{.*}} : tensor<3x5x2xf16>)
+// CHECK: linalg.generic {{.*}} ins(%[[C]] : tensor<3x5xf16>) outs(%{{.*}} : tensor<3x3xf16>)
+// CHECK-LABEL: func.func @copy_read_by_compute(
+// CHECK: %[[P:.*]] = linalg.transpose
+// CHECK: linalg.generic {{.*}} ins(%[[P]] : tensor<5x3xf16>)
+// CHECK: arith.negf
+func.func @left_alone(%w: tensor<3x5xf32>) -> (tensor<5x3xf16>, tensor<5x3xf16>, tensor<5x3xf16>, tensor<5x3xf16>) {
+  %e = tensor.empty() : tensor<3x5xf16>
+  %c = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<3x5xf32>) outs(%e : tensor<3x5xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %v = arith.truncf %x : f32 to f16
+    linalg.yield %v : f16
+  } -> tensor<3x5xf16>
+  %o0 = tensor.empty() : tensor<5x3xf16>
+  %p0 = linalg.transpose ins(%c : tensor<3x5xf16>) outs(%o0 : tensor<5x3xf16>) permutation = [1, 0]
+  %o1 = tensor.empty() : tensor<5x3xf16>
+  %p1 = linalg.transpose ins(%c : tensor<3x5xf16>) outs(%o1 : tensor<5x3xf16>) permutation = [1, 0]
+  %o2 = tensor.empty() : tensor<5x3xf16>
+  %p2 = linalg.transpose ins(%c : tensor<3x5xf16>) outs(%o2 : tensor<5x3xf16>) permutation = [1, 0]
+  %o3 = tensor.empty() : tensor<5x3xf16>
+  %p3 = linalg.transpose ins(%c : tensor<3x5xf16>) outs(%o3 : tensor<5x3xf16>) permutation = [1, 0]
+  return %p0, %p1, %p2, %p3 : tensor<5x3xf16>, tensor<5x3xf16>, tensor<5x3xf16>, tensor<5x3xf16>
+}
+
+func.func @read_elsewhere(%w: tensor<3x5xf32>) -> (tensor<3x5xf16>, tensor<5x3xf16>) {
+  %e = tensor.empty() : tensor<3x5xf16>
+  %c = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<3x5xf32>) outs(%e : tensor<3x5xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %v = arith.truncf %x : f32 to f16
+    linalg.yield %v : f16
+  } -> tensor<3x5xf16>
+  %o0 = tensor.empty() : tensor<5x3xf16>
+  %p0 = linalg.transpose ins(%c : tensor<3x5xf16>) outs(%o0 : tensor<5x3xf16>) permutation = [1, 0]
+  return %c, %p0 : tensor<3x5xf16>, tensor<5x3xf16>
+}
+
+func.func @read_many_times(%w: tensor<3x5xf32>) -> (tensor<3x5x2xf16>, tensor<3x3xf16>) {
+  %e = tensor.empty() : tensor<3x5xf16>
+  %c = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<3x5xf32>) outs(%e : tensor<3x5xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %v = arith.truncf %x : f32 to f16
+    linalg.yield %v : f16
+  } -> tensor<3x5xf16>
+  %o0 = tensor.empty() : tensor<3x5x2xf16>
+  %b = linalg.generic {indexing_maps = [#bcast, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%c : tensor<3x5xf16>) outs(%o0 : tensor<3x5x2xf16>) {
+  ^bb0(%x: f16, %o: f16):
+    linalg.yield %x : f16
+  } -> tensor<3x5x2xf16>
+  %o1 = tensor.empty() : tensor<3x3xf16>
+  %s = linalg.generic {indexing_maps = [#window, #id2], iterator_types = ["parallel", "parallel"]} ins(%c : tensor<3x5xf16>) outs(%o1 : tensor<3x3xf16>) {
+  ^bb0(%x: f16, %o: f16):
+    linalg.yield %x : f16
+  } -> tensor<3x3xf16>
+  return %b, %s : tensor<3x5x2xf16>, tensor<3x3xf16>
+}
+
+func.func @copy_read_by_compute(%h: tensor<3x5xf16>) -> tensor<5x3xf16> {
+  %e = tensor.empty() : tensor<5x3xf16>
+  %p = linalg.transpose ins(%h : tensor<3x5xf16>) outs(%e : tensor<5x3xf16>) permutation = [1, 0]
+  %o = tensor.empty() : tensor<5x3xf16>
+  %n = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%p : tensor<5x3xf16>) outs(%o : tensor<5x3xf16>) {
+  ^bb0(%x: f16, %out: f16):
+    %v = arith.negf %x : f16
+    linalg.yield %v : f16
+  } -> tensor<5x3xf16>
+  return %n : tensor<5x3xf16>
+}
