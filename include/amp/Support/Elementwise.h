@@ -1,4 +1,5 @@
-//===- Elementwise.h - elementwise linalg.generic ops ------------*- C++ -*-===//
+//===- Elementwise.h - elementwise linalg.generic ops ------------*- C++
+//-*-===//
 //
 // The one builder of the elementwise `linalg.generic` ops the amp rewrites
 // and lowerings create (the seed times the loss scale, the inverse scale,
@@ -7,13 +8,14 @@
 // parallel, each input either of the result's shape (read element by
 // element) or rank 0 (broadcast), a fresh `tensor.empty` as the output. And
 // the one way the amp passes fuse such an op into another outside upstream's
-// fusion patterns.
+// fusion patterns, and take a named linalg op as a linalg.generic.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef AMP_SUPPORT_ELEMENTWISE_H
 #define AMP_SUPPORT_ELEMENTWISE_H
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
@@ -43,6 +45,12 @@ Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
 /// block (it would read the fused op before its definition).
 FailureOr<Operation *> fuseElementwiseProducer(RewriterBase &rewriter,
                                                OpOperand &operand);
+
+/// `op` as a linalg.generic: itself, or its generalization (upstream
+/// linalg::generalizeNamedOp, created where `op` is and replacing it, the
+/// rewriter's insertion point left before it); failure when it has none.
+FailureOr<linalg::GenericOp> asGeneric(RewriterBase &rewriter,
+                                       linalg::LinalgOp op);
 
 } // namespace mlir::amp
 

@@ -5,6 +5,7 @@
 // over the inputs' block arguments (the output's is not read).
 // fuseElementwiseProducer: upstream's fusion of one producer, and the
 // replacement of uses and erasure that its callers otherwise each repeat.
+// asGeneric: a linalg op as a linalg.generic, generalized if named.
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,4 +85,18 @@ mlir::amp::fuseElementwiseProducer(RewriterBase &rewriter,
     if (op->use_empty())
       rewriter.eraseOp(op);
   return fused->fusedOp;
+}
+
+FailureOr<linalg::GenericOp> mlir::amp::asGeneric(RewriterBase &rewriter,
+                                                  linalg::LinalgOp op) {
+  if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
+    return generic;
+  // The insertion point goes before the generic: one before `op` would
+  // dangle once the generalization erases it.
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::GenericOp> generic =
+      linalg::generalizeNamedOp(rewriter, op);
+  if (succeeded(generic))
+    rewriter.setInsertionPoint(*generic);
+  return generic;
 }

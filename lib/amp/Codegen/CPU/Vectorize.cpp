@@ -81,7 +81,7 @@
 
 #include "amp/Codegen/Passes.h"
 #include "amp/Codegen/Transforms.h"
-#include "../LinalgUtils.h"
+#include "amp/Support/Elementwise.h"
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -511,8 +511,7 @@ static bool vectorizeOne(RewriterBase &rewriter, linalg::LinalgOp op,
   // Named ops (linalg.reduce, fill, transpose) as linalg.generic: their
   // tiles then vectorise like any generic.
   rewriter.setInsertionPoint(op);
-  FailureOr<linalg::GenericOp> generic =
-      amp::codegen_utils::asGeneric(rewriter, op);
+  FailureOr<linalg::GenericOp> generic = amp::asGeneric(rewriter, op);
   if (failed(generic))
     return false;
   op = *generic;
@@ -730,8 +729,7 @@ void mlir::amp::vectorizeLinalgForCpu(Operation *root, int64_t vectorBits) {
     // rebuilds a named op with its old attributes (a transpose's
     // permutation) for the collapsed operands.
     rewriter.setInsertionPoint(op);
-    FailureOr<linalg::GenericOp> generic =
-        amp::codegen_utils::asGeneric(rewriter, op);
+    FailureOr<linalg::GenericOp> generic = amp::asGeneric(rewriter, op);
     if (failed(generic))
       continue;
     FailureOr<linalg::CollapseResult> collapsed =
@@ -752,8 +750,7 @@ void mlir::amp::vectorizeLinalgForCpu(Operation *root, int64_t vectorBits) {
   llvm::SmallPtrSet<Operation *, 16> windows;
   for (auto [op, p] : windowLoops) {
     rewriter.setInsertionPoint(op);
-    FailureOr<linalg::GenericOp> generic =
-        amp::codegen_utils::asGeneric(rewriter, op);
+    FailureOr<linalg::GenericOp> generic = amp::asGeneric(rewriter, op);
     if (failed(generic))
       continue;
     SmallVector<unsigned> order;

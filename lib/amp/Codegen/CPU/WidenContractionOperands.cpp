@@ -48,10 +48,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "amp/Support/Elementwise.h"
 #include "amp/Codegen/Passes.h"
 #include "amp/Codegen/Transforms.h"
-#include "../LinalgUtils.h"
+#include "amp/Support/Elementwise.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -248,8 +247,7 @@ void mlir::amp::widenContractionOperands(Operation *root, bool bf16) {
   DenseMap<Operation *, Operation *> lastWidening;
   for (linalg::LinalgOp op : candidates) {
     rewriter.setInsertionPoint(op);
-    FailureOr<linalg::GenericOp> general =
-        amp::codegen_utils::asGeneric(rewriter, op);
+    FailureOr<linalg::GenericOp> general = amp::asGeneric(rewriter, op);
     if (failed(general))
       continue;
     linalg::GenericOp generic = *general;

@@ -174,16 +174,6 @@ static SmallVector<OpOperand *> fusableReaders(Operation *op) {
   return readers;
 }
 
-/// `op` as a linalg.generic: itself, or its generalization (replacing it).
-static FailureOr<linalg::GenericOp> asGeneric(RewriterBase &rewriter,
-                                              linalg::LinalgOp op) {
-  if (auto generic = dyn_cast<linalg::GenericOp>(op.getOperation()))
-    return generic;
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPoint(op);
-  return linalg::generalizeNamedOp(rewriter, op);
-}
-
 /// Fuses `producer` (a generic) into the reader of `use`, on a clone of it
 /// unless `last`; false, with nothing changed, where upstream does not fuse
 /// them.
@@ -191,8 +181,8 @@ static bool fuseInto(RewriterBase &rewriter, linalg::GenericOp producer,
                      OpOperand *use, bool last) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(use->getOwner());
-  FailureOr<linalg::GenericOp> reader = asGeneric(
-      rewriter, cast<linalg::LinalgOp>(use->getOwner()));
+  FailureOr<linalg::GenericOp> reader =
+      amp::asGeneric(rewriter, cast<linalg::LinalgOp>(use->getOwner()));
   if (failed(reader))
     return false;
   OpOperand *input = reader->getDpsInputOperand(0);
@@ -234,7 +224,7 @@ static void fuseCastsIntoCopies(Operation *root) {
         continue;
       rewriter.setInsertionPoint(op);
       FailureOr<linalg::GenericOp> producer =
-          asGeneric(rewriter, cast<linalg::LinalgOp>(op));
+          amp::asGeneric(rewriter, cast<linalg::LinalgOp>(op));
       if (failed(producer))
         continue;
       for (auto [i, use] : llvm::enumerate(readers)) {
