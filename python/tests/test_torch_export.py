@@ -4445,14 +4445,16 @@ def test_parameters_outside_the_model_are_named(tmp_path):
 
 def test_f16_convolution_filters_through_both_pipelines(tmp_path, amp_tools):
     """A TOSA-imported convolution step in f16, whose filters' casts amp-fuse-casts-into-copies fuses into
-    their transposes and flips (and those into the widenings on the CPU): its losses with the runtime's
+    their transposes and flips (and those into the widenings on the CPU; a 1x1 filter's through the reshape
+    between them): its losses with the runtime's
     GEMMs (the pass runs) are those of the lowering's own loops (it does not; the same f16 roundings, so
     within 1e-6, where the fp32 step's differ by ~3e-5), and the GPU pipeline's emulated losses are the
     CPU's."""
     _torch_mlir()
     torch.manual_seed(0)
     model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
-                          nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(8 * 6 * 6, 5))
+                          nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 6, 1), nn.Flatten(),
+                          nn.Linear(6 * 6 * 6, 5))
     inputs = (torch.randn(2, 3, 6, 6), torch.tensor([1, 3]))
     step = export_train_step(model, F.cross_entropy, inputs, optimizer="sgd", lr=0.1, out_dir=tmp_path,
                              dialect="tosa")

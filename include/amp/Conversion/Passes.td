@@ -454,23 +454,30 @@ def AmpFuseCastsIntoCopiesPass
 
     1. A cast (an all-parallel `linalg.generic` with identity maps and one
        input, whose body only applies `arith.extf` / `arith.truncf` to the
-       element) whose every reader is a cast or a one-to-one copy is fused
-       into each of them (upstream `linalg::fuseElementwiseOps`, on a clone
-       per reader), when that moves no more bytes: with k readers,
-       k * in <= in + (k + 1) * out in element bits.
-    2. A one-to-one copy whose every reader is a cast is fused into each.
+       element) whose every reader is a cast or a one-to-one copy, directly
+       or through static `tensor.expand_shape` / `tensor.collapse_shape`, is
+       fused into each of them (upstream `linalg::fuseElementwiseOps`, on a
+       clone per reader; a reshape between them is first swapped with the
+       cast, `reshape(cast(x))` = `cast(reshape(x))`), when that moves no
+       more bytes: with k readers, k * in <= in + (k + 1) * out in element
+       bits.
+    2. A one-to-one copy whose every reader is a cast is fused into each,
+       under the same bound.
 
     A one-to-one copy is a `linalg.transpose`, or an all-parallel generic
-    with one input whose body yields that input's element, an identity
-    output map and an input map sending the loops one-to-one onto the
-    input's elements (each result a distinct loop `d` or reversal `c - d`):
-    fused into it, a producer is still computed once per element.
+    with one input whose body yields that input's element, converted or
+    not (rule 1's result is one), an identity output map and an input map
+    sending the loops one-to-one onto the input's elements (each result a
+    distinct loop `d` or reversal `c - d`): fused into it, a producer is
+    still computed once per element.
 
     On the CPU an autocast convolution filter's cast, its widening, its
     transpose for the forward GEMM, and its reversal, transpose and
     widening for the input gradient's (six loops, 34 bytes of traffic per
     element where the f32 step moves 24) become three loops moving 20
-    bytes; on the GPU the cast, transpose and reversal two kernels. The
+    bytes; on the GPU the cast, transpose and reversal two kernels. A 1x1
+    filter, which its input-gradient transpose reads through a reshape,
+    keeps no f16 copy: two loops that each round w. The
     same conversions of the same elements: the GEMMs read the same values;
     a step without casts is unchanged.
   }];

@@ -214,3 +214,129 @@ func.func @copy_read_by_compute(%h: tensor<3x5xf16>) -> tensor<5x3xf16> {
   } -> tensor<5x3xf16>
   return %n : tensor<5x3xf16>
 }
+
+// -----
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// A 1x1 filter, as in mobilenet_v3_small's pointwise convolutions: the f16
+// cast t, its widening for the forward GEMM, and, through an expand_shape,
+// the input gradient's transpose and its widening. The cast is swapped with
+// the reshape (the expand_shape now reads w) and fused into both readers;
+// the transpose, now truncating, is fused into its widening (a copy that
+// converts is still a one-to-one copy). Two loops and no f16 buffer are
+// left: w rounded in place, and w expanded, transposed and rounded.
+// CHECK: #[[$T3:.*]] = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+// CHECK-LABEL: func.func @pointwise_filter(
+// CHECK-SAME: %[[W:.*]]: tensor<6x4xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: %[[FWD:.*]] = linalg.generic {{.*}} ins(%[[W]] : tensor<6x4xf32>) outs(%{{.*}} : tensor<6x4xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[T:.*]] = arith.truncf %[[A]] : f32 to f16
+// CHECK-NEXT: %[[E:.*]] = arith.extf %[[T]] : f16 to f32
+// CHECK-NEXT: linalg.yield %[[E]] : f32
+// CHECK: %[[X:.*]] = tensor.expand_shape %[[W]] {{\[}}[0, 1], [2]] output_shape [1, 6, 4] : tensor<6x4xf32> into tensor<1x6x4xf32>
+// CHECK: %[[BWD:.*]] = linalg.generic {indexing_maps = [#[[$T3]], #{{.*}}], {{.*}} ins(%[[X]] : tensor<1x6x4xf32>) outs(%{{.*}} : tensor<1x4x6xf32>)
+// CHECK-NEXT: ^bb0(%[[B:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[T2:.*]] = arith.truncf %[[B]] : f32 to f16
+// CHECK-NEXT: %[[E2:.*]] = arith.extf %[[T2]] : f16 to f32
+// CHECK-NEXT: linalg.yield %[[E2]] : f32
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: f16>
+// CHECK: return %[[FWD]], %[[BWD]]
+func.func @pointwise_filter(%w: tensor<6x4xf32>) -> (tensor<6x4xf32>, tensor<1x4x6xf32>) {
+  %e16 = tensor.empty() : tensor<6x4xf16>
+  %t = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<6x4xf32>) outs(%e16 : tensor<6x4xf16>) {
+  ^bb0(%a: f32, %o: f16):
+    %v = arith.truncf %a : f32 to f16
+    linalg.yield %v : f16
+  } -> tensor<6x4xf16>
+  %e32 = tensor.empty() : tensor<6x4xf32>
+  %fwd = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%t : tensor<6x4xf16>) outs(%e32 : tensor<6x4xf32>) {
+  ^bb0(%a: f16, %o: f32):
+    %v = arith.extf %a : f16 to f32
+    linalg.yield %v : f32
+  } -> tensor<6x4xf32>
+  %x = tensor.expand_shape %t [[0, 1], [2]] output_shape [1, 6, 4] : tensor<6x4xf16> into tensor<1x6x4xf16>
+  %p16 = tensor.empty() : tensor<1x4x6xf16>
+  %p = linalg.transpose ins(%x : tensor<1x6x4xf16>) outs(%p16 : tensor<1x4x6xf16>) permutation = [0, 2, 1]
+  %b32 = tensor.empty() : tensor<1x4x6xf32>
+  %bwd = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%p : tensor<1x4x6xf16>) outs(%b32 : tensor<1x4x6xf32>) {
+  ^bb0(%a: f16, %o: f32):
+    %v = arith.extf %a : f16 to f32
+    linalg.yield %v : f32
+  } -> tensor<1x4x6xf32>
+  return %fwd, %bwd : tensor<6x4xf32>, tensor<1x4x6xf32>
+}
+
+// A widening read through an expand_shape and a collapse_shape by a
+// transpose: swapped with both reshapes, then fused.
+// CHECK-LABEL: func.func @two_reshapes(
+// CHECK-SAME: %[[H:.*]]: tensor<6x4xf16>)
+// CHECK-NOT: linalg.generic
+// CHECK: %[[X:.*]] = tensor.expand_shape %[[H]] {{.*}} : tensor<6x4xf16> into tensor<2x3x4xf16>
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[X]] {{.*}} : tensor<2x3x4xf16> into tensor<2x12xf16>
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[C]] : tensor<2x12xf16>) outs(%{{.*}} : tensor<12x2xf32>)
+// CHECK: arith.extf
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: linalg.transpose
+// CHECK: return %[[P]]
+func.func @two_reshapes(%h: tensor<6x4xf16>) -> tensor<12x2xf32> {
+  %e32 = tensor.empty() : tensor<6x4xf32>
+  %c = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%h : tensor<6x4xf16>) outs(%e32 : tensor<6x4xf32>) {
+  ^bb0(%a: f16, %o: f32):
+    %v = arith.extf %a : f16 to f32
+    linalg.yield %v : f32
+  } -> tensor<6x4xf32>
+  %x = tensor.expand_shape %c [[0, 1], [2]] output_shape [2, 3, 4] : tensor<6x4xf32> into tensor<2x3x4xf32>
+  %y = tensor.collapse_shape %x [[0], [1, 2]] : tensor<2x3x4xf32> into tensor<2x12xf32>
+  %o = tensor.empty() : tensor<12x2xf32>
+  %p = linalg.transpose ins(%y : tensor<2x12xf32>) outs(%o : tensor<12x2xf32>) permutation = [1, 0]
+  return %p : tensor<12x2xf32>
+}
+
+// Left alone: a cast whose reshape a non-copy reads (the cast would be
+// computed twice), and one whose reshape is returned.
+// CHECK-LABEL: func.func @reshape_read_elsewhere(
+// CHECK: %[[C:.*]] = linalg.generic
+// CHECK: arith.truncf
+// CHECK: %[[X:.*]] = tensor.expand_shape %[[C]]
+// CHECK: linalg.generic {{.*}} ins(%[[X]] : tensor<1x6x4xf16>)
+// CHECK: arith.negf
+// CHECK-LABEL: func.func @reshape_returned(
+// CHECK: %[[C:.*]] = linalg.generic
+// CHECK: arith.truncf
+// CHECK: %[[X:.*]] = tensor.expand_shape %[[C]]
+// CHECK: return %{{.*}}, %[[X]]
+func.func @reshape_read_elsewhere(%w: tensor<6x4xf32>) -> (tensor<4x6xf16>, tensor<1x6x4xf16>) {
+  %e16 = tensor.empty() : tensor<6x4xf16>
+  %t = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<6x4xf32>) outs(%e16 : tensor<6x4xf16>) {
+  ^bb0(%a: f32, %o: f16):
+    %v = arith.truncf %a : f32 to f16
+    linalg.yield %v : f16
+  } -> tensor<6x4xf16>
+  %o = tensor.empty() : tensor<4x6xf16>
+  %p = linalg.transpose ins(%t : tensor<6x4xf16>) outs(%o : tensor<4x6xf16>) permutation = [1, 0]
+  %x = tensor.expand_shape %t [[0, 1], [2]] output_shape [1, 6, 4] : tensor<6x4xf16> into tensor<1x6x4xf16>
+  %n16 = tensor.empty() : tensor<1x6x4xf16>
+  %n = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<1x6x4xf16>) outs(%n16 : tensor<1x6x4xf16>) {
+  ^bb0(%a: f16, %b: f16):
+    %v = arith.negf %a : f16
+    linalg.yield %v : f16
+  } -> tensor<1x6x4xf16>
+  return %p, %n : tensor<4x6xf16>, tensor<1x6x4xf16>
+}
+func.func @reshape_returned(%w: tensor<6x4xf32>) -> (tensor<4x6xf16>, tensor<1x6x4xf16>) {
+  %e16 = tensor.empty() : tensor<6x4xf16>
+  %t = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<6x4xf32>) outs(%e16 : tensor<6x4xf16>) {
+  ^bb0(%a: f32, %o: f16):
+    %v = arith.truncf %a : f32 to f16
+    linalg.yield %v : f16
+  } -> tensor<6x4xf16>
+  %o = tensor.empty() : tensor<4x6xf16>
+  %p = linalg.transpose ins(%t : tensor<6x4xf16>) outs(%o : tensor<4x6xf16>) permutation = [1, 0]
+  %x = tensor.expand_shape %t [[0, 1], [2]] output_shape [1, 6, 4] : tensor<6x4xf16> into tensor<1x6x4xf16>
+  return %p, %x : tensor<4x6xf16>, tensor<1x6x4xf16>
+}

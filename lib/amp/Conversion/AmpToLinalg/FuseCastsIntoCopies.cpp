@@ -21,21 +21,27 @@
 //
 //   1. A cast (an all-parallel linalg.generic with identity maps, one input,
 //      whose body only converts the element with arith.extf / arith.truncf)
-//      whose every reader is a cast or a one-to-one copy (below) is fused
+//      whose every reader is a cast or a one-to-one copy (below), directly
+//      or through static tensor.expand_shape / collapse_shape, is fused
 //      into each reader (upstream linalg::fuseElementwiseOps, on a clone of
-//      the cast per reader), when that moves no more bytes: k readers read
-//      k elements of the cast's input in place of one write and k reads of
-//      its result, k * in <= in + (k + 1) * out in element bits. A widening
-//      (out > in) always passes, an f32 -> f16 cast up to three readers.
+//      the cast per reader). A reshape between them is first swapped with
+//      the cast: reshape(cast(x)) = cast(reshape(x)), the same elements
+//      converted in the reshape's shape (a 1x1 filter reaches its
+//      transposes through one). It fires when that moves no more bytes: k
+//      readers read k elements of the cast's input in place of one write
+//      and k reads of its result, k * in <= in + (k + 1) * out in element
+//      bits. A widening (out > in) always passes, an f32 -> f16 cast up to
+//      three readers.
 //   2. A one-to-one copy whose every reader is a cast is fused into each of
-//      them (it moves each element once, so the readers read as much as
-//      before and the copy's buffer goes).
+//      them, under the same bound (a copy that does not convert moves each
+//      element once, so it always passes, and its buffer goes).
 //
 // A one-to-one copy is a linalg.transpose, or an all-parallel generic with
-// one input whose body yields the input's element, an identity output map
-// and an input map that sends the loops one-to-one onto the input's
-// elements (each result a distinct loop d or a reversal c - d, as many as
-// the loops): fused into it, a producer is still computed once per element.
+// one input whose body yields the input's element, converted or not (a
+// cast fused into a copy by rule 1 is one), an identity output map and an
+// input map that sends the loops one-to-one onto the input's elements
+// (each result a distinct loop d or a reversal c - d, as many as the
+// loops): fused into it, a producer is still computed once per element.
 // The example becomes
 //
 //   T1' = transpose(extf(truncf(w)))          f32 -> f32
@@ -57,7 +63,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SmallBitVector.h"
 
@@ -79,15 +87,9 @@ static bool isOneToOneShaped(linalg::LinalgOp op) {
   });
 }
 
-/// Rule 1's cast: identity maps, a body of extf / truncf, each of the
-/// previous value, yielded.
-static bool isCast(Operation *op) {
-  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
-  if (!generic || !isOneToOneShaped(generic) ||
-      !llvm::all_of(generic.getIndexingMapsArray(),
-                    [](AffineMap map) { return map.isIdentity(); }))
-    return false;
-  Block &body = generic.getRegion().front();
+/// A body that converts its input's element with extf / truncf, each of
+/// the previous value (none: a plain copy), and yields the last.
+static bool isConversion(Block &body) {
   Value element = body.getArgument(0);
   for (Operation &inner : body.without_terminator()) {
     if (!isa<arith::ExtFOp, arith::TruncFOp>(inner) ||
@@ -96,6 +98,25 @@ static bool isCast(Operation *op) {
     element = inner.getResult(0);
   }
   return body.getTerminator()->getOperands() == ValueRange{element};
+}
+
+/// `element` through a conversion body's ops, created by `b`: the value it
+/// yields.
+static Value applyConversion(OpBuilder &b, Block &body, Value element) {
+  IRMapping mapping;
+  mapping.map(body.getArgument(0), element);
+  for (Operation &op : body.without_terminator())
+    b.clone(op, mapping);
+  return mapping.lookup(body.getTerminator()->getOperand(0));
+}
+
+/// Rule 1's cast: identity maps, a conversion body.
+static bool isCast(Operation *op) {
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+  return generic && isOneToOneShaped(generic) &&
+         llvm::all_of(generic.getIndexingMapsArray(),
+                      [](AffineMap map) { return map.isIdentity(); }) &&
+         isConversion(generic.getRegion().front());
 }
 
 /// `c - d` or `d` for a loop d: its position, else -1.
@@ -125,9 +146,7 @@ static bool isOneToOneCopy(Operation *op) {
   if (!generic || !isOneToOneShaped(generic) ||
       !generic.getIndexingMapsArray()[1].isIdentity())
     return false;
-  Block &body = generic.getRegion().front();
-  if (&body.front() != body.getTerminator() ||
-      body.getTerminator()->getOperands() != ValueRange{body.getArgument(0)})
+  if (!isConversion(generic.getRegion().front()))
     return false;
   AffineMap map = generic.getIndexingMapsArray()[0];
   if (map.getNumResults() != map.getNumDims() || map.getNumSymbols() != 0)
@@ -148,29 +167,52 @@ static unsigned elementBits(Value value) {
       .getIntOrFloatBitWidth();
 }
 
+/// A tensor.expand_shape or tensor.collapse_shape of static shapes: the
+/// same elements in the same order, a view once bufferized.
+static bool isStaticReshape(Operation *op) {
+  if (!isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op))
+    return false;
+  return cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape();
+}
+
+/// Appends to `readers` the uses of `value` that the rule of `op` (a cast
+/// or a one-to-one copy) fuses into; rule 1 looks through static reshapes
+/// (their readers read the cast's elements in another shape). False when
+/// some reader does not qualify.
+static bool collectReaders(Value value, bool cast,
+                           SmallVectorImpl<OpOperand *> &readers) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *owner = use.getOwner();
+    if (cast && isStaticReshape(owner)) {
+      if (!collectReaders(owner->getResult(0), cast, readers))
+        return false;
+      continue;
+    }
+    auto reader = dyn_cast<linalg::LinalgOp>(owner);
+    if (!reader || !reader.isDpsInput(&use) ||
+        !(isCast(reader) || (cast && isOneToOneCopy(reader))))
+      return false;
+    readers.push_back(&use);
+  }
+  return true;
+}
+
 /// The readers of `op`'s result that rule 1 or 2 fuses it into: every use
 /// as the input of a cast (rule 2: of a cast only; rule 1: or of a
-/// one-to-one copy), and no more bytes moved; empty when some reader does
-/// not qualify.
+/// one-to-one copy, directly or through static reshapes), and no more bytes
+/// moved; empty when some reader does not qualify.
 static SmallVector<OpOperand *> fusableReaders(Operation *op) {
   bool cast = isCast(op);
   if (!cast && !isOneToOneCopy(op))
     return {};
   Value result = op->getResult(0);
   SmallVector<OpOperand *> readers;
-  for (OpOperand &use : result.getUses()) {
-    auto reader = dyn_cast<linalg::LinalgOp>(use.getOwner());
-    if (!reader || !reader.isDpsInput(&use) ||
-        !(isCast(reader) || (cast && isOneToOneCopy(reader))))
-      return {};
-    readers.push_back(&use);
-  }
-  if (cast) {
-    uint64_t in = elementBits(op->getOperand(0)), out = elementBits(result);
-    uint64_t k = readers.size();
-    if (k * in > in + (k + 1) * out)
-      return {};
-  }
+  if (!collectReaders(result, cast, readers))
+    return {};
+  uint64_t in = elementBits(op->getOperand(0)), out = elementBits(result);
+  uint64_t k = readers.size();
+  if (k * in > in + (k + 1) * out)
+    return {};
   return readers;
 }
 
@@ -202,6 +244,41 @@ static bool fuseInto(RewriterBase &rewriter, linalg::GenericOp producer,
   return false;
 }
 
+/// Rule 1 through a reshape: reshape(cast(x)) becomes cast(reshape(x)), the
+/// same elements converted in the reshape's shape. Every static reshape
+/// reader of `cast` (and of the casts this makes, recursively) is moved
+/// above it; appends `cast` and the casts made, each now read only by the
+/// readers collectReaders found past the reshapes.
+static void sinkBelowReshapes(RewriterBase &rewriter,
+                              linalg::GenericOp producer,
+                              SmallVectorImpl<linalg::GenericOp> &casts) {
+  casts.push_back(producer);
+  Value input = producer.getDpsInputOperand(0)->get();
+  Block &body = producer.getRegion().front();
+  for (Operation *reshape :
+       llvm::make_early_inc_range(producer->getResult(0).getUsers())) {
+    if (!isStaticReshape(reshape))
+      continue;
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(reshape);
+    auto shape = cast<RankedTensorType>(reshape->getResult(0).getType());
+    // The reshape of the cast's input: a clone of it on the input's element
+    // type.
+    Operation *moved = rewriter.clone(*reshape);
+    moved->setOperand(0, input);
+    moved->getResult(0).setType(
+        shape.clone(cast<RankedTensorType>(input.getType()).getElementType()));
+    Value converted = amp::buildElementwise(
+        rewriter, producer.getLoc(), shape, moved->getResult(0),
+        [&](OpBuilder &b, Location, ValueRange args) {
+          return applyConversion(b, body, args[0]);
+        });
+    rewriter.replaceOp(reshape, converted);
+    sinkBelowReshapes(rewriter, converted.getDefiningOp<linalg::GenericOp>(),
+                      casts);
+  }
+}
+
 static void fuseCastsIntoCopies(Operation *root) {
   IRRewriter rewriter(root->getContext());
   // Rounds in program order (a producer before its readers), until one
@@ -227,10 +304,22 @@ static void fuseCastsIntoCopies(Operation *root) {
           amp::asGeneric(rewriter, cast<linalg::LinalgOp>(op));
       if (failed(producer))
         continue;
-      for (auto [i, use] : llvm::enumerate(readers)) {
-        Operation *reader = use->getOwner();
-        fused.insert(reader);
-        changed |= fuseInto(rewriter, *producer, use, i + 1 == readers.size());
+      SmallVector<linalg::GenericOp> producers;
+      sinkBelowReshapes(rewriter, *producer, producers);
+      for (linalg::GenericOp fusing : producers) {
+        // A cast whose readers were all reshapes now has none.
+        if (fusing->use_empty()) {
+          rewriter.eraseOp(fusing);
+          changed = true;
+          continue;
+        }
+        SmallVector<OpOperand *> uses =
+            llvm::map_to_vector(fusing->getResult(0).getUses(),
+                                [](OpOperand &use) { return &use; });
+        for (auto [i, use] : llvm::enumerate(uses)) {
+          fused.insert(use->getOwner());
+          changed |= fuseInto(rewriter, fusing, use, i + 1 == uses.size());
+        }
       }
     }
   }
