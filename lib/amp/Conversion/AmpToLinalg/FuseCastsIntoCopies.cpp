@@ -179,18 +179,18 @@ static bool isStaticReshape(Operation *op) {
 /// or a one-to-one copy) fuses into; rule 1 looks through static reshapes
 /// (their readers read the cast's elements in another shape). False when
 /// some reader does not qualify.
-static bool collectReaders(Value value, bool cast,
+static bool collectReaders(Value value, bool ofCast,
                            SmallVectorImpl<OpOperand *> &readers) {
   for (OpOperand &use : value.getUses()) {
     Operation *owner = use.getOwner();
-    if (cast && isStaticReshape(owner)) {
-      if (!collectReaders(owner->getResult(0), cast, readers))
+    if (ofCast && isStaticReshape(owner)) {
+      if (!collectReaders(owner->getResult(0), ofCast, readers))
         return false;
       continue;
     }
     auto reader = dyn_cast<linalg::LinalgOp>(owner);
     if (!reader || !reader.isDpsInput(&use) ||
-        !(isCast(reader) || (cast && isOneToOneCopy(reader))))
+        !(isCast(reader) || (ofCast && isOneToOneCopy(reader))))
       return false;
     readers.push_back(&use);
   }
@@ -202,12 +202,12 @@ static bool collectReaders(Value value, bool cast,
 /// one-to-one copy, directly or through static reshapes), and no more bytes
 /// moved; empty when some reader does not qualify.
 static SmallVector<OpOperand *> fusableReaders(Operation *op) {
-  bool cast = isCast(op);
-  if (!cast && !isOneToOneCopy(op))
+  bool ofCast = isCast(op);
+  if (!ofCast && !isOneToOneCopy(op))
     return {};
   Value result = op->getResult(0);
   SmallVector<OpOperand *> readers;
-  if (!collectReaders(result, cast, readers))
+  if (!collectReaders(result, ofCast, readers))
     return {};
   uint64_t in = elementBits(op->getOperand(0)), out = elementBits(result);
   uint64_t k = readers.size();
@@ -246,9 +246,9 @@ static bool fuseInto(RewriterBase &rewriter, linalg::GenericOp producer,
 
 /// Rule 1 through a reshape: reshape(cast(x)) becomes cast(reshape(x)), the
 /// same elements converted in the reshape's shape. Every static reshape
-/// reader of `cast` (and of the casts this makes, recursively) is moved
-/// above it; appends `cast` and the casts made, each now read only by the
-/// readers collectReaders found past the reshapes.
+/// reader of `producer` (and of the casts this makes, recursively) is moved
+/// above it; appends `producer` and the casts made, each now read only by
+/// the readers collectReaders found past the reshapes.
 static void sinkBelowReshapes(RewriterBase &rewriter,
                               linalg::GenericOp producer,
                               SmallVectorImpl<linalg::GenericOp> &casts) {
