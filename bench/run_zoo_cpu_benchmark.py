@@ -3,7 +3,7 @@
 amp-train against PyTorch eager on the same machine, in one run.
 
     build/venv/bin/python bench/run_zoo_cpu_benchmark.py [--models resnet18,gpt2] [--steps 8]
-        [--threads N] [--out docs/benchmarks.md]
+        [--rounds 5] [--threads N] [--out docs/benchmarks.md]
 
 Per model: export_train_step (torch-mlir) once; amp-train --precision fp32 / bf16 / f16 with --timing
 and a cold JIT (an empty cache directory): compile_ms and the median "ms" of the steps after the first
@@ -14,7 +14,9 @@ PyTorch eager (torch.optim, the same batch) with torch.set_num_threads(--threads
 autocast bf16 / f16 (torch.autocast("cpu") around forward and loss, f16 with torch.amp.GradScaler("cpu"),
 as our f16 step scales its loss): the median step time after two warm-up steps. Both sides run with OMP_WAIT_POLICY=passive (idle GEMM workers sleep
 instead of spinning on a shared machine) and the same thread count (OMP_NUM_THREADS for amp-train's
-oneDNN / OpenBLAS). The table goes between <!-- zoo-cpu:begin --> and <!-- zoo-cpu:end --> in --out.
+oneDNN / OpenBLAS). With --rounds R, our three steps then run again from the cache, in turn, R times:
+the table reports each one's median over the rounds and the median of the rounds' f16 / fp32 ratios (the
+speed of a shared machine drifts over minutes, and steps timed in turn see the same drift). The table goes between <!-- zoo-cpu:begin --> and <!-- zoo-cpu:end --> in --out.
 """
 
 import argparse
@@ -73,28 +75,44 @@ def torch_step_ms(case, steps, precision="fp32", min_ms=0.0):
         return None
 
 
-def ours(build, step_dir, precision, steps, env, min_ms=0.0):
-    """(median step ms, compile s, error): the first run compiles into an empty JIT cache (a cold
-    compile); a step too short for `steps` of them to take `min_ms` runs again from the cache, as many
-    steps as do."""
+def amp_train_ms(build, step_dir, precision, n, env):
+    """(median step ms after the first two, compile s, error) of one amp-train run of `n` steps, its JIT
+    cache in step_dir/jit-cache-<precision>."""
     cache = step_dir / f"jit-cache-{precision}"
-    shutil.rmtree(cache, ignore_errors=True)
+    proc = subprocess.run([str(build / "bin" / "amp-train"), str(step_dir / "train_step.mlir"), "--inputs",
+                           str(step_dir), "--steps", str(n), f"--precision={precision}", "--timing",
+                           f"--jit-cache-dir={cache}"], capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        return None, None, proc.stderr[-300:]
+    rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    compile_ms = next(json.loads(line)["compile_ms"] for line in proc.stderr.splitlines() if "compile_ms" in line)
+    return statistics.median(r["ms"] for r in rows[2:]), compile_ms / 1000, None
 
-    def run(n):
-        proc = subprocess.run([str(build / "bin" / "amp-train"), str(step_dir / "train_step.mlir"), "--inputs",
-                               str(step_dir), "--steps", str(n), f"--precision={precision}", "--timing",
-                               f"--jit-cache-dir={cache}"], capture_output=True, text=True, env=env)
-        if proc.returncode != 0:
-            return None, None, proc.stderr[-300:]
-        rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-        compile_ms = next(json.loads(line)["compile_ms"] for line in proc.stderr.splitlines() if "compile_ms" in line)
-        return statistics.median(r["ms"] for r in rows[2:]), compile_ms / 1000, None
 
-    ms, compile_s, err = run(steps)
+def ours(build, step_dir, precision, steps, env, min_ms=0.0):
+    """(median step ms, compile s, error, steps run): the first run compiles into an empty JIT cache (a
+    cold compile); a step too short for `steps` of them to take `min_ms` runs again from the cache, as
+    many steps as do."""
+    shutil.rmtree(step_dir / f"jit-cache-{precision}", ignore_errors=True)
+    ms, compile_s, err = amp_train_ms(build, step_dir, precision, steps, env)
     more = ranged_steps(steps, ms, min_ms)
     if ms is not None and more > steps:
-        ms = run(more)[0]
-    return ms, compile_s, err
+        ms = amp_train_ms(build, step_dir, precision, more, env)[0]
+        steps = more
+    return ms, compile_s, err, steps
+
+
+def alternated(build, step_dir, res, rounds, env):
+    """The precisions' warm runs (from the JIT cache, as many steps as `res` ran) alternated `rounds`
+    times: each precision's median over the rounds, and the median of the rounds' f16 / fp32 ratios.
+    On a shared machine the speed drifts over minutes; precisions timed in turn see the same drift."""
+    runs = {p: [] for p in res if res[p][2] is None}
+    for _ in range(rounds):
+        for p in runs:
+            runs[p].append(amp_train_ms(build, step_dir, p, res[p][3], env)[0])
+    ms = {p: statistics.median(t) for p, t in runs.items() if None not in t}
+    ratios = [f / b for f, b in zip(runs.get("f16", []), runs.get("fp32", [])) if f and b]
+    return ms, statistics.median(ratios) if ratios else None
 
 
 def fmt_ms(ms):
@@ -111,6 +129,9 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--min-ms", type=float, default=2000.0,
                     help="time a step too short for --steps of them to take this long again, as many as do")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="after the cold runs, time our fp32 / bf16 / f16 steps again this many times in turn "
+                         "and report the medians over the rounds")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--build", type=Path, default=REPO / "build")
     ap.add_argument("--out", type=Path)
@@ -124,33 +145,41 @@ def main():
         try:
             case = ZOO[name]()
         except ModuleNotFoundError as e:
-            rows.append(f"| {name} | skipped: {e.name} not installed | | | | | | | | |")
+            rows.append(f"| {name} | skipped: {e.name} not installed | | | | | | | | | |")
             continue
         case.export(work / name)
         torch_ms = {p: torch_step_ms(case, args.steps, p, args.min_ms) for p in ("fp32", "bf16", "f16")}
         t_ms = torch_ms["fp32"]
         res = {p: ours(args.build, work / name, p, args.steps, env, args.min_ms) for p in ("fp32", "bf16", "f16")}
+        step_ms = {p: res[p][0] for p in res}
+        f16_ratio = step_ms["f16"] / step_ms["fp32"] if step_ms["f16"] and step_ms["fp32"] else None
+        if args.rounds > 1:
+            warm, f16_ratio = alternated(args.build, work / name, res, args.rounds, env)
+            step_ms.update(warm)
         cells = []
         for p in ("fp32", "bf16", "f16"):
-            ms, _, err = res[p]
+            ms, err = step_ms[p], res[p][2]
             cells.append(fmt_ms(ms) if ms is not None else f"fails: {err[:60]}")
-        fp32 = res["fp32"][0]
+        fp32 = step_ms["fp32"]
         ratio = f"{fp32 / t_ms:.2f}x" if fp32 else "-"
         compile_s = "/".join(f"{res[p][1]:.0f}" if res[p][1] is not None else "-" for p in ("fp32", "bf16", "f16"))
         torch_cells = [fmt_ms(torch_ms[p]) if torch_ms[p] is not None else "fails" for p in ("bf16", "f16")]
+        f16_cell = f"{f16_ratio:.2f}x" if f16_ratio else "-"
         rows.append(f"| {name} | {fmt_ms(t_ms)} | {cells[0]} | {ratio} | {torch_cells[0]} | {cells[1]} "
-                    f"| {torch_cells[1]} | {cells[2]} | {compile_s} |")
+                    f"| {torch_cells[1]} | {cells[2]} | {f16_cell} | {compile_s} |")
         print(rows[-1], flush=True)
     table = [
         BEGIN,
         f"Measured {datetime.date.today()} on {platform.node()} ({os.cpu_count()} cores), {args.threads} threads on "
         f"both sides, OMP_WAIT_POLICY=passive, torch {torch.__version__}, median step after 2 warm-up steps of "
         f"{args.steps} (of as many as take {args.min_ms / 1000:g} s where {args.steps} take less), compile time "
-        f"cold (`bench/run_zoo_cpu_benchmark.py`):",
+        f"cold (`bench/run_zoo_cpu_benchmark.py`)"
+        + (f"; ours: the median of {args.rounds} rounds of warm runs, fp32 / bf16 / f16 in turn, and of their "
+           f"f16 / fp32 ratios" if args.rounds > 1 else "") + ":",
         "",
         "| model | PyTorch eager fp32 ms | ours fp32 ms | ours / PyTorch | PyTorch bf16 autocast ms "
-        "| ours bf16 ms | PyTorch f16 autocast ms | ours f16 ms | compile s (fp32/bf16/f16) |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| ours bf16 ms | PyTorch f16 autocast ms | ours f16 ms | ours f16 / fp32 | compile s (fp32/bf16/f16) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
         *rows,
         END,
     ]
