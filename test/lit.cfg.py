@@ -3,6 +3,7 @@
 
 import os
 import shutil
+import subprocess
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -83,3 +84,11 @@ if os.path.exists(_backend_file):
         if f.read().strip() == "cuda":
             config.available_features.add("amp-runtime-cuda")
 config.substitutions.append(("%amp_runtime_dir", os.path.join(config.amp_obj_root, "runtime")))
+
+# The CPU runtime's threads are libgomp's when it links it (through oneDNN):
+# the OpenMP wait-policy test.
+_runtime_cpu = os.path.join(config.amp_obj_root, "runtime", "libamp_runtime_cpu.so")
+if shutil.which("ldd") and os.path.exists(_runtime_cpu):
+    _ldd = subprocess.run(["ldd", _runtime_cpu], capture_output=True, text=True).stdout
+    if "libgomp.so" in _ldd:
+        config.available_features.add("libgomp")

@@ -57,6 +57,8 @@ TrainingRunner::create(OwningOpRef<ModuleOp> module,
     return true;
   }();
   (void)targetInitialized;
+  // Before a runtime library (and the libgomp it links) is loaded.
+  preferSleepingOpenMPWorkers();
   MLIRContext *context = module->getContext();
   registerBuiltinDialectTranslation(*context);
   registerLLVMDialectTranslation(*context);

@@ -146,6 +146,28 @@ FailureOr<std::string> mlir::amp::findRuntimeLibrary(StringRef fileName,
   return diag;
 }
 
+// libgomp, without OMP_WAIT_POLICY, spins an idle worker for up to
+// GOMP_SPINCOUNT (300000) polls before it sleeps. A step makes hundreds of
+// parallel regions (each GEMM on more than one thread, each loop nest of
+// amp-cpu-parallelize-loops), and on a machine where another process holds a
+// core the spinning worker takes the time slice its team mate needs to finish
+// the region: resnet50's fp32 step (224 px, batch 2, 2 cores, one of them
+// busy) took 6.5 s against 0.64 s with passive waits, resnet18's 630-660 ms
+// against 75-104 (docs/Training.md). The runtime's thresholds (GEMMs under
+// 2^23 multiply-adds on the calling thread, parallel loops from 2^22 ops)
+// were set for sleeping workers, whose wake-up costs 50-75 us.
+void mlir::amp::preferSleepingOpenMPWorkers() {
+  [[maybe_unused]] static const bool once = [] {
+    if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT"))
+      return false;
+    if (void *gomp = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD)) {
+      dlclose(gomp);
+      return false;
+    }
+    return setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0) == 0;
+  }();
+}
+
 FailureOr<std::unique_ptr<TrainingRunner::DeviceApi>>
 TrainingRunner::DeviceApi::load(Location loc, bool allowTF32) {
 #ifdef AMP_HAVE_RUNTIME_CUDA

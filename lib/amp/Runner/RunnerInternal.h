@@ -48,6 +48,14 @@ std::string typeToString(Type type);
 /// an error at `loc` that lists where it was looked for.
 FailureOr<std::string> findRuntimeLibrary(StringRef fileName, Location loc);
 
+/// Makes the OpenMP workers that the runtime libraries bring (libgomp: the
+/// GEMMs' and the parallel loops' team) sleep when idle instead of spinning,
+/// unless the environment already says how they wait: sets
+/// OMP_WAIT_POLICY=passive when neither it nor GOMP_SPINCOUNT is set and
+/// libgomp is not loaded yet (it reads its environment once, when loaded).
+/// Called before anything loads a runtime library.
+void preferSleepingOpenMPWorkers();
+
 // makeStepOptimizer: amp/Runner/StepOptimizer.h.
 
 /// The name of the packed entry point (`void (ptr args)`) that
