@@ -180,7 +180,10 @@ def m_unregistered(rng, text, corpus):
     if not args:
         return text
     name, ty = rng.choice(args)
-    body_start = text.index("{", m.end()) + 1
+    brace = text.find("{", m.end())
+    if brace < 0:  # an earlier mutation truncated the text before the body
+        return text
+    body_start = brace + 1
     new = '\n  %%fuzz = "fuzz.op"(%s) : (%s) -> %s' % (name, ty, ty)
     rest = text[body_start:]
     uses = [u for u in re.finditer(re.escape(name) + r"\b", rest)]
