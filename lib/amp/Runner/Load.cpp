@@ -6,7 +6,9 @@
 //   (build tree: bin/../runtime; install tree: bin/../lib) or in
 //   $AMP_RUNTIME_DIR: libamp_runtime_cpu.so for the runtime lowering and the
 //   CPU GEMM, libamp_runtime_cuda.so (loaded here, its memory entry points
-//   kept in DeviceApi) for a CUDA step;
+//   kept in DeviceApi) for a CUDA step; before any is loaded, the OpenMP
+//   wait policy of the libgomp they bring (idle workers sleep unless the
+//   environment says otherwise: preferSleepingOpenMPWorkers);
 // - the object code of a step compiled before, from the JIT cache
 //   (JitCache.h), keyed by the IR, the lowering options and the device;
 // - else the lowered module (TrainingRunner::lower, Compile.cpp) compiled
