@@ -6,6 +6,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -395,3 +396,34 @@ def test_failed_check_is_located_with_its_call_stack(amp_mlir_native, repo_dir):
     assert lines[0].startswith("model.py:7:0: error: the compiled step failed a check: the ids' sum is not 100 (the "
                                "batch was refused"), lines
     assert lines[1:3] == ["train.py:3:0: note: called from", "main.py:9:0: note: called from"], lines
+
+
+# --------------------------------------------------------------------------- OpenMP wait policy
+_WAIT_PROBE = """
+import sys
+sys.path.insert(0, sys.argv[1])
+if sys.argv[3] == "torch":
+    import torch  # loads torch's own libgomp.so.1 before the runtime does
+import amp_mlir
+amp_mlir.Trainer.from_file(sys.argv[2], precision="fp32").run(1)
+"""
+
+
+@pytest.mark.parametrize("first, environment, spin_count", [
+    ("amp_mlir", {}, "0"),  # nothing set: the Trainer makes idle workers sleep
+    ("amp_mlir", {"OMP_WAIT_POLICY": "active"}, "30000000000"),  # the user's choice is kept
+    ("torch", {}, "300000"),  # libgomp already loaded by torch: its default stays (docs/Python.md)
+])
+def test_trainer_openmp_wait_policy(amp_mlir_native, mlp_sgd, repo_dir, first, environment, spin_count):
+    """libgomp prints the spin count it read (OMP_DISPLAY_ENV=verbose): 0 is OMP_WAIT_POLICY=passive."""
+    if first == "torch":
+        pytest.importorskip("torch")
+    path, _ = mlp_sgd
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    env.update(environment, OMP_DISPLAY_ENV="verbose")
+    r = subprocess.run([sys.executable, "-c", _WAIT_PROBE, str(repo_dir / "python"), str(path), first],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    if "GOMP_SPINCOUNT" not in r.stderr:
+        pytest.skip("the runtime does not run on libgomp in this build")
+    assert re.search(r"GOMP_SPINCOUNT = '%s'" % spin_count, r.stderr), r.stderr[-3000:]
