@@ -11,6 +11,16 @@
 // a role (m, n, k, batch) so that they merge into one stride, where reading
 // its input through the permuted map would interleave them.
 //
+// A transpose that reaches the contraction through a static
+// tensor.collapse_shape or expand_shape (its only use, the reshape's only
+// use the contraction: a weight gradient of a [B, T, D] activation read as
+// [D, B*T]) is folded through it: reshape(transpose(x)) is
+// transpose'(reshape'(x)), with reshape' on x (a view once bufferized) and
+// the contraction reading reshape'(x) through transpose''s permuted map. A
+// collapse qualifies when each group it merges comes from consecutive
+// dimensions of x in order; an expand always does (each split dimension
+// moves with its source dimension).
+//
 // linalg.transpose: result dimension i is input dimension permutation[i], so
 // result[j_0, ..., j_n] = input[k] with k[permutation[i]] = j_i, and the
 // consumer's map for the input has result e_i at position permutation[i].
@@ -22,6 +32,7 @@
 #include "amp/Codegen/Transforms.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::amp {
@@ -40,6 +51,88 @@ static linalg::TransposeOp foldableTranspose(linalg::LinalgOp op,
       !transpose.hasPureTensorSemantics())
     return nullptr;
   return transpose;
+}
+
+/// A transpose feeding input `index` of `op` through a static reshape,
+/// swapped (file comment): the reshape of the transpose's input and the
+/// permutation that takes that reshape to the input `op` reads.
+struct ReshapedTranspose {
+  linalg::TransposeOp transpose;
+  Operation *reshape;
+  SmallVector<ReassociationIndices> reassociation; // on the transpose input
+  SmallVector<int64_t> shape;                      // of the reshaped input
+  SmallVector<int64_t> permutation;
+};
+
+static std::optional<ReshapedTranspose> reshapedTranspose(linalg::LinalgOp op,
+                                                          unsigned index) {
+  Value input = op.getDpsInputs()[index];
+  Operation *reshape = input.getDefiningOp();
+  if (!reshape || !input.hasOneUse() ||
+      !isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(reshape))
+    return std::nullopt;
+  auto transpose = reshape->getOperand(0).getDefiningOp<linalg::TransposeOp>();
+  if (!transpose || !transpose.hasPureTensorSemantics() ||
+      !transpose.getResult()[0].hasOneUse())
+    return std::nullopt;
+  auto source = dyn_cast<RankedTensorType>(transpose.getInput().getType());
+  auto result = dyn_cast<RankedTensorType>(input.getType());
+  if (!source || !result || !source.hasStaticShape() ||
+      !result.hasStaticShape())
+    return std::nullopt;
+  ArrayRef<int64_t> perm = transpose.getPermutation();
+  ReshapedTranspose swap{transpose, reshape, {}, {}, {}};
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(reshape)) {
+    // Each group g of transposed dimensions reads source dimensions
+    // perm[j] for j in g: consecutive and increasing, one run of x.
+    SmallVector<ReassociationIndices> groups =
+        collapse.getReassociationIndices();
+    SmallVector<std::pair<int64_t, unsigned>> runs; // (first source dim, g)
+    for (auto [g, group] : llvm::enumerate(groups)) {
+      for (unsigned k = 1; k < group.size(); ++k)
+        if (perm[group[k]] != perm[group[k - 1]] + 1)
+          return std::nullopt;
+      runs.push_back({perm[group.front()], g});
+    }
+    llvm::sort(runs);
+    swap.permutation.resize(groups.size());
+    for (auto [position, run] : llvm::enumerate(runs)) {
+      const ReassociationIndices &group = groups[run.second];
+      ReassociationIndices sourceDims;
+      int64_t size = 1;
+      for (int64_t j : group) {
+        sourceDims.push_back(perm[j]);
+        size *= source.getDimSize(perm[j]);
+      }
+      swap.reassociation.push_back(sourceDims);
+      swap.shape.push_back(size);
+      swap.permutation[run.second] = position;
+    }
+    return swap;
+  }
+  // Expand: result group j splits transposed dimension j, i.e. source
+  // dimension perm[j]; the source is split the same way, in its own order.
+  auto expand = cast<tensor::ExpandShapeOp>(reshape);
+  SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
+  SmallVector<int64_t> inverse(perm.size());
+  for (auto [j, i] : llvm::enumerate(perm))
+    inverse[i] = j;
+  SmallVector<int64_t> first(perm.size());
+  int64_t next = 0;
+  for (unsigned i = 0; i < perm.size(); ++i) {
+    first[i] = next;
+    ReassociationIndices sourceDims;
+    for (int64_t e : groups[inverse[i]]) {
+      sourceDims.push_back(next++);
+      swap.shape.push_back(result.getDimSize(e));
+    }
+    swap.reassociation.push_back(sourceDims);
+  }
+  swap.permutation.resize(result.getRank());
+  for (auto [j, group] : llvm::enumerate(groups))
+    for (auto [k, e] : llvm::enumerate(group))
+      swap.permutation[e] = first[perm[j]] + k;
+  return swap;
 }
 
 /// True if each of the m, n and k roles (inferContractionDims) of the
@@ -100,17 +193,25 @@ void mlir::amp::foldTransposesIntoContractions(Operation *root) {
   root->walk([&](linalg::LinalgOp op) {
     if (op.hasPureTensorSemantics() && op.getNumDpsInputs() == 2 &&
         op.getNumDpsInits() == 1 && linalg::isaContractionOpInterface(op) &&
-        (foldableTranspose(op, 0) || foldableTranspose(op, 1)))
+        (foldableTranspose(op, 0) || foldableTranspose(op, 1) ||
+         reshapedTranspose(op, 0) || reshapedTranspose(op, 1)))
       candidates.push_back(op);
   });
   auto rewrite = [&](linalg::GenericOp generic) {
     SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
     for (unsigned index = 0; index < 2; ++index) {
-      linalg::TransposeOp transpose =
-          foldableTranspose(cast<linalg::LinalgOp>(*generic), index);
-      if (!transpose)
-        continue;
-      ArrayRef<int64_t> permutation = transpose.getPermutation();
+      auto op = cast<linalg::LinalgOp>(*generic);
+      linalg::TransposeOp transpose = foldableTranspose(op, index);
+      std::optional<ReshapedTranspose> swap;
+      if (!transpose) {
+        swap = reshapedTranspose(op, index);
+        if (!swap)
+          continue;
+        transpose = swap->transpose;
+      }
+      ArrayRef<int64_t> permutation = swap
+                                          ? ArrayRef<int64_t>(swap->permutation)
+                                          : transpose.getPermutation();
       AffineMap map = maps[index];
       SmallVector<AffineExpr> results(map.getNumResults());
       for (unsigned i = 0, e = permutation.size(); i < e; ++i)
@@ -125,9 +226,22 @@ void mlir::amp::foldTransposesIntoContractions(Operation *root) {
       if (rolesMerge(maps, ranges) && !rolesMerge(folded, ranges))
         continue;
       maps = folded;
-      rewriter.modifyOpInPlace(generic, [&] {
-        generic.getInputsMutable()[index].assign(transpose.getInput());
-      });
+      Value input = transpose.getInput();
+      if (swap) {
+        rewriter.setInsertionPoint(swap->reshape);
+        auto type = cast<RankedTensorType>(input.getType());
+        if (isa<tensor::CollapseShapeOp>(swap->reshape))
+          input = tensor::CollapseShapeOp::create(
+              rewriter, swap->reshape->getLoc(), input, swap->reassociation);
+        else
+          input = tensor::ExpandShapeOp::create(
+              rewriter, swap->reshape->getLoc(), type.clone(swap->shape), input,
+              swap->reassociation);
+      }
+      rewriter.modifyOpInPlace(
+          generic, [&] { generic.getInputsMutable()[index].assign(input); });
+      if (swap)
+        rewriter.eraseOp(swap->reshape);
       rewriter.eraseOp(transpose);
     }
     rewriter.modifyOpInPlace(generic, [&] {
