@@ -49,7 +49,12 @@ def AmpGpuFoldTransposesPass
     `amp-lower-contractions-to-runtime` sees an operand with a unit stride
     along the other matrix dimension and passes a transpose flag to cuBLAS
     (`amp_rt_gemm_ex`) instead of running a transpose kernel and allocating
-    its result.
+    its result. A transpose that reaches the contraction through a static
+    `tensor.collapse_shape` / `expand_shape` (a weight gradient reading a
+    [B, T, D] activation as [D, B*T]) is folded through it: the reshape is
+    repeated on the transpose's input (a view once bufferized) and read
+    through the permuted map, where each collapsed group comes from
+    consecutive input dimensions in order.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
@@ -64,7 +69,9 @@ def AmpCpuWidenContractionOperandsPass
     f32 output) whose body reads such an input only through `arith.extf` to
     f32 takes an f32 input instead: one `linalg.generic` extf per value,
     shared by every contraction that reads it and placed where the value is
-    defined. Reshapes between the value and a contraction are repeated on
+    defined; a result its producer also yields under another result (the
+    same truncf twice, from multi-use fusion) shares that twin's widening.
+    Reshapes between the value and a contraction are repeated on
     f32, and so are element copies (transposes, broadcasts) whose source an
     elementwise generic makes and only widened readers read. The widening
     is then fused into its producer where the contractions were the value's

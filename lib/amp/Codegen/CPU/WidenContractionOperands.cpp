@@ -23,6 +23,10 @@
 //      so that fusing one into the producer (step 3, the fused op takes
 //      that widening's place) leaves the later ones after the fused op.
 //
+//      A result that its producer also yields under another result
+//      (elementwise fusion of a value several ops read can leave the same
+//      truncf yielded twice) shares that twin's widening.
+//
 //      A tensor.expand_shape / collapse_shape is widened through (its
 //      source widened, the reshape repeated on f32), and so is a copy (a
 //      linalg op that only moves its one input's elements: a transpose, a
@@ -147,6 +151,43 @@ static bool isWidenedThrough(linalg::LinalgOp copy, bool bf16,
          hasOnlyWidenedReaders(source, bf16, widenings);
 }
 
+/// A result of `value`'s elementwise producer other than `value` that holds
+/// the same elements, and that this pass widened already: elementwise fusion
+/// of a value several ops read can leave the producer yielding it twice (two
+/// identical truncf ops into two outputs). Its widening serves `value` too.
+static Value widenedTwin(Value value, const DenseMap<Value, Value> &widened) {
+  auto result = dyn_cast<OpResult>(value);
+  auto producer = value.getDefiningOp<linalg::GenericOp>();
+  if (!result || !producer || !linalg::isElementwise(producer))
+    return nullptr;
+  auto yield = cast<linalg::YieldOp>(producer.getBody()->getTerminator());
+  unsigned i = result.getResultNumber();
+  auto reads = [&](unsigned r) {
+    return producer.payloadUsesValueFromOperand(producer.getDpsInitOperand(r));
+  };
+  if (reads(i))
+    return nullptr;
+  AffineMap map = producer.getIndexingMapMatchingResult(result);
+  Value yielded = yield.getOperand(i);
+  for (OpResult twin : producer->getResults()) {
+    unsigned j = twin.getResultNumber();
+    Value wide = widened.lookup(twin);
+    if (j == i || !wide || twin.getType() != value.getType() || reads(j) ||
+        producer.getIndexingMapMatchingResult(twin) != map)
+      continue;
+    Value other = yield.getOperand(j);
+    if (other == yielded)
+      return wide;
+    Operation *a = yielded.getDefiningOp(), *b = other.getDefiningOp();
+    if (a && b && a->getNumResults() == 1 && b->getNumResults() == 1 &&
+        OperationEquivalence::isEquivalentTo(
+            a, b, OperationEquivalence::exactValueMatch, nullptr,
+            OperationEquivalence::IgnoreLocations))
+      return wide;
+  }
+  return nullptr;
+}
+
 /// The f32 copy of `value`, created on first use (file comment, step 2).
 /// A tensor.expand_shape / collapse_shape of a static source, and an element
 /// copy (isElementCopy) that isWidenedThrough, are widened through: their
@@ -158,9 +199,10 @@ static Value widen(RewriterBase &rewriter, Value value, bool bf16,
                    SmallVectorImpl<linalg::GenericOp> &widenings,
                    SmallVectorImpl<Operation *> &throughOps,
                    DenseMap<Operation *, Operation *> &lastWidening) {
-  Value &wide = widened[value];
-  if (wide)
+  if (Value wide = widened.lookup(value))
     return wide;
+  if (Value wide = widenedTwin(value, widened))
+    return widened[value] = wide;
   OpBuilder::InsertionGuard guard(rewriter);
   auto type = cast<RankedTensorType>(value.getType());
   Type f32 = rewriter.getF32Type();
