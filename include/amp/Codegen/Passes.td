@@ -63,23 +63,24 @@ def AmpCpuWidenContractionOperandsPass
     : InterfacePass<"amp-cpu-widen-contraction-operands", "::mlir::FunctionOpInterface"> {
   let summary = "Widen the f16 operands of CPU GEMMs once, where they are made";
   let description = [{
-    On tensors, before elementwise fusion, for a CPU runtime that has no GEMM
+    On tensors, after elementwise fusion, for a CPU runtime that has no GEMM
     for the operands' type (f16 always; bf16 with `bf16=true`, for CPUs
     without bf16 dot products). Each contraction (recognised by structure,
     f32 output) whose body reads such an input only through `arith.extf` to
     f32 takes an f32 input instead: one `linalg.generic` extf per value,
     shared by every contraction that reads it and placed where the value is
-    defined; a result its producer also yields under another result (the
-    same truncf twice, from multi-use fusion) shares that twin's widening.
-    Reshapes between the value and a contraction are repeated on
+    defined. Reshapes between the value and a contraction are repeated on
     f32, and so are element copies (transposes, broadcasts) whose source an
     elementwise generic makes and only widened readers read. The widening
-    is then fused into its producer where the contractions were the value's
-    only readers (an autocast cast of an f32 weight, read by the forward
-    GEMM and through a transpose by the input gradient's, becomes one loop
-    computing extf(truncf(w))). The GEMM
-    sums the same f32 products; the runtime no longer widens both operands
-    on every call.
+    is then fused into its producer, an elementwise `linalg.generic`. Where
+    the contractions were the value's only readers, the T result goes (an
+    autocast cast of an f32 weight, read by the forward GEMM and through a
+    transpose by the input gradient's, becomes one loop computing
+    extf(truncf(w))); where other ops read it too, the producer yields both
+    (one loop writes the T value for them and the f32 one for the GEMMs,
+    instead of a second loop reading the T value back). The GEMM sums the
+    same f32 products; the runtime no longer widens both operands on every
+    call.
   }];
   let options = [
     Option<"bf16", "bf16", "bool", /*default=*/"false",

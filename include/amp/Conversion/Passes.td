@@ -411,7 +411,10 @@ def AmpFuseElementwisePass
     rule would recompute the producer, so it fuses single-use producers
     only). An optimizer update whose new state the parameter update and the
     skip guard both read becomes one loop over each parameter (SGD with
-    momentum under dynamic loss scaling was three). Both pipelines set it.
+    momentum under dynamic loss scaling was three). A fused op that computes
+    one value twice (a gradient that two readers each rounded to f16, now in
+    one body) has its body CSE'd and yields the value once: the second
+    result's readers read the first. Both pipelines set it.
 
     With `transposes`, a last phase fuses an all-parallel `linalg.generic`
     into the `linalg.transpose` that is its only reader: one loop reads the

@@ -2,6 +2,8 @@
 // where the value is made, and the widening fuses into its producer.
 // RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(amp-cpu-widen-contraction-operands))' | FileCheck %s
 // RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(amp-cpu-widen-contraction-operands{bf16=true}))' | FileCheck %s --check-prefix=BF16
+// After multi-use elementwise fusion, as the CPU pipeline runs it:
+// RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(amp-fuse-elementwise{multi-use=true},amp-cpu-widen-contraction-operands))' | FileCheck %s --check-prefix=FUSED
 
 // A weight cast to f16 and read by two contractions (forward, and a
 // transposed input gradient): one loop computes extf(truncf(w)) in f32 and
@@ -51,18 +53,20 @@ func.func @shared_weight(%w: tensor<3x4xf32>, %x: tensor<2x3xf16>, %dy: tensor<2
 
 // -----
 
-// An activation that another op reads too keeps its f16 producer and gets
-// one widening loop; a reshape between it and the contraction is repeated
-// on the f32 copy (the f16 reshape goes).
+// An activation that another op reads too: the widening still fuses into
+// its producer, which then yields the f16 value for that reader and the f32
+// one for the contraction (one loop, no f16 buffer read back to widen). A
+// reshape between it and the contraction is repeated on the f32 copy (the
+// f16 reshape goes).
 // CHECK-LABEL: func.func @activation_with_other_reader(
-// CHECK: %[[H:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x3xf16>)
-// CHECK: %[[HW:.*]] = linalg.generic {{.*}} ins(%[[H]] : tensor<2x3xf16>) outs(%{{.*}} : tensor<2x3xf32>)
-// CHECK-NEXT: ^bb0(%[[A:.*]]: f16, %{{.*}}: f32):
-// CHECK-NEXT: arith.extf %[[A]] : f16 to f32
-// CHECK-NOT: tensor.expand_shape %[[H]]
-// CHECK: %[[R:.*]] = tensor.expand_shape %[[HW]] {{\[}}[0, 1], [2]] output_shape [1, 2, 3] : tensor<2x3xf32> into tensor<1x2x3xf32>
+// CHECK: %[[H:.*]]:2 = linalg.generic {{.*}} outs(%{{.*}}, %{{.*}} : tensor<2x3xf16>, tensor<2x3xf32>)
+// CHECK: %[[T:.*]] = arith.truncf
+// CHECK-NEXT: %[[E:.*]] = arith.extf %[[T]] : f16 to f32
+// CHECK-NEXT: linalg.yield %[[T]], %[[E]] : f16, f32
+// CHECK-NOT: tensor.expand_shape %[[H]]#0
+// CHECK: %[[R:.*]] = tensor.expand_shape %[[H]]#1 {{\[}}[0, 1], [2]] output_shape [1, 2, 3] : tensor<2x3xf32> into tensor<1x2x3xf32>
 // CHECK: linalg.generic {{.*}} ins(%[[R]], %{{.*}} : tensor<1x2x3xf32>, tensor<1x3x4xf32>)
-// CHECK: return %{{.*}}, %[[H]]
+// CHECK: return %{{.*}}, %[[H]]#0
 func.func @activation_with_other_reader(%x: tensor<2x3xf32>, %w: tensor<1x3x4xf16>) -> (tensor<1x2x4xf32>, tensor<2x3xf16>) {
   %e16 = tensor.empty() : tensor<2x3xf16>
   %h = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<2x3xf32>) outs(%e16 : tensor<2x3xf16>) {
@@ -170,39 +174,50 @@ func.func @transpose_of_shared_value(%w16: tensor<3x4xf16>, %dy: tensor<2x4xf16>
 
 // -----
 
-// Two f16 results of one elementwise producer that hold the same elements,
-// each read by a contraction (the multi-use fusion's form of a gradient read
-// in two layouts). The second result's widening fuses into the producer, and
-// the first result's contraction reads that widening too (its twin): no
-// widening loop of its own, though a reduction reads the first result in
-// f16. (Before, the first result got a loop of its own: 6 bytes an element
-// more, e.g. the weight gradient of every MLP layer of a ViT's f16 step.)
-// CHECK-LABEL: func.func @two_widened_results(
-// CHECK: %[[P:.*]]:2 = linalg.generic {{.*}} ins(%{{.*}} : tensor<2x3xf32>)
-// CHECK: } -> (tensor<2x3xf16>, tensor<2x3xf32>)
-// CHECK-NOT: ins(%[[P]]#0 : tensor<2x3xf16>) outs(%{{.*}} : tensor<2x3xf32>)
-// CHECK: linalg.generic {{.*}} ins(%[[P]]#1, %{{.*}} : tensor<2x3xf32>, tensor<3x4xf32>)
-// CHECK: linalg.generic {{.*}} ins(%[[P]]#1, %{{.*}} : tensor<2x3xf32>, tensor<2x4xf32>)
-// CHECK: linalg.reduce ins(%[[P]]#0 : tensor<2x3xf16>)
+// A gradient rounded to f16 twice, for two contractions (the input and the
+// weight gradient of a linear layer; a reduction reads it in f16 too).
+// After multi-use fusion (FUSED), one loop computes the gradient and yields
+// its f16 rounding once, and the widening of that one result serves both
+// contractions: no widening loop of its own for either. (Before, the fused
+// loop yielded the rounding twice and the first copy got a widening loop:
+// 6 bytes an element more, e.g. the weight gradient of every MLP layer of a
+// ViT's f16 step.)
+// FUSED-LABEL: func.func @rounded_twice(
+// FUSED: %[[P:.*]]:2 = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<2x3xf32>, tensor<2x3xf32>)
+// FUSED: } -> (tensor<2x3xf16>, tensor<2x3xf32>)
+// FUSED-NOT: ins(%[[P]]#0 : tensor<2x3xf16>) outs(%{{.*}} : tensor<2x3xf32>)
+// FUSED: linalg.generic {{.*}} ins(%[[P]]#1, %{{.*}} : tensor<2x3xf32>, tensor<3x4xf32>)
+// FUSED: linalg.generic {{.*}} ins(%[[P]]#1, %{{.*}} : tensor<2x3xf32>, tensor<2x4xf32>)
+// FUSED: linalg.reduce ins(%[[P]]#0 : tensor<2x3xf16>)
 #id = affine_map<(i, j) -> (i, j)>
-func.func @two_widened_results(%g: tensor<2x3xf32>, %w: tensor<3x4xf16>, %v: tensor<2x4xf16>) -> (tensor<2x4xf32>, tensor<3x4xf32>, tensor<3xf32>) {
-  %e0 = tensor.empty() : tensor<2x3xf16>
-  %e1 = tensor.empty() : tensor<2x3xf16>
-  %p:2 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%g : tensor<2x3xf32>) outs(%e0, %e1 : tensor<2x3xf16>, tensor<2x3xf16>) {
-  ^bb0(%a: f32, %o0: f16, %o1: f16):
-    %t = arith.truncf %a : f32 to f16
-    linalg.yield %t, %t : f16, f16
-  } -> (tensor<2x3xf16>, tensor<2x3xf16>)
+func.func @rounded_twice(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>, %w: tensor<3x4xf16>, %v: tensor<2x4xf16>) -> (tensor<2x4xf32>, tensor<3x4xf32>, tensor<3xf32>) {
+  %e = tensor.empty() : tensor<2x3xf32>
+  %g = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%a, %b : tensor<2x3xf32>, tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    linalg.yield %m : f32
+  } -> tensor<2x3xf32>
+  %e16 = tensor.empty() : tensor<2x3xf16>
+  %g0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%g : tensor<2x3xf32>) outs(%e16 : tensor<2x3xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<2x3xf16>
+  %g1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%g : tensor<2x3xf32>) outs(%e16 : tensor<2x3xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<2x3xf16>
   %zero = arith.constant 0.0 : f32
   %ey = tensor.empty() : tensor<2x4xf32>
   %cy = linalg.fill ins(%zero : f32) outs(%ey : tensor<2x4xf32>) -> tensor<2x4xf32>
-  %y = linalg.matmul ins(%p#1, %w : tensor<2x3xf16>, tensor<3x4xf16>) outs(%cy : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %y = linalg.matmul ins(%g1, %w : tensor<2x3xf16>, tensor<3x4xf16>) outs(%cy : tensor<2x4xf32>) -> tensor<2x4xf32>
   %ew = tensor.empty() : tensor<3x4xf32>
   %cw = linalg.fill ins(%zero : f32) outs(%ew : tensor<3x4xf32>) -> tensor<3x4xf32>
-  %dw = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] ins(%p#0, %v : tensor<2x3xf16>, tensor<2x4xf16>) outs(%cw : tensor<3x4xf32>) -> tensor<3x4xf32>
+  %dw = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] ins(%g0, %v : tensor<2x3xf16>, tensor<2x4xf16>) outs(%cw : tensor<3x4xf32>) -> tensor<3x4xf32>
   %eb = tensor.empty() : tensor<3xf32>
   %cb = linalg.fill ins(%zero : f32) outs(%eb : tensor<3xf32>) -> tensor<3xf32>
-  %db = linalg.reduce ins(%p#0 : tensor<2x3xf16>) outs(%cb : tensor<3xf32>) dimensions = [0]
+  %db = linalg.reduce ins(%g0 : tensor<2x3xf16>) outs(%cb : tensor<3xf32>) dimensions = [0]
     (%in: f16, %init: f32) {
       %x = arith.extf %in : f16 to f32
       %s = arith.addf %x, %init : f32

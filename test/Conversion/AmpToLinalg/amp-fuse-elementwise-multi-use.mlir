@@ -200,3 +200,86 @@ func.func @unit_reshape_of_a_contraction(%x: tensor<1x4x16xf32>, %y: tensor<1x16
   } -> tensor<4x8xf32>
   return %a, %b : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// A gradient that two GEMMs read, each through its own rounding to f16 (the
+// input gradient and the weight gradient of a linear layer): both roundings
+// fuse with the gradient's producer, and the fused body computes the truncf
+// once and yields it once; both matmuls read that one result. (Before, the
+// loop wrote the same f16 tensor twice, and on the CPU the first copy got a
+// widening loop of its own.)
+// CHECK-LABEL: func.func @rounded_twice(
+// CHECK: %[[G:.*]] = linalg.generic
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<2x3xf32>, tensor<2x3xf32>)
+// CHECK-SAME: outs(%{{.*}} : tensor<2x3xf16>)
+// CHECK: arith.truncf
+// CHECK-NOT: arith.truncf
+// CHECK: linalg.yield %{{[^,]*}} : f16
+// CHECK-NOT: linalg.generic
+// CHECK: linalg.matmul ins(%[[G]], %{{.*}} : tensor<2x3xf16>, tensor<3x4xf16>)
+// CHECK: linalg.matmul {{.*}} ins(%[[G]], %{{.*}} : tensor<2x3xf16>, tensor<2x4xf16>)
+// SINGLE-LABEL: func.func @rounded_twice(
+// SINGLE-COUNT-3: linalg.generic
+func.func @rounded_twice(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>, %w: tensor<3x4xf16>, %v: tensor<2x4xf16>)
+    -> (tensor<2x4xf32>, tensor<3x4xf32>) {
+  %e = tensor.empty() : tensor<2x3xf32>
+  %g = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : tensor<2x3xf32>, tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    linalg.yield %m : f32
+  } -> tensor<2x3xf32>
+  %e16 = tensor.empty() : tensor<2x3xf16>
+  %g0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%g : tensor<2x3xf32>) outs(%e16 : tensor<2x3xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<2x3xf16>
+  %g1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%g : tensor<2x3xf32>) outs(%e16 : tensor<2x3xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<2x3xf16>
+  %zero = arith.constant 0.0 : f32
+  %ey = tensor.empty() : tensor<2x4xf32>
+  %cy = linalg.fill ins(%zero : f32) outs(%ey : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %y = linalg.matmul ins(%g0, %w : tensor<2x3xf16>, tensor<3x4xf16>) outs(%cy : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %ew = tensor.empty() : tensor<3x4xf32>
+  %cw = linalg.fill ins(%zero : f32) outs(%ew : tensor<3x4xf32>) -> tensor<3x4xf32>
+  %dw = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] ins(%g1, %v : tensor<2x3xf16>, tensor<2x4xf16>) outs(%cw : tensor<3x4xf32>) -> tensor<3x4xf32>
+  return %y, %dw : tensor<2x4xf32>, tensor<3x4xf32>
+}
+
+// Two roundings of one gradient to different types (f16 and bf16) are two
+// values: both stay results of the fused op.
+// CHECK-LABEL: func.func @rounded_two_ways(
+// CHECK: %[[R:.*]]:2 = linalg.generic
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: return %[[R]]#0, %[[R]]#1
+func.func @rounded_two_ways(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>)
+    -> (tensor<2x3xf16>, tensor<2x3xbf16>) {
+  %e = tensor.empty() : tensor<2x3xf32>
+  %g = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : tensor<2x3xf32>, tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %m = arith.mulf %x, %y : f32
+    linalg.yield %m : f32
+  } -> tensor<2x3xf32>
+  %e16 = tensor.empty() : tensor<2x3xf16>
+  %g0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%g : tensor<2x3xf32>) outs(%e16 : tensor<2x3xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<2x3xf16>
+  %eb = tensor.empty() : tensor<2x3xbf16>
+  %g1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%g : tensor<2x3xf32>) outs(%eb : tensor<2x3xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %t = arith.truncf %x : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<2x3xbf16>
+  return %g0, %g1 : tensor<2x3xf16>, tensor<2x3xbf16>
+}

@@ -8,7 +8,7 @@
 // gradient): every one is widened twice, after the step has already spent a
 // pass writing its f16 copy (autocast's cast of the f32 weight).
 //
-// On tensors, before elementwise fusion, this pass widens each such value
+// On tensors, after elementwise fusion, this pass widens each such value
 // once, where it is made:
 //
 //   1. A contraction (linalg::isaContractionOpInterface) with an f32 output
@@ -23,10 +23,6 @@
 //      so that fusing one into the producer (step 3, the fused op takes
 //      that widening's place) leaves the later ones after the fused op.
 //
-//      A result that its producer also yields under another result
-//      (elementwise fusion of a value several ops read can leave the same
-//      truncf yielded twice) shares that twin's widening.
-//
 //      A tensor.expand_shape / collapse_shape is widened through (its
 //      source widened, the reshape repeated on f32), and so is a copy (a
 //      linalg op that only moves its one input's elements: a transpose, a
@@ -36,13 +32,18 @@
 //      convolution reads its f16 weight through such a transpose: widened
 //      through it, the weight's only reader is the widening, which step 3
 //      fuses into the cast.
-//   3. Each widening is fused into its producer (linalg::fuseElementwiseOps)
-//      when that is an elementwise linalg.generic whose result only the
-//      widening reads, i.e. the contractions were its only readers: the
-//      cast of an f32 weight w becomes one loop computing extf(truncf(w))
-//      from f32 to f32, and the f16 buffer disappears. Values that other
-//      ops read too keep their T producer and get one widening loop. (The
-//      upstream fusion pass is not run afterwards: it would fuse the
+//   3. Each widening is fused into its producer (amp::fuseElementwiseProducer,
+//      upstream's fuseElementwiseOps) when that is an elementwise
+//      linalg.generic whose other readers come after the widening (they do:
+//      it is placed right after the producer). Where the contractions were
+//      the value's only readers, the T result goes: the cast of an f32
+//      weight w becomes one loop computing extf(truncf(w)) from f32 to f32,
+//      and the f16 buffer disappears. Where other ops read the value too
+//      (an f16 weight that a reversed copy also reads, for a convolution), the
+//      fused loop yields both, the T value for them and the f32 one for the
+//      contractions: one loop writing 2 + 4 bytes an element, where a
+//      widening loop of its own would read the 2 back and write the 4 again.
+//      (The upstream fusion pass is not run afterwards: it would fuse the
 //      widenings back into the contractions' bodies.)
 //
 // Numerics are unchanged: extf is exact, so the GEMM multiplies and sums the
@@ -151,43 +152,6 @@ static bool isWidenedThrough(linalg::LinalgOp copy, bool bf16,
          hasOnlyWidenedReaders(source, bf16, widenings);
 }
 
-/// A result of `value`'s elementwise producer other than `value` that holds
-/// the same elements, and that this pass widened already: elementwise fusion
-/// of a value several ops read can leave the producer yielding it twice (two
-/// identical truncf ops into two outputs). Its widening serves `value` too.
-static Value widenedTwin(Value value, const DenseMap<Value, Value> &widened) {
-  auto result = dyn_cast<OpResult>(value);
-  auto producer = value.getDefiningOp<linalg::GenericOp>();
-  if (!result || !producer || !linalg::isElementwise(producer))
-    return nullptr;
-  auto yield = cast<linalg::YieldOp>(producer.getBody()->getTerminator());
-  unsigned i = result.getResultNumber();
-  auto reads = [&](unsigned r) {
-    return producer.payloadUsesValueFromOperand(producer.getDpsInitOperand(r));
-  };
-  if (reads(i))
-    return nullptr;
-  AffineMap map = producer.getIndexingMapMatchingResult(result);
-  Value yielded = yield.getOperand(i);
-  for (OpResult twin : producer->getResults()) {
-    unsigned j = twin.getResultNumber();
-    Value wide = widened.lookup(twin);
-    if (j == i || !wide || twin.getType() != value.getType() || reads(j) ||
-        producer.getIndexingMapMatchingResult(twin) != map)
-      continue;
-    Value other = yield.getOperand(j);
-    if (other == yielded)
-      return wide;
-    Operation *a = yielded.getDefiningOp(), *b = other.getDefiningOp();
-    if (a && b && a->getNumResults() == 1 && b->getNumResults() == 1 &&
-        OperationEquivalence::isEquivalentTo(
-            a, b, OperationEquivalence::exactValueMatch, nullptr,
-            OperationEquivalence::IgnoreLocations))
-      return wide;
-  }
-  return nullptr;
-}
-
 /// The f32 copy of `value`, created on first use (file comment, step 2).
 /// A tensor.expand_shape / collapse_shape of a static source, and an element
 /// copy (isElementCopy) that isWidenedThrough, are widened through: their
@@ -201,8 +165,6 @@ static Value widen(RewriterBase &rewriter, Value value, bool bf16,
                    DenseMap<Operation *, Operation *> &lastWidening) {
   if (Value wide = widened.lookup(value))
     return wide;
-  if (Value wide = widenedTwin(value, widened))
-    return widened[value] = wide;
   OpBuilder::InsertionGuard guard(rewriter);
   auto type = cast<RankedTensorType>(value.getType());
   Type f32 = rewriter.getF32Type();
@@ -265,14 +227,14 @@ static Value widen(RewriterBase &rewriter, Value value, bool bf16,
 }
 
 /// Step 3 of the file comment: `widening` fused into its producer when
-/// that is an elementwise linalg.generic the widening alone reads (upstream
-/// linalg-elementwise-op-fusion would also fuse it back into the
-/// contractions, so it is not run again).
+/// that is an elementwise linalg.generic; the fused op yields the T value
+/// too where other ops read it (upstream linalg-elementwise-op-fusion would
+/// also fuse the widening back into the contractions, so it is not run
+/// again).
 static void fuseIntoProducer(RewriterBase &rewriter,
                              linalg::GenericOp widening) {
   OpOperand *input = widening.getDpsInputOperand(0);
-  if (input->get().getDefiningOp<linalg::GenericOp>() &&
-      input->get().hasOneUse())
+  if (input->get().getDefiningOp<linalg::GenericOp>())
     (void)amp::fuseElementwiseProducer(rewriter, *input);
 }
 

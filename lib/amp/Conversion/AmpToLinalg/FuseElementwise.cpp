@@ -42,6 +42,10 @@
 // before the walk moves on. Where the consumer read several results of the
 // producer, the fused op reads the others from its own body too (Adam's
 // update reads both moments, made in one op by the fusions before it).
+// A fused op whose body computes one value twice (a gradient that two
+// consumers each rounded to f16, for its two GEMMs, now both in one body)
+// has its body CSE'd and yields it once: the readers of the second result
+// read the first, and no loop writes the same tensor twice.
 // (Upstream's patterns are not run again after it: their reshape
 // propagation would move a fused update into the unit dimensions of its
 // gradient's shape, and the state it returns would be a reshape, copied
@@ -79,9 +83,11 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
-#include "llvm/ADT/SetVector.h"
+#include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPFUSEELEMENTWISEPASS
@@ -164,6 +170,35 @@ static void readInlinedResults(RewriterBase &rewriter,
         }))
       continue;
     rewriter.replaceAllUsesWith(argument, inlined);
+  }
+}
+
+/// Where a fused op yields one value under several results (file comment,
+/// second phase: equivalent ops in its body, CSE'd first), the later results'
+/// readers read the first of them; the cleanup then drops the later ones.
+/// The results must have one type and the same permutation map: each holds
+/// the yielded value at every element.
+static void mergeEquivalentResults(RewriterBase &rewriter,
+                                   linalg::GenericOp op) {
+  if (!hasOnlyParallelLoops(op))
+    return;
+  DominanceInfo dominance(op);
+  eliminateCommonSubExpressions(rewriter, dominance, op);
+  Operation *yield = op.getBody()->getTerminator();
+  for (OpResult result : op->getResults()) {
+    AffineMap map = op.getIndexingMapMatchingResult(result);
+    if (result.use_empty() || !map.isPermutation())
+      continue;
+    for (OpResult first :
+         op->getResults().take_front(result.getResultNumber())) {
+      if (first.getType() == result.getType() &&
+          yield->getOperand(first.getResultNumber()) ==
+              yield->getOperand(result.getResultNumber()) &&
+          op.getIndexingMapMatchingResult(first) == map) {
+        rewriter.replaceAllUsesWith(result, first);
+        break;
+      }
+    }
   }
 }
 
@@ -341,7 +376,10 @@ struct AmpFuseElementwisePass
       for (Block *block : blocks)
         fuseMultiUseProducers(rewriter, *block, fusedOps);
       // The fused ops read an input twice where producer and consumer both
-      // read it, and yield results nothing reads: deduplicated and dropped.
+      // read it, and yield results nothing reads, or a value twice:
+      // deduplicated and dropped.
+      for (Operation *op : fusedOps)
+        mergeEquivalentResults(rewriter, cast<linalg::GenericOp>(op));
       RewritePatternSet cleanup(context);
       linalg::populateEraseUnusedOperandsAndResultsPatterns(cleanup);
       (void)applyOpPatternsGreedily(
