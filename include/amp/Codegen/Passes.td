@@ -78,9 +78,11 @@ def AmpCpuWidenContractionOperandsPass
     transpose by the input gradient's, becomes one loop computing
     extf(truncf(w))); where other ops read it too, the producer yields both
     (one loop writes the T value for them and the f32 one for the GEMMs,
-    instead of a second loop reading the T value back). The GEMM sums the
-    same f32 products; the runtime no longer widens both operands on every
-    call.
+    instead of a second loop reading the T value back), unless
+    `amp-fuse-casts-into-copies` fuses the producer (a cast read only by
+    copies and casts) or the widening (read only by copies) into all of
+    their readers. The GEMM sums the same f32 products; the runtime no
+    longer widens both operands on every call.
   }];
   let options = [
     Option<"bf16", "bf16", "bool", /*default=*/"false",

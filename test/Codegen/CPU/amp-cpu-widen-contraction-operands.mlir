@@ -255,3 +255,45 @@ func.func @two_different_results(%g: tensor<2x3xf32>, %w: tensor<3x4xf16>, %v: t
   %dw = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] ins(%p#0, %v : tensor<2x3xf16>, tensor<2x4xf16>) outs(%cw : tensor<3x4xf32>) -> tensor<3x4xf32>
   return %y, %dw : tensor<2x4xf32>, tensor<3x4xf32>
 }
+
+// -----
+
+// An activation that one GEMM reads through a transpose (widened through:
+// the transpose is repeated on f32) and another through a reshape and a
+// window copy (which keeps reading f16): its widening is read only by the
+// f32 transpose and is not fused into the producer. amp-fuse-casts-into-copies
+// fuses it into the transpose instead (one loop, f16 in, f32 out); fused into
+// the producer, the f32 copy would be written there and read back by the
+// transpose.
+// CHECK-LABEL: func.func @widening_read_by_a_copy(
+// CHECK: %[[H:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x3xf16>)
+// CHECK: %[[W:.*]] = linalg.generic {{.*}} ins(%[[H]] : tensor<2x3xf16>) outs(%{{.*}} : tensor<2x3xf32>)
+// CHECK: %[[T:.*]] = linalg.transpose ins(%[[W]] : tensor<2x3xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[T]], %{{.*}} : tensor<3x2xf32>, tensor<2x4xf32>)
+// CHECK: tensor.expand_shape %[[H]]
+func.func @widening_read_by_a_copy(%x: tensor<2x3xf32>, %w: tensor<2x4xf16>, %v: tensor<4x5xf16>) -> (tensor<3x4xf32>, tensor<3x5xf32>) {
+  %e16 = tensor.empty() : tensor<2x3xf16>
+  %h = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<2x3xf32>) outs(%e16 : tensor<2x3xf16>) {
+  ^bb0(%a: f32, %o: f16):
+    %zero = arith.constant 0.0 : f32
+    %r = arith.maximumf %a, %zero : f32
+    %t = arith.truncf %r : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<2x3xf16>
+  %te = tensor.empty() : tensor<3x2xf16>
+  %ht = linalg.transpose ins(%h : tensor<2x3xf16>) outs(%te : tensor<3x2xf16>) permutation = [1, 0]
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<3x4xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<3x4xf32>) -> tensor<3x4xf32>
+  %y = linalg.matmul ins(%ht, %w : tensor<3x2xf16>, tensor<2x4xf16>) outs(%c : tensor<3x4xf32>) -> tensor<3x4xf32>
+  %h3 = tensor.expand_shape %h [[0], [1, 2]] output_shape [2, 3, 1] : tensor<2x3xf16> into tensor<2x3x1xf16>
+  %we = tensor.empty() : tensor<3x4xf16>
+  %win = linalg.generic {indexing_maps = [affine_map<(i, k) -> (k floordiv 2, i, 0)>, affine_map<(i, k) -> (i, k)>], iterator_types = ["parallel", "parallel"]} ins(%h3 : tensor<2x3x1xf16>) outs(%we : tensor<3x4xf16>) {
+  ^bb0(%a: f16, %o: f16):
+    linalg.yield %a : f16
+  } -> tensor<3x4xf16>
+  %e2 = tensor.empty() : tensor<3x5xf32>
+  %c2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<3x5xf32>) -> tensor<3x5xf32>
+  %z = linalg.matmul ins(%win, %v : tensor<3x4xf16>, tensor<4x5xf16>) outs(%c2 : tensor<3x5xf32>) -> tensor<3x5xf32>
+  return %y, %z : tensor<3x4xf32>, tensor<3x5xf32>
+}

@@ -1,15 +1,13 @@
 // The CPU pipeline's f16 GEMMs read a weight as a convolution's forward
 // and input-gradient GEMMs do: as it is, and reversed, reshaped and
-// transposed. No f16 cast loop is left of its own: on the CPU the forward
-// GEMM's widening fuses into the cast (amp-cpu-widen-contraction-operands),
-// one loop writing the f16 weight for the copies and the widened one for the
-// GEMM; the reversal copies the f16 weight and the transpose widens it.
-// The products are still those of the f16-rounded weight (21.998, not the
-// f32 22), with the GEMM calls and with the lowering's own loops, and
-// through the GPU pipeline's host emulation, which does not widen: there
-// amp-fuse-casts-into-copies fuses the cast into the copies. A third GEMM
-// reads the weight through a reshape and a transpose only (a 1x1 filter's
-// input gradient): 2.99963, not 3.
+// transposed. amp-fuse-casts-into-copies leaves no f16 cast loop of its
+// own (the forward widening rounds w itself, the reversal truncates, the
+// transpose widens), and the products are still those of the f16-rounded
+// weight (21.998, not the f32 22), with the GEMM calls and with the
+// lowering's own loops, and through the GPU pipeline's host emulation. A
+// third GEMM reads the weight through a reshape and a transpose only (a 1x1
+// filter's input gradient): the cast is moved below the reshape and fused
+// into the transpose (2.99963, not 3).
 // RUN: amp-opt %s --amp-cpu-pipeline --mlir-print-ir-after=amp-fuse-casts-into-copies -o /dev/null 2>&1 | FileCheck %s --check-prefix=IR
 // RUN: amp-opt %s --amp-cpu-pipeline \
 // RUN:   | mlir-runner -e main -entry-point-result=void -shared-libs=%amp_runtime_dir/libamp_runtime_cpu.so,%mlir_c_runner_utils,%mlir_runner_utils | FileCheck %s
@@ -21,21 +19,23 @@
 
 // IR-LABEL: func.func @step(
 // IR-SAME: %[[W:[^:]*]]: tensor<3x4xf32>
-// IR: %[[C:.*]]:2 = linalg.generic {{.*}} ins(%[[W]] : tensor<3x4xf32>) outs(%{{.*}}, %{{.*}} : tensor<3x4xf16>, tensor<3x4xf32>)
+// IR: linalg.generic {{.*}} ins(%[[W]] : tensor<3x4xf32>) outs(%{{.*}} : tensor<3x4xf32>)
 // IR-NEXT: ^bb0
 // IR-NEXT: arith.truncf
 // IR-NEXT: arith.extf
-// IR: %[[R:.*]] = linalg.generic {{.*}} ins(%[[C]]#0 : tensor<3x4xf16>) outs(%{{.*}} : tensor<3x4xf16>)
+// IR: %[[R:.*]] = linalg.generic {{.*}} ins(%[[W]] : tensor<3x4xf32>) outs(%{{.*}} : tensor<3x4xf16>)
 // IR-NEXT: ^bb0
+// IR-NEXT: arith.truncf
 // IR-NEXT: linalg.yield
 // IR: %[[X:.*]] = tensor.expand_shape %[[R]]
 // IR: linalg.generic {{.*}} ins(%[[X]] : tensor<1x3x4xf16>) outs(%{{.*}} : tensor<1x4x3xf32>)
 // IR-NEXT: ^bb0
 // IR-NEXT: arith.extf
 // IR-NEXT: linalg.yield
-// IR: %[[X2:.*]] = tensor.expand_shape %[[C]]#0 {{.*}} : tensor<3x4xf16> into tensor<1x3x4xf16>
-// IR: linalg.generic {{.*}} ins(%[[X2]] : tensor<1x3x4xf16>) outs(%{{.*}} : tensor<1x4x3xf32>)
+// IR: %[[X2:.*]] = tensor.expand_shape %[[W]] {{.*}} : tensor<3x4xf32> into tensor<1x3x4xf32>
+// IR: linalg.generic {{.*}} ins(%[[X2]] : tensor<1x3x4xf32>) outs(%{{.*}} : tensor<1x4x3xf32>)
 // IR-NEXT: ^bb0
+// IR-NEXT: arith.truncf
 // IR-NEXT: arith.extf
 // IR-NEXT: linalg.yield
 // IR-NOT: linalg.transpose

@@ -39,10 +39,18 @@
 //      the value's only readers, the T result goes: the cast of an f32
 //      weight w becomes one loop computing extf(truncf(w)) from f32 to f32,
 //      and the f16 buffer disappears. Where other ops read the value too
-//      (an f16 weight that a reversed copy also reads, for a convolution), the
-//      fused loop yields both, the T value for them and the f32 one for the
-//      contractions: one loop writing 2 + 4 bytes an element, where a
+//      (an f16 gradient that a reduction also reads), the fused loop yields
+//      both, the T value for them and the f32 one for the contractions: one
+//      loop writing 2 + 4 bytes an element, where a
 //      widening loop of its own would read the 2 back and write the 4 again.
+//      Not where amp-fuse-casts-into-copies (run next) fuses the producer or
+//      the widening into all of its readers instead: a cast (a truncf of w)
+//      whose other readers are copies and casts (a filter's flipped copy for
+//      the input gradient), fused into each of them, leaves no T buffer; a
+//      widening that only a copy reads (an activation transposed for the
+//      GEMM) becomes one transposing loop reading the T value (2 + 4 bytes),
+//      where the fused producer would write the f32 copy for a transpose
+//      (4 + 4 + 4).
 //      (The upstream fusion pass is not run afterwards: it would fuse the
 //      widenings back into the contractions' bodies.)
 //
@@ -55,6 +63,7 @@
 
 #include "amp/Codegen/Passes.h"
 #include "amp/Codegen/Transforms.h"
+#include "amp/Support/CastsAndCopies.h"
 #include "amp/Support/Elementwise.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -234,8 +243,18 @@ static Value widen(RewriterBase &rewriter, Value value, bool bf16,
 static void fuseIntoProducer(RewriterBase &rewriter,
                              linalg::GenericOp widening) {
   OpOperand *input = widening.getDpsInputOperand(0);
-  if (input->get().getDefiningOp<linalg::GenericOp>())
-    (void)amp::fuseElementwiseProducer(rewriter, *input);
+  auto producer = input->get().getDefiningOp<linalg::GenericOp>();
+  if (!producer)
+    return;
+  // With other readers of the T value: not where amp-fuse-casts-into-copies
+  // fuses the producer (a cast whose readers are all copies and casts) or
+  // the widening (read only by copies) into their readers instead; the
+  // producer's results would then stay for them.
+  if (!input->get().hasOneUse() &&
+      (!amp::castOrCopyFusableReaders(producer).empty() ||
+       !amp::castOrCopyFusableReaders(widening).empty()))
+    return;
+  (void)amp::fuseElementwiseProducer(rewriter, *input);
 }
 
 void mlir::amp::widenContractionOperands(Operation *root, bool bf16) {

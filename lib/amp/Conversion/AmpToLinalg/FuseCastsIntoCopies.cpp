@@ -59,15 +59,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
+#include "amp/Support/CastsAndCopies.h"
 #include "amp/Support/Elementwise.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
-#include "llvm/ADT/SmallBitVector.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPFUSECASTSINTOCOPIESPASS
@@ -75,146 +74,6 @@ namespace mlir::amp {
 } // namespace mlir::amp
 
 using namespace mlir;
-
-/// An all-parallel linalg op on static tensors with one input and one init.
-static bool isOneToOneShaped(linalg::LinalgOp op) {
-  if (!op || !op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
-      op.getNumDpsInits() != 1 || op.getNumParallelLoops() != op.getNumLoops())
-    return false;
-  return llvm::all_of(op->getOperandTypes(), [](Type type) {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    return tensor && tensor.hasStaticShape();
-  });
-}
-
-/// A body that converts its input's element with extf / truncf, each of
-/// the previous value (none: a plain copy), and yields the last.
-static bool isConversion(Block &body) {
-  Value element = body.getArgument(0);
-  for (Operation &inner : body.without_terminator()) {
-    if (!isa<arith::ExtFOp, arith::TruncFOp>(inner) ||
-        inner.getOperand(0) != element)
-      return false;
-    element = inner.getResult(0);
-  }
-  return body.getTerminator()->getOperands() == ValueRange{element};
-}
-
-/// `element` through a conversion body's ops, created by `b`: the value it
-/// yields.
-static Value applyConversion(OpBuilder &b, Block &body, Value element) {
-  IRMapping mapping;
-  mapping.map(body.getArgument(0), element);
-  for (Operation &op : body.without_terminator())
-    b.clone(op, mapping);
-  return mapping.lookup(body.getTerminator()->getOperand(0));
-}
-
-/// Rule 1's cast: identity maps, a conversion body.
-static bool isCast(Operation *op) {
-  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
-  return generic && isOneToOneShaped(generic) &&
-         llvm::all_of(generic.getIndexingMapsArray(),
-                      [](AffineMap map) { return map.isIdentity(); }) &&
-         isConversion(generic.getRegion().front());
-}
-
-/// `c - d` or `d` for a loop d: its position, else -1.
-static int64_t loopOf(AffineExpr expr) {
-  if (auto dim = dyn_cast<AffineDimExpr>(expr))
-    return dim.getPosition();
-  // c - d is (d * -1) + c.
-  auto sum = dyn_cast<AffineBinaryOpExpr>(expr);
-  if (!sum || sum.getKind() != AffineExprKind::Add ||
-      !isa<AffineConstantExpr>(sum.getRHS()))
-    return -1;
-  auto product = dyn_cast<AffineBinaryOpExpr>(sum.getLHS());
-  auto factor = product ? dyn_cast<AffineConstantExpr>(product.getRHS())
-                        : AffineConstantExpr();
-  if (!product || product.getKind() != AffineExprKind::Mul || !factor ||
-      factor.getValue() != -1)
-    return -1;
-  auto dim = dyn_cast<AffineDimExpr>(product.getLHS());
-  return dim ? dim.getPosition() : -1;
-}
-
-/// The file comment's one-to-one copy.
-static bool isOneToOneCopy(Operation *op) {
-  if (auto transpose = dyn_cast_or_null<linalg::TransposeOp>(op))
-    return isOneToOneShaped(transpose);
-  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
-  if (!generic || !isOneToOneShaped(generic) ||
-      !generic.getIndexingMapsArray()[1].isIdentity())
-    return false;
-  if (!isConversion(generic.getRegion().front()))
-    return false;
-  AffineMap map = generic.getIndexingMapsArray()[0];
-  if (map.getNumResults() != map.getNumDims() || map.getNumSymbols() != 0)
-    return false;
-  llvm::SmallBitVector seen(map.getNumDims());
-  for (AffineExpr result : map.getResults()) {
-    int64_t loop = loopOf(result);
-    if (loop < 0 || seen.test(loop))
-      return false;
-    seen.set(loop);
-  }
-  return true;
-}
-
-static unsigned elementBits(Value value) {
-  return cast<RankedTensorType>(value.getType())
-      .getElementType()
-      .getIntOrFloatBitWidth();
-}
-
-/// A tensor.expand_shape or tensor.collapse_shape of static shapes: the
-/// same elements in the same order, a view once bufferized.
-static bool isStaticReshape(Operation *op) {
-  if (!isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op))
-    return false;
-  return cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape();
-}
-
-/// Appends to `readers` the uses of `value` that the rule of `op` (a cast
-/// or a one-to-one copy) fuses into; rule 1 looks through static reshapes
-/// (their readers read the cast's elements in another shape). False when
-/// some reader does not qualify.
-static bool collectReaders(Value value, bool ofCast,
-                           SmallVectorImpl<OpOperand *> &readers) {
-  for (OpOperand &use : value.getUses()) {
-    Operation *owner = use.getOwner();
-    if (ofCast && isStaticReshape(owner)) {
-      if (!collectReaders(owner->getResult(0), ofCast, readers))
-        return false;
-      continue;
-    }
-    auto reader = dyn_cast<linalg::LinalgOp>(owner);
-    if (!reader || !reader.isDpsInput(&use) ||
-        !(isCast(reader) || (ofCast && isOneToOneCopy(reader))))
-      return false;
-    readers.push_back(&use);
-  }
-  return true;
-}
-
-/// The readers of `op`'s result that rule 1 or 2 fuses it into: every use
-/// as the input of a cast (rule 2: of a cast only; rule 1: or of a
-/// one-to-one copy, directly or through static reshapes), and no more bytes
-/// moved; empty when some reader does not qualify.
-static SmallVector<OpOperand *> fusableReaders(Operation *op) {
-  bool ofCast = isCast(op);
-  if (!ofCast && !isOneToOneCopy(op))
-    return {};
-  Value result = op->getResult(0);
-  SmallVector<OpOperand *> readers;
-  if (!collectReaders(result, ofCast, readers))
-    return {};
-  uint64_t in = elementBits(op->getOperand(0)), out = elementBits(result);
-  uint64_t k = readers.size();
-  if (k * in > in + (k + 1) * out)
-    return {};
-  return readers;
-}
 
 /// Fuses `producer` (a generic) into the reader of `use`, on a clone of it
 /// unless `last`; false, with nothing changed, where upstream does not fuse
@@ -257,7 +116,7 @@ static void sinkBelowReshapes(RewriterBase &rewriter,
   Block &body = producer.getRegion().front();
   for (Operation *reshape :
        llvm::make_early_inc_range(producer->getResult(0).getUsers())) {
-    if (!isStaticReshape(reshape))
+    if (!amp::isStaticReshape(reshape))
       continue;
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(reshape);
@@ -271,7 +130,7 @@ static void sinkBelowReshapes(RewriterBase &rewriter,
     Value converted = amp::buildElementwise(
         rewriter, producer.getLoc(), shape, moved->getResult(0),
         [&](OpBuilder &b, Location, ValueRange args) {
-          return applyConversion(b, body, args[0]);
+          return amp::applyConversion(b, body, args[0]);
         });
     rewriter.replaceOp(reshape, converted);
     sinkBelowReshapes(rewriter, converted.getDefiningOp<linalg::GenericOp>(),
@@ -288,7 +147,7 @@ static void fuseCastsIntoCopies(Operation *root) {
     changed = false;
     SmallVector<Operation *> candidates;
     root->walk([&](linalg::LinalgOp op) {
-      if (isCast(op) || isOneToOneCopy(op))
+      if (amp::isCast(op) || amp::isOneToOneCopy(op))
         candidates.push_back(op);
     });
     // Readers fused this round: erased, never looked at again.
@@ -296,7 +155,7 @@ static void fuseCastsIntoCopies(Operation *root) {
     for (Operation *op : candidates) {
       if (fused.contains(op))
         continue;
-      SmallVector<OpOperand *> readers = fusableReaders(op);
+      SmallVector<OpOperand *> readers = amp::castOrCopyFusableReaders(op);
       if (readers.empty())
         continue;
       rewriter.setInsertionPoint(op);
