@@ -41,8 +41,8 @@
 //      and the f16 buffer disappears. Where other ops read the value too
 //      (an f16 gradient that a reduction also reads), the fused loop yields
 //      both, the T value for them and the f32 one for the contractions: one
-//      loop writing 2 + 4 bytes an element, where a
-//      widening loop of its own would read the 2 back and write the 4 again.
+//      loop writing 2 + 4 bytes an element, where a widening loop of its own
+//      would read the 2 back and write the 4 again.
 //      Not where amp-fuse-casts-into-copies (run next) fuses the producer or
 //      the widening into all of its readers instead: a cast (a truncf of w)
 //      whose other readers are copies and casts (a filter's flipped copy for

@@ -61,11 +61,9 @@
 #include "amp/Conversion/Passes.h"
 #include "amp/Support/CastsAndCopies.h"
 #include "amp/Support/Elementwise.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::amp {
