@@ -416,6 +416,14 @@ def AmpFuseElementwisePass
     one body) has its body CSE'd and yields the value once: the second
     result's readers read the first. Both pipelines set it.
 
+    With `recompute` (and `multi-use`), an elementwise reader of a
+    producer's results recomputes the producer from its inputs when those
+    take fewer bytes per element than the results it reads: the backward
+    pass of a tanh-approximated GELU reads x (4 bytes) instead of the four
+    f32 values the forward loop wrote for it (16 bytes), and the forward
+    loop writes its output only. The same ops on the same elements: the
+    values are unchanged. Both pipelines set it.
+
     With `transposes`, a last phase fuses an all-parallel `linalg.generic`
     into the `linalg.transpose` that is its only reader: one loop reads the
     producer's inputs and writes the transposed result (the f16 rounding of
@@ -434,6 +442,10 @@ def AmpFuseElementwisePass
            "Also fuse an elementwise producer that other ops read into an "
            "elementwise consumer when those readers come after the "
            "consumer: the fused op yields the producer's results too">,
+    Option<"recompute", "recompute", "bool", /*default=*/"false",
+           "With multi-use: an elementwise reader of a producer's results "
+           "recomputes the producer from its inputs when that reads fewer "
+           "bytes per element (saved forward values in the backward pass)">,
     Option<"transposes", "transposes", "bool", /*default=*/"false",
            "Also fuse an elementwise producer into the transpose that is its "
            "only reader (one loop that writes the transposed result), "

@@ -197,6 +197,7 @@ static void addTensorToBufferPasses(OpPassManager &pm,
   fuse.keepContractions = gemmCalls;
   fuse.multiUse = true;
   fuse.transposes = true;
+  fuse.recompute = true;
   pm.addNestedPass<func::FuncOp>(createAmpFuseElementwisePass(fuse));
   pm.addPass(createCanonicalizerPass());
   // Each gradient's check into the update loop that reads it.

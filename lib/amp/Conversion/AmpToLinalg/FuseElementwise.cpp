@@ -51,6 +51,23 @@
 // gradient's shape, and the state it returns would be a reshape, copied
 // into the result's buffer, instead of the buffer itself.)
 //
+// With recompute, after that phase: an all-parallel reader of an
+// all-parallel producer's results (each read through the identity map)
+// computes the producer again from its inputs when the producer's
+// full-size inputs that the reader does not read already take fewer bytes
+// per element than the results it reads (inputs read through a broadcast
+// map count nothing). A clone of the producer is fused into the reader once
+// per result it reads (upstream's fusion inlines a producer with one use);
+// the cleanup merges the inputs the copies share, CSEs their bodies and
+// drops the producer's results nothing reads now. The values are the same
+// ops on the same elements, bit for bit. What it is for: the backward pass
+// reads values the forward pass computed in the same loop as its output
+// (a tanh-approximated GELU's x^2, x/2, tanh and 1 + tanh: 16 bytes an
+// element written and read again), where reading x (4 bytes) and computing
+// them again moves a fraction of the bytes; PyTorch's GELU backward also
+// recomputes from x. Producers with more than kMaxRecomputedOps ops, or
+// that read their inits, are not recomputed.
+//
 // What it is for: an optimizer update whose new state several ops read
 // (SGD's momentum buffer, which the parameter update reads and, under
 // dynamic loss scaling, the skip guard selects) was a loop per op over
@@ -249,6 +266,126 @@ static void fuseMultiUseProducers(RewriterBase &rewriter, Block &block,
   }
 }
 
+/// Most ops the body of a producer recomputed by a reader (file comment,
+/// recompute) may have: the reader's loop computes them once more per
+/// element.
+static constexpr unsigned kMaxRecomputedOps = 32;
+
+/// Bytes of one element of `value`'s tensor type.
+static int64_t elementBytes(Value value) {
+  return llvm::divideCeil(
+      getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth(), 8);
+}
+
+/// The recompute phase of the file comment on one block: each all-parallel
+/// reader of an all-parallel producer's results that would read fewer bytes
+/// per element from the producer's inputs fuses a clone of the producer.
+static void recomputeInReaders(RewriterBase &rewriter, Block &block,
+                               llvm::SetVector<Operation *> &fusedOps) {
+  SmallVector<linalg::GenericOp> producers;
+  for (Operation &op : block) {
+    auto producer = dyn_cast<linalg::GenericOp>(&op);
+    if (!producer || !hasOnlyParallelLoops(producer) ||
+        producer.getBody()->getOperations().size() > kMaxRecomputedOps + 1 ||
+        llvm::any_of(producer.getDpsInitsMutable(), [&](OpOperand &init) {
+          return producer.payloadUsesValueFromOperand(&init) ||
+                 !producer.getMatchingIndexingMap(&init).isIdentity();
+        }) ||
+        llvm::any_of(producer.getBody()->without_terminator(),
+                     [](Operation &op) {
+          return !isPure(&op) || op.getNumRegions() != 0;
+        }))
+      continue;
+    producers.push_back(producer);
+  }
+
+  // Readers fused below are erased; one may also be a later producer. (A
+  // new op may take an erased one's address: it is skipped too.)
+  DenseSet<Operation *> erased;
+  for (linalg::GenericOp producer : producers) {
+    if (erased.contains(producer))
+      continue;
+    llvm::SetVector<Operation *> readers;
+    for (Value result : producer->getResults())
+      for (Operation *user : result.getUsers())
+        readers.insert(user);
+    for (Operation *readerOp : readers) {
+      auto reader = dyn_cast<linalg::GenericOp>(readerOp);
+      if (!reader || reader->getBlock() != &block ||
+          !hasOnlyParallelLoops(reader) ||
+          reader.getNumLoops() != producer.getNumLoops())
+        continue;
+      // Reads of the producer's results, each through the identity map.
+      SmallVector<OpOperand *> reads;
+      bool identity = true;
+      for (OpOperand *input : reader.getDpsInputOperands()) {
+        if (input->get().getDefiningOp() != producer)
+          continue;
+        reads.push_back(input);
+        identity &= reader.getMatchingIndexingMap(input).isIdentity();
+      }
+      if (reads.empty() || !identity ||
+          llvm::any_of(reader.getDpsInitsMutable(), [&](OpOperand &init) {
+            return init.get().getDefiningOp() == producer;
+          }))
+        continue;
+      // Bytes an element: the results read now against the producer's
+      // full-size inputs the reader does not read yet (broadcast ones are
+      // small and count nothing).
+      llvm::SmallDenseSet<Value> results, inputs;
+      int64_t saved = 0, added = 0;
+      for (OpOperand *read : reads)
+        if (results.insert(read->get()).second)
+          saved += elementBytes(read->get());
+      for (OpOperand *input : producer.getDpsInputOperands()) {
+        if (!producer.getMatchingIndexingMap(input).isIdentity() ||
+            !inputs.insert(input->get()).second ||
+            llvm::any_of(reader.getDpsInputOperands(), [&](OpOperand *own) {
+              return own->get() == input->get() &&
+                     reader.getMatchingIndexingMap(own).isIdentity();
+            }))
+          continue;
+        added += elementBytes(input->get());
+      }
+      if (added >= saved || reader->getNumOperands() - reads.size() +
+                                    producer.getNumDpsInputs() >
+                                kMaxFusedOperands)
+        continue;
+      // One clone per read, each fused into the reader through that read
+      // alone (upstream's fusion inlines a producer with one use); the
+      // cleanup then merges the inputs they share and CSEs the copies.
+      Operation *current = reader;
+      while (true) {
+        OpOperand *read = nullptr;
+        for (OpOperand *input :
+             cast<linalg::GenericOp>(current).getDpsInputOperands())
+          if (input->get().getDefiningOp() == producer) {
+            read = input;
+            break;
+          }
+        if (!read)
+          break;
+        rewriter.setInsertionPoint(current);
+        Operation *clone = rewriter.clone(*producer);
+        unsigned number = cast<OpResult>(read->get()).getResultNumber();
+        rewriter.modifyOpInPlace(current,
+                                 [&] { read->set(clone->getResult(number)); });
+        FailureOr<Operation *> fused =
+            amp::fuseElementwiseProducer(rewriter, *read);
+        if (failed(fused)) {
+          // (Not expected: the maps were checked. The clone stays, correct.)
+          break;
+        }
+        erased.insert(current);
+        fusedOps.remove(current);
+        current = *fused;
+      }
+      fusedOps.insert(current);
+      fusedOps.insert(producer);
+    }
+  }
+}
+
 /// Whether `op` is a reshape that only adds or drops unit dimensions of a
 /// contraction's result (a TOSA matmul's 1 x M x N as M x N). Such a reshape
 /// stays where it is (file comment, first phase): folding it into its
@@ -335,6 +472,45 @@ static void fuseProducersIntoTransposes(RewriterBase &rewriter,
   }
 }
 
+/// After the multi-use and recompute phases: the fused ops read an input
+/// twice where producer and consumer both read it, and yield results nothing
+/// reads, or a value twice: deduplicated and dropped (upstream's
+/// populateEraseUnusedOperandsAndResultsPatterns, on `fusedOps` only). The
+/// producers that only those dropped inputs read go too.
+static void cleanUp(RewriterBase &rewriter,
+                    llvm::SetVector<Operation *> &fusedOps) {
+  SmallVector<Block *> blocks;
+  for (Operation *op : fusedOps)
+    if (!llvm::is_contained(blocks, op->getBlock()))
+      blocks.push_back(op->getBlock());
+  MLIRContext *context = rewriter.getContext();
+  FrozenRewritePatternSet patterns = [&] {
+    RewritePatternSet set(context);
+    linalg::populateEraseUnusedOperandsAndResultsPatterns(set);
+    return FrozenRewritePatternSet(std::move(set));
+  }();
+  auto erase = [&](ArrayRef<Operation *> ops) {
+    (void)applyOpPatternsGreedily(ops, patterns,
+                                  GreedyRewriteConfig().setStrictness(
+                                      GreedyRewriteStrictness::ExistingOps));
+  };
+  erase(fusedOps.takeVector());
+  // Then, the inputs merged, each generic's body CSE'd and a value it
+  // yields twice yielded once; the results that frees dropped.
+  SmallVector<Operation *> generics;
+  for (Block *block : blocks)
+    for (Operation &op : *block)
+      if (auto generic = dyn_cast<linalg::GenericOp>(&op)) {
+        mergeEquivalentResults(rewriter, generic);
+        generics.push_back(generic);
+      }
+  erase(generics);
+  for (Block *block : blocks)
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*block)))
+      if (isa<linalg::GenericOp>(op) && isOpTriviallyDead(&op))
+        rewriter.eraseOp(&op);
+}
+
 namespace {
 struct AmpFuseElementwisePass
     : public amp::impl::AmpFuseElementwisePassBase<AmpFuseElementwisePass> {
@@ -375,17 +551,18 @@ struct AmpFuseElementwisePass
       llvm::SetVector<Operation *> fusedOps;
       for (Block *block : blocks)
         fuseMultiUseProducers(rewriter, *block, fusedOps);
-      // The fused ops read an input twice where producer and consumer both
-      // read it, and yield results nothing reads, or a value twice:
-      // deduplicated and dropped.
-      for (Operation *op : fusedOps)
-        mergeEquivalentResults(rewriter, cast<linalg::GenericOp>(op));
-      RewritePatternSet cleanup(context);
-      linalg::populateEraseUnusedOperandsAndResultsPatterns(cleanup);
-      (void)applyOpPatternsGreedily(
-          fusedOps.takeVector(), std::move(cleanup),
-          GreedyRewriteConfig().setStrictness(
-              GreedyRewriteStrictness::ExistingOps));
+      cleanUp(rewriter, fusedOps);
+      if (recompute) {
+        // (The blocks again: the bodies of the ops fused above are gone.)
+        SmallVector<Block *> outerBlocks;
+        getOperation()->walk([&](Block *block) {
+          if (!isa_and_nonnull<linalg::LinalgOp>(block->getParentOp()))
+            outerBlocks.push_back(block);
+        });
+        for (Block *block : outerBlocks)
+          recomputeInReaders(rewriter, *block, fusedOps);
+        cleanUp(rewriter, fusedOps);
+      }
     }
     if (transposes)
       fuseProducersIntoTransposes(rewriter, getOperation());
