@@ -1,9 +1,11 @@
-//===- ParserGuard.h - reject input the MLIR 22 parser crashes on -*- C++ -*-===//
+//===- ParserGuard.h - reject input the MLIR 22 parser crashes on -*- C++
+//-*-===//
 //
 // Upstream MLIR 22's parser emits "integer value too large" for an integer
 // beyond int64 in a DenseI64ArrayAttr written in a custom op syntax
 // (linalg.transpose's `permutation = [...]`, linalg.reduce's and
-// linalg.broadcast's `dimensions = [...]`), then crashes instead of failing.
+// linalg.broadcast's `dimensions = [...]`), then crashes instead of failing;
+// so it does after "expected ']'" when such a list is not closed.
 // Every entry point that parses text (amp-opt, amp-train, amp-compile, the C
 // API and so the Python package) runs this scan first and reports such a
 // literal at its position, so one bad input never takes down the process.

@@ -2,8 +2,9 @@
 //
 // See ParserGuard.h. The scan looks for `permutation = [` and
 // `dimensions = [` and checks every integer literal up to the closing `]`:
-// one whose value does not fit in int64 is reported at its line and column.
-// Anything else is left to the parser.
+// one whose value does not fit in int64 is reported at its line and column,
+// and so is a list that is not closed (outside `//` comments). Anything else
+// is left to the parser.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +42,25 @@ LogicalResult mlir::amp::checkParserInput(StringRef text, StringRef sourceName,
       size_t close = rest.find(']');
       StringRef list = rest.take_front(close);
       size_t listOffset = rest.data() - text.data();
+      // An unclosed list (the text ends, or a token other than an integer
+      // or a comma comes before the `]`) is reported as the parser would:
+      // it says "expected ']'", then crashes. Not in a `//` comment.
+      size_t lineStart = text.take_front(at).rfind('\n');
+      StringRef lineBefore =
+          text.slice(lineStart == StringRef::npos ? 0 : lineStart + 1, at);
+      size_t stray = list.find_first_not_of(
+          "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+          "-, \t\r\n");
+      if (!lineBefore.contains("//") &&
+          (close == StringRef::npos || stray != StringRef::npos)) {
+        auto [line, column] = lineAndColumn(
+            text,
+            listOffset + (stray == StringRef::npos ? list.size() : stray));
+        emitError(FileLineColLoc::get(context, sourceName, line, column))
+            << "expected ']' to close `" << keyword
+            << " = [...]` (MLIR 22's parser crashes on an unclosed list)";
+        return failure();
+      }
       for (size_t i = 0; i < list.size();) {
         if (!llvm::isDigit(list[i])) {
           ++i;
