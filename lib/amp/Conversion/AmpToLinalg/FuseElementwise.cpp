@@ -373,15 +373,20 @@ static void recomputeInReaders(RewriterBase &rewriter, Block &block,
         FailureOr<Operation *> fused =
             amp::fuseElementwiseProducer(rewriter, *read);
         if (failed(fused)) {
-          // (Not expected: the maps were checked. The clone stays, correct.)
+          // (Not expected: the maps were checked.) The reader reads the
+          // producer again and the clone goes.
+          rewriter.modifyOpInPlace(
+              current, [&] { read->set(producer->getResult(number)); });
+          rewriter.eraseOp(clone);
           break;
         }
         erased.insert(current);
         fusedOps.remove(current);
         current = *fused;
       }
+      // (The cleanup then visits every generic of the block, the producer
+      // among them.)
       fusedOps.insert(current);
-      fusedOps.insert(producer);
     }
   }
 }
