@@ -129,7 +129,11 @@ def AmpLowerContractionsToRuntimePass
     cast after a matmul, often fused with the next op), the GEMM writes the
     low type directly: `amp_rt_gemm_out` (f32 accumulation, one rounding,
     cuBLAS with a 16-bit C), the readers lose their `arith.truncf` and the f32
-    buffer and its fill disappear. Same bits, less memory traffic.
+    buffer and its fill disappear. Same bits, less memory traffic. With
+    `low-precision-store-views` (the GPU pipeline sets it) the readers may
+    also read C through reshaped views of their own (a linear layer's
+    1 x M x N product read as B x T x N), which are made again of the
+    16-bit buffer.
 
     With `overwrite-zero-filled-c` (the CPU pipeline sets it), an f32 C that
     is a fresh buffer (or a reshaped view of one) used before the
@@ -142,6 +146,12 @@ def AmpLowerContractionsToRuntimePass
            /*default=*/"false",
            "A C that is a fresh zero-filled buffer is overwritten by the call "
            "(beta = 0), its fill removed">,
+    Option<"lowPrecisionStoreViews", "low-precision-store-views", "bool",
+           /*default=*/"false",
+           "The low-precision store also takes readers that read C through "
+           "reshaped views of their own (a 1 x M x N product read as "
+           "B x T x N); cuBLAS stores a 16-bit C itself, where the CPU "
+           "runtime rounds an f32 block in a pass of its own">,
     Option<"minUnrolledCallWork", "min-unrolled-call-work", "int64_t",
            /*default=*/"4096",
            "A batched contraction becomes runtime GEMM calls only when each "

@@ -487,10 +487,12 @@ void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
   assert(config.target == LoweringTarget::GPU && "a GPU lowering config");
   pm.addPass(createAmpEmitCInterfacePass());
   addTensorToBufferPasses(pm, config);
-  // cuBLAS overwrites a zero-filled C (beta = 0): no fill kernel.
+  // cuBLAS overwrites a zero-filled C (beta = 0): no fill kernel; and
+  // stores a 16-bit C that readers read through views of their own.
   if (config.cublas) {
     AmpLowerContractionsToRuntimePassOptions contractions;
     contractions.overwriteZeroFilledC = true;
+    contractions.lowPrecisionStoreViews = true;
     pm.addPass(createAmpLowerContractionsToRuntimePass(contractions));
   }
   // Parallel loops on the device; everything else moved there too. The

@@ -54,6 +54,13 @@
 // with their arith.truncf removed, and the fill goes.
 // The values are the same bits (one round to nearest even of the f32 sum);
 // the f32 buffer, half of C's traffic and the cast's read are gone.
+// With low-precision-store-views (the GPU pipeline's choice), readers may
+// also read C through reshaped views of their own (a linear layer's
+// 1 x M x N product read as B x T x N by its bias add and, in the backward
+// pass, by the activation's gradient): those views are made again of the T
+// buffer. The CPU pipeline leaves it off: its runtime computes a 16-bit C
+// into an f32 block and rounds it in a pass of its own, which only pays
+// while the block stays in cache.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,6 +71,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPLOWERCONTRACTIONSTORUNTIMEPASS
@@ -275,18 +283,30 @@ static SmallVector<OpOperand *> otherUses(ArrayRef<Value> views,
 /// dtype code after replacing `c` by the same view of a T buffer (returned in
 /// `c`) and rewriting its readers; -1 (nothing changed) otherwise. A reader
 /// may read any of the views through any map: only its element type changes.
-static int foldLowPrecisionStore(linalg::LinalgOp op, Value &c) {
-  SmallVector<Value> views = reshapeChain(c);
-  auto alloc = views.back().getDefiningOp<memref::AllocOp>();
+/// With `readerViewsToo`, also the views reshaped from those (file comment).
+static int foldLowPrecisionStore(linalg::LinalgOp op, Value &c,
+                                 bool readerViewsToo) {
+  SmallVector<Value> chain = reshapeChain(c);
+  auto alloc = chain.back().getDefiningOp<memref::AllocOp>();
   if (!alloc || alloc->getBlock() != op->getBlock() ||
       !alloc.getType().getLayout().isIdentity() ||
       !alloc.getDynamicSizes().empty() || !alloc.getSymbolOperands().empty())
     return -1;
+  // The other reshaped views of the buffer that its readers read through (a
+  // linear layer's 1 x M x N product read as B x T x N), each after its
+  // source: the chain's views and those, transitively.
+  llvm::SetVector<Value> views(chain.begin(), chain.end());
+  SmallVector<Operation *> readerViews;
+  for (unsigned i = 0; readerViewsToo && i < views.size(); ++i)
+    for (Operation *user : views[i].getUsers())
+      if (isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(user) &&
+          views.insert(user->getResult(0)))
+        readerViews.push_back(user);
   linalg::FillOp fill;
   SmallVector<std::pair<linalg::GenericOp, OpOperand *>> readers;
   SmallVector<memref::DeallocOp> deallocs;
   FloatType lowType;
-  for (OpOperand *use : otherUses(views, op)) {
+  for (OpOperand *use : otherUses(views.getArrayRef(), op)) {
     Operation *user = use->getOwner();
     if (auto f = dyn_cast<linalg::FillOp>(user)) {
       if (fill || !isZeroFillBefore(f, op))
@@ -326,11 +346,15 @@ static int foldLowPrecisionStore(linalg::LinalgOp op, Value &c) {
       MemRefType::get(alloc.getType().getShape(), lowType),
       alloc.getAlignmentAttr());
   IRMapping lowViews;
-  lowViews.map(views.back(), lowBuffer.getResult());
-  for (Value view : llvm::drop_begin(llvm::reverse(views))) {
-    Operation *reshape = view.getDefiningOp();
+  lowViews.map(chain.back(), lowBuffer.getResult());
+  SmallVector<Operation *> reshapes;
+  for (Value view : llvm::drop_begin(llvm::reverse(chain)))
+    reshapes.push_back(view.getDefiningOp());
+  llvm::append_range(reshapes, readerViews);
+  for (Operation *reshape : reshapes) {
     builder.setInsertionPointAfter(reshape);
     Operation *lowReshape = builder.clone(*reshape, lowViews);
+    Value view = reshape->getResult(0);
     lowReshape->getResult(0).setType(
         cast<MemRefType>(view.getType()).clone(lowType));
     lowViews.map(view, lowReshape->getResult(0));
@@ -347,6 +371,11 @@ static int foldLowPrecisionStore(linalg::LinalgOp op, Value &c) {
   for (memref::DeallocOp dealloc : deallocs)
     dealloc.getMemrefMutable().set(lowBuffer);
   fill->erase();
+  // The f32 views readers read through are unused now (the caller erases
+  // the chain's with the contraction).
+  for (Operation *reshape : llvm::reverse(readerViews))
+    if (reshape->use_empty())
+      reshape->erase();
   c = lowViews.lookup(c);
   return dtypeCode(lowType);
 }
@@ -381,7 +410,8 @@ static bool dropZeroFill(linalg::LinalgOp op, Value c) {
 /// Lowers `op` to GEMM calls; false (nothing changed) when it does not fit.
 static bool lowerContraction(linalg::LinalgOp op, ModuleOp module,
                              int64_t minUnrolledCallWork,
-                             bool overwriteZeroFilledC, int64_t id) {
+                             bool overwriteZeroFilledC,
+                             bool lowPrecisionStoreViews, int64_t id) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
     return false;
@@ -489,7 +519,7 @@ static bool lowerContraction(linalg::LinalgOp op, ModuleOp module,
 
   // Replace the f32 C by a low-precision one when only truncations read it.
   Value f32Buffer = c;
-  int cCode = foldLowPrecisionStore(op, gc->memref);
+  int cCode = foldLowPrecisionStore(op, gc->memref, lowPrecisionStoreViews);
   // Or an f32 C that is zeros before the GEMM: overwritten instead.
   if (cCode < 0 && overwriteZeroFilledC && dropZeroFill(op, c))
     cCode = dtypeCode(elementOf(c));
@@ -601,7 +631,7 @@ struct AmpLowerContractionsToRuntimePass
     int64_t id = 0;
     for (linalg::LinalgOp op : candidates)
       if (lowerContraction(op, module, minUnrolledCallWork,
-                           overwriteZeroFilledC, id))
+                           overwriteZeroFilledC, lowPrecisionStoreViews, id))
         ++id;
   }
 };
