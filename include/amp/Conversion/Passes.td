@@ -444,6 +444,13 @@ def AmpFuseElementwisePass
     (through reshapes and copies): `amp-convolutions-to-gemm` traces filters
     through named transposes and the GEMM lowerings read transposed operands
     in place. Both pipelines set it.
+
+    With `reductions`, every `linalg.reduce` (TOSA's reductions) is
+    generalized before the patterns run, so that an elementwise producer it
+    alone reads fuses into it like into any `linalg.generic`: a layer norm's
+    squared deviations are summed where they are computed instead of being
+    written as an f32 tensor and read back. The reduction keeps its order:
+    the values are unchanged. Both pipelines set it.
   }];
   let options = [
     Option<"keepContractions", "keep-contractions", "bool", /*default=*/"true",
@@ -460,6 +467,9 @@ def AmpFuseElementwisePass
            "Also fuse an elementwise producer into the transpose that is its "
            "only reader (one loop that writes the transposed result), "
            "unless a contraction or convolution reads the transpose">,
+    Option<"reductions", "reductions", "bool", /*default=*/"false",
+           "Generalize linalg.reduce first, so that an elementwise producer "
+           "it alone reads fuses into it (no buffer between the two)">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::affine::AffineDialect",

@@ -198,6 +198,7 @@ static void addTensorToBufferPasses(OpPassManager &pm,
   fuse.multiUse = true;
   fuse.transposes = true;
   fuse.recompute = true;
+  fuse.reductions = true;
   pm.addNestedPass<func::FuncOp>(createAmpFuseElementwisePass(fuse));
   pm.addPass(createCanonicalizerPass());
   // Each gradient's check into the update loop that reads it.

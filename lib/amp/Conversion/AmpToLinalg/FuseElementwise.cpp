@@ -68,6 +68,15 @@
 // recomputes from x. Producers with more than kMaxRecomputedOps ops, or
 // that read their inits, are not recomputed.
 //
+// With reductions, first: every linalg.reduce (TOSA's reductions lower to
+// it) is generalized, so that the patterns fuse an elementwise producer
+// that only the reduction reads into it, as into any linalg.generic (the
+// patterns take generic consumers only). A layer norm's variance summed
+// (x - mean)^2 from a loop that wrote the squares as an f32 tensor for it
+// alone (the deviations themselves, read by the normalization too, were
+// fused into that loop by the multi-use phase). The fused reduction walks
+// its elements in the same order: the values are unchanged.
+//
 // What it is for: an optimizer update whose new state several ops read
 // (SGD's momentum buffer, which the parameter update reads and, under
 // dynamic loss scaling, the skip guard selects) was a loop per op over
@@ -523,6 +532,16 @@ struct AmpFuseElementwisePass
 
   void runOnOperation() override {
     MLIRContext *context = &getContext();
+    IRRewriter rewriter(context);
+    if (reductions) {
+      SmallVector<linalg::ReduceOp> reduceOps;
+      getOperation()->walk(
+          [&](linalg::ReduceOp op) { reduceOps.push_back(op); });
+      for (linalg::ReduceOp op : reduceOps) {
+        rewriter.setInsertionPoint(op);
+        (void)linalg::generalizeNamedOp(rewriter, op);
+      }
+    }
     bool keep = keepContractions;
     linalg::ControlFusionFn control = [keep](OpOperand *fused) {
       Operation *producer = fused->get().getDefiningOp();
@@ -546,10 +565,9 @@ struct AmpFuseElementwisePass
     context->getLoadedDialect<linalg::LinalgDialect>()
         ->getCanonicalizationPatterns(patterns);
     linalg::populateConstantFoldLinalgOperations(patterns, control);
-    (void)applyPatternsGreedily(getOperation(), std::move(patterns),
-                                GreedyRewriteConfig().setUseTopDownTraversal(
-                                    true));
-    IRRewriter rewriter(context);
+    (void)applyPatternsGreedily(
+        getOperation(), std::move(patterns),
+        GreedyRewriteConfig().setUseTopDownTraversal(true));
     if (multiUse) {
       SmallVector<Block *> blocks;
       getOperation()->walk([&](Block *block) { blocks.push_back(block); });
