@@ -431,8 +431,13 @@ def AmpFuseElementwisePass
     take fewer bytes per element than the results it reads: the backward
     pass of a tanh-approximated GELU reads x (4 bytes) instead of the four
     f32 values the forward loop wrote for it (16 bytes), and the forward
-    loop writes its output only. The same ops on the same elements: the
-    values are unchanged. Both pipelines set it.
+    loop writes its output only. Readers that would read as many bytes
+    recompute it too when that leaves one other reader, such as a
+    reduction, which then takes the producer itself: a softmax's scaled
+    scores and exponentials, read by its max, its sum and its division, are
+    no longer written (three loops each read the scores), repeated while it
+    changes something (at most four rounds). The same ops on the same
+    elements: the values are unchanged. Both pipelines set it.
 
     With `transposes`, a last phase fuses an all-parallel `linalg.generic`
     into the `linalg.transpose` that is its only reader: one loop reads the

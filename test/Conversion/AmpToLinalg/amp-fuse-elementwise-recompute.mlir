@@ -108,3 +108,76 @@ func.func @sum_of_two(%x: tensor<4x8xf32>, %z: tensor<4x8xf32>, %g: tensor<4x8xf
   } -> tensor<4x8xf32>
   return %y3, %d : tensor<4x8x1xf16>, tensor<4x8xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// A softmax over scaled scores g: the scaled scores are read by the max and
+// by the exponentials, the exponentials by their sum and by the division.
+// Readers that would read as many bytes recompute a producer when that
+// leaves it one reader, a reduction, which then takes the producer itself:
+// three loops (max, sum, division) each read g, and no tensor of scaled
+// scores or exponentials is written. Without recompute both are.
+// CHECK-LABEL: func.func @softmax(
+// CHECK-SAME: %[[G:[a-z0-9]+]]: tensor<4x8xf32>
+// CHECK: %[[MAX:.*]] = linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction"]
+// CHECK-SAME: ins(%[[G]] : tensor<4x8xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.maximumf
+// CHECK: %[[SUM:.*]] = linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction"]
+// CHECK-SAME: ins(%[[G]], %[[MAX]] : tensor<4x8xf32>, tensor<4xf32>)
+// CHECK: math.exp
+// CHECK: %[[P:.*]] = linalg.generic
+// CHECK-SAME: ins(%[[G]], %[[MAX]], %[[SUM]] : tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>)
+// CHECK: math.exp
+// CHECK: arith.divf
+// CHECK: return %[[P]]
+// STORE-LABEL: func.func @softmax(
+// STORE: math.exp
+// STORE-NEXT: linalg.yield
+// STORE: arith.divf
+func.func @softmax(%g: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %scale = arith.constant 0.125 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%g : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %scale : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  %e4 = tensor.empty() : tensor<4xf32>
+  %minit = linalg.fill ins(%ninf : f32) outs(%e4 : tensor<4xf32>) -> tensor<4xf32>
+  %max = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%s : tensor<4x8xf32>) outs(%minit : tensor<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %m = arith.maximumf %a, %acc : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  %x = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%s, %max : tensor<4x8xf32>, tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    %x0 = math.exp %d : f32
+    linalg.yield %x0 : f32
+  } -> tensor<4x8xf32>
+  %sinit = linalg.fill ins(%zero : f32) outs(%e4 : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%sinit : tensor<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %t = arith.addf %a, %acc : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : tensor<4x8xf32>, tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %q = arith.divf %a, %b : f32
+    linalg.yield %q : f32
+  } -> tensor<4x8xf32>
+  return %p : tensor<4x8xf32>
+}

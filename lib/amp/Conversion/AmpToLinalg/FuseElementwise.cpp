@@ -66,7 +66,17 @@
 // element written and read again), where reading x (4 bytes) and computing
 // them again moves a fraction of the bytes; PyTorch's GELU backward also
 // recomputes from x. Producers with more than kMaxRecomputedOps ops, or
-// that read their inits, are not recomputed.
+// that read their inits, are not recomputed. Readers that would read as
+// many bytes from the inputs as from the results recompute the producer
+// too when that leaves exactly one other reader, a generic (not a
+// contraction) that reads one of its results through one operand: that
+// reader then takes the producer itself, and no tensor is written for any
+// of them. A softmax over scaled scores: the scaling, read by the max and
+// the exponentials, and the exponentials, read by their sum and the
+// division, were two f32 tensors of the scores' size written and read
+// twice each; now the max, the sum and the division each read the scores.
+// The phase repeats while it changes something (a reader that took a
+// producer may be recomputable in turn), at most kMaxRecomputeRounds times.
 //
 // With reductions, first: every linalg.reduce (TOSA's reductions lower to
 // it) is generalized, so that the patterns fuse an elementwise producer
@@ -280,16 +290,114 @@ static void fuseMultiUseProducers(RewriterBase &rewriter, Block &block,
 /// element.
 static constexpr unsigned kMaxRecomputedOps = 32;
 
+/// Most rounds of the recompute phase.
+static constexpr unsigned kMaxRecomputeRounds = 4;
+
 /// Bytes of one element of `value`'s tensor type.
 static int64_t elementBytes(Value value) {
   return llvm::divideCeil(
       getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth(), 8);
 }
 
+/// Whether `reader` may recompute `producer` (file comment, recompute):
+/// an all-parallel generic of the same loops in `block` that reads the
+/// producer's results through identity maps only (none as an init), whose
+/// fused op stays within kMaxFusedOperands. Sets the bytes an element the
+/// reads of those results take (`saved`) and the producer's full-size inputs
+/// the reader does not read yet take (`added`; broadcast ones are small and
+/// count nothing).
+static bool mayRecompute(linalg::GenericOp producer, Operation *readerOp,
+                         Block &block, int64_t &saved, int64_t &added) {
+  auto reader = dyn_cast<linalg::GenericOp>(readerOp);
+  if (!reader || reader->getBlock() != &block ||
+      !hasOnlyParallelLoops(reader) ||
+      reader.getNumLoops() != producer.getNumLoops())
+    return false;
+  SmallVector<OpOperand *> reads;
+  for (OpOperand *input : reader.getDpsInputOperands()) {
+    if (input->get().getDefiningOp() != producer)
+      continue;
+    if (!reader.getMatchingIndexingMap(input).isIdentity())
+      return false;
+    reads.push_back(input);
+  }
+  if (reads.empty() ||
+      llvm::any_of(reader.getDpsInitsMutable(), [&](OpOperand &init) {
+        return init.get().getDefiningOp() == producer;
+      }))
+    return false;
+  llvm::SmallDenseSet<Value> results, inputs;
+  saved = added = 0;
+  for (OpOperand *read : reads)
+    if (results.insert(read->get()).second)
+      saved += elementBytes(read->get());
+  for (OpOperand *input : producer.getDpsInputOperands()) {
+    if (!producer.getMatchingIndexingMap(input).isIdentity() ||
+        !inputs.insert(input->get()).second ||
+        llvm::any_of(reader.getDpsInputOperands(), [&](OpOperand *own) {
+          return own->get() == input->get() &&
+                 reader.getMatchingIndexingMap(own).isIdentity();
+        }))
+      continue;
+    added += elementBytes(input->get());
+  }
+  return reader->getNumOperands() - reads.size() + producer.getNumDpsInputs() <=
+         kMaxFusedOperands;
+}
+
+/// Fuses a clone of `producer` into `reader` once per read of its results
+/// (upstream's fusion inlines a producer with one use); the cleanup then
+/// merges the inputs the clones share and CSEs the copies. Returns the
+/// fused op.
+static Operation *recomputeIn(RewriterBase &rewriter,
+                              linalg::GenericOp producer, Operation *reader,
+                              DenseSet<Operation *> &erased,
+                              llvm::SetVector<Operation *> &fusedOps) {
+  Operation *current = reader;
+  while (true) {
+    OpOperand *read = nullptr;
+    for (OpOperand *input :
+         cast<linalg::GenericOp>(current).getDpsInputOperands())
+      if (input->get().getDefiningOp() == producer) {
+        read = input;
+        break;
+      }
+    if (!read)
+      break;
+    rewriter.setInsertionPoint(current);
+    Operation *clone = rewriter.clone(*producer);
+    unsigned number = cast<OpResult>(read->get()).getResultNumber();
+    rewriter.modifyOpInPlace(current,
+                             [&] { read->set(clone->getResult(number)); });
+    FailureOr<Operation *> fused =
+        amp::fuseElementwiseProducer(rewriter, *read);
+    if (failed(fused)) {
+      // (Not expected: the maps were checked.) The reader reads the
+      // producer again and the clone goes.
+      rewriter.modifyOpInPlace(current,
+                               [&] { read->set(producer->getResult(number)); });
+      rewriter.eraseOp(clone);
+      break;
+    }
+    erased.insert(current);
+    fusedOps.remove(current);
+    current = *fused;
+  }
+  // (The cleanup then visits every generic of the block, the producer among
+  // them.)
+  fusedOps.insert(current);
+  return current;
+}
+
 /// The recompute phase of the file comment on one block: each all-parallel
 /// reader of an all-parallel producer's results that would read fewer bytes
-/// per element from the producer's inputs fuses a clone of the producer.
-static void recomputeInReaders(RewriterBase &rewriter, Block &block,
+/// per element from the producer's inputs fuses a clone of the producer;
+/// and where the readers that would read as many bytes recompute it too,
+/// leaving one reader that can take the producer itself (a reduction: a
+/// softmax's exponentials, which its sum and its division both read), the
+/// producer goes: no tensor is written for them. Returns whether anything
+/// changed.
+static bool recomputeInReaders(RewriterBase &rewriter, Block &block,
                                llvm::SetVector<Operation *> &fusedOps) {
   SmallVector<linalg::GenericOp> producers;
   for (Operation &op : block) {
@@ -311,6 +419,7 @@ static void recomputeInReaders(RewriterBase &rewriter, Block &block,
   // Readers fused below are erased; one may also be a later producer. (A
   // new op may take an erased one's address: it is skipped too.)
   DenseSet<Operation *> erased;
+  bool changed = false;
   for (linalg::GenericOp producer : producers) {
     if (erased.contains(producer))
       continue;
@@ -318,86 +427,49 @@ static void recomputeInReaders(RewriterBase &rewriter, Block &block,
     for (Value result : producer->getResults())
       for (Operation *user : result.getUsers())
         readers.insert(user);
-    for (Operation *readerOp : readers) {
-      auto reader = dyn_cast<linalg::GenericOp>(readerOp);
-      if (!reader || reader->getBlock() != &block ||
-          !hasOnlyParallelLoops(reader) ||
-          reader.getNumLoops() != producer.getNumLoops())
-        continue;
-      // Reads of the producer's results, each through the identity map.
-      SmallVector<OpOperand *> reads;
-      bool identity = true;
-      for (OpOperand *input : reader.getDpsInputOperands()) {
-        if (input->get().getDefiningOp() != producer)
-          continue;
-        reads.push_back(input);
-        identity &= reader.getMatchingIndexingMap(input).isIdentity();
-      }
-      if (reads.empty() || !identity ||
-          llvm::any_of(reader.getDpsInitsMutable(), [&](OpOperand &init) {
-            return init.get().getDefiningOp() == producer;
-          }))
-        continue;
-      // Bytes an element: the results read now against the producer's
-      // full-size inputs the reader does not read yet (broadcast ones are
-      // small and count nothing).
-      llvm::SmallDenseSet<Value> results, inputs;
+    SmallVector<Operation *> fewer, asMany, others;
+    for (Operation *reader : readers) {
       int64_t saved = 0, added = 0;
-      for (OpOperand *read : reads)
-        if (results.insert(read->get()).second)
-          saved += elementBytes(read->get());
-      for (OpOperand *input : producer.getDpsInputOperands()) {
-        if (!producer.getMatchingIndexingMap(input).isIdentity() ||
-            !inputs.insert(input->get()).second ||
-            llvm::any_of(reader.getDpsInputOperands(), [&](OpOperand *own) {
-              return own->get() == input->get() &&
-                     reader.getMatchingIndexingMap(own).isIdentity();
-            }))
-          continue;
-        added += elementBytes(input->get());
+      if (!mayRecompute(producer, reader, block, saved, added) || added > saved)
+        others.push_back(reader);
+      else
+        (added < saved ? fewer : asMany).push_back(reader);
+    }
+    // The one other reader that takes the producer itself once the others
+    // recompute it: a generic reading one of its results through one
+    // operand, not a contraction (keep-contractions).
+    OpOperand *last = nullptr;
+    if (others.size() == 1 && !asMany.empty()) {
+      auto other = dyn_cast<linalg::GenericOp>(others.front());
+      if (other && other->getBlock() == &block &&
+          !linalg::isaContractionOpInterface(other)) {
+        for (OpOperand &operand : other->getOpOperands())
+          if (operand.get().getDefiningOp() == producer)
+            last = last ? nullptr : &operand;
+        if (last && (!other.isDpsInput(last) ||
+                     !linalg::areElementwiseOpsFusable(last)))
+          last = nullptr;
       }
-      if (added >= saved || reader->getNumOperands() - reads.size() +
-                                    producer.getNumDpsInputs() >
-                                kMaxFusedOperands)
-        continue;
-      // One clone per read, each fused into the reader through that read
-      // alone (upstream's fusion inlines a producer with one use); the
-      // cleanup then merges the inputs they share and CSEs the copies.
-      Operation *current = reader;
-      while (true) {
-        OpOperand *read = nullptr;
-        for (OpOperand *input :
-             cast<linalg::GenericOp>(current).getDpsInputOperands())
-          if (input->get().getDefiningOp() == producer) {
-            read = input;
-            break;
-          }
-        if (!read)
-          break;
-        rewriter.setInsertionPoint(current);
-        Operation *clone = rewriter.clone(*producer);
-        unsigned number = cast<OpResult>(read->get()).getResultNumber();
-        rewriter.modifyOpInPlace(current,
-                                 [&] { read->set(clone->getResult(number)); });
-        FailureOr<Operation *> fused =
-            amp::fuseElementwiseProducer(rewriter, *read);
-        if (failed(fused)) {
-          // (Not expected: the maps were checked.) The reader reads the
-          // producer again and the clone goes.
-          rewriter.modifyOpInPlace(
-              current, [&] { read->set(producer->getResult(number)); });
-          rewriter.eraseOp(clone);
-          break;
-        }
-        erased.insert(current);
-        fusedOps.remove(current);
-        current = *fused;
+    }
+    if (!last)
+      asMany.clear();
+    for (Operation *reader : llvm::concat<Operation *>(fewer, asMany)) {
+      recomputeIn(rewriter, producer, reader, erased, fusedOps);
+      changed = true;
+    }
+    if (last && producer->hasOneUse()) {
+      Operation *other = last->getOwner();
+      FailureOr<Operation *> fused =
+          amp::fuseElementwiseProducer(rewriter, *last);
+      if (succeeded(fused)) {
+        erased.insert(other);
+        erased.insert(producer);
+        fusedOps.remove(other);
+        fusedOps.insert(*fused);
       }
-      // (The cleanup then visits every generic of the block, the producer
-      // among them.)
-      fusedOps.insert(current);
     }
   }
+  return changed;
 }
 
 /// Whether `op` is a reshape that only adds or drops unit dimensions of a
@@ -582,9 +654,17 @@ struct AmpFuseElementwisePass
           if (!isa_and_nonnull<linalg::LinalgOp>(block->getParentOp()))
             outerBlocks.push_back(block);
         });
-        for (Block *block : outerBlocks)
-          recomputeInReaders(rewriter, *block, fusedOps);
-        cleanUp(rewriter, fusedOps);
+        // Again while it changes something (a producer fused away may leave
+        // its reader, a new op, recomputable in turn), at most
+        // kMaxRecomputeRounds times.
+        for (unsigned round = 0; round < kMaxRecomputeRounds; ++round) {
+          bool changed = false;
+          for (Block *block : outerBlocks)
+            changed |= recomputeInReaders(rewriter, *block, fusedOps);
+          cleanUp(rewriter, fusedOps);
+          if (!changed)
+            break;
+        }
       }
     }
     if (transposes)
