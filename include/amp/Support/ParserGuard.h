@@ -5,7 +5,11 @@
 // beyond int64 in a DenseI64ArrayAttr written in a custom op syntax
 // (linalg.transpose's `permutation = [...]`, linalg.reduce's and
 // linalg.broadcast's `dimensions = [...]`), then crashes instead of failing;
-// so it does after "expected ']'" when such a list is not closed.
+// so it does after "expected ']'" when such a list is not closed. And its
+// parser of the TOSA ops that take a bare enum keyword (tosa.clamp's
+// nan_mode, tosa.resize's mode, ...) fails without a message on an
+// attribute entry that does not start with a name (`{min_val = 0.0 : f32, }`):
+// the tool would exit with no word of why.
 // Every entry point that parses text (amp-opt, amp-train, amp-compile, the C
 // API and so the Python package) runs this scan first and reports such a
 // literal at its position, so one bad input never takes down the process.

@@ -3,8 +3,17 @@
 // See ParserGuard.h. The scan looks for `permutation = [` and
 // `dimensions = [` and checks every integer literal up to the closing `]`:
 // one whose value does not fit in int64 is reported at its line and column,
-// and so is a list that is not closed (outside `//` comments). Anything else
-// is left to the parser.
+// and so is a list that is not closed (outside `//` comments).
+//
+// Then the attribute dictionaries of the TOSA ops whose custom syntax takes
+// a bare enum keyword (clamp, maximum, minimum, argmax, max_pool2d,
+// reduce_max, reduce_min: nan_mode; resize; apply_scale, rescale: rounding
+// modes): upstream's parser of them fails without a message when an entry
+// does not start with a name (a trailing comma before the `}`, a quoted
+// name), and the tool exits with no word of why. Each entry's first token
+// is checked to be a bare identifier, and the dictionary to close; values
+// are skipped over their brackets, `->` and strings. Anything else is left
+// to the parser.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +33,107 @@ static std::pair<unsigned, unsigned> lineAndColumn(StringRef text,
   unsigned column =
       offset - (lineStart == StringRef::npos ? 0 : lineStart + 1) + 1;
   return {line, column};
+}
+
+/// Whether the line of `offset` has a `//` before it.
+static bool inLineComment(StringRef text, size_t offset) {
+  size_t lineStart = text.take_front(offset).rfind('\n');
+  return text.slice(lineStart == StringRef::npos ? 0 : lineStart + 1, offset)
+      .contains("//");
+}
+
+/// The TOSA ops parsed by upstream's parseWithEnumHandling (file comment).
+static constexpr llvm::StringLiteral kEnumParsedTosaOps[] = {
+    "tosa.clamp",       "tosa.maximum",    "tosa.minimum",    "tosa.argmax",
+    "tosa.max_pool2d",  "tosa.reduce_max", "tosa.reduce_min", "tosa.resize",
+    "tosa.apply_scale", "tosa.rescale"};
+
+/// The attribute dictionaries of kEnumParsedTosaOps in custom syntax: each
+/// entry starts with a bare identifier and the dictionary closes (file
+/// comment). Emits an error at the first violation.
+static LogicalResult checkTosaAttrDicts(StringRef text, StringRef sourceName,
+                                        MLIRContext *context) {
+  auto fail = [&](size_t offset, const Twine &message) {
+    auto [line, column] = lineAndColumn(text, offset);
+    emitError(FileLineColLoc::get(context, sourceName, line, column))
+        << message;
+    return failure();
+  };
+  auto isIdentifierStart = [](char c) { return llvm::isAlpha(c) || c == '_'; };
+  for (StringRef op : kEnumParsedTosaOps) {
+    for (size_t from = 0; (from = text.find(op, from)) != StringRef::npos;) {
+      size_t at = from;
+      from += op.size();
+      // The custom form only: not `"tosa.clamp"(...)`, not a longer name
+      // (tosa.maximum_foo), not in a comment.
+      if ((at > 0 && (text[at - 1] == '"' || llvm::isAlnum(text[at - 1]) ||
+                      text[at - 1] == '.' || text[at - 1] == '_')) ||
+          (from < text.size() &&
+           (llvm::isAlnum(text[from]) || text[from] == '_')) ||
+          inLineComment(text, at))
+        continue;
+      // Operands: `%name` or `%name#N`, separated by commas.
+      size_t pos = from;
+      auto skipSpace = [&] {
+        while (pos < text.size() && llvm::isSpace(text[pos]))
+          ++pos;
+      };
+      skipSpace();
+      while (pos < text.size() && text[pos] == '%') {
+        ++pos;
+        while (pos < text.size() &&
+               (llvm::isAlnum(text[pos]) || text[pos] == '_' ||
+                text[pos] == '#' || text[pos] == '$' || text[pos] == '.'))
+          ++pos;
+        skipSpace();
+        if (pos < text.size() && text[pos] == ',') {
+          ++pos;
+          skipSpace();
+        }
+      }
+      if (pos >= text.size() || text[pos] != '{')
+        continue;
+      ++pos;
+      skipSpace();
+      if (pos < text.size() && text[pos] == '}')
+        continue;
+      // Entries: a name, then a value up to a `,` or `}` at this level.
+      while (true) {
+        skipSpace();
+        if (pos >= text.size() || !isIdentifierStart(text[pos]))
+          return fail(pos, "expected attribute name in the attributes of `" +
+                               op +
+                               "` (MLIR 22's parser of it fails here "
+                               "without a message)");
+        int depth = 0;
+        for (; pos < text.size(); ++pos) {
+          char c = text[pos];
+          if (c == '"') {
+            for (++pos; pos < text.size() && text[pos] != '"'; ++pos)
+              if (text[pos] == '\\')
+                ++pos;
+            continue;
+          }
+          if (c == '-' && pos + 1 < text.size() && text[pos + 1] == '>') {
+            ++pos;
+            continue;
+          }
+          if (c == '(' || c == '[' || c == '{' || c == '<')
+            ++depth;
+          else if (c == ')' || c == ']' || c == '>' || (c == '}' && depth))
+            --depth;
+          else if (depth == 0 && (c == ',' || c == '}'))
+            break;
+        }
+        if (pos >= text.size())
+          return fail(text.size(),
+                      "expected '}' to close the attributes of `" + op + "`");
+        if (text[pos++] == '}')
+          break;
+      }
+    }
+  }
+  return success();
 }
 
 LogicalResult mlir::amp::checkParserInput(StringRef text, StringRef sourceName,
@@ -89,5 +199,5 @@ LogicalResult mlir::amp::checkParserInput(StringRef text, StringRef sourceName,
       }
     }
   }
-  return success();
+  return checkTosaAttrDicts(text, sourceName, context);
 }
