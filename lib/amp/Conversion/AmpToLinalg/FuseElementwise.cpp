@@ -71,11 +71,11 @@
 // too when that leaves exactly one other reader, a generic (not a
 // contraction) that reads one of its results through one operand: that
 // reader then takes the producer itself, and no tensor is written for any
-// of them. A softmax over scaled scores: the scaling, read by the max and
-// the exponentials, and the exponentials, read by their sum and the
-// division, were two f32 tensors of the scores' size written and read
-// twice each; now the max, the sum and the division each read the scores.
-// The phase repeats while it changes something (a reader that took a
+// of them (nor when no other reader is left). A softmax over scaled scores: the
+// scaling, read by the max and the exponentials, and the exponentials, read by
+// their sum and the division, were two f32 tensors of the scores' size written
+// and read twice each; now the max, the sum and the division each read the
+// scores. The phase repeats while it changes something (a reader that took a
 // producer may be recomputable in turn), at most kMaxRecomputeRounds times.
 //
 // With reductions, first: every linalg.reduce (TOSA's reductions lower to
@@ -394,9 +394,9 @@ static Operation *recomputeIn(RewriterBase &rewriter,
 /// per element from the producer's inputs fuses a clone of the producer;
 /// and where the readers that would read as many bytes recompute it too,
 /// leaving one reader that can take the producer itself (a reduction: a
-/// softmax's exponentials, which its sum and its division both read), the
-/// producer goes: no tensor is written for them. Returns whether anything
-/// changed.
+/// softmax's exponentials, which its sum and its division both read) or
+/// none, the producer goes: no tensor is written for them. Returns whether
+/// anything changed.
 static bool recomputeInReaders(RewriterBase &rewriter, Block &block,
                                llvm::SetVector<Operation *> &fusedOps) {
   SmallVector<linalg::GenericOp> producers;
@@ -443,15 +443,20 @@ static bool recomputeInReaders(RewriterBase &rewriter, Block &block,
       auto other = dyn_cast<linalg::GenericOp>(others.front());
       if (other && other->getBlock() == &block &&
           !linalg::isaContractionOpInterface(other)) {
+        unsigned reads = 0;
         for (OpOperand &operand : other->getOpOperands())
-          if (operand.get().getDefiningOp() == producer)
-            last = last ? nullptr : &operand;
-        if (last && (!other.isDpsInput(last) ||
+          if (operand.get().getDefiningOp() == producer) {
+            last = &operand;
+            ++reads;
+          }
+        if (last && (reads != 1 || !other.isDpsInput(last) ||
                      !linalg::areElementwiseOpsFusable(last)))
           last = nullptr;
       }
     }
-    if (!last)
+    // (With no other reader at all, the recomputing readers leave the
+    // producer unused.)
+    if (!last && !others.empty())
       asMany.clear();
     for (Operation *reader : llvm::concat<Operation *>(fewer, asMany)) {
       recomputeIn(rewriter, producer, reader, erased, fusedOps);
