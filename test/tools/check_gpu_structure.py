@@ -39,7 +39,10 @@ lowering, pretty-printed. Checked:
      (active threads x the constant trip counts around each access x the
      element size; an upper bound, caches not counted), and the total over
      the step against the minimum the step needs (every argument read once,
-     every result written once).
+     every result written once); then the same with each buffer's bytes
+     counted at most once a launch (a lower bound: a cache that keeps what a
+     kernel reads again, such as a bias or a row's statistics that every
+     thread of the row loads).
 
 Prints the counts it found (contractions, GEMM calls and the GEMM library
 calls they make, launches, grids,
@@ -366,6 +369,7 @@ def main():
     biggest_single = 0
     maps = parse_affine_maps(low)
     traffic = {}  # kernel -> [bytes read, bytes written]
+    unique = {}  # kernel -> the same, each buffer's bytes at most once a launch
     strided = {}  # kernel -> description of a strided access to its largest buffer
     unevaluated = set()
     row_walks = set()
@@ -441,6 +445,7 @@ def main():
                     sizes[buf] = n * layout[2]
             largest = max(sizes.values(), default=0)
             rw = traffic.setdefault(kname, [0, 0])
+            per_buffer = {}  # (load/store, buffer) -> bytes issued in this launch
             for kind, buf, idx, mtype, loops in accesses:
                 layout = memref_layout(mtype)
                 if not layout:
@@ -451,6 +456,8 @@ def main():
                     if lm and all(v in kconsts for v in lm.groups()) and kconsts[lm.group(3)] > 0:
                         trips *= max(0, -(-(kconsts[lm.group(2)] - kconsts[lm.group(1)]) // kconsts[lm.group(3)]))
                 rw[0 if kind == "load" else 1] += active * trips * layout[2]
+                key = (kind, buf)
+                per_buffer[key] = per_buffer.get(key, 0) + active * trips * layout[2]
                 # Small buffers (under 64 KiB: a few transactions whatever the order) do not count.
                 if sizes.get(buf) != largest or largest < 65536:
                     continue
@@ -484,6 +491,12 @@ def main():
                             transposes.add(kname)
                             continue
                 strided.setdefault(kname, f"{kind} {mtype} with stride {a1 - a0}")
+            # The same with each buffer's bytes at most once a launch (a cache that
+            # keeps what the kernel reads again: a bias, a row's statistics): a lower
+            # bound where the issued count above is the upper one.
+            ur = unique.setdefault(kname, [0, 0])
+            for (kind, buf), issued in per_buffer.items():
+                ur[0 if kind == "load" else 1] += min(issued, sizes.get(buf, issued))
             # CUDA launch limits: grid x < 2^31, y and z <= 65535, 1024
             # threads per block.
             if grid[0] >= 2 ** 31 or grid[1] > 65535 or grid[2] > 65535 or \
@@ -524,9 +537,13 @@ def main():
           f"{len(unevaluated)} not evaluated")
     print(f"{tag}traffic: kernels read {read / 1e6:.1f} MB and write {written / 1e6:.1f} MB; arguments and "
           f"results {minimum / 1e6:.1f} MB; ratio {ratio:.1f}")
+    print(f"{tag}traffic, each buffer once a launch: kernels read "
+          f"{sum(v[0] for v in unique.values()) / 1e6:.1f} MB and write "
+          f"{sum(v[1] for v in unique.values()) / 1e6:.1f} MB")
     if args.traffic:
         for k, (r, w) in sorted(traffic.items(), key=lambda kv: -(kv[1][0] + kv[1][1])):
             print(f"{tag}  {k.split('::')[-1]}: read {r} B, write {w} B"
+                  f" (each buffer once: {unique.get(k, [0, 0])[0]} B, {unique.get(k, [0, 0])[1]} B)"
                   + (f", {strided[k]}" if k in strided else "")
                   + (", walks rows" if k in row_walks else "")
                   + (", transpose" if k in transposes else ""))
