@@ -1745,22 +1745,16 @@ def _gaussian_process_step(tmp_path):
     return step, torch_reference_losses(model, _gp_loss, inputs, steps=3, optimizer="sgd", lr=0.05)
 
 
-_GP_BLAS_OPEN = pytest.mark.xfail(strict=False, reason=(
-    "open (2026-12-03, a 2-core AVX-512 Xeon): through the runtime GEMM the step's losses part from PyTorch and "
-    "float64 by 1.5e-3 at step 1 (8.790263 against 8.777407; PyTorch fp32 is 3e-8 from float64), on the CPU and "
-    "the emulated GPU alike, while its loops match PyTorch to 1e-9; every GEMM call of the step agrees with a "
-    "float64 product of its operands. Passed on the VMs of earlier sessions."))
-
-
 @pytest.mark.parametrize("options", [("--cpu-gemm=loops",), ("--cpu-gemm=loops", "--cpu-vector-bits=0"),
-                                     pytest.param((), marks=_GP_BLAS_OPEN),
-                                     pytest.param(("--cpu-vector-bits=0",), marks=_GP_BLAS_OPEN)])
+                                     (), ("--cpu-vector-bits=0",)])
 def test_cholesky_and_triangular_solves_train_as_pytorch(options, tmp_path, amp_tools):
     """``torch.linalg.cholesky``, ``cholesky_solve`` and ``solve_triangular`` (``MultivariateNormal``'s log
     density), ``solve``, ``inv``, ``det``, ``slogdet`` and ``logdet``, which torch-mlir does not lower, unrolled
     for small matrices (``_decompositions.cholesky``, ``solve_triangular``, ``_gauss_jordan``): fp32 within
     1e-5 of PyTorch, vectorised and with scalar loops, with the contractions as loops and as runtime GEMM
-    calls (the latter open on some machines: ``_GP_BLAS_OPEN``)."""
+    calls. The triangular solves' dot products take their negation when fused (``acc + (-a) * b``), which
+    upstream's contraction check looks through: as GEMM calls they lost the sign (8.790263 against PyTorch's
+    8.777407 at step 1) until only plain product sums became calls (``amp::isGemmContraction``)."""
     _torch_mlir()
     step, want = _gaussian_process_step(tmp_path)
     np.testing.assert_allclose(_fp32_losses(amp_tools, step, 3, *options), want, rtol=1e-5)

@@ -112,8 +112,12 @@ def AmpLowerContractionsToRuntimePass
   let summary = "Run bufferized matmuls through the runtime's cuBLAS GEMM";
   let description = [{
     On bufferized code: every contraction recognised by structure
-    (`linalg::isaContractionOpInterface`: matmul / batch_matmul in any
-    indexing, linalg.generic multiply-accumulate bodies) with at most one
+    (`amp::isGemmContraction`: `linalg::isaContractionOpInterface`'s
+    matmul / batch_matmul in any indexing and linalg.generic
+    multiply-accumulate bodies, whose body is exactly `acc + x * y` of the
+    two inputs or their exact widening; upstream's check also accepts a
+    unary op between them, such as a fused negation, which a GEMM would
+    drop) with at most one
     batch, m, n and k dimension longer than 1, static strides with a unit
     stride in one matrix dimension of each operand, f16/bf16/f32 inputs of
     one type and an f32 output computes C += op(A) * op(B) with f32
@@ -405,8 +409,8 @@ def AmpFuseElementwisePass
     Upstream `linalg-fuse-elementwise-ops` (elementwise producer into
     consumer, reshapes folded by expansion, constant folding; a producer is
     fused when it has one use), except that with `keep-contractions` no
-    producer is fused into a contraction (`linalg::isaContractionOpInterface`
-    of the consumer): fused, the autocast's `truncf` of an f32 activation
+    producer is fused into a contraction (`amp::isGemmContraction` of the
+    consumer: a plain product sum a GEMM call computes): fused, the autocast's `truncf` of an f32 activation
     feeding an f16 matmul lands inside the matmul's body, its A operand stays
     f32, and `amp-lower-contractions-to-runtime` cannot call a GEMM for it
     (the benchmark transformer block had a 16x128x512 by 512x512 product left

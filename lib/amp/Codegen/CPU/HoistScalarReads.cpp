@@ -37,6 +37,7 @@
 
 #include "amp/Codegen/Passes.h"
 #include "amp/Codegen/Transforms.h"
+#include "amp/Support/Contractions.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -178,8 +179,7 @@ void mlir::amp::hoistScalarReads(Operation *root) {
       continue;
     }
     auto generic = cast<linalg::GenericOp>(reader);
-    if (!generic.hasPureTensorSemantics() ||
-        linalg::isaContractionOpInterface(generic) ||
+    if (!generic.hasPureTensorSemantics() || amp::isGemmContraction(generic) ||
         linalg::isaConvolutionOpInterface(generic))
       continue;
     SmallVector<std::pair<OpOperand *, SmallVector<int64_t>>> reads;

@@ -64,6 +64,7 @@
 #include "amp/Codegen/Passes.h"
 #include "amp/Codegen/Transforms.h"
 #include "amp/Support/CastsAndCopies.h"
+#include "amp/Support/Contractions.h"
 #include "amp/Support/Elementwise.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -98,7 +99,7 @@ static bool isWidenable(linalg::LinalgOp op, OpOperand &input, bool bf16) {
 static bool isCandidate(linalg::LinalgOp op, bool bf16) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
       !getElementTypeOrSelf(op.getDpsInits()[0].getType()).isF32() ||
-      !linalg::isaContractionOpInterface(op))
+      !amp::isGemmContraction(op))
     return false;
   return llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *input) {
     return isWidenable(op, *input, bf16);

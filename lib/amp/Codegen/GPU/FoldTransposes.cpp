@@ -30,6 +30,7 @@
 #include "../LinalgUtils.h"
 #include "amp/Codegen/Passes.h"
 #include "amp/Codegen/Transforms.h"
+#include "amp/Support/Contractions.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -192,7 +193,7 @@ void mlir::amp::foldTransposesIntoContractions(Operation *root) {
   SmallVector<linalg::LinalgOp> candidates;
   root->walk([&](linalg::LinalgOp op) {
     if (op.hasPureTensorSemantics() && op.getNumDpsInputs() == 2 &&
-        op.getNumDpsInits() == 1 && linalg::isaContractionOpInterface(op) &&
+        op.getNumDpsInits() == 1 && amp::isGemmContraction(op) &&
         (foldableTranspose(op, 0) || foldableTranspose(op, 1) ||
          reshapedTranspose(op, 0) || reshapedTranspose(op, 1)))
       candidates.push_back(op);

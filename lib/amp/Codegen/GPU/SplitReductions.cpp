@@ -28,6 +28,7 @@
 #include "../LinalgUtils.h"
 #include "amp/Codegen/Passes.h"
 #include "amp/Codegen/Transforms.h"
+#include "amp/Support/Contractions.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -61,8 +62,7 @@ static int64_t partialsFor(int64_t size, int64_t chunk) {
 /// which is a plain reduction to the GEMM lowering too (it keeps its loops)
 /// and is split like one.
 static bool isContraction(linalg::LinalgOp op) {
-  if (!isa<linalg::ContractionOpInterface>(op.getOperation()) &&
-      !linalg::isaContractionOpInterface(op))
+  if (!amp::isGemmContraction(op))
     return false;
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);

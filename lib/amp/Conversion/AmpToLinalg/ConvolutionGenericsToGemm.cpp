@@ -43,6 +43,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
+#include "amp/Support/Contractions.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -120,10 +121,9 @@ static LogicalResult rewriteAsGemm(RewriterBase &rewriter,
                                    linalg::GenericOp op) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || op->getNumResults() != 1 ||
-      !linalg::detail::isContractionBody(
-          *op.getBlock(), [](Operation *mul, Operation *add) {
-            return isa<arith::MulFOp>(mul) && isa<arith::AddFOp>(add);
-          }))
+      !amp::isProductSumBody(*op.getBlock()) ||
+      !isa<arith::AddFOp>(
+          op.getBlock()->getTerminator()->getOperand(0).getDefiningOp()))
     return failure();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   // X: the one input not indexed by a projected permutation.

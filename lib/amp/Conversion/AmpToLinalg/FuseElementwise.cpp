@@ -112,6 +112,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
+#include "amp/Support/Contractions.h"
 #include "amp/Support/Elementwise.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -442,7 +443,7 @@ static bool recomputeInReaders(RewriterBase &rewriter, Block &block,
     if (others.size() == 1 && !asMany.empty()) {
       auto other = dyn_cast<linalg::GenericOp>(others.front());
       if (other && other->getBlock() == &block &&
-          !linalg::isaContractionOpInterface(other)) {
+          !amp::isGemmContraction(other)) {
         unsigned reads = 0;
         for (OpOperand &operand : other->getOpOperands())
           if (operand.get().getDefiningOp() == producer) {
@@ -489,7 +490,7 @@ static bool isUnitReshapeOfContraction(Operation *op) {
   if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op))
     return false;
   auto source = op->getOperand(0).getDefiningOp<linalg::LinalgOp>();
-  if (!source || !linalg::isaContractionOpInterface(source))
+  if (!source || !amp::isGemmContraction(source))
     return false;
   auto [small, large] =
       isa<tensor::CollapseShapeOp>(op)
@@ -524,7 +525,7 @@ static bool readByContraction(Value value) {
       auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
       if (!linalgOp)
         continue;
-      if (linalg::isaContractionOpInterface(linalgOp) ||
+      if (amp::isGemmContraction(linalgOp) ||
           linalg::isaConvolutionOpInterface(linalgOp))
         return true;
       // A copy (one input, a body that yields it: a reverse, a broadcast).
@@ -629,7 +630,7 @@ struct AmpFuseElementwisePass
       auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
       if (consumer && isUnitReshapeOfContraction(producer))
         return false;
-      return !consumer || !linalg::isaContractionOpInterface(consumer);
+      return !consumer || !amp::isGemmContraction(consumer);
     };
     RewritePatternSet patterns(context);
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);

@@ -1,9 +1,12 @@
 //===- ContractionsToRuntime.cpp - amp-lower-contractions-to-runtime ------===//
 //
 // Every bufferized contraction, recognised by structure
-// (linalg::isaContractionOpInterface: linalg.matmul / batch_matmul in any
-// indexing, the transposed named variants, linalg.generic bodies that
-// multiply two inputs into a sum) with static strides, f16/bf16/f32 inputs of
+// (amp::isGemmContraction: linalg::isaContractionOpInterface's
+// linalg.matmul / batch_matmul in any indexing, the transposed named
+// variants, linalg.generic bodies that multiply two inputs into a sum, with
+// a body of exactly acc + x * y, the inputs as is or exactly widened: a
+// negation or any other op fused between them keeps the loops) with static
+// strides, f16/bf16/f32 inputs of
 // one type and an f32 output, becomes runtime GEMM calls computing
 // C += op(A) * op(B) with f32 accumulation (cuBLAS
 // cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F, on the step's stream in the
@@ -66,6 +69,7 @@
 
 #include "RuntimeCalls.h"
 #include "amp/Conversion/Passes.h"
+#include "amp/Support/Contractions.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -413,7 +417,7 @@ static bool lowerContraction(linalg::LinalgOp op, ModuleOp module,
                              bool overwriteZeroFilledC,
                              bool lowPrecisionStoreViews, int64_t id) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
+      op.getNumDpsInits() != 1 || !amp::isGemmContraction(op))
     return false;
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
