@@ -19,3 +19,5 @@ func.func @f(%a: tensor<4x8xf32>, %b: tensor<4xf32>) -> (tensor<8x4xf32>, tensor
   %1 = linalg.broadcast ins(%b : tensor<4xf32>) outs(%f : tensor<4x8xf32>) dimensions = [-88888888888888888888]
   return %0, %1 : tensor<8x4xf32>, tensor<4x8xf32>
 }
+// Comments are not parsed, so no error for: permutation = [77777777777777777777]
+// (the success RUN line above reads this one too).

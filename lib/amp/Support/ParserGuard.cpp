@@ -143,6 +143,8 @@ LogicalResult mlir::amp::checkParserInput(StringRef text, StringRef sourceName,
     while ((from = text.find(keyword, from)) != StringRef::npos) {
       size_t at = from + keyword.size();
       from = at;
+      if (inLineComment(text, at))
+        continue;
       StringRef rest = text.drop_front(at).ltrim(" \t");
       if (!rest.consume_front("="))
         continue;
@@ -154,15 +156,11 @@ LogicalResult mlir::amp::checkParserInput(StringRef text, StringRef sourceName,
       size_t listOffset = rest.data() - text.data();
       // An unclosed list (the text ends, or a token other than an integer
       // or a comma comes before the `]`) is reported as the parser would:
-      // it says "expected ']'", then crashes. Not in a `//` comment.
-      size_t lineStart = text.take_front(at).rfind('\n');
-      StringRef lineBefore =
-          text.slice(lineStart == StringRef::npos ? 0 : lineStart + 1, at);
+      // it says "expected ']'", then crashes.
       size_t stray = list.find_first_not_of(
           "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
           "-, \t\r\n");
-      if (!lineBefore.contains("//") &&
-          (close == StringRef::npos || stray != StringRef::npos)) {
+      if (close == StringRef::npos || stray != StringRef::npos) {
         auto [line, column] = lineAndColumn(
             text,
             listOffset + (stray == StringRef::npos ? list.size() : stray));
