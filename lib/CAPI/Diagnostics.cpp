@@ -120,10 +120,9 @@ OwningOpRef<ModuleOp> capi::parseModule(const char *ir,
                                         llvm::StringRef sourceName,
                                         MLIRContext *context) {
   ParserConfig config(context);
-  if (failed(amp::checkParserInput(llvm::StringRef(ir ? ir : ""), sourceName,
-                                   context)))
-    return nullptr;
-  return parseSourceString<ModuleOp>(llvm::StringRef(ir ? ir : ""), config,
-                                     sourceName);
+  llvm::StringRef text(ir ? ir : "");
+  return amp::parseGuarded(text, sourceName, context, [&] {
+    return parseSourceString<ModuleOp>(text, config, sourceName);
+  });
 }
 

@@ -1,6 +1,7 @@
 //===- TestPasses.td - amp test passes ----------------------*- tablegen -*-===//
 //
-// Passes that only exist for lit tests: they print what an analysis found.
+// Passes that only exist for lit tests: they print what an analysis found,
+// or fail as a broken pass would.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +30,15 @@ def TestPrintGradientFlowPass
     // expected-remark @below {{result #0: scaled}}
     %g = arith.mulf %seed, %x : tensor<4xf32>
     ```
+  }];
+}
+
+def TestFailSilentlyPass
+    : Pass<"amp-test-fail-silently", "::mlir::ModuleOp"> {
+  let summary = "Fail without a diagnostic (test only)";
+  let description = [{
+    Signals failure and emits nothing, as a broken pass would: amp-opt's own
+    error for a run that failed without a message is tested with it.
   }];
 }
 

@@ -16,14 +16,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestGradientDialect.h"
+#include "TestPasses.h"
+#include "amp/Dialect/Amp/IR/AmpInterfaces.h"
 #include "amp/Dialect/Amp/Transforms/PassOutputs.h"
 #include "amp/Dialect/Amp/Transforms/Passes.h"
 #include "amp/InitAll.h"
 #include "amp/Support/ParserGuard.h"
-#include "amp/Dialect/Amp/IR/AmpInterfaces.h"
-#include "TestGradientDialect.h"
-#include "TestPasses.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -181,6 +182,37 @@ int main(int argc, char **argv) {
       return EXIT_FAILURE;
   }
 
+  // MlirOptMain, and an error of its own when it fails without one (nothing
+  // written to stderr): a parser that failed silently is reported at the
+  // input (parseGuarded, on a second parse), anything else as a pipeline
+  // that failed without a message.
+  llvm::MemoryBufferRef inputRef = input->getMemBufferRef();
+  auto runMain = [&](llvm::raw_ostream &os) -> LogicalResult {
+    uint64_t errorBytes = llvm::errs().tell();
+    LogicalResult result =
+        MlirOptMain(os, llvm::MemoryBuffer::getMemBuffer(inputRef, false),
+                    registry, config);
+    if (succeeded(result) || llvm::errs().tell() != errorBytes)
+      return result;
+    if (config.inputSplitMarker().empty()) {
+      MLIRContext scratch(registry);
+      llvm::SourceMgr sourceMgr;
+      sourceMgr.AddNewSourceBuffer(
+          llvm::MemoryBuffer::getMemBuffer(inputRef, false), llvm::SMLoc());
+      SourceMgrDiagnosticHandler handler(sourceMgr, &scratch);
+      if (!amp::parseGuarded(inputRef.getBuffer(),
+                             inputRef.getBufferIdentifier(), &scratch, [&] {
+                               return parseSourceFile<ModuleOp>(
+                                   sourceMgr, ParserConfig(&scratch));
+                             }))
+        return failure();
+    }
+    llvm::errs() << "amp-opt: error: " << inputRef.getBufferIdentifier()
+                 << ": the run failed without a message (a pass that "
+                    "signalled failure without a diagnostic)\n";
+    return failure();
+  };
+
   // Files written by passes wait for the run's verdict.
   amp::PassOutputTransaction passOutputs;
 
@@ -190,8 +222,7 @@ int main(int argc, char **argv) {
         openOutputFile(outputFilename, &errorMessage);
     if (!output)
       return outputError(outputFilename, errorMessage);
-    LogicalResult result =
-        MlirOptMain(output->os(), std::move(input), registry, config);
+    LogicalResult result = runMain(output->os());
     // A write error (-o /dev/full) is reported, and cleared: left in the
     // stream it ends the process with LLVM ERROR.
     output->os().flush();
@@ -224,7 +255,7 @@ int main(int argc, char **argv) {
   std::error_code writeError;
   {
     llvm::raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
-    result = MlirOptMain(os, std::move(input), registry, config);
+    result = runMain(os);
     os.flush();
     writeError = os.error();
     os.clear_error();

@@ -110,9 +110,9 @@ public:
     llvm::StringRef text = input->getBuffer();
     std::string name = input->getBufferIdentifier().str();
     sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-    if (failed(checkParserInput(text, name, &context)))
-      return nullptr;
-    return parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+    return parseGuarded(text, name, &context, [&] {
+      return parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+    });
   }
 
   MLIRContext &getContext() { return context; }

@@ -14,13 +14,20 @@
 // API and so the Python package) runs this scan first and reports such a
 // literal at its position, so one bad input never takes down the process.
 //
+// For what the scan does not know (another op parser that fails without a
+// message), parseGuarded counts the errors the parser emits: a failure with
+// none is reported at the start of the input, so no input fails unreported.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef AMP_SUPPORT_PARSERGUARD_H
 #define AMP_SUPPORT_PARSERGUARD_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 namespace mlir::amp {
@@ -30,6 +37,18 @@ namespace mlir::amp {
 /// and fails, or succeeds without output.
 LogicalResult checkParserInput(llvm::StringRef text, llvm::StringRef sourceName,
                                MLIRContext *context);
+
+/// checkParserInput, then `parse` (which parses `text`, named `sourceName`,
+/// in `context`, emitting its errors there). When `parse` returns null
+/// without an error of its own, emits one at `sourceName`:1:1 saying so.
+/// Returns the module, or null with at least one error emitted.
+OwningOpRef<ModuleOp>
+parseGuarded(llvm::StringRef text, llvm::StringRef sourceName,
+             MLIRContext *context,
+             llvm::function_ref<OwningOpRef<ModuleOp>()> parse);
+
+/// The error parseGuarded emits for a parse that failed without one.
+llvm::StringRef silentParseFailureMessage();
 
 } // namespace mlir::amp
 

@@ -15,12 +15,21 @@
 // are skipped over their brackets, `->` and strings. Anything else is left
 // to the parser.
 //
+// parseGuarded: a diagnostic handler that counts the parser's errors and
+// passes each on; a failed parse that counted none gets an error of its own.
+//
 //===----------------------------------------------------------------------===//
 
 #include "amp/Support/ParserGuard.h"
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/AsmParser/AsmParserState.h"
 #include "mlir/IR/Location.h"
+#include "mlir/Parser/Parser.h"
 #include "llvm/ADT/APInt.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
 
@@ -136,8 +145,18 @@ static LogicalResult checkTosaAttrDicts(StringRef text, StringRef sourceName,
   return success();
 }
 
+/// Whether the guard runs: off only in the tests of the fallback, which need
+/// the parser's silent failure that the guard otherwise reports first.
+static llvm::cl::opt<bool>
+    clParserGuard("amp-parser-guard", llvm::cl::Hidden, llvm::cl::init(true),
+                  llvm::cl::desc("Scan the input for what MLIR 22's parser "
+                                 "crashes on or rejects without a message "
+                                 "before parsing it (default on)"));
+
 LogicalResult mlir::amp::checkParserInput(StringRef text, StringRef sourceName,
                                           MLIRContext *context) {
+  if (!clParserGuard)
+    return success();
   for (StringRef keyword : {"permutation", "dimensions"}) {
     size_t from = 0;
     while ((from = text.find(keyword, from)) != StringRef::npos) {
@@ -198,4 +217,71 @@ LogicalResult mlir::amp::checkParserInput(StringRef text, StringRef sourceName,
     }
   }
   return checkTosaAttrDicts(text, sourceName, context);
+}
+
+StringRef mlir::amp::silentParseFailureMessage() {
+  return "the MLIR parser rejected the input here without a message: this "
+         "op (or the first op in its regions) has a custom syntax that its "
+         "parser rejects silently; check it, or write it in generic form";
+}
+
+/// Where a parse that failed silently stopped: the first token after the
+/// last op it finished (parsed again, with an AsmParserState recording each
+/// finished op's source range; its diagnostics, if any, dropped), past
+/// white space and `//` comments. The first token of `text` when it
+/// finished none.
+static size_t silentFailureOffset(StringRef text, StringRef sourceName,
+                                  MLIRContext *context) {
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(text, sourceName,
+                                       /*RequiresNullTerminator=*/false),
+      llvm::SMLoc());
+  AsmParserState state;
+  Block block;
+  {
+    ScopedDiagnosticHandler quiet(context,
+                                  [](Diagnostic &) { return success(); });
+    (void)parseAsmSourceFile(sourceMgr, &block, ParserConfig(context), &state);
+  }
+  const char *end = text.begin();
+  for (const AsmParserState::OperationDefinition &def : state.getOpDefs())
+    if (const char *at = def.scopeLoc.End.getPointer();
+        at > end && at <= text.end())
+      end = at;
+  size_t offset = end - text.begin();
+  while (offset < text.size()) {
+    if (llvm::isSpace(text[offset]))
+      ++offset;
+    else if (text.drop_front(offset).starts_with("//"))
+      offset = std::min(text.size(), text.find('\n', offset));
+    else
+      break;
+  }
+  return std::min(offset, text.size());
+}
+
+OwningOpRef<ModuleOp>
+mlir::amp::parseGuarded(StringRef text, StringRef sourceName,
+                        MLIRContext *context,
+                        llvm::function_ref<OwningOpRef<ModuleOp>()> parse) {
+  if (failed(checkParserInput(text, sourceName, context)))
+    return nullptr;
+  unsigned errors = 0;
+  OwningOpRef<ModuleOp> module;
+  {
+    // Counts, and passes every diagnostic on to the handler before it.
+    ScopedDiagnosticHandler counter(context, [&](Diagnostic &diagnostic) {
+      errors += diagnostic.getSeverity() == DiagnosticSeverity::Error;
+      return failure();
+    });
+    module = parse();
+  }
+  if (!module && errors == 0) {
+    auto [line, column] =
+        lineAndColumn(text, silentFailureOffset(text, sourceName, context));
+    emitError(FileLineColLoc::get(context, sourceName, line, column))
+        << silentParseFailureMessage();
+  }
+  return module;
 }
