@@ -11,7 +11,7 @@
 // On tensors, after elementwise fusion, this pass widens each such value
 // once, where it is made:
 //
-//   1. A contraction (linalg::isaContractionOpInterface) with an f32 output
+//   1. A contraction (amp::isGemmContraction) with an f32 output
 //      whose body reads an input of a widened type T only through
 //      `arith.extf` to f32 is generalized, and that input becomes f32: the
 //      block argument's type changes and the extf ops go.

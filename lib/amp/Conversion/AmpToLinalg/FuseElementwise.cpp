@@ -16,7 +16,7 @@
 //
 // Algorithm: the control function of every pattern accepts a fusion when the
 // producer has one use (upstream's default) and, with keep-contractions,
-// the consumer is not a contraction (linalg::isaContractionOpInterface).
+// the consumer is not a contraction (amp::isGemmContraction).
 // Reductions that become contractions by fusion (a sum of products, such as
 // the row-wise dot product of a loss) still fuse: their consumer is a plain
 // reduction before the fusion. With keep-contractions, a reshape that only
