@@ -65,9 +65,18 @@ CONTRACTION_OPS = (
 )
 
 
+# The ops of a body a GEMM call computes (amp::isGemmContraction): the
+# inputs, each widened or not, multiplied and added to the accumulator.
+GEMM_BODY_OPS = {"arith.extf", "arith.extsi", "arith.extui", "arith.mulf", "arith.muli",
+                 "arith.addf", "arith.addi"}
+
+
 def count_input_contractions(text):
     """Named contractions plus linalg.generic ops with a reduction iterator
-    whose region multiplies its two inputs and adds into the output."""
+    whose region multiplies its two inputs and adds into the output, with
+    nothing else than exact widenings of the inputs (a fused negation or
+    any other op makes it a reduction that keeps its loops, as in
+    amp::isGemmContraction)."""
     named = {}
     for op in CONTRACTION_OPS:
         n = len(re.findall(r"(?:^|[\s=])\"?" + re.escape(op) + r"\"?[\s({<]", text, re.M))
@@ -93,8 +102,10 @@ def count_input_contractions(text):
         while k < len(lines) and "linalg.yield" not in lines[k]:
             body.append(lines[k])
             k += 1
-        body = "\n".join(body)
-        if re.search(r"arith\.mul[fi]", body) and re.search(r"arith\.add[fi]", body):
+        ops = re.findall(r"=\s*([a-z_]+\.[a-z_0-9.]+)", "\n".join(body))
+        if (sum(op in ("arith.mulf", "arith.muli") for op in ops) == 1
+                and sum(op in ("arith.addf", "arith.addi") for op in ops) == 1
+                and set(ops) <= GEMM_BODY_OPS):
             generic += 1
     return named, generic
 
