@@ -6,11 +6,10 @@
 // variants, linalg.generic bodies that multiply two inputs into a sum, with
 // a body of exactly acc + x * y, the inputs as is or exactly widened: a
 // negation or any other op fused between them keeps the loops) with static
-// strides, f16/bf16/f32 inputs of
-// one type and an f32 output, becomes runtime GEMM calls computing
-// C += op(A) * op(B) with f32 accumulation (cuBLAS
-// cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F, on the step's stream in the
-// GPU backend).
+// strides, f16/bf16/f32 inputs of one type and an f32 output, becomes
+// runtime GEMM calls computing C += op(A) * op(B) with f32 accumulation
+// (cuBLAS cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F, on the step's
+// stream in the GPU backend).
 //
 // Roles. linalg::inferContractionDims splits the loop dimensions into batch,
 // m, n and k; dimensions of size 1 do not count. Several dimensions of one
