@@ -47,9 +47,6 @@ parseGuarded(llvm::StringRef text, llvm::StringRef sourceName,
              MLIRContext *context,
              llvm::function_ref<OwningOpRef<ModuleOp>()> parse);
 
-/// The error parseGuarded emits for a parse that failed without one.
-llvm::StringRef silentParseFailureMessage();
-
 } // namespace mlir::amp
 
 #endif // AMP_SUPPORT_PARSERGUARD_H

@@ -56,11 +56,11 @@ bool amp::isProductSumBody(Block &body) {
   BlockArgument y = widenedArgument(mul->getOperand(1), body, integer);
   if (!x || !y || x.getArgNumber() + y.getArgNumber() != 1)
     return false;
-  // The yield, the add, the multiply and at most one cast per input.
+  // The yield, the add, the multiply and at most one cast per input: with
+  // every op of the block one of these, none can be read twice or hide a
+  // computation.
   size_t casts = (mul->getOperand(0) != x) + (mul->getOperand(1) != y);
-  return body.getOperations().size() == 3 + casts && product.hasOneUse() &&
-         llvm::all_of(mul->getOperands(),
-                      [](Value v) { return v.hasOneUse(); });
+  return body.getOperations().size() == 3 + casts;
 }
 
 bool amp::isGemmContraction(linalg::LinalgOp op) {

@@ -219,7 +219,8 @@ LogicalResult mlir::amp::checkParserInput(StringRef text, StringRef sourceName,
   return checkTosaAttrDicts(text, sourceName, context);
 }
 
-StringRef mlir::amp::silentParseFailureMessage() {
+/// The error parseGuarded emits for a parse that failed without one.
+static StringRef silentParseFailureMessage() {
   return "the MLIR parser rejected the input here without a message: this "
          "op (or the first op in its regions) has a custom syntax that its "
          "parser rejects silently; check it, or write it in generic form";

@@ -121,9 +121,8 @@ static LogicalResult rewriteAsGemm(RewriterBase &rewriter,
                                    linalg::GenericOp op) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || op->getNumResults() != 1 ||
-      !amp::isProductSumBody(*op.getBlock()) ||
-      !isa<arith::AddFOp>(
-          op.getBlock()->getTerminator()->getOperand(0).getDefiningOp()))
+      !isa<FloatType>(getElementTypeOrSelf(op.getDpsInits()[0].getType())) ||
+      !amp::isProductSumBody(*op.getBlock()))
     return failure();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   // X: the one input not indexed by a projected permutation.
