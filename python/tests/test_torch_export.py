@@ -1225,6 +1225,37 @@ def test_backward_that_writes_held_parameters_grad_is_refused(tmp_path):
     assert not (tmp_path / "train_step.mlir").exists()
 
 
+class _WrongWidth(nn.Module):
+    """A model built for 8 features, given 5: its forward fails in PyTorch itself."""
+
+    def __init__(self):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(5)
+        self.fc = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc(self.bn(x))  # the failing line
+
+
+def test_step_that_fails_in_pytorch_itself_is_reported_as_such(tmp_path):
+    """A step PyTorch cannot run on the example inputs either (a wrong input width) is not reported as a
+    capture failure: the error says PyTorch itself fails, with PyTorch's message and the model's line that
+    raised. Nothing is written, and the eager check leaves the batch norm's running statistics as they were."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = _WrongWidth()
+    with pytest.raises(UnsupportedOpError) as info:
+        export_train_step(model, F.cross_entropy, (torch.randn(4, 5), torch.randint(0, 3, (4,))),
+                          optimizer="sgd", lr=0.1, out_dir=tmp_path)
+    message = str(info.value)
+    assert message.startswith("the training step fails in PyTorch itself, before any capture")
+    assert re.search(r"raise RuntimeError: .*mat1 and mat2 shapes cannot be multiplied \(4x5 and 8x3\)", message)
+    assert re.search(r"\n  at .*test_torch_export\.py:\d+ in forward \(`return self\.fc\(self\.bn\(x\)\)  "
+                     r"# the failing line`\)$", message), message
+    assert torch.equal(model.bn.running_mean, torch.zeros(5)) and int(model.bn.num_batches_tracked) == 0
+    assert not (tmp_path / "train_step.mlir").exists()
+
+
 class _GatherRouter(nn.Module):
     """A router's top-k weights picked with ``gather`` (DeepSeek-V3: ``scores.gather(1, topk(...,
     sorted=False).indices)``; its backward is a ``scatter_add``) and a loss term read with ``gather``."""

@@ -63,6 +63,7 @@ import math
 import os
 import re
 import sys
+import traceback
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -237,30 +238,60 @@ def _micro_batches(model_inputs, target, k):
     return [(tuple(p[j] for p in parts[:-1]), parts[-1][j]) for j in range(k)]
 
 
-def _eager_loss(model, loss_fn, model_inputs, target, accumulation_steps=1):
+def _run_eager(model, loss_fn, model_inputs, target, accumulation_steps=1, grad=False):
     """``loss_fn(model(*model_inputs), target)`` (the mean over ``accumulation_steps`` micro-batches, one
-    after the other) in PyTorch's own state, the model's buffers (batch norm's
-    running statistics, which the forward updates), frozen parameters and plain tensor attributes put back
-    afterwards, reassigned ones too (not a copy of the model: twice the memory of a large one); None where that
-    cannot run."""
+    after the other) in PyTorch's own state, autograd off unless ``grad``; raises what PyTorch raises. The
+    model's buffers (batch norm's running statistics, which the forward updates), frozen parameters and plain
+    tensor attributes are put back afterwards, reassigned ones too (not a copy of the model: twice the memory
+    of a large one)."""
     saved = [(k, b, b.detach().clone()) for k, b in model.named_buffers()]
     saved += [(k, p, p.detach().clone()) for k, p in model.named_parameters() if not p.requires_grad]  # EMAs
     saved += [(k, t, t.detach().clone()) for k, t in _plain_tensors(model).items()]
     if isinstance(loss_fn, torch.nn.Module):
         saved += [(_LOSS_PREFIX + k, b, b.detach().clone()) for k, b in loss_fn.named_buffers()]
     try:
-        with torch.no_grad():
+        with torch.set_grad_enabled(grad):
             return sum(float(loss_fn(model(*part), part_target))
                        for part, part_target in _micro_batches(model_inputs, target, accumulation_steps)) \
                 / accumulation_steps
-    except Exception:
-        return None
     finally:
         with torch.no_grad():
             for name, tensor, value in saved:
                 tensor.copy_(value)
                 if _module_tensor(model, name, loss_fn) is not tensor:  # reassigned by the forward pass
                     setattr(*_owner(model, name, loss_fn), tensor)
+
+
+def _eager_loss(model, loss_fn, model_inputs, target, accumulation_steps=1):
+    """The loss :func:`_run_eager` computes, without autograd; None where that cannot run."""
+    try:
+        return _run_eager(model, loss_fn, model_inputs, target, accumulation_steps)
+    except Exception:
+        return None
+
+
+def _eager_failure(model, loss_fn, model_inputs, target, accumulation_steps=1):
+    """The exception PyTorch itself raises running the forward pass and the loss (:func:`_run_eager`) on the
+    example inputs, with autograd on as in training (a forward that takes gradients itself, a gradient
+    penalty, fails without it), or None when they run."""
+    try:
+        _run_eager(model, loss_fn, model_inputs, target, accumulation_steps, grad=True)
+    except Exception as e:
+        return e
+    return None
+
+
+def _raised_at(error) -> str:
+    """Where ``error`` was raised from, as its traceback's innermost frame outside PyTorch and amp_mlir (the
+    model's or the user's line that called the failing op): ``path:line in function (`source`)``."""
+    torch_dir = str(Path(torch.__file__).resolve().parent) + os.sep
+    ours = str(Path(__file__).resolve().parents[1]) + os.sep
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        path = str(Path(frame.filename).resolve())
+        if frame.filename.startswith("<") or path.startswith((torch_dir, ours)):
+            continue
+        return f"{frame.filename}:{frame.lineno} in {frame.name}" + (f" (`{frame.line}`)" if frame.line else "")
+    return "PyTorch's own code"
 
 
 def _plain_tensors(model):
@@ -1694,6 +1725,13 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     except UnsupportedOpError:
         raise
     except Exception as e:
+        # A step PyTorch cannot run either (a wrong input shape, a model built for another resolution): said
+        # as such, at the line that raised, rather than as a capture failure.
+        eager = _eager_failure(model, loss_fn, inputs[:-1], inputs[-1], accumulation_steps)
+        if eager is not None:
+            raise UnsupportedOpError(
+                f"the training step fails in PyTorch itself, before any capture: the forward pass and the loss on "
+                f"the example inputs raise {type(eager).__name__}: {eager}\n  at {_raised_at(eager)}") from eager
         raise UnsupportedOpError(f"amp_mlir.torch could not capture the training step: {type(e).__name__}: {e}") \
             from e
     finally:
