@@ -1248,11 +1248,48 @@ def test_step_that_fails_in_pytorch_itself_is_reported_as_such(tmp_path):
         export_train_step(model, F.cross_entropy, (torch.randn(4, 5), torch.randint(0, 3, (4,))),
                           optimizer="sgd", lr=0.1, out_dir=tmp_path)
     message = str(info.value)
-    assert message.startswith("the training step fails in PyTorch itself, before any capture")
-    assert re.search(r"raise RuntimeError: .*mat1 and mat2 shapes cannot be multiplied \(4x5 and 8x3\)", message)
+    assert re.match(r"the training step fails in PyTorch itself, before any capture: the forward pass on the "
+                    r"example inputs raises RuntimeError: .*mat1 and mat2 shapes cannot be multiplied \(4x5 and 8x3\)",
+                    message), message
     assert re.search(r"\n  at .*test_torch_export\.py:\d+ in forward \(`return self\.fc\(self\.bn\(x\)\)  "
                      r"# the failing line`\)$", message), message
     assert torch.equal(model.bn.running_mean, torch.zeros(5)) and int(model.bn.num_batches_tracked) == 0
+    assert not (tmp_path / "train_step.mlir").exists()
+
+
+@pytest.mark.parametrize("loss_fn, target, expected", [
+    (lambda out, t: F.cross_entropy(out, t, reduction="none"), torch.randint(0, 3, (4,)),
+     r"the loss function on the example inputs returns a tensor of shape \[4\], not one value: a training step "
+     r"minimizes a single loss"),
+    (F.cross_entropy, torch.rand(4),
+     r"the loss function on the example inputs raises RuntimeError: expected target dtype to be Long"),
+    (lambda out: out.sum(), torch.zeros(4),
+     r"the loss function on the example inputs raises TypeError: .*takes 1 positional argument but 2 were given"),
+])
+def test_loss_that_fails_in_pytorch_itself_is_reported_as_such(tmp_path, loss_fn, target, expected):
+    """A loss PyTorch cannot compute on the example (a per-sample loss, a float target for cross entropy, a
+    loss taking one argument) is named as the part that fails. None of these raises in a line of the user's
+    (PyTorch's own loss, a check of ours, the call itself), and the message names no line."""
+    _torch_mlir()
+    with pytest.raises(UnsupportedOpError) as info:
+        export_train_step(nn.Linear(8, 3), loss_fn, (torch.randn(4, 8), target), optimizer="sgd", lr=0.1,
+                          out_dir=tmp_path)
+    message = str(info.value)
+    assert re.match("the training step fails in PyTorch itself, before any capture: " + expected, message), message
+    assert "\n  at " not in message
+    assert not (tmp_path / "train_step.mlir").exists()
+
+
+def test_model_without_trainable_parameters_is_refused(tmp_path):
+    """A model with nothing to train (every parameter frozen, or none) is a ValueError that says so, not a
+    failed capture."""
+    _torch_mlir()
+    frozen = nn.Linear(8, 8).requires_grad_(False)
+    for model in (nn.ReLU(), frozen):
+        with pytest.raises(ValueError, match=r"the model has no trainable parameters \(none with "
+                                             r"requires_grad=True\): its training step would update nothing"):
+            export_train_step(model, F.mse_loss, (torch.randn(4, 8), torch.randn(4, 8)), optimizer="sgd", lr=0.1,
+                              out_dir=tmp_path)
     assert not (tmp_path / "train_step.mlir").exists()
 
 

@@ -238,22 +238,18 @@ def _micro_batches(model_inputs, target, k):
     return [(tuple(p[j] for p in parts[:-1]), parts[-1][j]) for j in range(k)]
 
 
-def _run_eager(model, loss_fn, model_inputs, target, accumulation_steps=1, grad=False):
-    """``loss_fn(model(*model_inputs), target)`` (the mean over ``accumulation_steps`` micro-batches, one
-    after the other) in PyTorch's own state, autograd off unless ``grad``; raises what PyTorch raises. The
-    model's buffers (batch norm's running statistics, which the forward updates), frozen parameters and plain
-    tensor attributes are put back afterwards, reassigned ones too (not a copy of the model: twice the memory
-    of a large one)."""
+@contextlib.contextmanager
+def _state_kept(model, loss_fn):
+    """Runs its block with the model's buffers (batch norm's running statistics, which the forward updates),
+    frozen parameters and plain tensor attributes (and the loss module's buffers) put back afterwards,
+    reassigned ones too (not a copy of the model: twice the memory of a large one)."""
     saved = [(k, b, b.detach().clone()) for k, b in model.named_buffers()]
     saved += [(k, p, p.detach().clone()) for k, p in model.named_parameters() if not p.requires_grad]  # EMAs
     saved += [(k, t, t.detach().clone()) for k, t in _plain_tensors(model).items()]
     if isinstance(loss_fn, torch.nn.Module):
         saved += [(_LOSS_PREFIX + k, b, b.detach().clone()) for k, b in loss_fn.named_buffers()]
     try:
-        with torch.set_grad_enabled(grad):
-            return sum(float(loss_fn(model(*part), part_target))
-                       for part, part_target in _micro_batches(model_inputs, target, accumulation_steps)) \
-                / accumulation_steps
+        yield
     finally:
         with torch.no_grad():
             for name, tensor, value in saved:
@@ -263,27 +259,45 @@ def _run_eager(model, loss_fn, model_inputs, target, accumulation_steps=1, grad=
 
 
 def _eager_loss(model, loss_fn, model_inputs, target, accumulation_steps=1):
-    """The loss :func:`_run_eager` computes, without autograd; None where that cannot run."""
+    """``loss_fn(model(*model_inputs), target)`` (the mean over ``accumulation_steps`` micro-batches, one
+    after the other) in PyTorch's own state, without autograd, the model's state kept (:func:`_state_kept`);
+    None where that cannot run."""
     try:
-        return _run_eager(model, loss_fn, model_inputs, target, accumulation_steps)
+        with _state_kept(model, loss_fn), torch.no_grad():
+            return sum(float(loss_fn(model(*part), part_target))
+                       for part, part_target in _micro_batches(model_inputs, target, accumulation_steps)) \
+                / accumulation_steps
     except Exception:
         return None
 
 
 def _eager_failure(model, loss_fn, model_inputs, target, accumulation_steps=1):
-    """The exception PyTorch itself raises running the forward pass and the loss (:func:`_run_eager`) on the
-    example inputs, with autograd on as in training (a forward that takes gradients itself, a gradient
-    penalty, fails without it), or None when they run."""
-    try:
-        _run_eager(model, loss_fn, model_inputs, target, accumulation_steps, grad=True)
-    except Exception as e:
-        return e
+    """What fails when PyTorch itself runs the forward pass and the loss on the example inputs, autograd on
+    as in training (a forward that takes gradients itself, a gradient penalty, fails without it), the model's
+    state kept: ``(what, exception)``, ``what`` saying which part fails and how, ``exception`` what it raised
+    (None for a loss that is not one value); None when both run."""
+    with _state_kept(model, loss_fn), torch.enable_grad():
+        for part, part_target in _micro_batches(model_inputs, target, accumulation_steps):
+            try:
+                output = model(*part)
+            except Exception as e:
+                return f"the forward pass on the example inputs raises {type(e).__name__}: {e}", e
+            try:
+                loss = loss_fn(output, part_target)
+            except Exception as e:
+                return f"the loss function on the example inputs raises {type(e).__name__}: {e}", e
+            if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+                what = f"a tensor of shape {list(loss.shape)}" if isinstance(loss, torch.Tensor) else \
+                    f"a {type(loss).__name__}"
+                return (f"the loss function on the example inputs returns {what}, not one value: a training step "
+                        "minimizes a single loss (reduce it, e.g. with .mean() or reduction='mean')"), None
     return None
 
 
-def _raised_at(error) -> str:
+def _raised_at(error) -> str | None:
     """Where ``error`` was raised from, as its traceback's innermost frame outside PyTorch and amp_mlir (the
-    model's or the user's line that called the failing op): ``path:line in function (`source`)``."""
+    model's or the user's line that called the failing op): ``path:line in function (`source`)``; None when
+    every frame is PyTorch's or ours (a loss function such as ``F.cross_entropy`` given as is)."""
     torch_dir = str(Path(torch.__file__).resolve().parent) + os.sep
     ours = str(Path(__file__).resolve().parents[1]) + os.sep
     for frame in reversed(traceback.extract_tb(error.__traceback__)):
@@ -291,7 +305,7 @@ def _raised_at(error) -> str:
         if frame.filename.startswith("<") or path.startswith((torch_dir, ours)):
             continue
         return f"{frame.filename}:{frame.lineno} in {frame.name}" + (f" (`{frame.line}`)" if frame.line else "")
-    return "PyTorch's own code"
+    return None
 
 
 def _plain_tensors(model):
@@ -1557,6 +1571,9 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     out_dir.mkdir(parents=True, exist_ok=True)
 
     named = [(k, p) for k, p in model.named_parameters() if p.requires_grad]
+    if not named and not (isinstance(loss_fn, torch.nn.Module) and any(p.requires_grad for p in loss_fn.parameters())):
+        raise ValueError("the model has no trainable parameters (none with requires_grad=True): its training "
+                         "step would update nothing")
     # A loss that is a module with its own trainable parameters (a learnable temperature, a loss weighting's
     # log-variances) trains them too, as an optimizer given them does: "loss_fn.<name>".
     if isinstance(loss_fn, torch.nn.Module):
@@ -1727,11 +1744,12 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     except Exception as e:
         # A step PyTorch cannot run either (a wrong input shape, a model built for another resolution): said
         # as such, at the line that raised, rather than as a capture failure.
-        eager = _eager_failure(model, loss_fn, inputs[:-1], inputs[-1], accumulation_steps)
-        if eager is not None:
-            raise UnsupportedOpError(
-                f"the training step fails in PyTorch itself, before any capture: the forward pass and the loss on "
-                f"the example inputs raise {type(eager).__name__}: {eager}\n  at {_raised_at(eager)}") from eager
+        failure = _eager_failure(model, loss_fn, inputs[:-1], inputs[-1], accumulation_steps)
+        if failure is not None:
+            what, eager = failure
+            where = eager is not None and _raised_at(eager)
+            raise UnsupportedOpError("the training step fails in PyTorch itself, before any capture: " + what
+                                     + (f"\n  at {where}" if where else "")) from eager
         raise UnsupportedOpError(f"amp_mlir.torch could not capture the training step: {type(e).__name__}: {e}") \
             from e
     finally:
