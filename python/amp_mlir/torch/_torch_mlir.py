@@ -1571,15 +1571,15 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     out_dir.mkdir(parents=True, exist_ok=True)
 
     named = [(k, p) for k, p in model.named_parameters() if p.requires_grad]
-    if not named and not (isinstance(loss_fn, torch.nn.Module) and any(p.requires_grad for p in loss_fn.parameters())):
-        raise ValueError("the model has no trainable parameters (none with requires_grad=True): its training "
-                         "step would update nothing")
     # A loss that is a module with its own trainable parameters (a learnable temperature, a loss weighting's
     # log-variances) trains them too, as an optimizer given them does: "loss_fn.<name>".
     if isinstance(loss_fn, torch.nn.Module):
         own = {id(p) for _, p in named}
         named += [(_LOSS_PREFIX + k, p) for k, p in loss_fn.named_parameters()
                   if p.requires_grad and id(p) not in own]
+    if not named:
+        raise ValueError("the model has no trainable parameters (none with requires_grad=True): its training "
+                         "step would update nothing")
     complex_params = [k for k, p in named if p.is_complex()]
     if complex_params or any(isinstance(t, torch.Tensor) and t.is_complex() for t in example_inputs):
         raise UnsupportedOpError(
