@@ -276,7 +276,14 @@ def AmpGpuSplitReductionsPass
     into partials of at least 32 elements, so that it runs on about
     `min-threads` threads: a bias gradient (a column sum of 512 columns over
     2048 rows) is otherwise 512 threads, two blocks of an H100's 132
-    multiprocessors, each walking 2048 rows. First, unit reduction
+    multiprocessors, each walking 2048 rows. The inputs must be read in
+    loop order (the identity, or a broadcast: a layer norm's row variance
+    reads each row's mean). The combining reductions the splits make are
+    split for want of threads too; where a combining reduction's length has
+    no usable divisor (a row max over GPT-2's 50257-word vocabulary makes
+    1733 partials of 29 per row, and 1733 is prime), its partials are padded
+    with the combiner's neutral element (`tensor.pad`) to a multiple of the
+    partial size first. First, unit reduction
     dimensions are dropped and adjacent reduction dimensions that every
     operand reads through a plain loop permutation collapsed into one (a
     batch-1 bias gradient over [1, 512, 4096], a sum over [512, 16]; not a

@@ -135,6 +135,56 @@ func.func @long_k(%a: tensor<8x8192xf16>, %b: tensor<8192x16xf16>, %c: tensor<8x
   return %r : tensor<8x16xf32>
 }
 
+// A layer norm's row variance reads each row's mean through a broadcast
+// map, which keeps the loop order: it is split for want of threads as
+// @bias_grad (256 outputs), into partials of max(32, 768 * 256 / 16384) = 32
+// elements, each reading its row's mean. (Identity reads only, before: GPT-2
+// at full size ran each of its 24 such reductions as one block of 256
+// threads, a thread walking a whole 768-element row.)
+// CHECK-LABEL: func.func @row_variance(
+// CHECK: %[[E:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1, 2]] output_shape [256, 32, 24]
+// CHECK: %[[P:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[E]], %arg1 : tensor<256x32x24xf32>, tensor<256xf32>) outs(%{{.*}} : tensor<256x24xf32>)
+// CHECK: arith.subf
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[P]] : tensor<256x24xf32>) outs(%arg2 : tensor<256xf32>)
+func.func @row_variance(%x: tensor<256x768xf32>, %mean: tensor<256xf32>, %init: tensor<256xf32>) -> tensor<256xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x, %mean : tensor<256x768xf32>, tensor<256xf32>) outs(%init : tensor<256xf32>) {
+  ^bb0(%a: f32, %m: f32, %acc: f32):
+    %d = arith.subf %a, %m : f32
+    %s = arith.mulf %d, %d : f32
+    %t = arith.addf %s, %acc : f32
+    linalg.yield %t : f32
+  } -> tensor<256xf32>
+  return %r : tensor<256xf32>
+}
+
+// A row max over a 50257-word vocabulary (GPT-2's logits, 256 tokens) splits
+// into 1733 partials of 29 (50257 = 29 x 1733). The combining max over 1733
+// per row has 256 outputs, and 1733 is prime: its partials are padded with
+// the max's neutral element (-inf) to 1760 = 55 x 32 and split again, 55
+// partials of 32 per row. (Before: one block of 256 threads, each walking
+// 1733 partials.)
+// CHECK-LABEL: func.func @vocab_max(
+// CHECK: tensor.expand_shape %arg0 {{\[\[}}0], [1, 2]] output_shape [256, 29, 1733]
+// CHECK: %[[P:.*]] = linalg.generic {{.*}}outs(%{{.*}} : tensor<256x1733xf32>)
+// CHECK: %[[NEG:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[PAD:.*]] = tensor.pad %[[P]] low[0, 0] high[0, 27]
+// CHECK: tensor.yield %[[NEG]] : f32
+// CHECK: } : tensor<256x1733xf32> to tensor<256x1760xf32>
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[PAD]] {{\[\[}}0], [1, 2]] output_shape [256, 32, 55]
+// CHECK: %[[P2:.*]] = linalg.generic {{.*}}ins(%[[E]] : tensor<256x32x55xf32>) outs(%{{.*}} : tensor<256x55xf32>)
+// CHECK: arith.maximumf
+// CHECK: linalg.generic {{.*}}ins(%[[P2]] : tensor<256x55xf32>) outs(%arg1 : tensor<256xf32>)
+func.func @vocab_max(%x: tensor<256x50257xf32>, %init: tensor<256xf32>) -> tensor<256xf32> {
+  %r = linalg.reduce ins(%x : tensor<256x50257xf32>) outs(%init : tensor<256xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %s = arith.maximumf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<256xf32>
+}
+
 // GUARD: contractions in the input: 1 (linalg.generic 1)
 // GUARD: GEMM calls: 1
 // GUARD: largest thread work: 512 (short_kernel)

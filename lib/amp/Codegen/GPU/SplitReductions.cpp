@@ -15,12 +15,21 @@
 // 512 column sums over 2048 rows, i.e. 512 threads in two blocks on a GPU of
 // 132 multiprocessors; what Nsight Compute showed dominating the first H100
 // runs) is split the same way when it has at least min-split-work elements in
-// all, with partials of about max(32, R x outputs / min-threads) elements: it
-// then runs on about min-threads threads. Before any of this, unit reduction
+// all and reads its inputs in loop order (the identity, or a broadcast such
+// as the row mean a layer norm's variance reads), with partials of about
+// max(32, R x outputs / min-threads) elements: it then runs on about
+// min-threads threads. The combining reductions the splits make are split
+// by this rule too. Where a combining reduction's length R has no divisor
+// near the partial size (a row max over GPT-2's 50257-word vocabulary makes
+// 1733 = 50257 / 29 partials per row, and 1733 is prime), its input is padded
+// along the reduction with the combiner's neutral element (the max's -inf,
+// the sum's zero) to the next multiple of the partial size first: a copy of
+// the small partials tensor, where padding the reduction's own input would
+// copy all of it. Before any of this, unit reduction
 // dimensions are dropped and adjacent reduction dimensions collapsed into
 // one (a reduction over [1, 512, 4096] or [512, 16] has one then), since the
-// split takes single-dimension reductions only. This applies to the reductions of
-// the input only, not to the stages a split makes (the partial stage of a
+// split takes single-dimension reductions only. This applies to the reductions
+// of the input only, not to the stages a split makes (the partial stage of a
 // long full reduction keeps its chunk-sized partials).
 //
 //===----------------------------------------------------------------------===//
@@ -29,9 +38,12 @@
 #include "amp/Codegen/Passes.h"
 #include "amp/Codegen/Transforms.h"
 #include "amp/Support/Contractions.h"
+#include "mlir/Analysis/SliceAnalysis.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::amp {
@@ -78,25 +90,73 @@ static bool isContraction(linalg::LinalgOp op) {
 /// Partials shorter than this are not worth a second pass.
 static constexpr int64_t kMinPartial = 32;
 
-/// True when `op` reads its inputs in loop order (identity maps) and writes
-/// its output in the same order minus the reduction: the partials of its
-/// split are then read coalesced whether the reduction is the innermost
-/// dimension (a row sum: the partials innermost) or not (a column sum: the
-/// outputs innermost). A reduction read through a permutation (the inline
-/// found-inf check over a transposed view) could put the partials on the
-/// fastest thread index with a stride in memory; it is left to the long-
-/// reduction rule.
-static bool readsInLoopOrder(linalg::LinalgOp op) {
-  for (OpOperand *input : op.getDpsInputOperands())
-    if (!op.getMatchingIndexingMap(input).isIdentity())
-      return false;
-  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  if (!out.isProjectedPermutation())
+/// True when `map` walks its operand in loop order: a projected permutation
+/// whose results are increasing loops (the identity, or a broadcast that
+/// leaves some loops out).
+static bool inLoopOrder(AffineMap map) {
+  if (!map.isProjectedPermutation())
     return false;
-  for (unsigned i = 1; i < out.getNumResults(); ++i)
-    if (out.getDimPosition(i) <= out.getDimPosition(i - 1))
+  for (unsigned i = 1; i < map.getNumResults(); ++i)
+    if (map.getDimPosition(i) <= map.getDimPosition(i - 1))
       return false;
   return true;
+}
+
+/// True when `op` reads its inputs and writes its output in loop order
+/// (inLoopOrder: the identity, or a broadcast such as the row mean a row
+/// variance subtracts from each element): the partials of its split are
+/// then read coalesced whether the reduction is the innermost dimension (a
+/// row sum: the partials innermost) or not (a column sum: the outputs
+/// innermost). A reduction read through a permutation (the inline found-inf
+/// check over a transposed view) could put the partials on the fastest
+/// thread index with a stride in memory; it is left to the long-reduction
+/// rule.
+static bool readsInLoopOrder(linalg::LinalgOp op) {
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (!inLoopOrder(op.getMatchingIndexingMap(input)))
+      return false;
+  return inLoopOrder(op.getMatchingIndexingMap(op.getDpsInitOperand(0)));
+}
+
+/// A combining stage whose length has no divisor near the partial size it
+/// wants (a row max over a 50257-word vocabulary splits into 1733 partials
+/// of 29, and 1733 is prime) gets its inputs padded, along the reduction,
+/// with its combiner's neutral element (tensor.pad: a copy of the partials,
+/// a small tensor) to the next multiple of `partialSize`. Returns the number
+/// of partials of that size, or 0 (nothing changed) unless the body is one
+/// combiner with a neutral element of the inputs' type and reads no index.
+static int64_t padForPartials(RewriterBase &rewriter, linalg::LinalgOp op,
+                              unsigned dim, int64_t partialSize) {
+  SmallVector<Operation *> combiners;
+  if (op.hasIndexSemantics() ||
+      !matchReduction(op.getRegionOutputArgs(), 0, combiners) ||
+      combiners.size() != 1)
+    return 0;
+  std::optional<TypedAttr> neutral = arith::getNeutralElement(combiners[0]);
+  int64_t size = op.getStaticLoopRanges()[dim];
+  int64_t partials = llvm::divideCeil(size, partialSize);
+  if (!neutral || partials < 2)
+    return 0;
+  AffineExpr reduced = rewriter.getAffineDimExpr(dim);
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (getElementTypeOrSelf(input->get().getType()) != neutral->getType())
+      return 0;
+  rewriter.setInsertionPoint(op);
+  Value pad = arith::ConstantOp::create(rewriter, op.getLoc(), *neutral);
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    std::optional<unsigned> pos =
+        op.getMatchingIndexingMap(input).getResultPosition(reduced);
+    if (!pos)
+      continue;
+    auto type = cast<RankedTensorType>(input->get().getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape[*pos] = partials * partialSize;
+    Value padded =
+        tensor::createPadHighOp(type.clone(shape), input->get(), pad,
+                                /*nofold=*/false, op.getLoc(), rewriter);
+    rewriter.modifyOpInPlace(op, [&] { input->set(padded); });
+  }
+  return partials;
 }
 
 /// A reduction over a batch of one keeps that batch as a second, unit
@@ -189,6 +249,11 @@ void mlir::amp::splitLongReductions(Operation *root, int64_t maxThreadWork,
   IRRewriter rewriter(root->getContext());
   dropUnitReductionDims(rewriter, root);
   collapseReductionDims(rewriter, root);
+  // The combining stages the splits made: a later round splits them for want
+  // of threads too (the few-outputs rule), padding them where their length
+  // has no usable divisor. (Not the partial stages: a long full reduction's
+  // partials keep their chunk size.)
+  llvm::SmallPtrSet<Operation *, 16> combining;
   // Each split creates a combining op that may itself be long: iterate.
   for (int round = 0; round < 8; ++round) {
     // Each candidate with the elements its partials cover.
@@ -214,7 +279,7 @@ void mlir::amp::splitLongReductions(Operation *root, int64_t maxThreadWork,
                           : maxThreadWork;
       if (size > limit)
         candidates.push_back({op, chunk});
-      else if (round == 0 && outputs < minThreads &&
+      else if ((round == 0 || combining.contains(op)) && outputs < minThreads &&
                size * outputs >= minSplitWork && size >= 2 * kMinPartial &&
                readsInLoopOrder(op))
         candidates.push_back(
@@ -228,6 +293,8 @@ void mlir::amp::splitLongReductions(Operation *root, int64_t maxThreadWork,
       op.getReductionDims(dims);
       int64_t size = op.getStaticLoopRanges()[dims[0]];
       int64_t partials = partialsFor(size, partialSize);
+      if (partials == 0 && combining.contains(op))
+        partials = padForPartials(rewriter, op, dims[0], partialSize);
       if (partials == 0)
         continue;
       auto control = [&](linalg::LinalgOp) {
@@ -238,8 +305,13 @@ void mlir::amp::splitLongReductions(Operation *root, int64_t maxThreadWork,
         return options;
       };
       rewriter.setInsertionPoint(op);
-      if (succeeded(linalg::splitReduction(rewriter, op, control)))
+      combining.erase(op); // (replaced by the split: its address is free)
+      FailureOr<linalg::SplitReductionResult> split =
+          linalg::splitReduction(rewriter, op, control);
+      if (succeeded(split)) {
+        combining.insert(split->resultCombiningLinalgOp);
         changed = true;
+      }
     }
     if (!changed)
       return;
