@@ -135,6 +135,23 @@ func.func @long_k(%a: tensor<8x8192xf16>, %b: tensor<8192x16xf16>, %c: tensor<8x
   return %r : tensor<8x16xf32>
 }
 
+// A bias gradient over 394 rows (ViT-S/16's 2 x 197 tokens): the partials
+// keep at least 32 rows. 394 = 2 x 197 has no divisor near 394 / 32, so it
+// is 2 partials of 197 rows, not 197 partials of 2 (a partials tensor half
+// the size of its input, before).
+// CHECK-LABEL: func.func @awkward_rows(
+// CHECK: tensor.expand_shape %arg0 {{\[\[}}0, 1], [2]] output_shape [197, 2, 384]
+// CHECK: iterator_types = ["reduction", "parallel", "parallel"]{{.*}} outs(%{{.*}} : tensor<2x384xf32>)
+// CHECK: iterator_types = ["reduction", "parallel"]{{.*}} outs(%arg1 : tensor<384xf32>)
+func.func @awkward_rows(%x: tensor<394x384xf32>, %init: tensor<384xf32>) -> tensor<384xf32> {
+  %r = linalg.reduce ins(%x : tensor<394x384xf32>) outs(%init : tensor<384xf32>) dimensions = [0]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<384xf32>
+}
+
 // A layer norm's row variance reads each row's mean through a broadcast
 // map, which keeps the loop order: it is split for want of threads as
 // @bias_grad (256 outputs), into partials of max(32, 768 * 256 / 16384) = 32

@@ -55,11 +55,15 @@ namespace mlir::amp {
 using namespace mlir;
 
 /// The number of partials for a reduction of `size` elements: the divisor of
-/// `size` closest to size / chunk from above (at least 2), or 0 when the only
-/// divisors are 1 and size.
-static int64_t partialsFor(int64_t size, int64_t chunk) {
+/// `size` closest to size / chunk from above (at least 2) that leaves each
+/// partial at least `minPartial` elements, else the closest from below, or 0
+/// when the only divisors are 1 and size. (The few-outputs rule promises
+/// partials of at least 32 elements: a bias gradient over 394 rows, 2 x 197,
+/// took 197 partials of 2 rows, a partials tensor half the size of its input.)
+static int64_t partialsFor(int64_t size, int64_t chunk,
+                           int64_t minPartial = 1) {
   int64_t target = std::max<int64_t>(2, size / std::max<int64_t>(chunk, 1));
-  for (int64_t f = target; f <= size / 2; ++f)
+  for (int64_t f = target; f <= size / 2 && size / f >= minPartial; ++f)
     if (size % f == 0)
       return f;
   for (int64_t f = target - 1; f >= 2; --f)
@@ -256,8 +260,13 @@ void mlir::amp::splitLongReductions(Operation *root, int64_t maxThreadWork,
   llvm::SmallPtrSet<Operation *, 16> combining;
   // Each split creates a combining op that may itself be long: iterate.
   for (int round = 0; round < 8; ++round) {
-    // Each candidate with the elements its partials cover.
-    SmallVector<std::pair<linalg::LinalgOp, int64_t>> candidates;
+    // Each candidate with the elements its partials cover (about, and at
+    // least).
+    struct Candidate {
+      linalg::LinalgOp op;
+      int64_t partialSize, minPartial;
+    };
+    SmallVector<Candidate> candidates;
     root->walk([&](linalg::LinalgOp op) {
       if (!op.hasPureTensorSemantics() || op.getNumReductionLoops() != 1 ||
           op.getNumDpsInits() != 1 || isContraction(op))
@@ -278,21 +287,23 @@ void mlir::amp::splitLongReductions(Operation *root, int64_t maxThreadWork,
                           ? std::min<int64_t>(maxThreadWork, maxSingleThreadWork)
                           : maxThreadWork;
       if (size > limit)
-        candidates.push_back({op, chunk});
+        candidates.push_back({op, chunk, 1});
       else if ((round == 0 || combining.contains(op)) && outputs < minThreads &&
                size * outputs >= minSplitWork && size >= 2 * kMinPartial &&
                readsInLoopOrder(op))
         candidates.push_back(
-            {op, std::max<int64_t>(kMinPartial,
-                                   static_cast<int64_t>(llvm::divideCeil(
-                                       size * outputs, minThreads)))});
+            {op,
+             std::max<int64_t>(kMinPartial,
+                               static_cast<int64_t>(llvm::divideCeil(
+                                   size * outputs, minThreads))),
+             kMinPartial});
     });
     bool changed = false;
-    for (auto [op, partialSize] : candidates) {
+    for (auto [op, partialSize, minPartial] : candidates) {
       SmallVector<unsigned> dims;
       op.getReductionDims(dims);
       int64_t size = op.getStaticLoopRanges()[dims[0]];
-      int64_t partials = partialsFor(size, partialSize);
+      int64_t partials = partialsFor(size, partialSize, minPartial);
       if (partials == 0 && combining.contains(op))
         partials = padForPartials(rewriter, op, dims[0], partialSize);
       if (partials == 0)
