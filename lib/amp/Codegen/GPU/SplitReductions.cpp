@@ -18,19 +18,19 @@
 // all and reads its inputs in loop order (the identity, or a broadcast such
 // as the row mean a layer norm's variance reads), with partials of about
 // max(32, R x outputs / min-threads) elements: it then runs on about
-// min-threads threads. The combining reductions the splits make are split
-// by this rule too. Where a combining reduction's length R has no divisor
-// near the partial size (a row max over GPT-2's 50257-word vocabulary makes
-// 1733 = 50257 / 29 partials per row, and 1733 is prime), its input is padded
-// along the reduction with the combiner's neutral element (the max's -inf,
-// the sum's zero) to the next multiple of the partial size first: a copy of
-// the small partials tensor, where padding the reduction's own input would
-// copy all of it. Before any of this, unit reduction
-// dimensions are dropped and adjacent reduction dimensions collapsed into
-// one (a reduction over [1, 512, 4096] or [512, 16] has one then), since the
-// split takes single-dimension reductions only. This applies to the reductions
-// of the input only, not to the stages a split makes (the partial stage of a
-// long full reduction keeps its chunk-sized partials).
+// min-threads threads. This rule applies to the reductions of the input and
+// to the combining stages the splits make, not to their partial stages (the
+// partial stage of a long full reduction keeps its chunk-sized partials).
+// Where a combining reduction's length R has no divisor near the partial
+// size (a row max over GPT-2's 50257-word vocabulary makes 1733 = 50257 / 29
+// partials per row, and 1733 is prime), its input is padded along the
+// reduction with the combiner's neutral element (the max's -inf, the sum's
+// zero) to the next multiple of the partial size first: a copy of the small
+// partials tensor, where padding the reduction's own input would copy all of
+// it. Before any of this, unit reduction dimensions are dropped and adjacent
+// reduction dimensions collapsed into one (a reduction over [1, 512, 4096] or
+// [512, 16] has one then), since the split takes single-dimension reductions
+// only.
 //
 //===----------------------------------------------------------------------===//
 
@@ -316,10 +316,11 @@ void mlir::amp::splitLongReductions(Operation *root, int64_t maxThreadWork,
         return options;
       };
       rewriter.setInsertionPoint(op);
-      combining.erase(op); // (replaced by the split: its address is free)
       FailureOr<linalg::SplitReductionResult> split =
           linalg::splitReduction(rewriter, op, control);
       if (succeeded(split)) {
+        // (`op` is erased: a later op may take its address.)
+        combining.erase(op);
         combining.insert(split->resultCombiningLinalgOp);
         changed = true;
       }
