@@ -6,7 +6,10 @@ Adam), exported whole through torch-mlir at the benchmark's small size (B=16, T=
   amp_rt_gemm_nested call), no contraction left as loops (every tosa.matmul of the step is a call),
   coalesced accesses to each kernel's largest buffer (or a documented exception);
 - trained through the emulated GPU pipeline (amp-train --device=cuda-emulated, bounds-checked) against
-  the CPU pipeline: fp32 within 1e-5 relative, f16 within 1e-4, same scales and skipped steps."""
+  the CPU pipeline: fp32 within 1e-5 relative, f16 within 1e-4, same scales and skipped steps.
+
+And a step whose reductions have few rows (a layer norm 2048 wide, a 50257-word cross entropy over 64
+tokens): no single-block launch, no thread walking more than 256 elements, the emulated losses the CPU's."""
 
 import json
 import re
@@ -15,7 +18,7 @@ import sys
 
 import pytest
 
-pytest.importorskip("torch")
+torch = pytest.importorskip("torch")
 pytest.importorskip("torch_mlir.fx", reason="torch-mlir is not installed (make py-models)")
 
 
@@ -68,3 +71,41 @@ def test_block_emulated_gpu_trains_like_cpu(block_step, amp_tools, precision, rt
         assert a["skipped"] == b["skipped"] and a["scale"] == b["scale"], (a, b)
         if a["loss"] is not None:
             assert abs(a["loss"] - b["loss"]) <= rtol * abs(a["loss"]), (a, b)
+
+
+class _WideVocabHead(torch.nn.Module):
+    """64 tokens through a layer norm 2048 wide and a head over GPT-2's 50257-word vocabulary."""
+
+    def __init__(self):
+        super().__init__()
+        self.up, self.norm = torch.nn.Linear(16, 2048), torch.nn.LayerNorm(2048)
+        self.down, self.head = torch.nn.Linear(2048, 16), torch.nn.Linear(16, 50257)
+
+    def forward(self, x):
+        return self.head(self.down(self.norm(self.up(x))))
+
+
+def test_few_row_reductions_run_on_many_threads(amp_tools, repo_dir, tmp_path):
+    """Reductions over few rows (64) but much work in all, on the GPU pipeline: the layer norm's variance,
+    which reads its row's mean through a broadcast, and the cross entropy's max and sum over 50257 words,
+    split into 1733 partials of 29 per row, whose combining stage (1733, a prime) is padded and split again.
+    Before, each was one block of 64 threads, a thread walking its row's 2048 elements or 1733 partials
+    (the guard's single-block rule). The emulated device trains as the CPU does (fp32: the same sums in
+    another order)."""
+    from amp_mlir.torch import export_train_step
+
+    torch.manual_seed(0)
+    x, y = torch.randn(64, 16), torch.randint(0, 50257, (64,))
+    export_train_step(_WideVocabHead(), torch.nn.functional.cross_entropy, (x, y), optimizer="sgd", lr=0.1,
+                      out_dir=tmp_path)
+    step, lowered = tmp_path / "train_step.mlir", tmp_path / "step.gpu.mlir"
+    subprocess.run([amp_tools["amp_compile"], str(step), "--target=cuda", "--emit=gpu", "--precision=f16",
+                    "-o", str(lowered)], check=True, capture_output=True, text=True)
+    guard = subprocess.run([sys.executable, str(repo_dir / "test" / "tools" / "check_gpu_structure.py"),
+                            str(step), str(lowered)], capture_output=True, text=True)
+    assert guard.returncode == 0, guard.stdout + guard.stderr
+    assert int(re.search(r"largest thread work: (\d+)", guard.stdout).group(1)) <= 256, guard.stdout
+    cpu = [r["loss"] for r in _train(amp_tools, tmp_path, "--precision=fp32")]
+    emulated = [r["loss"] for r in _train(amp_tools, tmp_path, "--precision=fp32", "--device=cuda-emulated")]
+    assert cpu[0] > 10 and cpu[-1] < cpu[0], cpu  # ln(50257) = 10.8 at the start, then it trains
+    assert emulated == pytest.approx(cpu, rel=1e-6), (emulated, cpu)
