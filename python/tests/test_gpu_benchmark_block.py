@@ -38,15 +38,20 @@ def block_step(tmp_path_factory, repo_dir):
     return out
 
 
-def test_block_gpu_structure(block_step, amp_tools, repo_dir, tmp_path):
-    step = block_step / "train_step.mlir"
-    lowered = tmp_path / "block.gpu.mlir"
+def _guarded_f16_lowering(amp_tools, repo_dir, step, lowered):
+    """``step`` through the f16 GPU pipeline (``amp-compile --emit=gpu``) into ``lowered``; the structural
+    guard's report on it, which must list no violation."""
     subprocess.run([amp_tools["amp_compile"], str(step), "--target=cuda", "--emit=gpu", "--precision=f16",
                     "-o", str(lowered)], check=True, capture_output=True, text=True)
     guard = subprocess.run([sys.executable, str(repo_dir / "test" / "tools" / "check_gpu_structure.py"),
                             str(step), str(lowered)], capture_output=True, text=True)
     assert guard.returncode == 0, guard.stdout + guard.stderr
-    out = guard.stdout
+    return guard.stdout
+
+
+def test_block_gpu_structure(block_step, amp_tools, repo_dir, tmp_path):
+    lowered = tmp_path / "block.gpu.mlir"
+    out = _guarded_f16_lowering(amp_tools, repo_dir, block_step / "train_step.mlir", lowered)
     matmuls = int(re.search(r"contractions in the input: (\d+)", out).group(1))
     calls = int(re.search(r"GEMM calls: (\d+)", out).group(1))
     lowered_n, most = map(int, re.search(r"lowered contractions: (\d+), most GEMM calls for one: (\d+)",
@@ -98,13 +103,8 @@ def test_few_row_reductions_run_on_many_threads(amp_tools, repo_dir, tmp_path):
     x, y = torch.randn(64, 16), torch.randint(0, 50257, (64,))
     export_train_step(_WideVocabHead(), torch.nn.functional.cross_entropy, (x, y), optimizer="sgd", lr=0.1,
                       out_dir=tmp_path)
-    step, lowered = tmp_path / "train_step.mlir", tmp_path / "step.gpu.mlir"
-    subprocess.run([amp_tools["amp_compile"], str(step), "--target=cuda", "--emit=gpu", "--precision=f16",
-                    "-o", str(lowered)], check=True, capture_output=True, text=True)
-    guard = subprocess.run([sys.executable, str(repo_dir / "test" / "tools" / "check_gpu_structure.py"),
-                            str(step), str(lowered)], capture_output=True, text=True)
-    assert guard.returncode == 0, guard.stdout + guard.stderr
-    assert int(re.search(r"largest thread work: (\d+)", guard.stdout).group(1)) <= 256, guard.stdout
+    out = _guarded_f16_lowering(amp_tools, repo_dir, tmp_path / "train_step.mlir", tmp_path / "step.gpu.mlir")
+    assert int(re.search(r"largest thread work: (\d+)", out).group(1)) <= 256, out
     cpu = [r["loss"] for r in _train(amp_tools, tmp_path, "--precision=fp32")]
     emulated = [r["loss"] for r in _train(amp_tools, tmp_path, "--precision=fp32", "--device=cuda-emulated")]
     assert cpu[0] > 10 and cpu[-1] < cpu[0], cpu  # ln(50257) = 10.8 at the start, then it trains
