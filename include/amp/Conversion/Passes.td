@@ -485,6 +485,39 @@ def AmpFuseElementwisePass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def AmpMergeReductionChainsPass
+    : InterfacePass<"amp-merge-reduction-chains", "::mlir::FunctionOpInterface"> {
+  let summary = "Merge a reduction into the reduction that reads it (TOSA's "
+                "one-axis sums over several axes)";
+  let description = [{
+    On tensors, after elementwise fusion. TOSA reduces one axis per op, so
+    a sum over (N, H, W) (batch norm's statistics and its backward's sums)
+    arrives as three reductions, the first writing, and zero-filling, an
+    intermediate as large as its input's batch slice. A reduction P whose
+    one result only a reduction C reads (through a permutation) is merged
+    into C when:
+
+    - C's body is exactly `yield combine(in, out)` and P's combines into
+      its init with the same associative, commutative op (`arith.addf`,
+      `mulf`, `maximumf`, `minimumf`, `maxnumf`, `minnumf`; integer add,
+      mul, max, min, and, or, xor);
+    - P's init is a `linalg.fill` of that op's neutral element or, for an
+      idempotent op (max, min, and, or), of the constant C's init is filled
+      with (TOSA's `reduce_max` starts from -FLT_MAX);
+    - P is not a product with m / n roles (a matmul stays a GEMM);
+    - the merged op's innermost loop is parallel (the CPU vectoriser keeps
+      an innermost reduction in scalar loops, so an NCHW chain's last
+      stage, over W, stays a small op of its own).
+
+    The merged op runs P's loops, inputs and body and writes C's init; a
+    loop reduces where it reduces in P or in C. Its parallel loops are put
+    outermost (the innermost one kept), so that the outer one can run on
+    several threads. Each output adds the same elements in another order
+    (f32 rounding; max and min are exact).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def AmpFuseCastsIntoCopiesPass
     : InterfacePass<"amp-fuse-casts-into-copies", "::mlir::FunctionOpInterface"> {
   let summary = "Fuse the casts of GEMM operands into the transposes and "

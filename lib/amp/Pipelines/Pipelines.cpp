@@ -201,6 +201,10 @@ static void addTensorToBufferPasses(OpPassManager &pm,
   fuse.reductions = true;
   pm.addNestedPass<func::FuncOp>(createAmpFuseElementwisePass(fuse));
   pm.addPass(createCanonicalizerPass());
+  // CPU: TOSA's one-axis reductions over several axes (batch norm's sums
+  // over N, H, W) as one reduction, without the intermediates.
+  if (!gpu)
+    pm.addNestedPass<func::FuncOp>(createAmpMergeReductionChainsPass());
   // Each gradient's check into the update loop that reads it.
   if (checkInUpdate)
     pm.addNestedPass<func::FuncOp>(createAmpCpuCheckInUpdatePass());
