@@ -531,7 +531,10 @@ def AmpFuseCastsIntoCopiesPass
 
     1. A cast (an all-parallel `linalg.generic` with identity maps and one
        input, whose body only applies `arith.extf` / `arith.truncf` to the
-       element) whose every reader is a cast or a one-to-one copy, directly
+       element) whose every reader is a cast, a one-to-one copy or a
+       reduction (a generic with a reduction loop that is no contraction or
+       convolution, reading the cast in one input: batch norm's f64 sums of
+       a widened activation), directly
        or through static `tensor.expand_shape` / `tensor.collapse_shape`, is
        fused into each of them (upstream `linalg::fuseElementwiseOps`, on a
        clone per reader; a reshape between them is first swapped with the

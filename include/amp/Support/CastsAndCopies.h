@@ -40,10 +40,17 @@ bool isOneToOneCopy(Operation *op);
 /// same elements in the same order, a view once bufferized.
 bool isStaticReshape(Operation *op);
 
+/// A reduction that reads `use` in one of its inputs, and no other of its
+/// operands reads that value: a linalg.generic on tensors with a reduction
+/// loop that is neither a contraction nor a convolution (those become GEMM
+/// calls, whose operands stay buffers).
+bool isReductionReader(OpOperand &use);
+
 /// The uses of `op`'s result (a cast or a one-to-one copy) that
 /// amp-fuse-casts-into-copies fuses it into: every reader is a cast (or,
-/// for a cast, also a one-to-one copy, directly or through static
-/// reshapes) and fusing moves no more bytes; empty otherwise.
+/// for a cast, also a one-to-one copy or a reduction reader, directly or
+/// through static reshapes) and fusing moves no more bytes; empty
+/// otherwise.
 SmallVector<OpOperand *> castOrCopyFusableReaders(Operation *op);
 
 } // namespace mlir::amp

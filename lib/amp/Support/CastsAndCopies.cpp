@@ -106,6 +106,16 @@ bool mlir::amp::isStaticReshape(Operation *op) {
   return cast<RankedTensorType>(op->getResult(0).getType()).hasStaticShape();
 }
 
+bool mlir::amp::isReductionReader(OpOperand &use) {
+  auto reader = dyn_cast<linalg::GenericOp>(use.getOwner());
+  if (!reader || !reader.hasPureTensorSemantics() || !reader.isDpsInput(&use) ||
+      reader.getNumReductionLoops() == 0 ||
+      linalg::isaContractionOpInterface(reader) ||
+      linalg::isaConvolutionOpInterface(reader))
+    return false;
+  return llvm::count(reader.getDpsInputs(), use.get()) == 1;
+}
+
 /// Appends to `readers` the uses of `value` that amp-fuse-casts-into-copies
 /// fuses a cast (`ofCast`) or a one-to-one copy into; a cast's readers are
 /// looked for through static reshapes (their readers read the cast's
@@ -122,7 +132,8 @@ static bool collectReaders(Value value, bool ofCast,
     }
     auto reader = dyn_cast<linalg::LinalgOp>(owner);
     if (!reader || !reader.isDpsInput(&use) ||
-        !(isCast(reader) || (ofCast && isOneToOneCopy(reader))))
+        !(isCast(reader) ||
+          (ofCast && (isOneToOneCopy(reader) || isReductionReader(use)))))
       return false;
     readers.push_back(&use);
   }

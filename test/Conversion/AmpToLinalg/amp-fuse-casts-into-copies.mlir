@@ -340,3 +340,90 @@ func.func @reshape_returned(%w: tensor<6x4xf32>) -> (tensor<4x6xf16>, tensor<1x6
   %x = tensor.expand_shape %t [[0, 1], [2]] output_shape [1, 6, 4] : tensor<6x4xf16> into tensor<1x6x4xf16>
   return %p, %x : tensor<4x6xf16>, tensor<1x6x4xf16>
 }
+
+// -----
+
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#nh = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
+#c = affine_map<(d0, d1, d2, d3) -> (d1)>
+#x2 = affine_map<(d0, d1) -> (d0, d1)>
+#r2 = affine_map<(d0, d1) -> (d0)>
+
+// torch-mlir's batch norm statistics: the activation widened to f64 once
+// and read by the mean's sum and (through a reshape) by the variance's.
+// The widening is fused into both sums, which read the f32 activation; no
+// f64 copy of it is left.
+// CHECK-LABEL: func.func @widened_for_sums(
+// CHECK-SAME: %[[X:.*]]: tensor<2x3x4x5xf32>
+// CHECK: %[[MEAN:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<2x3x4x5xf32>) outs(%{{.*}} : tensor<3x5xf64>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[ACC:.*]]: f64):
+// CHECK-NEXT: %[[W:.*]] = arith.extf %[[A]] : f32 to f64
+// CHECK-NEXT: arith.addf %[[W]], %[[ACC]] : f64
+// CHECK: %[[XR:.*]] = tensor.expand_shape %[[X]] {{.*}} into tensor<2x3x1x4x5xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[XR]], %{{.*}} : tensor<2x3x1x4x5xf32>, tensor<3xf64>) outs(%{{.*}} : tensor<3x5xf64>)
+// CHECK-NEXT: ^bb0(%[[B:.*]]: f32, %[[M:.*]]: f64, %{{.*}}: f64):
+// CHECK-NEXT: arith.extf %[[B]] : f32 to f64
+// CHECK-NOT: tensor<2x3x4x5xf64>
+// CHECK: return
+func.func @widened_for_sums(%x: tensor<2x3x4x5xf32>) -> (tensor<3x5xf64>, tensor<3x5xf64>) {
+  %zero = arith.constant 0.0 : f64
+  %e64 = tensor.empty() : tensor<2x3x4x5xf64>
+  %w = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<2x3x4x5xf32>) outs(%e64 : tensor<2x3x4x5xf64>) {
+  ^bb0(%a: f32, %o: f64):
+    %v = arith.extf %a : f32 to f64
+    linalg.yield %v : f64
+  } -> tensor<2x3x4x5xf64>
+  %e1 = tensor.empty() : tensor<3x5xf64>
+  %f1 = linalg.fill ins(%zero : f64) outs(%e1 : tensor<3x5xf64>) -> tensor<3x5xf64>
+  %sum = linalg.generic {indexing_maps = [#id4, #nh], iterator_types = ["reduction", "parallel", "reduction", "parallel"]} ins(%w : tensor<2x3x4x5xf64>) outs(%f1 : tensor<3x5xf64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %t = arith.addf %a, %acc : f64
+    linalg.yield %t : f64
+  } -> tensor<3x5xf64>
+  %e2 = tensor.empty() : tensor<3xf64>
+  %f2 = linalg.fill ins(%zero : f64) outs(%e2 : tensor<3xf64>) -> tensor<3xf64>
+  %mean = linalg.generic {indexing_maps = [#x2, #r2], iterator_types = ["parallel", "reduction"]} ins(%sum : tensor<3x5xf64>) outs(%f2 : tensor<3xf64>) {
+  ^bb0(%a: f64, %acc: f64):
+    %t = arith.addf %a, %acc : f64
+    linalg.yield %t : f64
+  } -> tensor<3xf64>
+  %wr = tensor.expand_shape %w [[0], [1, 2], [3], [4]] output_shape [2, 3, 1, 4, 5] : tensor<2x3x4x5xf64> into tensor<2x3x1x4x5xf64>
+  %f3 = linalg.fill ins(%zero : f64) outs(%e1 : tensor<3x5xf64>) -> tensor<3x5xf64>
+  %var = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d1)>, affine_map<(d0, d1, d2, d3, d4) -> (d1, d4)>], iterator_types = ["reduction", "parallel", "reduction", "reduction", "parallel"]} ins(%wr, %mean : tensor<2x3x1x4x5xf64>, tensor<3xf64>) outs(%f3 : tensor<3x5xf64>) {
+  ^bb0(%a: f64, %m: f64, %acc: f64):
+    %d = arith.subf %a, %m : f64
+    %s = arith.mulf %d, %d : f64
+    %t = arith.addf %s, %acc : f64
+    linalg.yield %t : f64
+  } -> tensor<3x5xf64>
+  return %sum, %var : tensor<3x5xf64>, tensor<3x5xf64>
+}
+
+// A widening that a contraction reads as well stays (the GEMM's operand is
+// a buffer); the sum reads it as it is.
+// CHECK-LABEL: func.func @widened_for_gemm_and_sum(
+// CHECK: %[[W:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4x8xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.extf
+// CHECK: linalg.matmul ins(%[[W]], %{{.*}} : tensor<4x8xf32>, tensor<8x3xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[W]] : tensor<4x8xf32>)
+func.func @widened_for_gemm_and_sum(%x: tensor<4x8xf16>, %b: tensor<8x3xf32>) -> (tensor<4x3xf32>, tensor<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %w = linalg.generic {indexing_maps = [#x2, #x2], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xf16>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f16, %o: f32):
+    %v = arith.extf %a : f16 to f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %e1 = tensor.empty() : tensor<4x3xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %p = linalg.matmul ins(%w, %b : tensor<4x8xf32>, tensor<8x3xf32>) outs(%f1 : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %e2 = tensor.empty() : tensor<8xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8xf32>) -> tensor<8xf32>
+  %s = linalg.generic {indexing_maps = [#x2, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%w : tensor<4x8xf32>) outs(%f2 : tensor<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %t = arith.addf %a, %acc : f32
+    linalg.yield %t : f32
+  } -> tensor<8xf32>
+  return %p, %s : tensor<4x3xf32>, tensor<8xf32>
+}

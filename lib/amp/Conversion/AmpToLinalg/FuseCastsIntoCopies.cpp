@@ -56,6 +56,14 @@
 // and is unchanged. Both pipelines run it where contractions become GEMM
 // calls, before bufferization.
 //
+// Rule 1 also takes a reduction as a cast's reader (a linalg.generic with a
+// reduction loop, not a contraction or a convolution, which become GEMM
+// calls, reading the cast in one input): torch-mlir's batch norm widens
+// each activation to f64 for its variance, and the f64 copy (8 bytes per
+// element, written once) was read by the mean's and the variance's sums
+// (16 more); fused, each sum reads the f32 activation and widens it in its
+// own loop (8 bytes per element for both).
+//
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
@@ -84,7 +92,11 @@ static bool fuseInto(RewriterBase &rewriter, linalg::GenericOp producer,
       amp::asGeneric(rewriter, cast<linalg::LinalgOp>(use->getOwner()));
   if (failed(reader))
     return false;
-  OpOperand *input = reader->getDpsInputOperand(0);
+  // A generic reader is itself (a reduction may read the cast in any
+  // input); a transpose became one reading it as its input.
+  OpOperand *input = reader->getOperation() == use->getOwner()
+                         ? use
+                         : reader->getDpsInputOperand(0);
   Operation *clone = nullptr;
   if (!last) {
     rewriter.setInsertionPoint(*reader);
