@@ -15,6 +15,24 @@ def _decomp():
     return _decompositions
 
 
+def _moved_axes(fn, *args):
+    """The aten ops of ``fn(*args)`` (traced by make_fx, the tensor arguments as its inputs) that move axes
+    (permute, transpose)."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    where = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+
+    def traced(*tensors):
+        full = list(args)
+        for i, t in zip(where, tensors):
+            full[i] = t
+        return fn(*full)
+
+    graph = make_fx(traced)(*[args[i] for i in where])
+    return [n.target for n in graph.graph.nodes
+            if n.op == "call_function" and str(n.target).split(".")[1] in ("permute", "transpose", "t")]
+
+
 def _close(got, ref, tol=1e-12):
     got = got if isinstance(got, (tuple, list)) else (got,)
     ref = ref if isinstance(ref, (tuple, list)) else (ref,)
@@ -294,6 +312,9 @@ def test_max_pool_with_indices_backward(shape, kernel, stride, padding, dilation
     g = torch.randn_like(out)
     args = (g, x, kernel, stride, padding, dilation, ceil_mode, idx)
     _close(getattr(_decomp(), name + "_backward")(*args), getattr(aten, name + "_backward").default(*args))
+    # Each tap is placed along every axis where it is: a transpose would make the GPU kernel reading the
+    # indices uncoalesced (python/tests/test_gpu_pooling.py).
+    assert _moved_axes(getattr(_decomp(), name + "_backward"), *args) == []
 
 
 @pytest.mark.parametrize("shape, kernel, stride, padding, ceil_mode, count_include_pad, divisor", [
@@ -318,7 +339,9 @@ def test_avg_pool2d_backward(shape, kernel, stride, padding, ceil_mode, count_in
     g = torch.randn_like(out)
     args = (g, x, kernel, stride, padding, ceil_mode, count_include_pad, divisor)
     _close(_decomp().avg_pool2d_backward(*args), aten.avg_pool2d_backward.default(*args))
-    if any(k > s + 2 * p for k, s, p in zip(kernel, shape[-2:], padding)):
+    wider = any(k > s + 2 * p for k, s, p in zip(kernel, shape[-2:], padding))
+    assert wider or _moved_axes(_decomp().avg_pool2d_backward, *args) == []
+    if wider:
         _close(_decomp().avg_pool2d(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor), out)
 
 

@@ -5,7 +5,8 @@ semantics:
 
 - ``max_pool2d_with_indices_backward``: for each of the kh x kw window offsets, the output gradient
   where ``indices`` points at that offset's input position, placed back on the input grid by a
-  stride-s "zero interleave" (unsqueeze, pad, reshape) and a shift (pad / slice). No scatter, so the
+  stride-s "zero interleave" (unsqueeze, pad, reshape) and a shift (pad / slice) along each axis where it
+  is (no transpose: a GPU kernel then reads the indices in the order it writes). No scatter, so the
   result is the same on every backend, and identical to PyTorch's (the gradient goes to the position
   the forward pass picked, ties included). ``max_pool3d_with_indices_backward`` (S3D) the same over
   kd x kh x kw offsets (``_max_pool_backward`` is one for both).
@@ -169,27 +170,37 @@ import torch
 aten = torch.ops.aten
 
 
-def _place(y, stride, offset, size):
-    """``z[..., a*stride + offset] = y[..., a]`` along the last dimension, zeros elsewhere, length
-    ``size``."""
-    n = y.shape[-1]
+def _pad_dim(y, dim, before, after):
+    """``y`` padded with zeros along ``dim`` (``before`` in front, ``after`` behind)."""
+    return torch.nn.functional.pad(y, [0, 0] * (y.dim() - 1 - dim) + [before, after])
+
+
+def _place(y, stride, offset, size, dim=-1):
+    """``z[..., a*stride + offset, ...] = y[..., a, ...]`` along ``dim``, zeros elsewhere, length ``size``.
+
+    In place along ``dim``: the interleave pads a unit dimension inserted after it and merges the two (a
+    reshape of contiguous data), so no transpose is made. Moving ``dim`` last and back made two transposes
+    a tap; fused into the tap's select they read the argmax indices across rows, with a stride of the map's
+    width (uncoalesced on a GPU: ResNet's max-pool backward)."""
+    dim %= y.dim()
+    n = y.shape[dim]
     if offset + (n - 1) * stride < 0 or offset >= size:
         # Nothing lands on the grid (a window offset that only ever reads padding, as on a 1x1 map):
         # zeros, not an empty slice, which torch-mlir does not lower.
-        return y.new_zeros((*y.shape[:-1], size))
+        return y.new_zeros((*y.shape[:dim], size, *y.shape[dim + 1:]))
     if stride > 1:
-        y = torch.nn.functional.pad(y.unsqueeze(-1), (0, stride - 1)).flatten(-2)  # length n*stride
+        y = _pad_dim(y.unsqueeze(dim + 1), dim + 1, 0, stride - 1).flatten(dim, dim + 1)  # length n*stride
     length = n * stride
     if offset >= 0:
-        y = torch.nn.functional.pad(y, (offset, 0))
+        y = _pad_dim(y, dim, offset, 0)
         length += offset
     else:
-        y = y[..., -offset:]
+        y = y.narrow(dim, -offset, length + offset)
         length += offset
     if length < size:
-        y = torch.nn.functional.pad(y, (0, size - length))
+        y = _pad_dim(y, dim, 0, size - length)
     elif length > size:
-        y = y[..., :size]
+        y = y.narrow(dim, 0, size)
     return y
 
 
@@ -215,8 +226,7 @@ def _max_pool_backward(grad_output, size, kernel, stride, padding, dilation, ind
         part = torch.where(indices == flat, grad_output, zero)
         for axis in range(nd):
             dim = part.dim() - nd + axis
-            part = _place(part.movedim(dim, -1), stride[axis], taps[axis] * dilation[axis] - padding[axis],
-                          size[axis]).movedim(-1, dim)
+            part = _place(part, stride[axis], taps[axis] * dilation[axis] - padding[axis], size[axis], dim)
         grad_input = part if grad_input is None else grad_input + part
     return grad_input
 
@@ -315,7 +325,7 @@ def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mo
     for i in range(kh):
         for j in range(kw):
             part = _place(grad, sw, j - pw, w)  # [..., ho, w]
-            part = _place(part.transpose(-1, -2), sh, i - ph, h).transpose(-1, -2)  # [..., h, w]
+            part = _place(part, sh, i - ph, h, -2)  # [..., h, w]
             grad_input = part if grad_input is None else grad_input + part
     return grad_input.to(self.dtype)
 
