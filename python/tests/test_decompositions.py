@@ -298,6 +298,10 @@ def test_embedding_dense_backward(padding_idx, scale_grad_by_freq):
     ((2, 3, 8, 8), [2, 2], [2, 2], [0, 0], [1, 1], False),
     ((1, 2, 7, 9), [3, 3], [2, 2], [1, 1], [1, 1], True),  # overlapping windows, ceil mode
     ((1, 2, 9, 8), [3, 2], [1, 2], [1, 0], [2, 1], False),  # dilated
+    ((2, 3, 14, 14), [3, 3], [2, 2], [1, 1], [1, 1], False),  # ResNet's: two taps on one sublattice
+    ((1, 2, 9, 10), [2, 2], [3, 3], [0, 0], [1, 1], False),  # stride past the kernel: a sublattice of zeros
+    ((1, 1, 9, 7), [3, 3], [2, 3], [1, 1], [2, 2], True),  # dilated and strided
+    ((1, 2, 1, 1), [3, 3], [2, 2], [1, 1], [1, 1], False),  # 1x1 map: taps beyond the input
     # 3-D (torch-mlir leaves MaxPool3d's gradient: torchvision's S3D stopped on it)
     ((2, 3, 2, 8, 8), [1, 3, 3], [1, 2, 2], [0, 1, 1], [1, 1, 1], False),  # S3D's spatial pooling
     ((1, 2, 5, 6, 7), [3, 3, 3], [2, 2, 2], [1, 1, 1], [1, 1, 1], True),
@@ -317,8 +321,26 @@ def test_max_pool_with_indices_backward(shape, kernel, stride, padding, dilation
     assert _moved_axes(getattr(_decomp(), name + "_backward"), *args) == []
 
 
+def test_max_pool_backward_writes_one_input_sized_tensor():
+    """ResNet's 3 x 3 / 2 max pooling: the nine taps are summed per input sublattice at the pooled size and
+    the sublattices interleaved once. Placing each tap on the input grid made 9 input-sized tensors (and
+    their pads, views and sums: 38 ops of at least the input's size); now only the interleave's stack and
+    its merge are that large."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    x = torch.randn(2, 3, 14, 14)
+    out, idx = aten.max_pool2d_with_indices.default(x, [3, 3], [2, 2], [1, 1], [1, 1], False)
+    graph = make_fx(lambda g, i: _decomp().max_pool2d_with_indices_backward(
+        g, x, [3, 3], [2, 2], [1, 1], [1, 1], False, i))(torch.randn_like(out), idx)
+    large = [n.target for n in graph.graph.nodes
+             if n.op == "call_function" and n.meta["val"].numel() >= x.numel()]
+    assert len(large) <= 2, large
+
+
 @pytest.mark.parametrize("shape, kernel, stride, padding, ceil_mode, count_include_pad, divisor", [
     ((2, 3, 8, 8), [2, 2], [2, 2], [0, 0], False, True, None),
+    ((2, 3, 9, 8), [3, 3], [2, 2], [1, 1], True, False, None),  # overlapping windows, strided
+    ((1, 2, 9, 10), [2, 2], [3, 3], [0, 0], False, True, None),  # stride past the kernel
     ((2, 3, 7, 9), [3, 3], [1, 1], [1, 1], False, False, None),  # PoolFormer's token mixer
     ((1, 2, 7, 6), [3, 2], [2, 3], [1, 1], True, True, None),  # ceil mode: last windows clipped
     ((1, 2, 7, 6), [3, 3], [2, 2], [1, 0], True, False, None),

@@ -4,11 +4,12 @@ Each replaces an aten op that torch-mlir 20261001 cannot lower with ops it can, 
 semantics:
 
 - ``max_pool2d_with_indices_backward``: for each of the kh x kw window offsets, the output gradient
-  where ``indices`` points at that offset's input position, placed back on the input grid by a
-  stride-s "zero interleave" (unsqueeze, pad, reshape) and a shift (pad / slice) along each axis where it
-  is (no transpose: a GPU kernel then reads the indices in the order it writes). No scatter, so the
-  result is the same on every backend, and identical to PyTorch's (the gradient goes to the position
-  the forward pass picked, ties included). ``max_pool3d_with_indices_backward`` (S3D) the same over
+  where ``indices`` points at that offset's input position, placed back on the input grid
+  (``_place_taps``): the offsets that land on one stride-s sublattice of the input are shifted (pad /
+  slice) and summed at the pooled size, and the sublattices interleaved once (stack, reshape), along each
+  axis where it is (no transpose: a GPU kernel then reads the indices in the order it writes). No scatter,
+  so the result is the same on every backend, and identical to PyTorch's (the gradient goes to the
+  position the forward pass picked, ties included). ``max_pool3d_with_indices_backward`` (S3D) the same over
   kd x kh x kw offsets (``_max_pool_backward`` is one for both).
 - ``avg_pool2d_backward`` (any kernel, stride, padding, ``ceil_mode``, ``count_include_pad``,
   ``divisor_override``): the output gradient divided by each window's divisor (from the static shapes,
@@ -209,26 +210,81 @@ def _pool_window(kernel_size, stride, padding):
     return _pair(kernel_size), _pair(stride if stride else kernel_size), _pair(padding)
 
 
+def _place_taps(tap_parts, stride, size):
+    """``sum(z_t)`` over the ``(offsets, part)`` pairs of ``tap_parts``, where ``z_t[..., a*s + o, ...] =
+    part[..., a, ...]`` along each of the last ``len(size)`` dimensions (stride ``s``, the tap's offset
+    ``o``, length ``size``), zeros elsewhere: the input gradient of a pooling from its per-tap parts.
+
+    Placed one tap at a time, each tap wrote a tensor of the input's size and the sum read them all (a
+    3 x 3 max pooling: 9 input-sized tensors, ResNet's largest kernel). Here a tap's offset ``o = q*s + r``
+    puts it on the residue-``r`` sublattice of the input grid (positions ``r, r + s, ...``), shifted by ``q``
+    there: the taps of one residue (per dimension) are shifted and summed at the pooled size, and the
+    ``s`` sublattices of each dimension are interleaved once (stacked along a new dimension after it and
+    merged). Each position sums the same taps in the same order as before."""
+    nd = len(size)
+    phases = {}
+    first = None
+    for offsets, part in tap_parts:
+        first = part if first is None else first
+        residues = []
+        for axis, (o, s, n) in enumerate(zip(offsets, stride, size)):
+            r, q = o % s, o // s
+            length = -(-(n - r) // s)  # how many positions of the input the residue has
+            if length <= 0:
+                break  # the tap lands beyond the input
+            part = _place(part, 1, q, length, part.dim() - nd + axis)
+            residues.append(r)
+        else:
+            key = tuple(residues)
+            phases[key] = part if key not in phases else phases[key] + part
+    for axis in reversed(range(nd)):  # interleave the residues of one dimension at a time
+        s, n = stride[axis], size[axis]
+        groups = {}
+        for key, part in phases.items():
+            groups.setdefault(key[:axis] + key[axis + 1:], {})[key[axis]] = part
+        phases = {}
+        for rest, by_residue in groups.items():
+            some = next(iter(by_residue.values()))
+            dim = some.dim() - nd + axis
+            if s == 1:
+                merged = by_residue[0]
+            else:
+                most = -(-n // s)  # the residue-0 sublattice's length, the longest
+                lattices = []
+                for r in range(s):
+                    if r in by_residue:
+                        t = by_residue[r]
+                        lattices.append(_pad_dim(t, dim, 0, most - t.shape[dim]) if t.shape[dim] < most else t)
+                    else:
+                        lattices.append(some.new_zeros((*some.shape[:dim], most, *some.shape[dim + 1:])))
+                merged = torch.stack(lattices, dim + 1).flatten(dim, dim + 1)
+                merged = merged.narrow(dim, 0, n) if merged.shape[dim] > n else merged
+            phases[rest] = merged
+    if not phases:  # every tap lands beyond the input (a dilated window over a map of one)
+        return first.new_zeros((*first.shape[:first.dim() - nd], *size))
+    return phases[()]
+
+
 def _max_pool_backward(grad_output, size, kernel, stride, padding, dilation, indices):
     """The input gradient of a max pooling over the last ``len(kernel)`` dimensions (input sizes ``size``):
     for each filter tap, the output gradient where the window's argmax (``indices``, flat over those
-    dimensions) is that tap, placed on the input grid (``_place`` along each dimension), summed."""
+    dimensions) is that tap, placed on the input grid (``_place_taps``)."""
     nd = len(kernel)
     starts = [torch.arange(o, device=indices.device) * s - p
               for o, s, p in zip(grad_output.shape[-nd:], stride, padding)]
     zero = torch.zeros((), dtype=grad_output.dtype, device=grad_output.device)
-    grad_input = None
-    for taps in itertools.product(*(range(k) for k in kernel)):
-        flat = None
-        for axis in range(nd):
-            coord = (starts[axis] + taps[axis] * dilation[axis]).reshape([-1 if a == axis else 1 for a in range(nd)])
-            flat = coord if flat is None else flat * size[axis] + coord
-        part = torch.where(indices == flat, grad_output, zero)
-        for axis in range(nd):
-            dim = part.dim() - nd + axis
-            part = _place(part, stride[axis], taps[axis] * dilation[axis] - padding[axis], size[axis], dim)
-        grad_input = part if grad_input is None else grad_input + part
-    return grad_input
+
+    def tap_parts():
+        for taps in itertools.product(*(range(k) for k in kernel)):
+            flat = None
+            for axis in range(nd):
+                coord = (starts[axis] + taps[axis] * dilation[axis]).reshape(
+                    [-1 if a == axis else 1 for a in range(nd)])
+                flat = coord if flat is None else flat * size[axis] + coord
+            yield ([t * d - p for t, d, p in zip(taps, dilation, padding)],
+                   torch.where(indices == flat, grad_output, zero))
+
+    return _place_taps(tap_parts(), stride, size)
 
 
 def max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode,
@@ -321,13 +377,8 @@ def avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mo
     if _wider_than_input((kh, kw), (h, w), (ph, pw)):  # the forward's window matrices, transposed
         return (_window_matrix(ho, h, kh, sh, ph, grad).transpose(0, 1) @ grad
                 @ _window_matrix(wo, w, kw, sw, pw, grad)).to(self.dtype)
-    grad_input = None
-    for i in range(kh):
-        for j in range(kw):
-            part = _place(grad, sw, j - pw, w)  # [..., ho, w]
-            part = _place(part, sh, i - ph, h, -2)  # [..., h, w]
-            grad_input = part if grad_input is None else grad_input + part
-    return grad_input.to(self.dtype)
+    taps = (((i - ph, j - pw), grad) for i in range(kh) for j in range(kw))
+    return _place_taps(taps, (sh, sw), (h, w)).to(self.dtype)
 
 
 def kthvalue(self, k, dim=-1, keepdim=False):
