@@ -176,28 +176,19 @@ def _pad_dim(y, dim, before, after):
     return torch.nn.functional.pad(y, [0, 0] * (y.dim() - 1 - dim) + [before, after])
 
 
-def _place(y, stride, offset, size, dim=-1):
-    """``z[..., a*stride + offset, ...] = y[..., a, ...]`` along ``dim``, zeros elsewhere, length ``size``.
-
-    In place along ``dim``: the interleave pads a unit dimension inserted after it and merges the two (a
-    reshape of contiguous data), so no transpose is made. Moving ``dim`` last and back made two transposes
-    a tap; fused into the tap's select they read the argmax indices across rows, with a stride of the map's
-    width (uncoalesced on a GPU: ResNet's max-pool backward)."""
-    dim %= y.dim()
+def _shift(y, offset, size, dim):
+    """``z[..., a + offset, ...] = y[..., a, ...]`` along ``dim``, zeros elsewhere, length ``size`` (pad /
+    slice)."""
     n = y.shape[dim]
-    if offset + (n - 1) * stride < 0 or offset >= size:
+    if offset + n <= 0 or offset >= size:
         # Nothing lands on the grid (a window offset that only ever reads padding, as on a 1x1 map):
         # zeros, not an empty slice, which torch-mlir does not lower.
         return y.new_zeros((*y.shape[:dim], size, *y.shape[dim + 1:]))
-    if stride > 1:
-        y = _pad_dim(y.unsqueeze(dim + 1), dim + 1, 0, stride - 1).flatten(dim, dim + 1)  # length n*stride
-    length = n * stride
     if offset >= 0:
         y = _pad_dim(y, dim, offset, 0)
-        length += offset
     else:
-        y = y.narrow(dim, -offset, length + offset)
-        length += offset
+        y = y.narrow(dim, -offset, n + offset)
+    length = n + offset
     if length < size:
         y = _pad_dim(y, dim, 0, size - length)
     elif length > size:
@@ -220,7 +211,9 @@ def _place_taps(tap_parts, stride, size):
     puts it on the residue-``r`` sublattice of the input grid (positions ``r, r + s, ...``), shifted by ``q``
     there: the taps of one residue (per dimension) are shifted and summed at the pooled size, and the
     ``s`` sublattices of each dimension are interleaved once (stacked along a new dimension after it and
-    merged). Each position sums the same taps in the same order as before."""
+    merged), along each dimension where it is. Each position sums the same taps in the same order as
+    before. (Moving each dimension last and back had made two transposes a tap; fused into the tap's
+    select, a GPU kernel read the argmax indices across rows, uncoalesced.)"""
     nd = len(size)
     phases = {}
     first = None
@@ -232,7 +225,7 @@ def _place_taps(tap_parts, stride, size):
             length = -(-(n - r) // s)  # how many positions of the input the residue has
             if length <= 0:
                 break  # the tap lands beyond the input
-            part = _place(part, 1, q, length, part.dim() - nd + axis)
+            part = _shift(part, q, length, part.dim() - nd + axis)
             residues.append(r)
         else:
             key = tuple(residues)
