@@ -2,11 +2,11 @@
 linear head), exported whole through torch-mlir, through the f16 GPU pipeline without a GPU.
 
 The max pooling's backward is amp_mlir.torch's scatter-free decomposition (_decompositions.py: a select
-per window tap, placed back on the input grid by zero-interleaving pads). It used to move each axis last
-and back with transposes; fused into a tap's select, the kernel stored rows but read the saved argmax
-indices across them, with a stride of the pooled map's width (the guard's uncoalesced load; ResNet-18 and
--50 had 9 such kernels a step at 224 px). Now the taps place along each axis where it is: no transpose,
-every kernel coalesced, the same values bit for bit."""
+per window tap, the taps summed per stride sublattice of the input grid and the sublattices interleaved).
+It used to move each axis last and back with transposes; fused into a tap's select, the kernel stored rows
+but read the saved argmax indices across them, with a stride of the pooled map's width (the guard's
+uncoalesced load; ResNet-18 and -50 had 9 such kernels a step at 224 px). Now the taps are placed along
+each axis where it is: no transpose, every kernel coalesced; the emulated GPU trains as the CPU does."""
 
 import json
 import subprocess
