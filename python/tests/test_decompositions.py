@@ -72,6 +72,25 @@ def test_convolution_backward(stride, padding, dilation, groups):
     _close(_decomp().convolution_backward(*args), aten.convolution_backward.default(*args))
 
 
+@pytest.mark.parametrize("shape, weight, stride, padding, groups", [
+    ((2, 3, 16, 16), (8, 3, 7, 7), (2, 2), (3, 3), 1),  # ResNet's stem
+    ((2, 4, 9, 10), (6, 4, 1, 1), (2, 2), (0, 0), 1),  # 1x1 downsampling: a residue no tap reaches
+    ((1, 4, 11, 9), (4, 1, 3, 3), (2, 2), (1, 1), 4),  # depthwise (MobileNet's strided blocks)
+    ((1, 4, 10, 11), (6, 2, 2, 4), (3, 2), (0, 1), 2),  # kernel smaller than the stride, per-axis settings
+    ((2, 2, 8, 8), (3, 2, 5, 3), (2, 1), (2, 0), 1),  # strided along one dimension only
+])
+def test_strided_input_gradient(shape, weight, stride, padding, groups):
+    """A strided convolution's input gradient, computed per input sublattice (no zero-dilated output gradient),
+    against ATen's."""
+    torch.manual_seed(8)
+    x = torch.randn(*shape, dtype=torch.float64)
+    w = torch.randn(*weight, dtype=torch.float64)
+    conv = (list(stride), list(padding), [1, 1], False, [0, 0], groups)
+    g = torch.randn_like(aten.convolution.default(x, w, None, *conv))
+    args = (g, x, w, None, *conv, [True, False, False])
+    _close(_decomp().convolution_backward(*args)[0], aten.convolution_backward.default(*args)[0])
+
+
 @pytest.mark.parametrize("shape, weight, stride, padding, dilation, groups, bias", [
     ((2, 8, 7, 7), (12, 2, 3, 3), 1, 1, 1, 4, True),  # 2 input, 3 output channels per group
     ((1, 6, 9, 8), (6, 3, 3, 2), 2, 0, 2, 2, False),

@@ -31,7 +31,9 @@ semantics:
   gradients as *forward* convolutions and GEMMs, which every lowering takes (torch-mlir's own
   decomposition makes transposed grouped convolutions, which neither its TOSA nor its linalg lowering
   converts): the input gradient is the stride-dilated output gradient convolved with the flipped,
-  group-transposed weights. The weight gradient of an ungrouped convolution is a convolution with the
+  group-transposed weights; with a stride (and no dilation), one convolution of the output gradient per
+  stride sublattice of the input with the sub-kernel of the taps that land there, interleaved
+  (``_strided_input_gradient``: no multiply-adds on the dilation's zeros). The weight gradient of an ungrouped convolution is a convolution with the
   batch as the reduced channel dimension: input ``[Cin, N, H, W]``, weights the output gradient
   ``[Cout, N, Ho, Wo]``, stride = the forward dilation, dilation = the forward stride; of a depthwise
   convolution (one input channel per group), a depthwise convolution over the C*N (channel, sample)
@@ -171,11 +173,6 @@ import torch
 aten = torch.ops.aten
 
 
-def _pad_dim(y, dim, before, after):
-    """``y`` padded with zeros along ``dim`` (``before`` in front, ``after`` behind)."""
-    return torch.nn.functional.pad(y, [0, 0] * (y.dim() - 1 - dim) + [before, after])
-
-
 def _shift(y, offset, size, dim):
     """``z[..., a + offset, ...] = y[..., a, ...]`` along ``dim``, zeros elsewhere, length ``size`` (pad /
     slice)."""
@@ -184,16 +181,7 @@ def _shift(y, offset, size, dim):
         # Nothing lands on the grid (a window offset that only ever reads padding, as on a 1x1 map):
         # zeros, not an empty slice, which torch-mlir does not lower.
         return y.new_zeros((*y.shape[:dim], size, *y.shape[dim + 1:]))
-    if offset >= 0:
-        y = _pad_dim(y, dim, offset, 0)
-    else:
-        y = y.narrow(dim, -offset, n + offset)
-    length = n + offset
-    if length < size:
-        y = _pad_dim(y, dim, 0, size - length)
-    elif length > size:
-        y = y.narrow(dim, 0, size)
-    return y
+    return _pad_or_crop(y, dim, offset, size - n - offset)
 
 
 def _pool_window(kernel_size, stride, padding):
@@ -247,7 +235,7 @@ def _place_taps(tap_parts, stride, size):
                 for r in range(s):
                     if r in by_residue:
                         t = by_residue[r]
-                        lattices.append(_pad_dim(t, dim, 0, most - t.shape[dim]) if t.shape[dim] < most else t)
+                        lattices.append(_pad_or_crop(t, dim, 0, most - t.shape[dim]))
                     else:
                         lattices.append(some.new_zeros((*some.shape[:dim], most, *some.shape[dim + 1:])))
                 merged = torch.stack(lattices, dim + 1).flatten(dim, dim + 1)
@@ -851,6 +839,8 @@ def _input_gradient(grad_output, weight, stride, padding, dilation, groups, h, w
     ``go_d`` padded by ``d*(k-1) - p`` (the far side to the input's size) with the flipped, group-transposed
     kernel. A transposed convolution's forward is the same map (``convolution``)."""
     (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    if (sh > 1 or sw > 1) and dh == dw == 1:
+        return _strided_input_gradient(grad_output, weight, stride, padding, groups, (h, w))
     cout, cin_g, kh, kw = weight.shape
     g = groups
     go = _dilate(_dilate(grad_output, 2, sh), 3, sw)
@@ -859,6 +849,47 @@ def _input_gradient(grad_output, weight, stride, padding, dilation, groups, h, w
     go = _pad_or_crop(go, 3, before_w, w + dw * (kw - 1) - before_w - go.shape[3])
     wt = weight.flip(2, 3).reshape(g, cout // g, cin_g, kh, kw).transpose(1, 2).reshape(g * cin_g, cout // g, kh, kw)
     return torch.nn.functional.conv2d(go, wt, None, 1, 0, (dh, dw), g)
+
+
+def _strided_input_gradient(grad_output, weight, stride, padding, groups, size):
+    """``_input_gradient`` of a strided convolution (dilation 1) by input sublattices. The stride-dilated
+    output gradient is ``(s-1)/s`` zeros along each strided dimension, so its convolution spent 3/4 of its
+    multiply-adds on zeros at stride 2 (ResNet-50's strided 3x3 and 1x1 convolutions: about 2 of the 12
+    GMACs of a step, per image). Tap ``i`` of a dimension reaches the input positions ``o*s + i - p``:
+    residue ``r = (i - p) mod s``, shifted by ``q = (i - p - r) / s`` on that sublattice. The taps of one
+    residue, ``i = i0, i0 + s, ...``, form a sub-kernel ``weight[..., i0::s]`` whose shifts grow by one, so
+    each residue's gradient is a stride-1 convolution of the output gradient with that sub-kernel, flipped
+    (the gradient padded by ``taps - 1 + q0`` in front), and ``_place_taps`` interleaves the residues. A
+    residue no tap reaches (a kernel smaller than the stride) stays zero. The sub-kernels are taken from
+    the weights with the taps outermost (``_every`` over whole [Cin, Cout] planes: a stepped slice of the
+    kernel dimensions became a gather, and a strided view of them a GEMM operand it could not take)."""
+    cout, cin_g = weight.shape[:2]
+    g = groups
+    per_axis = []
+    for s, p, k, n, m in zip(stride, padding, weight.shape[2:], size, grad_output.shape[2:]):
+        residues = []
+        for r in range(s):
+            first = (r + p) % s  # the first tap with i - p = r (mod s)
+            length = -(-(n - r) // s)  # the sublattice's positions in the input
+            if first >= k or length <= 0:
+                continue
+            taps = len(range(first, k, s))
+            before = taps - 1 + (first - p - r) // s
+            residues.append((r, first, taps, before, length + taps - 1 - before - m))
+        per_axis.append(residues)
+    # Group-transposed with the taps outermost, [kh, kw, g*Cin/g, Cout/g]: a residue's taps are whole
+    # [Cin, Cout] planes (read in order, unlike a stepped slice of the kernel dimensions), then put back
+    # last for the convolution.
+    taps = weight.reshape(g, cout // g, cin_g, *weight.shape[2:]).permute(3, 4, 0, 2, 1).reshape(
+        *weight.shape[2:], g * cin_g, cout // g)
+    parts = []
+    for rh, first_h, th, before_h, after_h in per_axis[0]:
+        for rw, first_w, tw, before_w, after_w in per_axis[1]:
+            go = _pad_or_crop(_pad_or_crop(grad_output, 2, before_h, after_h), 3, before_w, after_w)
+            sub = _every(_every(taps, 0, first_h, stride[0], th), 1, first_w, stride[1], tw)
+            sub = sub.flip(0, 1).permute(2, 3, 0, 1)
+            parts.append(((rh, rw), torch.nn.functional.conv2d(go, sub, None, 1, 0, 1, g)))
+    return _place_taps(parts, stride, size)
 
 
 def _every(x, dim, start, stride, count):
