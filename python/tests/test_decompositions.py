@@ -78,6 +78,8 @@ def test_convolution_backward(stride, padding, dilation, groups):
     ((1, 4, 11, 9), (4, 1, 3, 3), (2, 2), (1, 1), 4),  # depthwise (MobileNet's strided blocks)
     ((1, 4, 10, 11), (6, 2, 2, 4), (3, 2), (0, 1), 2),  # kernel smaller than the stride, per-axis settings
     ((2, 2, 8, 8), (3, 2, 5, 3), (2, 1), (2, 0), 1),  # strided along one dimension only
+    ((1, 2, 3, 3), (2, 2, 1, 1), (2, 2), (3, 3), 1),  # padding past the kernel: the gradient cropped
+    ((1, 2, 2, 2), (2, 2, 1, 1), (3, 3), (2, 2), 1),
 ])
 def test_strided_input_gradient(shape, weight, stride, padding, groups):
     """A strided convolution's input gradient, computed per input sublattice (no zero-dilated output gradient),
