@@ -33,9 +33,10 @@ semantics:
   converts): the input gradient is the stride-dilated output gradient convolved with the flipped,
   group-transposed weights; with a stride (and no dilation), one convolution of the output gradient per
   stride sublattice of the input with the sub-kernel of the taps that land there, interleaved
-  (``_strided_input_gradient``: no multiply-adds on the dilation's zeros). The weight gradient of an ungrouped convolution is a convolution with the
-  batch as the reduced channel dimension: input ``[Cin, N, H, W]``, weights the output gradient
-  ``[Cout, N, Ho, Wo]``, stride = the forward dilation, dilation = the forward stride; of a depthwise
+  (``_strided_input_gradient``: no multiply-adds on the dilation's zeros). The weight gradient of an
+  ungrouped convolution is a convolution with the batch as the reduced channel dimension: input
+  ``[Cin, N, H, W]``, weights the output gradient ``[Cout, N, Ho, Wo]``, stride = the forward dilation,
+  dilation = the forward stride; of a depthwise
   convolution (one input channel per group), a depthwise convolution over the C*N (channel, sample)
   planes whose filters are the matching output-gradient planes, summed over N; of a grouped one with
   several channels per group, one batched matmul over the groups of the output gradient and the
