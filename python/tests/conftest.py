@@ -8,8 +8,10 @@ its native module from the CMake build tree) and locates the tools:
 With AMP_MLIR_INSTALLED=1 the tests import the installed amp_mlir (pip install ./python) instead.
 """
 
+import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -75,3 +77,36 @@ def amp_mlir_native():
 @pytest.fixture(scope="session")
 def repo_dir() -> Path:
     return REPO_DIR
+
+
+@pytest.fixture(scope="session")
+def train_records(amp_tools):
+    """A function ``(step_dir, *flags, steps=3)`` that runs ``amp-train`` on ``step_dir``'s exported step
+    (its train_step.mlir and initial arrays) and returns its per-step JSON records (loss, scale,
+    skipped, ...); it asserts that amp-train succeeded."""
+
+    def run(step_dir, *flags, steps=3):
+        r = subprocess.run([amp_tools["amp_train"], str(Path(step_dir) / "train_step.mlir"), "--inputs",
+                            str(step_dir), "--steps", str(steps), "--no-jit-cache", *flags],
+                           capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr
+        return [json.loads(line) for line in r.stdout.splitlines()]
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def guarded_gpu_lowering(amp_tools):
+    """A function ``(step, lowered)`` that compiles ``step`` through the f16 GPU pipeline
+    (``amp-compile --target=cuda --emit=gpu``) into ``lowered`` and returns the structural guard's report
+    on it (test/tools/check_gpu_structure.py), asserting that the guard found no violation."""
+
+    def run(step, lowered):
+        subprocess.run([amp_tools["amp_compile"], str(step), "--target=cuda", "--emit=gpu", "--precision=f16",
+                        "-o", str(lowered)], check=True, capture_output=True, text=True)
+        guard = subprocess.run([sys.executable, str(REPO_DIR / "test" / "tools" / "check_gpu_structure.py"),
+                                str(step), str(lowered)], capture_output=True, text=True)
+        assert guard.returncode == 0, guard.stdout + guard.stderr
+        return guard.stdout
+
+    return run

@@ -11,10 +11,7 @@ Adam), exported whole through torch-mlir at the benchmark's small size (B=16, T=
 And a step whose reductions have few rows (a layer norm 2048 wide, a 50257-word cross entropy over 64
 tokens): no single-block launch, no thread walking more than 256 elements, the emulated losses the CPU's."""
 
-import json
 import re
-import subprocess
-import sys
 
 import pytest
 
@@ -23,7 +20,7 @@ pytest.importorskip("torch_mlir.fx", reason="torch-mlir is not installed (make p
 
 
 @pytest.fixture(scope="module")
-def block_step(tmp_path_factory, repo_dir):
+def block_step(tmp_path_factory):
     import torch
 
     from amp_mlir.torch import export_train_step
@@ -38,20 +35,9 @@ def block_step(tmp_path_factory, repo_dir):
     return out
 
 
-def _guarded_f16_lowering(amp_tools, repo_dir, step, lowered):
-    """``step`` through the f16 GPU pipeline (``amp-compile --emit=gpu``) into ``lowered``; the structural
-    guard's report on it, which must list no violation."""
-    subprocess.run([amp_tools["amp_compile"], str(step), "--target=cuda", "--emit=gpu", "--precision=f16",
-                    "-o", str(lowered)], check=True, capture_output=True, text=True)
-    guard = subprocess.run([sys.executable, str(repo_dir / "test" / "tools" / "check_gpu_structure.py"),
-                            str(step), str(lowered)], capture_output=True, text=True)
-    assert guard.returncode == 0, guard.stdout + guard.stderr
-    return guard.stdout
-
-
-def test_block_gpu_structure(block_step, amp_tools, repo_dir, tmp_path):
+def test_block_gpu_structure(block_step, guarded_gpu_lowering, tmp_path):
     lowered = tmp_path / "block.gpu.mlir"
-    out = _guarded_f16_lowering(amp_tools, repo_dir, block_step / "train_step.mlir", lowered)
+    out = guarded_gpu_lowering(block_step / "train_step.mlir", lowered)
     matmuls = int(re.search(r"contractions in the input: (\d+)", out).group(1))
     calls = int(re.search(r"GEMM calls: (\d+)", out).group(1))
     lowered_n, most = map(int, re.search(r"lowered contractions: (\d+), most GEMM calls for one: (\d+)",
@@ -61,17 +47,10 @@ def test_block_gpu_structure(block_step, amp_tools, repo_dir, tmp_path):
     assert "coalescing: 0 kernel(s)" in out, out
 
 
-def _train(amp_tools, step, *extra):
-    r = subprocess.run([amp_tools["amp_train"], str(step / "train_step.mlir"), "--inputs", str(step),
-                        "--steps", "3", "--no-jit-cache", *extra], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
-    return [json.loads(line) for line in r.stdout.splitlines()]
-
-
 @pytest.mark.parametrize("precision, rtol", [("fp32", 1e-5), ("f16", 1e-4)])
-def test_block_emulated_gpu_trains_like_cpu(block_step, amp_tools, precision, rtol):
-    cpu = _train(amp_tools, block_step, f"--precision={precision}")
-    emu = _train(amp_tools, block_step, f"--precision={precision}", "--device=cuda-emulated", "--check-bounds")
+def test_block_emulated_gpu_trains_like_cpu(block_step, train_records, precision, rtol):
+    cpu = train_records(block_step, f"--precision={precision}")
+    emu = train_records(block_step, f"--precision={precision}", "--device=cuda-emulated", "--check-bounds")
     for a, b in zip(cpu, emu):
         assert a["skipped"] == b["skipped"] and a["scale"] == b["scale"], (a, b)
         if a["loss"] is not None:
@@ -90,7 +69,7 @@ class _WideVocabHead(torch.nn.Module):
         return self.head(self.down(self.norm(self.up(x))))
 
 
-def test_few_row_reductions_run_on_many_threads(amp_tools, repo_dir, tmp_path):
+def test_few_row_reductions_run_on_many_threads(guarded_gpu_lowering, train_records, tmp_path):
     """Reductions over few rows (64) but much work in all, on the GPU pipeline: the layer norm's variance,
     which reads its row's mean through a broadcast, and the cross entropy's max and sum over 50257 words,
     split into 1733 partials of 29 per row, whose combining stage (1733, a prime) is padded and split again.
@@ -103,9 +82,9 @@ def test_few_row_reductions_run_on_many_threads(amp_tools, repo_dir, tmp_path):
     x, y = torch.randn(64, 16), torch.randint(0, 50257, (64,))
     export_train_step(_WideVocabHead(), torch.nn.functional.cross_entropy, (x, y), optimizer="sgd", lr=0.1,
                       out_dir=tmp_path)
-    out = _guarded_f16_lowering(amp_tools, repo_dir, tmp_path / "train_step.mlir", tmp_path / "step.gpu.mlir")
+    out = guarded_gpu_lowering(tmp_path / "train_step.mlir", tmp_path / "step.gpu.mlir")
     assert int(re.search(r"largest thread work: (\d+)", out).group(1)) <= 256, out
-    cpu = [r["loss"] for r in _train(amp_tools, tmp_path, "--precision=fp32")]
-    emulated = [r["loss"] for r in _train(amp_tools, tmp_path, "--precision=fp32", "--device=cuda-emulated")]
+    cpu = [r["loss"] for r in train_records(tmp_path, "--precision=fp32")]
+    emulated = [r["loss"] for r in train_records(tmp_path, "--precision=fp32", "--device=cuda-emulated")]
     assert cpu[0] > 10 and cpu[-1] < cpu[0], cpu  # ln(50257) = 10.8 at the start, then it trains
     assert emulated == pytest.approx(cpu, rel=1e-6), (emulated, cpu)

@@ -8,10 +8,6 @@ but read the saved argmax indices across them, with a stride of the pooled map's
 uncoalesced load; ResNet-18 and -50 had 9 such kernels a step at 224 px). Now the taps are placed along
 each axis where it is: no transpose, every kernel coalesced; the emulated GPU trains as the CPU does."""
 
-import json
-import subprocess
-import sys
-
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -31,29 +27,16 @@ class _Stem(torch.nn.Module):
         return self.head(torch.nn.functional.adaptive_avg_pool2d(x, 1).flatten(1))
 
 
-def _train(amp_tools, step, *extra):
-    r = subprocess.run([amp_tools["amp_train"], str(step / "train_step.mlir"), "--inputs", str(step),
-                        "--steps", "3", "--no-jit-cache", *extra], capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
-    return [json.loads(line) for line in r.stdout.splitlines()]
-
-
-def test_max_pool_backward_is_coalesced(amp_tools, repo_dir, tmp_path):
+def test_max_pool_backward_is_coalesced(guarded_gpu_lowering, train_records, tmp_path):
     from amp_mlir.torch import export_train_step
 
     torch.manual_seed(0)
     x, y = torch.randn(2, 3, 112, 112), torch.tensor([1, 7])  # a 28 x 28 pooled map
     export_train_step(_Stem(), torch.nn.functional.cross_entropy, (x, y), optimizer="sgd", lr=0.1,
                       momentum=0.9, out_dir=tmp_path)
-    step = tmp_path / "train_step.mlir"
-    lowered = tmp_path / "step.gpu.mlir"
-    subprocess.run([amp_tools["amp_compile"], str(step), "--target=cuda", "--emit=gpu", "--precision=f16",
-                    "-o", str(lowered)], check=True, capture_output=True, text=True)
-    guard = subprocess.run([sys.executable, str(repo_dir / "test" / "tools" / "check_gpu_structure.py"),
-                            str(step), str(lowered)], capture_output=True, text=True)
-    assert guard.returncode == 0, guard.stdout + guard.stderr
-    assert "coalescing: 0 kernel(s)" in guard.stdout, guard.stdout
-    cpu = _train(amp_tools, tmp_path, "--precision=f16")
-    emulated = _train(amp_tools, tmp_path, "--precision=f16", "--device=cuda-emulated", "--check-bounds")
+    guard = guarded_gpu_lowering(tmp_path / "train_step.mlir", tmp_path / "step.gpu.mlir")
+    assert "coalescing: 0 kernel(s)" in guard, guard
+    cpu = train_records(tmp_path, "--precision=f16")
+    emulated = train_records(tmp_path, "--precision=f16", "--device=cuda-emulated", "--check-bounds")
     assert [(r["loss"], r["scale"], r["skipped"]) for r in emulated] == \
         [(r["loss"], r["scale"], r["skipped"]) for r in cpu]
