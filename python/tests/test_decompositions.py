@@ -93,6 +93,33 @@ def test_strided_input_gradient(shape, weight, stride, padding, groups):
     _close(_decomp().convolution_backward(*args)[0], aten.convolution_backward.default(*args)[0])
 
 
+@pytest.mark.parametrize("shape, weight, stride, padding, dilation, groups", [
+    ((2, 3, 16, 16), (8, 3, 7, 7), (2, 2), (3, 3), (1, 1), 1),  # ResNet's stem: an 8 x 8 gradient cropped before
+    ((2, 4, 9, 10), (6, 4, 1, 1), (2, 2), (0, 0), (1, 1), 1),  # 1x1 downsampling: 2 x 2 before, 4x the work
+    ((2, 4, 8, 8), (6, 4, 3, 3), (2, 2), (1, 1), (1, 1), 1),  # ResNet's strided 3x3: 4 x 4 before
+    ((1, 4, 12, 10), (4, 1, 3, 3), (2, 2), (1, 1), (1, 1), 4),  # depthwise (MobileNet's strided blocks): 4 x 4
+    ((2, 2, 11, 10), (3, 2, 3, 2), (3, 2), (2, 0), (2, 1), 1),  # dilated and strided, per-axis settings
+    ((1, 2, 3, 3), (2, 2, 1, 1), (2, 2), (3, 3), (1, 1), 1),  # padding past the kernel
+])
+def test_weight_gradient_computes_only_the_filter(shape, weight, stride, padding, dilation, groups):
+    """A convolution's weight gradient against ATen's, and the convolution computing it (the input window
+    with the output gradient as a filter) traced by make_fx: its output is the filter's kh x kw, no larger
+    (``_weight_gradient_window``: the window cropped to the rows a stride reaches)."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    torch.manual_seed(9)
+    x = torch.randn(*shape, dtype=torch.float64)
+    w = torch.randn(*weight, dtype=torch.float64)
+    conv = (list(stride), list(padding), list(dilation), False, [0, 0], groups)
+    g = torch.randn_like(aten.convolution.default(x, w, None, *conv))
+    args = (g, x, w, None, *conv, [False, True, False])
+    _close(_decomp().convolution_backward(*args)[1], aten.convolution_backward.default(*args)[1])
+    graph = make_fx(lambda g, x, w: _decomp().convolution_backward(g, x, w, None, *conv, [False, True, False])[1])(
+        g, x, w)
+    sizes = [tuple(n.meta["val"].shape[2:]) for n in graph.graph.nodes if n.target == aten.convolution.default]
+    assert sizes == [tuple(weight[2:])], sizes
+
+
 @pytest.mark.parametrize("shape, weight, stride, padding, dilation, groups, bias", [
     ((2, 8, 7, 7), (12, 2, 3, 3), 1, 1, 1, 4, True),  # 2 input, 3 output channels per group
     ((1, 6, 9, 8), (6, 3, 3, 2), 2, 0, 2, 2, False),
