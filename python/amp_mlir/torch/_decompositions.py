@@ -36,7 +36,8 @@ semantics:
   (``_strided_input_gradient``: no multiply-adds on the dilation's zeros). The weight gradient of an
   ungrouped convolution is a convolution with the batch as the reduced channel dimension: input
   ``[Cin, N, H, W]``, weights the output gradient ``[Cout, N, Ho, Wo]``, stride = the forward dilation,
-  dilation = the forward stride; of a depthwise
+  dilation = the forward stride, over the input window a stride reaches (``_weight_gradient_window``: the
+  output is the filter's size, no taps computed and cropped); of a depthwise
   convolution (one input channel per group), a depthwise convolution over the C*N (channel, sample)
   planes whose filters are the matching output-gradient planes, summed over N; of a grouped one with
   several channels per group, one batched matmul over the groups of the output gradient and the
