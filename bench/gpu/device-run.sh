@@ -7,7 +7,7 @@
 #                                   # machine has no torch-mlir); under the device tool's 64 MiB
 # There (bare GPU machine: CUDA 13, PyTorch, ncu, compute-sanitizer, no MLIR), from the repo root,
 # with the device tool's carry ["gpu-pack"]:
-#   source gpu-pack/unpack.sh && bash bench/gpu/device-run.sh [quick|full]
+#   source gpu-pack/unpack.sh && bash bench/gpu/device-run.sh [quick|full|bench]
 #
 # The device tool brings back at most 8 files from $OUT: each step's log goes to $AMP_GPU_LOGS
 # (default /tmp/amp-gpu-logs) and is appended to $OUT/logs.txt; $OUT also gets summary.txt,
@@ -19,6 +19,7 @@
 #   3. the exported zoo models in gpu-pack/zoo, CPU against GPU (f16, fp32), alongside step 2
 #   4. full: bench/gpu/run_gpu_benchmark.py --ncu (amp-train vs PyTorch eager/compile, kernel top list)
 #   5. compute-sanitizer memcheck and racecheck over amp-train --device=cuda (3 steps, f16)
+# bench: only step 4, with $AMP_GPU_BENCH_ARGS (a second, short call: e.g. Nsight at the large size)
 set -u
 mode=${1:-full}
 OUT=${OUT:-/tmp/amp-gpu-out}
@@ -54,6 +55,20 @@ run() { # name command...: runs under timeout, logs to $logs/name.log and $OUT/l
 
 note "== $(date -u '+%Y-%m-%d %H:%M UTC'); $(nvidia-smi -L 2>&1 | head -n 1)"
 nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1
+
+if [ "$mode" = bench ]; then
+  # Only the benchmark, with $AMP_GPU_BENCH_ARGS added (e.g. "--models mlp --sizes large --ncu
+  # --ncu-sizes large --ncu-precisions f16,bf16 --ncu-torch f16,bf16"): a short second call.
+  exported=(); [ -d gpu-pack/steps ] && exported=(--exported gpu-pack/steps)
+  # shellcheck disable=SC2086  # the arguments are split on purpose
+  PYTHONUNBUFFERED=1 PYTHONPATH="$here/python" timeout -k 10 "${AMP_GPU_BENCH_TIMEOUT:-420}" \
+    python3 bench/gpu/run_gpu_benchmark.py "${exported[@]}" --amp-train "$bin/amp-train" \
+    --out "$OUT/benchmarks.md" --json "$OUT/gpu-benchmark.json" \
+    --revision "${AMP_REVISION:-$(cat gpu-pack/revision 2>/dev/null || echo unknown)}" \
+    ${AMP_GPU_BENCH_ARGS:-} >"$OUT/gpu-benchmark.log" 2>&1
+  note "gpu-benchmark: rc=$?"
+  exit 0
+fi
 
 run cuda-unit-tests "$build/runtime/amp_runtime_cuda_tests"
 run context-tests "$build/runtime/amp_runtime_context_tests"

@@ -2,7 +2,8 @@
 """GPU step-time benchmark: amp-train --device=cuda against PyTorch on the same GPU.
 
     run_gpu_benchmark.py [--models mlp,block] [--sizes small,large] [--steps 20] [--warmup 5]
-                         [--ncu] [--out docs/benchmarks.md] [--revision REV]
+                         [--ncu [--ncu-sizes small] [--ncu-precisions f16] [--ncu-torch f16,bf16]]
+                         [--out docs/benchmarks.md] [--revision REV]
                          [--amp-train build/bin/amp-train] [--exported DIR] [--torch-modes ...]
     run_gpu_benchmark.py --export-to DIR [--models ...] [--sizes ...]
 
@@ -25,9 +26,12 @@ PyTorch: wall time of --steps steps after --warmup, one synchronisation at the e
 --steps (PyTorch's best case: no per-step read-back). The first and last loss of every run
 are printed to show that the runs are real and agree.
 
-With --ncu, Nsight Compute profiles two f16 steps of amp-train per model at the small size
-(gpu__time_duration.sum per kernel) and the ten kernels with the most GPU time are listed with
-their launches and grids.
+With --ncu, Nsight Compute profiles two steps of amp-train per model (gpu__time_duration.sum per
+kernel) and the ten kernels with the most GPU time are listed with their launches and grids: f16
+at the small size by default; --ncu-sizes and --ncu-precisions choose others. --ncu-torch f16,bf16
+profiles PyTorch's eager steps of those modes the same way, two steps after --warmup (a child
+process of this script under `ncu --profile-from-start off`), so both sides' kernels can be set
+side by side.
 
 The GPU machine has PyTorch but not torch-mlir: `--export-to DIR` (on a machine with torch-mlir,
 no GPU needed) writes each case's train_step.mlir and manifest.json to DIR/<model>-<size>/ without
@@ -132,7 +136,9 @@ def run_amp_train(amp_train, step_dir, precision, steps, warmup, extra=()):
             "loss0": losses[0], "loss_last": losses[-1], "skipped": skipped}
 
 
-def run_torch(model, inputs, opt_args, mode, steps, warmup):
+def torch_step(model, inputs, opt_args, mode):
+    """One PyTorch training step on the GPU as a closure: eager fp32 (TF32 off), autocast f16 +
+    GradScaler, autocast bf16, or torch.compile f16; the optimizer as exported."""
     import torch
     from amp_mlir.torch import torch_train_step
 
@@ -155,6 +161,13 @@ def run_torch(model, inputs, opt_args, mode, steps, warmup):
         return torch_train_step(forward, loss_fn, opt, (x,), y, device_type="cuda", autocast=dtype,
                                 scaler=scaler)
 
+    return step
+
+
+def run_torch(model, inputs, opt_args, mode, steps, warmup):
+    import torch
+
+    step = torch_step(model, inputs, opt_args, mode)
     losses = []
     for _ in range(warmup):
         losses.append(float(step().detach()))
@@ -167,14 +180,44 @@ def run_torch(model, inputs, opt_args, mode, steps, warmup):
     return {"ms": ms, "loss0": losses[0] if losses else float("nan"), "loss_last": float(last.detach())}
 
 
-def ncu_top(amp_train, step_dir, top=10):
-    """Nsight Compute's per-kernel GPU time for two f16 steps of amp-train."""
+def amp_train_command(amp_train, step_dir, precision):
+    """Two steps of amp-train, what --ncu profiles."""
+    return [amp_train, os.path.join(step_dir, "train_step.mlir"), "--inputs", step_dir,
+            "--device=cuda", f"--precision={precision}", "--steps", "2"]
+
+
+def torch_child_command(model_name, size, mode, warmup):
+    """This script as a child that runs PyTorch's step: `warmup` steps, then two profiled ones."""
+    return [sys.executable, os.path.abspath(__file__), "--torch-child", f"{model_name},{size},{mode}",
+            "--warmup", str(warmup)]
+
+
+def torch_child(spec, warmup):
+    """--torch-child MODEL,SIZE,MODE: the profiled side of --ncu-torch (see torch_child_command)."""
+    import torch
+
+    model_name, size, mode = spec.split(",")
+    model, inputs, opt_args, _ = build(model_name, size)
+    step = torch_step(model, inputs, opt_args, mode)
+    for _ in range(warmup):
+        step()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.start()
+    for _ in range(2):
+        step()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.stop()
+    return 0
+
+
+def ncu_top(cmd, top=10, from_start=True):
+    """Nsight Compute's per-kernel GPU time for the kernels `cmd` launches (all of them, or with
+    from_start=False those between cudaProfilerStart and cudaProfilerStop)."""
     ncu = shutil.which("ncu")
     if not ncu:
         return None, "ncu not found"
     cmd = [ncu, "--metrics", "gpu__time_duration.sum", "--csv", "--print-units", "base",
-           amp_train, os.path.join(step_dir, "train_step.mlir"), "--inputs", step_dir,
-           "--device=cuda", "--precision=f16", "--steps", "2"]
+           *([] if from_start else ["--profile-from-start", "off"]), *cmd]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     text = proc.stdout
     start = text.find('"ID"')
@@ -224,7 +267,7 @@ def render(meta, results, profiles):
         parts = [f"{k} {v['loss0']:.4f} -> {v['loss_last']:.4f}" for k, v in case["runs"].items()]
         L.append(f"- {case['title']}: " + "; ".join(parts))
     for title, prof in profiles:
-        L += ["", f"Nsight Compute, two amp-train f16 steps, {title}: "
+        L += ["", f"Nsight Compute, two steps of {title}: "
               f"{prof['launches']} launches, {prof['total_ms']:.2f} ms of GPU time; top kernels:", "",
               "| kernel | ms | launches | grid | block |", "|---|---:|---:|---|---|"]
         for name, ms, launches, grids, blocks in prof["top"]:
@@ -245,6 +288,10 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--ncu", action="store_true")
+    ap.add_argument("--ncu-sizes", default="small", help="the sizes --ncu profiles")
+    ap.add_argument("--ncu-precisions", default="f16", help="amp-train's precisions --ncu profiles")
+    ap.add_argument("--ncu-torch", default="", help="PyTorch's modes --ncu profiles too (fp32,f16,bf16)")
+    ap.add_argument("--torch-child", metavar="MODEL,SIZE,MODE", help=argparse.SUPPRESS)
     ap.add_argument("--out", default=os.path.join(REPO, "docs", "benchmarks.md"))
     ap.add_argument("--json", help="also write the raw results here")
     ap.add_argument("--revision", default=None)
@@ -254,6 +301,8 @@ def main():
     ap.add_argument("--torch-modes", default="fp32,f16,bf16,compile-f16")
     args = ap.parse_args()
 
+    if args.torch_child:
+        return torch_child(args.torch_child, args.warmup)
     import torch
     from amp_mlir.torch import export_train_step
 
@@ -300,12 +349,18 @@ def main():
                     runs[f"torch {mode}"] = run_torch(model, inputs, opt_args, mode, args.steps, args.warmup)
                     print(f"{title}: torch {mode}: {runs[f'torch {mode}']}", flush=True)
                 results.append({"model": model_name, "size": size, "title": title, "runs": runs})
-                if args.ncu and size == args.sizes.split(",")[0]:
-                    prof, why = ncu_top(args.amp_train, step_dir)
-                    if prof:
-                        profiles.append((title, prof))
-                    else:
-                        print(f"{title}: no profile: {why}", file=sys.stderr)
+                if args.ncu and size in args.ncu_sizes.split(","):
+                    jobs = [(f"amp-train {p}", amp_train_command(args.amp_train, step_dir, p), True)
+                            for p in args.ncu_precisions.split(",") if p]
+                    jobs += [(f"PyTorch eager {m}", torch_child_command(model_name, size, m, args.warmup), False)
+                             for m in args.ncu_torch.split(",") if m]
+                    for who, cmd, from_start in jobs:
+                        prof, why = ncu_top(cmd, from_start=from_start)
+                        if prof:
+                            profiles.append((f"{who}, {title}", prof))
+                            print(f"{who}, {title}: {json.dumps(prof)}", flush=True)
+                        else:
+                            print(f"{title}: no profile of {who}: {why}", file=sys.stderr)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     section = render(meta, results, profiles)

@@ -276,18 +276,20 @@ def evaluate_kernel(body, consts, maps, thread):
 
 
 def kernel_accesses(body):
-    """(kind, buffer, indices, memref type, enclosing loop lines) of every load and store."""
+    """(kind, buffer, indices, memref type, enclosing loop lines, lanes) of every load and store
+    (lanes: the elements a vector.load / vector.store moves from its index on, 1 for memref's)."""
     out = []
     depth_loops = []  # (depth at which the loop closes, line)
     depth = 0
     for line in body:
         while depth_loops and depth < depth_loops[-1][0]:
             depth_loops.pop()
-        m = re.search(r"memref\.(load|store) (?:[^,\[]+, )?(%[\w.$-]+)\[([^\]]*)\] : (memref<[^>]*(?:<[^>]*>)?[^>]*>)",
-                      line)
+        m = re.search(r"(memref|vector)\.(load|store) (?:[^,\[]+, )?(%[\w.$-]+)\[([^\]]*)\]"
+                      r"(?: \{[^}]*\})? : (memref<[^>]*(?:<[^>]*>)?[^>]*>)(?:, vector<(\d+)x)?", line)
         if m:
-            idx = [v.strip() for v in m.group(3).split(",") if v.strip()]
-            out.append((m.group(1), m.group(2), idx, m.group(4), [l for _, l in depth_loops]))
+            idx = [v.strip() for v in m.group(4).split(",") if v.strip()]
+            lanes = int(m.group(6)) if m.group(1) == "vector" and m.group(6) else 1
+            out.append((m.group(2), m.group(3), idx, m.group(5), [l for _, l in depth_loops], lanes))
         if re.search(r"scf\.for ", line):
             depth_loops.append((depth + 1, line))
         depth += line.count("{") - line.count("}")
@@ -447,7 +449,7 @@ def main():
                     break
             accesses = kernel_accesses(kbody)
             sizes = {}
-            for kind, buf, idx, mtype, loops in accesses:
+            for kind, buf, idx, mtype, loops, lanes in accesses:
                 layout = memref_layout(mtype)
                 if layout:
                     n = 1
@@ -457,7 +459,7 @@ def main():
             largest = max(sizes.values(), default=0)
             rw = traffic.setdefault(kname, [0, 0])
             per_buffer = {}  # (load/store, buffer) -> bytes issued in this launch
-            for kind, buf, idx, mtype, loops in accesses:
+            for kind, buf, idx, mtype, loops, lanes in accesses:
                 layout = memref_layout(mtype)
                 if not layout:
                     continue
@@ -466,9 +468,9 @@ def main():
                     lm = re.search(r"= (%[\w.$-]+) to (%[\w.$-]+) step (%[\w.$-]+)", loop)
                     if lm and all(v in kconsts for v in lm.groups()) and kconsts[lm.group(3)] > 0:
                         trips *= max(0, -(-(kconsts[lm.group(2)] - kconsts[lm.group(1)]) // kconsts[lm.group(3)]))
-                rw[0 if kind == "load" else 1] += active * trips * layout[2]
+                rw[0 if kind == "load" else 1] += active * trips * lanes * layout[2]
                 key = (kind, buf)
-                per_buffer[key] = per_buffer.get(key, 0) + active * trips * layout[2]
+                per_buffer[key] = per_buffer.get(key, 0) + active * trips * lanes * layout[2]
                 # Small buffers (under 64 KiB: a few transactions whatever the order) do not count.
                 if sizes.get(buf) != largest or largest < 65536:
                     continue
@@ -478,7 +480,8 @@ def main():
                 a0 = sum(env0[v] * st for v, st in zip(idx, layout[1]))
                 a1 = sum(env1[v] * st for v, st in zip(idx, layout[1]))
                 short = kname.split("::")[-1]
-                if a1 - a0 in (0, 1) or kname in args.allow_strided or short in args.allow_strided:
+                # Neighbouring threads on neighbouring elements, or on neighbouring vectors.
+                if a1 - a0 in (0, 1, lanes) or kname in args.allow_strided or short in args.allow_strided:
                     continue
                 # The documented exception: a thread that walks the unit-stride dimension itself
                 # (its own loop indexes it: a reduction along the rows, one thread per row).

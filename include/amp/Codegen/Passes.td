@@ -388,6 +388,32 @@ def AmpGpuCollapseParallelLoopsPass
   ];
 }
 
+def AmpGpuVectorizeElementwisePass
+    : Pass<"amp-gpu-vectorize-elementwise", "::mlir::ModuleOp"> {
+  let summary = "Several contiguous elements a GPU thread, as aligned vectors";
+  let description = [{
+    Before amp-gpu-collapse-parallel-loops: every outermost `scf.parallel`
+    without results whose innermost dimension runs from 0 to a constant and
+    whose body is straight-line loads, stores and arith ops (the innermost
+    variable only as the last, unit-stride index of an access) is rewritten
+    so that each iteration, later each GPU thread, handles V contiguous
+    elements of that dimension: V = 16 bytes / the narrowest element size it
+    loads or stores (at most 8) when V divides the extent. Accesses become
+    `vector.load` / `vector.store` with a 16-byte (or the vector's size)
+    alignment where the buffer is allocated by the function and the offset is
+    a multiple of V; elsewhere (the function's arguments) they go lane by lane,
+    and a loop that would go lane by lane over a buffer of 64 KiB or more is
+    left as it is. Values that do not depend on the innermost variable stay
+    scalar and are broadcast. A 16-bit kernel then moves 16 bytes a load
+    instead of 2.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 def AmpGpuAsyncChainPass : Pass<"amp-gpu-async-chain", "::mlir::ModuleOp"> {
   let summary = "One stream per step: asynchronous launches, one wait at the end";
   let description = [{

@@ -511,6 +511,10 @@ void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
   // analysis can tell apart).
   pm.addPass(createAmpGpuRegisterAccumulatorsPass());
   pm.addPass(createAmpGpuHostToDevicePass());
+  // Elementwise kernels: several contiguous elements a thread, loaded and
+  // stored as 16-byte vectors (a 16-bit kernel's 2-byte accesses moved a
+  // fraction of the bandwidth).
+  pm.addPass(createAmpGpuVectorizeElementwisePass());
   // One dimension per kernel, the innermost fastest: coalesced accesses and
   // a one-dimensional grid.
   pm.addPass(createAmpGpuCollapseParallelLoopsPass());

@@ -8,6 +8,13 @@
 // ABORT: error: the compiled step failed a check: ERROR: runtime op verification failed in emulated kernel
 // ABORT-NEXT: memref.store at loc("{{.*}}emulate-out-of-bounds.mlir":22:7)
 // ABORT-NEXT: ^ out-of-bounds access
+// The same for a vector store (amp-gpu-vectorize-elementwise's): its last lane
+// is checked.
+// RUN: amp-opt %S/Inputs/emulate-vector-out-of-bounds.mlir --amp-gpu-emulate-on-host="check-bounds=true" --amp-cpu-pipeline="blas=false emit-c-interface=false runtime-allocator=false parallel-min-work=0" -o %t.vbounds.mlir
+// RUN: not mlir-runner %t.vbounds.mlir -e main --entry-point-result=void 2>&1 | FileCheck %s --check-prefix=VABORT
+// VABORT: error: the compiled step failed a check: ERROR: runtime op verification failed in emulated kernel
+// VABORT-NEXT: vector.store at loc("{{.*}}emulate-vector-out-of-bounds.mlir":25:7)
+// VABORT-NEXT: ^ out-of-bounds access
 
 // A step as amp-gpu-pipeline{nvvm=false} leaves it: an async chain of
 // allocations, copies and a launch, one wait at the end.

@@ -33,11 +33,15 @@
 //      the same ABI as the CUDA one).
 //   4. Optionally (check-bounds) each memory access of an emulated kernel
 //      gets upstream's runtime verification (an index out of bounds aborts
-//      with the op's location).
+//      with the op's location). vector.load / vector.store (from
+//      amp-gpu-vectorize-elementwise) have none of their own: their first
+//      and last lanes are checked as two memref.load probes, erased once
+//      their checks are in place.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GenericUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "amp/Codegen/Passes.h"
 #include "amp/Codegen/Transforms.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -226,12 +230,41 @@ emulateHostCode(func::FuncOp fn,
 /// Step 4: upstream's runtime verification on the memory accesses of an
 /// emulated kernel (generate-runtime-verification's messages).
 static void addBoundsChecks(func::FuncOp fn) {
+  // Probe -> the vector access it checks (what the message names).
+  DenseMap<Operation *, Operation *> probes;
+  fn.walk([&](Operation *op) {
+    Value base;
+    SmallVector<Value> first;
+    VectorType type;
+    if (auto load = dyn_cast<vector::LoadOp>(op)) {
+      base = load.getBase();
+      first = load.getIndices();
+      type = load.getVectorType();
+    } else if (auto store = dyn_cast<vector::StoreOp>(op)) {
+      base = store.getBase();
+      first = store.getIndices();
+      type = store.getVectorType();
+    } else {
+      return;
+    }
+    if (type.getRank() != 1 || first.empty())
+      return;
+    OpBuilder b(op);
+    SmallVector<Value> last(first);
+    last.back() = arith::AddIOp::create(
+        b, op->getLoc(), first.back(),
+        arith::ConstantIndexOp::create(b, op->getLoc(), type.getNumElements() - 1));
+    probes[memref::LoadOp::create(b, op->getLoc(), base, first)] = op;
+    probes[memref::LoadOp::create(b, op->getLoc(), base, last)] = op;
+  });
   SmallVector<RuntimeVerifiableOpInterface> ops;
   fn.walk([&](RuntimeVerifiableOpInterface op) { ops.push_back(op); });
   for (RuntimeVerifiableOpInterface op : ops) {
     OpBuilder b(op);
     op.generateRuntimeVerification(
-        b, op->getLoc(), [](Operation *failed, StringRef message) {
+        b, op->getLoc(), [&](Operation *failed, StringRef message) {
+          if (Operation *access = probes.lookup(failed))
+            failed = access;
           std::string text;
           llvm::raw_string_ostream os(text);
           os << "ERROR: runtime op verification failed in emulated "
@@ -241,6 +274,8 @@ static void addBoundsChecks(func::FuncOp fn) {
           return text;
         });
   }
+  for (auto [probe, access] : probes)
+    probe->erase();
 }
 
 LogicalResult mlir::amp::emulateGpuOnHost(ModuleOp module, bool checkBounds) {

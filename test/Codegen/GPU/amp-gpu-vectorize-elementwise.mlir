@@ -1,0 +1,154 @@
+// amp-gpu-vectorize-elementwise: an outermost scf.parallel whose body is
+// loads, arith and stores gives each iteration (each GPU thread, later) V
+// contiguous elements of its innermost dimension: V = 16 bytes / the narrowest
+// element it accesses, aligned vector accesses on the buffers the function
+// allocates, lane by lane on small arguments, uniform values broadcast.
+// Everything else is left as it is.
+// RUN: amp-opt %s --amp-gpu-vectorize-elementwise --split-input-file | FileCheck %s
+
+// f16 out of a GEMM plus an f32 bias argument (4 KiB: lane by lane), relu.
+// CHECK-LABEL: func.func @bias_relu(
+// CHECK: %[[C128:.*]] = arith.constant 128 : index
+// CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) = (%{{.*}}, %{{.*}}) to (%{{.*}}, %[[C128]])
+// CHECK: %[[C8:.*]] = arith.constant 8 : index
+// CHECK: %[[K:.*]] = arith.muli %[[J]], %[[C8]] : index
+// CHECK: %[[ZERO:.*]] = vector.broadcast %{{.*}} : f16 to vector<8xf16>
+// CHECK: %[[X:.*]] = vector.load %[[IN:.*]][%[[I]], %[[K]]] {alignment = 16 : i64} : memref<64x1024xf16>, vector<8xf16>
+// CHECK: memref.load %arg0[%[[K]]] : memref<1024xf32>
+// CHECK-COUNT-7: memref.load %arg0[
+// CHECK: %[[B:.*]] = vector.from_elements {{.*}} : vector<8xf32>
+// CHECK: %[[BH:.*]] = arith.truncf %[[B]] : vector<8xf32> to vector<8xf16>
+// CHECK: %[[S:.*]] = arith.addf %[[X]], %[[BH]] : vector<8xf16>
+// CHECK: %[[R:.*]] = arith.maximumf %[[S]], %[[ZERO]] : vector<8xf16>
+// CHECK: vector.store %[[R]], %{{.*}}[%[[I]], %[[K]]] {alignment = 16 : i64} : memref<64x1024xf16>, vector<8xf16>
+func.func @bias_relu(%bias: memref<1024xf32>) -> memref<64x1024xf16> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c1024 = arith.constant 1024 : index
+  %zero = arith.constant 0.0 : f16
+  %in = memref.alloc() : memref<64x1024xf16>
+  %out = memref.alloc() : memref<64x1024xf16>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c1024) step (%c1, %c1) {
+    %x = memref.load %in[%i, %j] : memref<64x1024xf16>
+    %b = memref.load %bias[%j] : memref<1024xf32>
+    %bh = arith.truncf %b : f32 to f16
+    %s = arith.addf %x, %bh : f16
+    %r = arith.maximumf %s, %zero : f16
+    memref.store %r, %out[%i, %j] : memref<64x1024xf16>
+    scf.reduce
+  }
+  return %out : memref<64x1024xf16>
+}
+
+// -----
+
+// f32 only: 4 lanes; a per-row value (not indexed by the innermost variable)
+// stays a scalar load and is broadcast; views of an allocation are aligned.
+// CHECK-LABEL: func.func @row_scale(
+// CHECK: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) = (%{{.*}}, %{{.*}}) to (%{{.*}}, %[[C64]])
+// CHECK: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: %[[K:.*]] = arith.muli %[[J]], %[[C4]] : index
+// CHECK: %[[X:.*]] = vector.load %{{.*}}[%[[I]], %[[K]]] {alignment = 16 : i64} : memref<32x256xf32>, vector<4xf32>
+// CHECK: %[[S:.*]] = memref.load %{{.*}}[%[[I]]] : memref<32xf32>
+// CHECK: %[[SV:.*]] = vector.broadcast %[[S]] : f32 to vector<4xf32>
+// CHECK: arith.mulf %[[X]], %[[SV]] : vector<4xf32>
+// CHECK: vector.store {{.*}} {alignment = 16 : i64} : memref<32x256xf32>, vector<4xf32>
+func.func @row_scale() -> memref<32x256xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c256 = arith.constant 256 : index
+  %flat = memref.alloc() : memref<8192xf32>
+  %in = memref.expand_shape %flat [[0, 1]] output_shape [32, 256] : memref<8192xf32> into memref<32x256xf32>
+  %scale = memref.alloc() : memref<32xf32>
+  %out = memref.alloc() : memref<32x256xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c32, %c256) step (%c1, %c1) {
+    %x = memref.load %in[%i, %j] : memref<32x256xf32>
+    %s = memref.load %scale[%i] : memref<32xf32>
+    %y = arith.mulf %x, %s : f32
+    memref.store %y, %out[%i, %j] : memref<32x256xf32>
+    scf.reduce
+  }
+  return %out : memref<32x256xf32>
+}
+
+// -----
+
+// An extent of 6: the largest power of two up to 8 that divides it, 2 lanes,
+// 4-byte alignment.
+// CHECK-LABEL: func.func @six(
+// CHECK: scf.parallel (%{{.*}}) = (%{{.*}}) to (%c3)
+// CHECK: vector.load {{.*}} {alignment = 4 : i64} : memref<6xf16>, vector<2xf16>
+// CHECK: arith.negf {{.*}} : vector<2xf16>
+// CHECK: vector.store {{.*}} {alignment = 4 : i64} : memref<6xf16>, vector<2xf16>
+func.func @six() -> memref<6xf16> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %in = memref.alloc() : memref<6xf16>
+  %out = memref.alloc() : memref<6xf16>
+  scf.parallel (%j) = (%c0) to (%c6) step (%c1) {
+    %x = memref.load %in[%j] : memref<6xf16>
+    %y = arith.negf %x : f16
+    memref.store %y, %out[%j] : memref<6xf16>
+    scf.reduce
+  }
+  return %out : memref<6xf16>
+}
+
+// -----
+
+// Left as they are: a large argument (2 MiB: lane by lane would not
+// coalesce into 16-byte accesses), a transposed access, a math op, index
+// arithmetic on the innermost variable, an odd extent, and a reduction (every
+// lane into one element).
+// CHECK-LABEL: func.func @left_alone(
+// CHECK-NOT: vector.
+// CHECK: return
+func.func @left_alone(%big: memref<1024x1024xf16>, %n: memref<7xf16>) -> memref<1024x1024xf16> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c7 = arith.constant 7 : index
+  %c64 = arith.constant 64 : index
+  %c1024 = arith.constant 1024 : index
+  %out = memref.alloc() : memref<1024x1024xf16>
+  %t = memref.alloc() : memref<64x64xf16>
+  %u = memref.alloc() : memref<64x64xf16>
+  %acc = memref.alloc() : memref<64xf16>
+  %odd = memref.alloc() : memref<7xf16>
+  %ints = memref.alloc() : memref<64x64xi32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c1024, %c1024) step (%c1, %c1) {
+    %x = memref.load %big[%i, %j] : memref<1024x1024xf16>
+    memref.store %x, %out[%i, %j] : memref<1024x1024xf16>
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c64) step (%c1, %c1) {
+    %x = memref.load %t[%j, %i] : memref<64x64xf16>
+    memref.store %x, %u[%i, %j] : memref<64x64xf16>
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c64) step (%c1, %c1) {
+    %x = memref.load %t[%i, %j] : memref<64x64xf16>
+    %e = math.exp %x : f16
+    memref.store %e, %u[%i, %j] : memref<64x64xf16>
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c64) step (%c1, %c1) {
+    %k = arith.index_cast %j : index to i32
+    memref.store %k, %ints[%i, %j] : memref<64x64xi32>
+    scf.reduce
+  }
+  scf.parallel (%j) = (%c0) to (%c7) step (%c1) {
+    %x = memref.load %n[%j] : memref<7xf16>
+    memref.store %x, %odd[%j] : memref<7xf16>
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c64) step (%c1, %c1) {
+    %x = memref.load %t[%i, %j] : memref<64x64xf16>
+    memref.store %x, %acc[%i] : memref<64xf16>
+    scf.reduce
+  }
+  return %out : memref<1024x1024xf16>
+}
