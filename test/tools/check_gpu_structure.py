@@ -285,7 +285,7 @@ def kernel_accesses(body):
         while depth_loops and depth < depth_loops[-1][0]:
             depth_loops.pop()
         m = re.search(r"(memref|vector)\.(load|store) (?:[^,\[]+, )?(%[\w.$-]+)\[([^\]]*)\]"
-                      r"(?: \{[^}]*\})? : (memref<[^>]*(?:<[^>]*>)?[^>]*>)(?:, vector<(\d+)x)?", line)
+                      r"(?: \{[^}]*\})? : (memref<[^>]*(?:<[^>]*>)?[^>]*>)>?(?:, vector<(\d+)x)?", line)
         if m:
             idx = [v.strip() for v in m.group(4).split(",") if v.strip()]
             lanes = int(m.group(6)) if m.group(1) == "vector" and m.group(6) else 1

@@ -76,6 +76,93 @@ func.func @row_scale() -> memref<32x256xf32> {
 
 // -----
 
+// A thread that walks rows (a bias gradient's column sums, after
+// amp-gpu-register-accumulators): its accumulator becomes a vector, 8 columns
+// a thread; the init and the result go through vectors too.
+// CHECK-LABEL: func.func @column_sums(
+// CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) = (%{{.*}}, %{{.*}}) to (%{{.*}}, %c128)
+// CHECK: %[[K:.*]] = arith.muli %[[J]], %{{.*}} : index
+// CHECK: %[[INIT:.*]] = vector.load %{{.*}}[%[[I]], %[[K]]] {alignment = 16 : i64} : memref<32x1024xf32>, vector<8xf32>
+// CHECK: %[[SUM:.*]] = scf.for %[[R:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[INIT]]) -> (vector<8xf32>) {
+// CHECK: %[[X:.*]] = vector.load %{{.*}}[%[[R]], %[[I]], %[[K]]] {alignment = 16 : i64} : memref<256x32x1024xf16>, vector<8xf16>
+// CHECK: %[[XF:.*]] = arith.extf %[[X]] : vector<8xf16> to vector<8xf32>
+// CHECK: %[[NEXT:.*]] = arith.addf %[[XF]], %[[ACC]] : vector<8xf32>
+// CHECK: scf.yield %[[NEXT]] : vector<8xf32>
+// CHECK: vector.store %[[SUM]], %{{.*}}[%[[I]], %[[K]]] {alignment = 16 : i64} : memref<32x1024xf32>, vector<8xf32>
+func.func @column_sums() -> memref<32x1024xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %c256 = arith.constant 256 : index
+  %c1024 = arith.constant 1024 : index
+  %grad = memref.alloc() : memref<8192x1024xf16>
+  %rows = memref.expand_shape %grad [[0, 1], [2]] output_shape [256, 32, 1024] : memref<8192x1024xf16> into memref<256x32x1024xf16>
+  %partial = memref.alloc() : memref<32x1024xf32>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c32, %c1024) step (%c1, %c1) {
+    %init = memref.load %partial[%i, %j] : memref<32x1024xf32>
+    %sum = scf.for %r = %c0 to %c256 step %c1 iter_args(%acc = %init) -> (f32) {
+      %x = memref.load %rows[%r, %i, %j] : memref<256x32x1024xf16>
+      %xf = arith.extf %x : f16 to f32
+      %next = arith.addf %xf, %acc : f32
+      scf.yield %next : f32
+    }
+    memref.store %sum, %partial[%i, %j] : memref<32x1024xf32>
+    scf.reduce
+  }
+  return %partial : memref<32x1024xf32>
+}
+
+// -----
+
+// Inside the thread's loop: a uniform value computed there (a batch norm's
+// per-channel mean, times a constant) is broadcast after its definition in the
+// new loop, not at the top of the body; a loop without accumulators keeps its
+// own yield.
+// CHECK-LABEL: func.func @uniform_in_loop(
+// CHECK: scf.for %[[R:.*]] = {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<2xf64>) {
+// CHECK: %[[M:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<512xf64>
+// CHECK: %[[MS:.*]] = arith.mulf %[[M]], %{{.*}} : f64
+// CHECK: %[[MV:.*]] = vector.broadcast %[[MS]] : f64 to vector<2xf64>
+// CHECK: arith.subf %{{.*}}, %[[MV]] : vector<2xf64>
+// CHECK: scf.for %{{.*}} = {{.*}} {
+// CHECK-NEXT: vector.load {{.*}} : memref<4x512x2xf16>, vector<2xf16>
+// CHECK-NEXT: vector.store {{.*}} : memref<4x512x2xf16>, vector<2xf16>
+// CHECK-NEXT: }
+func.func @uniform_in_loop() -> memref<512x2xf64> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c512 = arith.constant 512 : index
+  %quarter = arith.constant 0.25 : f64
+  %x = memref.alloc() : memref<4x512x2xf16>
+  %y = memref.alloc() : memref<4x512x2xf16>
+  %mean = memref.alloc() : memref<512xf64>
+  %var = memref.alloc() : memref<512x2xf64>
+  scf.parallel (%c, %j) = (%c0, %c0) to (%c512, %c2) step (%c1, %c1) {
+    %init = memref.load %var[%c, %j] : memref<512x2xf64>
+    %sum = scf.for %r = %c0 to %c4 step %c1 iter_args(%acc = %init) -> (f64) {
+      %v = memref.load %x[%r, %c, %j] : memref<4x512x2xf16>
+      %m = memref.load %mean[%c] : memref<512xf64>
+      %vf = arith.extf %v : f16 to f64
+      %ms = arith.mulf %m, %quarter : f64
+      %d = arith.subf %vf, %ms : f64
+      %sq = arith.mulf %d, %d : f64
+      %next = arith.addf %sq, %acc : f64
+      scf.yield %next : f64
+    }
+    memref.store %sum, %var[%c, %j] : memref<512x2xf64>
+    scf.for %r = %c0 to %c4 step %c1 {
+      %v = memref.load %x[%r, %c, %j] : memref<4x512x2xf16>
+      memref.store %v, %y[%r, %c, %j] : memref<4x512x2xf16>
+    }
+    scf.reduce
+  }
+  return %var : memref<512x2xf64>
+}
+
+// -----
+
 // An extent of 6: the largest power of two up to 8 that divides it, 2 lanes,
 // 4-byte alignment.
 // CHECK-LABEL: func.func @six(
@@ -102,8 +189,9 @@ func.func @six() -> memref<6xf16> {
 
 // Left as they are: a large argument (2 MiB: lane by lane would not
 // coalesce into 16-byte accesses), a transposed access, a math op, index
-// arithmetic on the innermost variable, an odd extent, and a reduction (every
-// lane into one element).
+// arithmetic on the innermost variable, an odd extent, a reduction (every
+// lane into one element), and a loop whose bounds vary with the innermost
+// variable.
 // CHECK-LABEL: func.func @left_alone(
 // CHECK-NOT: vector.
 // CHECK: return
@@ -148,6 +236,15 @@ func.func @left_alone(%big: memref<1024x1024xf16>, %n: memref<7xf16>) -> memref<
   scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c64) step (%c1, %c1) {
     %x = memref.load %t[%i, %j] : memref<64x64xf16>
     memref.store %x, %acc[%i] : memref<64xf16>
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c64) step (%c1, %c1) {
+    %x = memref.load %t[%i, %j] : memref<64x64xf16>
+    %s = scf.for %r = %c0 to %j step %c1 iter_args(%a = %x) -> (f16) {
+      %y = arith.addf %a, %a : f16
+      scf.yield %y : f16
+    }
+    memref.store %s, %u[%i, %j] : memref<64x64xf16>
     scf.reduce
   }
   return %out : memref<1024x1024xf16>

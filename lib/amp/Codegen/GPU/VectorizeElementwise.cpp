@@ -10,12 +10,16 @@
 //
 // The loops it takes: outermost scf.parallel ops without results (the ones
 // that become kernels), whose innermost dimension runs from 0 to a constant N
-// in steps of 1 and whose body is straight-line code (no regions) of
+// in steps of 1 and whose body is straight-line code of
 //   - memref.load / memref.store indexed by loop variables and values that do
 //     not depend on the innermost variable, which, if it appears, is the last
 //     index and nowhere else (unit stride: the buffer's last stride is 1);
 //   - arith ops on scalars (math ops and index arithmetic on the innermost
-//     variable keep the loop as it is).
+//     variable keep the loop as it is);
+//   - scf.for loops of the same, with bounds that do not depend on the
+//     innermost variable (a reduction a thread walks, after
+//     amp-gpu-register-accumulators: a bias gradient's or a batch norm's
+//     column sums); their accumulators become vectors, V columns a thread.
 // V is the largest power of two up to 16 bytes / the narrowest element size
 // (at most 8) that divides N. Values that do not depend on the innermost
 // variable stay scalar (a bias read along the rows) and are broadcast where a
@@ -96,6 +100,99 @@ std::pair<Value, OperandRange> access(Operation *op) {
   return {store.getMemRef(), store.getIndices()};
 }
 
+/// Walks one block of the loop (its body, or the body of an scf.for in it):
+/// marks what varies with the innermost variable, collects the varying
+/// accesses; false for anything the pass does not vectorise.
+struct Analysis {
+  Analysis(scf::ParallelOp loop, Value iv, Plan &plan)
+      : loop(loop), iv(iv), plan(plan) {}
+
+  scf::ParallelOp loop;
+  Value iv;
+  Plan &plan;
+  SmallVector<Operation *> accesses;
+  int64_t narrowest = kVectorBytes;
+
+  bool isVarying(Value v) const { return plan.varying.contains(v); }
+
+  bool block(Block *block) {
+    for (Operation &op : block->without_terminator())
+      if (!this->op(op))
+        return false;
+    return true;
+  }
+
+  bool op(Operation &op) {
+    if (auto loopOp = dyn_cast<scf::ForOp>(op)) {
+      // A loop inside the thread (a reduction's rows): uniform bounds; its
+      // accumulators become vectors, one lane per element.
+      if (isVarying(loopOp.getLowerBound()) ||
+          isVarying(loopOp.getUpperBound()) || isVarying(loopOp.getStep()))
+        return false;
+      for (Value arg : loopOp.getRegionIterArgs()) {
+        if (!arg.getType().isIntOrFloat())
+          return false;
+        plan.varying.insert(arg);
+      }
+      for (Value result : loopOp.getResults())
+        plan.varying.insert(result);
+      return block(loopOp.getBody());
+    }
+    if (op.getNumRegions() != 0)
+      return false;
+    bool varying = llvm::any_of(op.getOperands(),
+                                [&](Value v) { return isVarying(v); });
+    if (isa<memref::LoadOp, memref::StoreOp>(op)) {
+      auto [memref, indices] = access(&op);
+      if (loop.getRegion().isAncestor(memref.getParentRegion()))
+        return false;
+      // The innermost variable only as the last index; nothing else varying
+      // among the indices.
+      bool indexed = false;
+      for (auto [i, index] : llvm::enumerate(indices)) {
+        if (!isVarying(index))
+          continue;
+        if (index != iv || i + 1 != indices.size())
+          return false;
+        indexed = true;
+      }
+      if (auto store = dyn_cast<memref::StoreOp>(op)) {
+        // Different lanes' values into one element: not elementwise.
+        if (!indexed && isVarying(store.getValue()))
+          return false;
+      }
+      if (!indexed)
+        return true;
+      auto type = cast<MemRefType>(memref.getType());
+      int64_t bytes = elementBytes(type.getElementType());
+      SmallVector<int64_t> strides;
+      int64_t offset;
+      if (bytes == 0 || failed(type.getStridesAndOffset(strides, offset)) ||
+          strides.back() != 1)
+        return false;
+      narrowest = std::min(narrowest, bytes);
+      accesses.push_back(&op);
+      if (isa<memref::LoadOp>(op))
+        plan.varying.insert(op.getResult(0));
+      return true;
+    }
+    if (!varying) {
+      // Uniform: computed once a thread, as before; anything without side
+      // effects.
+      return isMemoryEffectFree(&op);
+    }
+    // Varying arithmetic: its vector form on scalars of bytes (no index).
+    if (op.getDialect()->getNamespace() != "arith" || !isPure(&op))
+      return false;
+    for (Type t : llvm::concat<Type>(op.getOperandTypes(), op.getResultTypes()))
+      if (!t.isIntOrFloat())
+        return false;
+    for (Value result : op.getResults())
+      plan.varying.insert(result);
+    return true;
+  }
+};
+
 std::optional<Plan> planLoop(scf::ParallelOp loop) {
   unsigned d = loop.getNumLoops() - 1;
   Value iv = loop.getInductionVars()[d];
@@ -107,65 +204,11 @@ std::optional<Plan> planLoop(scf::ParallelOp loop) {
 
   Plan plan;
   plan.varying.insert(iv);
-  Block *body = loop.getBody();
-  SmallVector<Operation *> accesses;
-  int64_t narrowest = kVectorBytes;
-  for (Operation &op : body->without_terminator()) {
-    if (op.getNumRegions() != 0)
-      return std::nullopt;
-    bool varying = llvm::any_of(op.getOperands(), [&](Value v) {
-      return plan.varying.contains(v);
-    });
-    if (isa<memref::LoadOp, memref::StoreOp>(op)) {
-      auto [memref, indices] = access(&op);
-      if (memref.getParentBlock() == body)
-        return std::nullopt;
-      // The innermost variable only as the last index; nothing else varying
-      // among the indices.
-      bool indexed = false;
-      for (auto [i, index] : llvm::enumerate(indices)) {
-        if (!plan.varying.contains(index))
-          continue;
-        if (index != iv || i + 1 != indices.size())
-          return std::nullopt;
-        indexed = true;
-      }
-      if (auto store = dyn_cast<memref::StoreOp>(op)) {
-        // Different lanes' values into one element: not elementwise.
-        if (!indexed && plan.varying.contains(store.getValue()))
-          return std::nullopt;
-      }
-      if (!indexed)
-        continue;
-      auto type = cast<MemRefType>(memref.getType());
-      int64_t bytes = elementBytes(type.getElementType());
-      SmallVector<int64_t> strides;
-      int64_t offset;
-      if (bytes == 0 || failed(type.getStridesAndOffset(strides, offset)) ||
-          strides.back() != 1)
-        return std::nullopt;
-      narrowest = std::min(narrowest, bytes);
-      accesses.push_back(&op);
-      if (isa<memref::LoadOp>(op))
-        plan.varying.insert(op.getResult(0));
-      continue;
-    }
-    if (!varying) {
-      // Uniform: computed once a thread, as before; anything without side
-      // effects.
-      if (!isMemoryEffectFree(&op))
-        return std::nullopt;
-      continue;
-    }
-    // Varying arithmetic: its vector form on scalars of bytes (no index).
-    if (op.getDialect()->getNamespace() != "arith" || !isPure(&op))
-      return std::nullopt;
-    for (Type t : llvm::concat<Type>(op.getOperandTypes(), op.getResultTypes()))
-      if (!t.isIntOrFloat())
-        return std::nullopt;
-    for (Value result : op.getResults())
-      plan.varying.insert(result);
-  }
+  Analysis analysis(loop, iv, plan);
+  if (!analysis.block(loop.getBody()))
+    return std::nullopt;
+  SmallVector<Operation *> &accesses = analysis.accesses;
+  int64_t narrowest = analysis.narrowest;
   if (accesses.empty())
     return std::nullopt;
 
@@ -202,116 +245,175 @@ std::optional<Plan> planLoop(scf::ParallelOp loop) {
   return plan;
 }
 
-void vectorizeLoop(scf::ParallelOp loop, const Plan &plan) {
-  unsigned d = loop.getNumLoops() - 1;
-  Value iv = loop.getInductionVars()[d];
-  int64_t lanes = plan.lanes;
-  Block *body = loop.getBody();
-  Location loc = loop.getLoc();
-  OpBuilder b(loop);
-  int64_t n = *getConstantIntValue(loop.getUpperBound()[d]);
-  Value newUb = arith::ConstantIndexOp::create(b, loc, n / lanes);
-  loop.getUpperBoundMutable().slice(d, 1).assign(newUb);
+/// Emits the vector form of the loop's ops at the builder's insertion point.
+struct Rewriter {
+  Rewriter(scf::ParallelOp loop, const Plan &plan)
+      : loop(loop), plan(plan), b(loop) {}
 
-  // The thread's first element: iv * lanes.
-  b.setInsertionPointToStart(body);
-  Value laneCount = arith::ConstantIndexOp::create(b, loc, lanes);
-  Value first = arith::MulIOp::create(b, loc, iv, laneCount);
-
+  scf::ParallelOp loop;
+  const Plan &plan;
+  OpBuilder b;
+  Value first; // the thread's first element: iv * lanes
   IRMapping scalars; // uniform values (and iv -> first)
   DenseMap<Value, Value> vectors;
   DenseMap<Value, Value> broadcasts;
-  scalars.map(iv, first);
-  auto vectorOf = [&](Value v) -> Value {
+
+  int64_t lanes() const { return plan.lanes; }
+
+  /// The vector of a varying value, or a uniform value broadcast (once, where
+  /// it is defined in the loop: a vector from outside would become a kernel
+  /// argument).
+  Value vectorOf(Value v) {
     if (plan.varying.contains(v))
       return vectors.lookup(v);
     Value scalar = scalars.lookupOrDefault(v);
     Value &splat = broadcasts[scalar];
     if (!splat) {
-      // In the body (a vector from outside would become a kernel argument).
       OpBuilder::InsertionGuard guard(b);
       Operation *def = scalar.getDefiningOp();
-      b.setInsertionPointAfter(def && def->getBlock() == body
-                                   ? def
-                                   : first.getDefiningOp());
+      if (def && loop->isProperAncestor(def))
+        b.setInsertionPointAfter(def);
+      else if (!def && loop->isProperAncestor(
+                           cast<BlockArgument>(scalar).getOwner()->getParentOp()))
+        b.setInsertionPointToStart(cast<BlockArgument>(scalar).getOwner());
+      else
+        b.setInsertionPointAfter(first.getDefiningOp());
       splat = vector::BroadcastOp::create(
-          b, scalar.getLoc(), VectorType::get({lanes}, scalar.getType()),
+          b, scalar.getLoc(), VectorType::get({lanes()}, scalar.getType()),
           scalar);
     }
     return splat;
-  };
-  auto laneIndex = [&](int64_t k) -> Value {
+  }
+
+  Value laneIndex(Location loc, int64_t k) {
     if (k == 0)
       return first;
     Value offset = arith::ConstantIndexOp::create(b, loc, k);
     return arith::AddIOp::create(b, loc, first, offset);
-  };
+  }
 
-  SmallVector<Operation *> old;
-  for (Operation &op : body->without_terminator())
-    if (&op != laneCount.getDefiningOp() && &op != first.getDefiningOp())
-      old.push_back(&op);
-  for (Operation *op : old) {
-    b.setInsertionPoint(op);
+  void access(Operation *op, bool aligned) {
+    Location loc = op->getLoc();
+    auto [memref, indices] = ::access(op);
+    SmallVector<Value> index;
+    for (Value i : indices)
+      index.push_back(scalars.lookupOrDefault(i));
+    auto type = cast<MemRefType>(memref.getType());
+    auto vectorType = VectorType::get({lanes()}, type.getElementType());
+    llvm::MaybeAlign align(std::min<int64_t>(
+        kVectorBytes, lanes() * elementBytes(type.getElementType())));
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      Value value;
+      if (aligned) {
+        value = vector::LoadOp::create(b, loc, vectorType, memref, index,
+                                       /*nontemporal=*/false, align);
+      } else {
+        SmallVector<Value> elements;
+        for (int64_t k = 0; k < lanes(); ++k) {
+          index.back() = laneIndex(loc, k);
+          elements.push_back(memref::LoadOp::create(b, loc, memref, index));
+        }
+        value = vector::FromElementsOp::create(b, loc, vectorType, elements);
+      }
+      vectors[load.getResult()] = value;
+      return;
+    }
+    Value value = vectorOf(cast<memref::StoreOp>(op).getValue());
+    if (aligned) {
+      vector::StoreOp::create(b, loc, value, memref, index,
+                              /*nontemporal=*/false, align);
+      return;
+    }
+    for (int64_t k = 0; k < lanes(); ++k) {
+      index.back() = laneIndex(loc, k);
+      Value element =
+          vector::ExtractOp::create(b, loc, value, ArrayRef<int64_t>{k});
+      memref::StoreOp::create(b, loc, element, memref, index);
+    }
+  }
+
+  /// An scf.for in the thread: the same loop on vector accumulators.
+  void forLoop(scf::ForOp old) {
+    SmallVector<Value> inits;
+    for (Value init : old.getInitArgs())
+      inits.push_back(vectorOf(init));
+    // Built empty and filled in place: broadcasts go after their values' defs
+    // in the new body, which must already be inside the parallel loop.
+    auto loopOp = scf::ForOp::create(
+        b, old.getLoc(), scalars.lookupOrDefault(old.getLowerBound()),
+        scalars.lookupOrDefault(old.getUpperBound()),
+        scalars.lookupOrDefault(old.getStep()), inits);
+    Block *body = loopOp.getBody();
+    scalars.map(old.getInductionVar(), loopOp.getInductionVar());
+    for (auto [from, to] :
+         llvm::zip(old.getRegionIterArgs(), loopOp.getRegionIterArgs()))
+      vectors[from] = to;
+    {
+      OpBuilder::InsertionGuard guard(b);
+      // Without accumulators the loop comes with its (empty) yield.
+      if (inits.empty()) {
+        b.setInsertionPoint(body->getTerminator());
+        for (Operation &op : old.getBody()->without_terminator())
+          rewrite(&op);
+        return;
+      }
+      b.setInsertionPointToEnd(body);
+      for (Operation &op : old.getBody()->without_terminator())
+        rewrite(&op);
+      SmallVector<Value> yields;
+      for (Value v : old.getBody()->getTerminator()->getOperands())
+        yields.push_back(vectorOf(v));
+      scf::YieldOp::create(b, old.getLoc(), yields);
+    }
+    for (auto [from, to] : llvm::zip(old.getResults(), loopOp.getResults()))
+      vectors[from] = to;
+  }
+
+  void rewrite(Operation *op) {
+    if (auto loopOp = dyn_cast<scf::ForOp>(op))
+      return forLoop(loopOp);
     auto accessIt = plan.aligned.find(op);
-    if (accessIt == plan.aligned.end() &&
-        llvm::none_of(op->getOperands(),
+    if (accessIt != plan.aligned.end())
+      return access(op, accessIt->second);
+    if (llvm::none_of(op->getOperands(),
                       [&](Value v) { return plan.varying.contains(v); })) {
       b.clone(*op, scalars);
-      continue;
-    }
-    if (accessIt != plan.aligned.end()) {
-      bool aligned = accessIt->second;
-      auto [memref, indices] = access(op);
-      SmallVector<Value> index;
-      for (Value i : indices)
-        index.push_back(scalars.lookupOrDefault(i));
-      auto type = cast<MemRefType>(memref.getType());
-      auto vectorType = VectorType::get({lanes}, type.getElementType());
-      llvm::MaybeAlign align(std::min<int64_t>(
-          kVectorBytes, lanes * elementBytes(type.getElementType())));
-      if (auto load = dyn_cast<memref::LoadOp>(op)) {
-        Value value;
-        if (aligned) {
-          value = vector::LoadOp::create(b, op->getLoc(), vectorType, memref,
-                                         index, /*nontemporal=*/false, align);
-        } else {
-          SmallVector<Value> elements;
-          for (int64_t k = 0; k < lanes; ++k) {
-            index.back() = laneIndex(k);
-            elements.push_back(
-                memref::LoadOp::create(b, op->getLoc(), memref, index));
-          }
-          value = vector::FromElementsOp::create(b, op->getLoc(), vectorType,
-                                                 elements);
-        }
-        vectors[load.getResult()] = value;
-        continue;
-      }
-      Value value = vectorOf(cast<memref::StoreOp>(op).getValue());
-      if (aligned) {
-        vector::StoreOp::create(b, op->getLoc(), value, memref, index,
-                                /*nontemporal=*/false, align);
-        continue;
-      }
-      for (int64_t k = 0; k < lanes; ++k) {
-        index.back() = laneIndex(k);
-        Value element = vector::ExtractOp::create(b, op->getLoc(), value,
-                                                  ArrayRef<int64_t>{k});
-        memref::StoreOp::create(b, op->getLoc(), element, memref, index);
-      }
-      continue;
+      return;
     }
     // Varying arithmetic: the same op on vectors.
     OperationState state(op->getLoc(), op->getName());
     for (Value operand : op->getOperands())
       state.addOperands(vectorOf(operand));
     for (Type t : op->getResultTypes())
-      state.addTypes(VectorType::get({lanes}, t));
+      state.addTypes(VectorType::get({lanes()}, t));
     state.addAttributes(op->getAttrs());
     Operation *vectorOp = b.create(state);
     for (auto [from, to] : llvm::zip(op->getResults(), vectorOp->getResults()))
       vectors[from] = to;
+  }
+};
+
+void vectorizeLoop(scf::ParallelOp loop, const Plan &plan) {
+  unsigned d = loop.getNumLoops() - 1;
+  Value iv = loop.getInductionVars()[d];
+  Block *body = loop.getBody();
+  Location loc = loop.getLoc();
+  Rewriter rewriter(loop, plan);
+  OpBuilder &b = rewriter.b;
+  int64_t n = *getConstantIntValue(loop.getUpperBound()[d]);
+  Value newUb = arith::ConstantIndexOp::create(b, loc, n / plan.lanes);
+  loop.getUpperBoundMutable().slice(d, 1).assign(newUb);
+
+  SmallVector<Operation *> old;
+  for (Operation &op : body->without_terminator())
+    old.push_back(&op);
+  b.setInsertionPointToStart(body);
+  Value laneCount = arith::ConstantIndexOp::create(b, loc, plan.lanes);
+  rewriter.first = arith::MulIOp::create(b, loc, iv, laneCount);
+  rewriter.scalars.map(iv, rewriter.first);
+  for (Operation *op : old) {
+    b.setInsertionPoint(op);
+    rewriter.rewrite(op);
   }
   for (Operation *op : llvm::reverse(old))
     op->erase();
