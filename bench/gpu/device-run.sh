@@ -19,7 +19,8 @@
 #   3. the exported zoo models in gpu-pack/zoo, CPU against GPU (f16, fp32), alongside step 2
 #   4. full: bench/gpu/run_gpu_benchmark.py --ncu (amp-train vs PyTorch eager/compile, kernel top list)
 #   5. compute-sanitizer memcheck and racecheck over amp-train --device=cuda (3 steps, f16)
-# bench: only step 4, with $AMP_GPU_BENCH_ARGS (a second, short call: e.g. Nsight at the large size)
+# $AMP_GPU_BENCH_ARGS goes to step 4's run_gpu_benchmark.py (e.g. "--ncu-sizes large");
+# bench: only step 4 (a second, short call)
 set -u
 mode=${1:-full}
 OUT=${OUT:-/tmp/amp-gpu-out}
@@ -132,7 +133,8 @@ if [ "$mode" = full ]; then
   PYTHONUNBUFFERED=1 PYTHONPATH="$here/python" timeout -k 10 "${AMP_GPU_BENCH_TIMEOUT:-420}" \
     python3 bench/gpu/run_gpu_benchmark.py --ncu "${exported[@]}" --torch-modes "${AMP_GPU_TORCH_MODES:-fp32,f16,bf16,compile-f16}" \
     --amp-train "$bin/amp-train" --out "$OUT/benchmarks.md" \
-    --json "$OUT/gpu-benchmark.json" --revision "${AMP_REVISION:-$(cat gpu-pack/revision 2>/dev/null || echo unknown)}" >"$OUT/gpu-benchmark.log" 2>&1
+    --json "$OUT/gpu-benchmark.json" --revision "${AMP_REVISION:-$(cat gpu-pack/revision 2>/dev/null || echo unknown)}" \
+    ${AMP_GPU_BENCH_ARGS:-} >"$OUT/gpu-benchmark.log" 2>&1
   note "gpu-benchmark: rc=$? ($((SECONDS - start)) s)"
   tail -n 40 "$OUT/gpu-benchmark.log" >>"$summary"
 fi
