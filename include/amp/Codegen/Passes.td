@@ -406,7 +406,17 @@ def AmpGpuVectorizeElementwisePass
     left as it is. Values that do not depend on the innermost variable stay
     scalar and are broadcast. A 16-bit kernel then moves 16 bytes a load
     instead of 2.
+
+    With `reductions`, a body may also hold `scf.for` loops of the same
+    (a thread walking rows: column sums), whose accumulators become vectors.
+    Off by default: it divides the threads of a reduction that already has
+    few by V, and measured slower on an H200 (docs/benchmarks.md).
   }];
+  let options = [
+    Option<"reductions", "reductions", "bool", /*default=*/"false",
+           "Also vectorise loops whose threads walk an scf.for (V columns of "
+           "a reduction a thread, on vector accumulators)">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::memref::MemRefDialect",

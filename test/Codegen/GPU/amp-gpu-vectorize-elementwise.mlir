@@ -4,7 +4,15 @@
 // element it accesses, aligned vector accesses on the buffers the function
 // allocates, lane by lane on small arguments, uniform values broadcast.
 // Everything else is left as it is.
-// RUN: amp-opt %s --amp-gpu-vectorize-elementwise --split-input-file | FileCheck %s
+// RUN: amp-opt %s --amp-gpu-vectorize-elementwise="reductions=true" --split-input-file | FileCheck %s
+// Without `reductions` (the default) a loop that holds an scf.for is left alone.
+// RUN: amp-opt %s --amp-gpu-vectorize-elementwise --split-input-file | FileCheck %s --check-prefix=DEFAULT
+// DEFAULT-LABEL: func.func @column_sums(
+// DEFAULT-NOT: vector.
+// DEFAULT: return
+// DEFAULT-LABEL: func.func @uniform_in_loop(
+// DEFAULT-NOT: vector.
+// DEFAULT: return
 
 // f16 out of a GEMM plus an f32 bias argument (4 KiB: lane by lane), relu.
 // CHECK-LABEL: func.func @bias_relu(

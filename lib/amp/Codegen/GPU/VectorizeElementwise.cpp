@@ -16,10 +16,14 @@
 //     index and nowhere else (unit stride: the buffer's last stride is 1);
 //   - arith ops on scalars (math ops and index arithmetic on the innermost
 //     variable keep the loop as it is);
-//   - scf.for loops of the same, with bounds that do not depend on the
-//     innermost variable (a reduction a thread walks, after
-//     amp-gpu-register-accumulators: a bias gradient's or a batch norm's
-//     column sums); their accumulators become vectors, V columns a thread.
+//   - with the `reductions` option, scf.for loops of the same, with bounds
+//     that do not depend on the innermost variable (a reduction a thread
+//     walks, after amp-gpu-register-accumulators: a bias gradient's or a
+//     batch norm's column sums); their accumulators become vectors, V columns
+//     a thread. Off by default: such a reduction often has few threads
+//     already (the MLP's bias gradients: 131072 -> 16384 of them), and on an
+//     H200 the step got slower (batch-8192 MLP 2.62 -> 2.70 ms, transformer
+//     block B=128 3.13 -> 3.37 ms).
 // V is the largest power of two up to 16 bytes / the narrowest element size
 // (at most 8) that divides N. Values that do not depend on the innermost
 // variable stay scalar (a bias read along the rows) and are broadcast where a
@@ -104,12 +108,13 @@ std::pair<Value, OperandRange> access(Operation *op) {
 /// marks what varies with the innermost variable, collects the varying
 /// accesses; false for anything the pass does not vectorise.
 struct Analysis {
-  Analysis(scf::ParallelOp loop, Value iv, Plan &plan)
-      : loop(loop), iv(iv), plan(plan) {}
+  Analysis(scf::ParallelOp loop, Value iv, Plan &plan, bool reductions)
+      : loop(loop), iv(iv), plan(plan), reductions(reductions) {}
 
   scf::ParallelOp loop;
   Value iv;
   Plan &plan;
+  bool reductions;
   SmallVector<Operation *> accesses;
   int64_t narrowest = kVectorBytes;
 
@@ -123,7 +128,7 @@ struct Analysis {
   }
 
   bool op(Operation &op) {
-    if (auto loopOp = dyn_cast<scf::ForOp>(op)) {
+    if (auto loopOp = dyn_cast<scf::ForOp>(op); loopOp && reductions) {
       // A loop inside the thread (a reduction's rows): uniform bounds; its
       // accumulators become vectors, one lane per element.
       if (isVarying(loopOp.getLowerBound()) ||
@@ -193,7 +198,7 @@ struct Analysis {
   }
 };
 
-std::optional<Plan> planLoop(scf::ParallelOp loop) {
+std::optional<Plan> planLoop(scf::ParallelOp loop, bool reductions) {
   unsigned d = loop.getNumLoops() - 1;
   Value iv = loop.getInductionVars()[d];
   std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound()[d]);
@@ -204,7 +209,7 @@ std::optional<Plan> planLoop(scf::ParallelOp loop) {
 
   Plan plan;
   plan.varying.insert(iv);
-  Analysis analysis(loop, iv, plan);
+  Analysis analysis(loop, iv, plan, reductions);
   if (!analysis.block(loop.getBody()))
     return std::nullopt;
   SmallVector<Operation *> &accesses = analysis.accesses;
@@ -422,6 +427,8 @@ void vectorizeLoop(scf::ParallelOp loop, const Plan &plan) {
 struct AmpGpuVectorizeElementwisePass
     : public amp::impl::AmpGpuVectorizeElementwisePassBase<
           AmpGpuVectorizeElementwisePass> {
+  using Base::Base;
+
   void runOnOperation() override {
     SmallVector<std::pair<scf::ParallelOp, Plan>> loops;
     getOperation()->walk([&](scf::ParallelOp loop) {
@@ -429,7 +436,7 @@ struct AmpGpuVectorizeElementwisePass
           loop->getParentOfType<scf::ParallelOp>() ||
           loop->getParentOfType<gpu::LaunchOp>())
         return;
-      if (std::optional<Plan> plan = planLoop(loop))
+      if (std::optional<Plan> plan = planLoop(loop, reductions))
         loops.emplace_back(loop, std::move(*plan));
     });
     for (auto &[loop, plan] : loops)
