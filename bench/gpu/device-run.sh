@@ -57,17 +57,23 @@ run() { # name command...: runs under timeout, logs to $logs/name.log and $OUT/l
 note "== $(date -u '+%Y-%m-%d %H:%M UTC'); $(nvidia-smi -L 2>&1 | head -n 1)"
 nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1
 
-if [ "$mode" = bench ]; then
-  # Only the benchmark, with $AMP_GPU_BENCH_ARGS added (e.g. "--models mlp --sizes large --ncu
-  # --ncu-sizes large --ncu-precisions f16,bf16 --ncu-torch f16,bf16"): a short second call.
-  exported=(); [ -d gpu-pack/steps ] && exported=(--exported gpu-pack/steps)
-  # shellcheck disable=SC2086  # the arguments are split on purpose
+benchmark() { # extra arguments...: run_gpu_benchmark.py (step 4), then $AMP_GPU_BENCH_ARGS
+  local exported=() start=$SECONDS
+  [ -d gpu-pack/steps ] && exported=(--exported gpu-pack/steps)
+  # shellcheck disable=SC2086  # $AMP_GPU_BENCH_ARGS is split on purpose
   PYTHONUNBUFFERED=1 PYTHONPATH="$here/python" timeout -k 10 "${AMP_GPU_BENCH_TIMEOUT:-420}" \
-    python3 bench/gpu/run_gpu_benchmark.py "${exported[@]}" --amp-train "$bin/amp-train" \
+    python3 bench/gpu/run_gpu_benchmark.py "${exported[@]}" "$@" --amp-train "$bin/amp-train" \
     --out "$OUT/benchmarks.md" --json "$OUT/gpu-benchmark.json" \
     --revision "${AMP_REVISION:-$(cat gpu-pack/revision 2>/dev/null || echo unknown)}" \
     ${AMP_GPU_BENCH_ARGS:-} >"$OUT/gpu-benchmark.log" 2>&1
-  note "gpu-benchmark: rc=$?"
+  note "gpu-benchmark: rc=$? ($((SECONDS - start)) s)"
+  tail -n 40 "$OUT/gpu-benchmark.log" >>"$summary"
+}
+
+if [ "$mode" = bench ]; then
+  # Only the benchmark (e.g. AMP_GPU_BENCH_ARGS="--models mlp --sizes large --ncu --ncu-sizes large
+  # --ncu-torch f16,bf16"): a short second call.
+  benchmark
   exit 0
 fi
 
@@ -128,15 +134,7 @@ wait
 for f in "$logs"/zoo-*; do [ -e "$f" ] && { echo "==== $(basename "$f")"; tail -n 30 "$f"; } >>"$OUT/logs.txt"; done
 
 if [ "$mode" = full ]; then
-  exported=(); [ -d gpu-pack/steps ] && exported=(--exported gpu-pack/steps)
-  start=$SECONDS
-  PYTHONUNBUFFERED=1 PYTHONPATH="$here/python" timeout -k 10 "${AMP_GPU_BENCH_TIMEOUT:-420}" \
-    python3 bench/gpu/run_gpu_benchmark.py --ncu "${exported[@]}" --torch-modes "${AMP_GPU_TORCH_MODES:-fp32,f16,bf16,compile-f16}" \
-    --amp-train "$bin/amp-train" --out "$OUT/benchmarks.md" \
-    --json "$OUT/gpu-benchmark.json" --revision "${AMP_REVISION:-$(cat gpu-pack/revision 2>/dev/null || echo unknown)}" \
-    ${AMP_GPU_BENCH_ARGS:-} >"$OUT/gpu-benchmark.log" 2>&1
-  note "gpu-benchmark: rc=$? ($((SECONDS - start)) s)"
-  tail -n 40 "$OUT/gpu-benchmark.log" >>"$summary"
+  benchmark --ncu --torch-modes "${AMP_GPU_TORCH_MODES:-fp32,f16,bf16,compile-f16}"
 fi
 if command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck; do
