@@ -30,8 +30,9 @@
 // vector needs them; every other op becomes its vector form on V lanes.
 //
 // Alignment: a vector access claims min(16, V * element bytes) bytes only
-// where it can be proved: the buffer is one the step allocates (gpu.alloc /
-// memref.alloc, seen through view ops: 16-byte aligned or better) and the
+// where it can be proved: the buffer is one the step allocates (gpu.alloc:
+// cuMemAlloc and the stream-ordered pool give 256-byte aligned bases;
+// memref.alloc, malloc's 16, in the host emulation; seen through view ops) and the
 // access's element offset is a multiple of V for every value of the other
 // indices (static layout offset and outer strides multiples of V). Anything
 // else (the step's arguments: amp_runtime.h only promises element alignment)
@@ -76,7 +77,8 @@ int64_t elementBytes(Type type) {
 /// base the allocator aligns to 16 bytes or more.
 bool isAllocatedBase(Value memref) {
   while (Operation *def = memref.getDefiningOp()) {
-    if (isa<gpu::AllocOp, memref::AllocOp, memref::AllocaOp>(def))
+    // (Not memref.alloca: a stack slot has its element's alignment only.)
+    if (isa<gpu::AllocOp, memref::AllocOp>(def))
       return true;
     auto view = dyn_cast<ViewLikeOpInterface>(def);
     if (!view || !isa<memref::ExpandShapeOp, memref::CollapseShapeOp,
