@@ -79,6 +79,17 @@ def repo_dir() -> Path:
     return REPO_DIR
 
 
+def amp_train_records(amp_train, mlir, *flags, steps, timeout=600):
+    """``amp-train MLIR --steps STEPS FLAGS...``'s per-step JSON records (step, loss, scale, skipped, ...),
+    asserting that it succeeded (with its command and the tail of its stderr). The tests' amp-train
+    helpers (the ``train_records`` fixture, test_torch_export's, test_native's, test_weight_averages')
+    all run it through this; import it with ``from conftest import amp_train_records``."""
+    cmd = [str(amp_train), str(mlir), "--steps", str(steps), *map(str, flags)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    assert r.returncode == 0, f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stderr[-4000:]}"
+    return [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+
+
 @pytest.fixture(scope="session")
 def train_records(amp_tools):
     """A function ``(step_dir, *flags, steps=3)`` that runs ``amp-train`` on ``step_dir``'s exported step
@@ -86,11 +97,8 @@ def train_records(amp_tools):
     skipped, ...); it asserts that amp-train succeeded."""
 
     def run(step_dir, *flags, steps=3):
-        r = subprocess.run([amp_tools["amp_train"], str(Path(step_dir) / "train_step.mlir"), "--inputs",
-                            str(step_dir), "--steps", str(steps), "--no-jit-cache", *flags],
-                           capture_output=True, text=True, timeout=600)
-        assert r.returncode == 0, r.stderr
-        return [json.loads(line) for line in r.stdout.splitlines()]
+        return amp_train_records(amp_tools["amp_train"], Path(step_dir) / "train_step.mlir", "--inputs", step_dir,
+                                 "--no-jit-cache", *flags, steps=steps)
 
     return run
 

@@ -10,6 +10,7 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import amp_train_records
 
 STEPS = 20
 
@@ -130,10 +131,8 @@ def test_pass_failure_is_located(amp_mlir_native):
 
 # --------------------------------------------------------------------------- Trainer vs amp-train
 def _amp_train(tools, path, precision, *extra):
-    cmd = [tools["amp_train"], str(path), f"--precision={precision}", "--steps", str(STEPS), *extra]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    return [json.loads(line) for line in r.stdout.splitlines()]
+    return amp_train_records(tools["amp_train"], path, f"--precision={precision}", *extra, steps=STEPS,
+                             timeout=120)
 
 
 def _assert_rows_identical(cli_rows, py_rows):

@@ -27,6 +27,7 @@ from amp_mlir.torch import (  # noqa: E402
     torch_train_step,
 )
 from amp_mlir.torch.models import MLP, TransformerBlock, TransformerClassifier  # noqa: E402
+from conftest import amp_train_records  # noqa: E402
 
 STEPS = 50
 FP32_RTOL = 1e-3
@@ -93,18 +94,17 @@ def _amp_train(tools, step, precision):
 
 
 def _amp_train_uncached(tools, step, precision):
-    out = _run([tools["amp_train"], str(step.mlir_path), f"--precision={precision}", "--inputs",
-                str(step.out_dir), "--steps", str(STEPS)])
-    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
-    assert [r["step"] for r in rows] == list(range(STEPS)), out[-2000:]
+    rows = amp_train_records(tools["amp_train"], step.mlir_path, f"--precision={precision}", "--inputs",
+                             step.out_dir, steps=STEPS, timeout=300)
+    assert [r["step"] for r in rows] == list(range(STEPS)), rows[-3:]
     return rows
 
 
 def _losses(tools, step, steps, precision="fp32"):
     """amp-train's losses over ``steps`` steps of an exported step from its initial values."""
-    out = _run([tools["amp_train"], str(step.mlir_path), "--inputs", str(step.out_dir), "--steps", str(steps),
-                f"--precision={precision}", "--no-jit-cache"])
-    return [json.loads(line)["loss"] for line in out.splitlines() if line.startswith("{")]
+    rows = amp_train_records(tools["amp_train"], step.mlir_path, "--inputs", step.out_dir,
+                             f"--precision={precision}", "--no-jit-cache", steps=steps, timeout=300)
+    return [r["loss"] for r in rows]
 
 
 def _trains_as_pytorch(model, inputs, out_dir, tools, loss=F.cross_entropy, rtol=1e-5, steps=3, atol=0.0,

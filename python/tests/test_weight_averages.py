@@ -5,8 +5,6 @@ skipped f16 step (dynamic loss scaling) keeps the parameters and moves the avera
 PyTorch's loop does after GradScaler skipped the optimizer (``amp.after_step``)."""
 
 import copy
-import json
-import subprocess
 
 import numpy as np
 import pytest
@@ -19,6 +17,7 @@ F = torch.nn.functional
 from amp_mlir.torch import export_train_step, torch_train_step  # noqa: E402
 from amp_mlir.torch._ema import reference_update  # noqa: E402
 from torch.optim.swa_utils import AveragedModel, get_ema_avg_fn, get_ema_multi_avg_fn  # noqa: E402
+from conftest import amp_train_records  # noqa: E402
 
 STEPS = 6
 
@@ -57,11 +56,9 @@ def _model():
 
 
 def _train(tools, step, steps, precision="fp32", *extra, dump):
-    out = subprocess.run([tools["amp_train"], str(step.mlir_path), "--inputs", str(step.out_dir), "--steps",
-                          str(steps), f"--precision={precision}", "--dump", str(dump), "--no-jit-cache", *extra],
-                         capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+    return amp_train_records(tools["amp_train"], step.mlir_path, "--inputs", step.out_dir,
+                             f"--precision={precision}", "--dump", dump, "--no-jit-cache", *extra, steps=steps,
+                             timeout=300)
 
 
 def _pytorch(model, ema, inputs, steps, ema_step):
