@@ -394,7 +394,7 @@ def AmpGpuVectorizeElementwisePass
   let description = [{
     Before amp-gpu-collapse-parallel-loops: every outermost `scf.parallel`
     without results whose innermost dimension runs from 0 to a constant and
-    whose body is straight-line loads, stores and arith ops (the innermost
+    whose body is straight-line loads, stores, arith and math ops (the innermost
     variable only as the last, unit-stride index of an access) is rewritten
     so that each iteration, later each GPU thread, handles V contiguous
     elements of that dimension: V = 16 bytes / the narrowest element size it

@@ -14,8 +14,10 @@
 //   - memref.load / memref.store indexed by loop variables and values that do
 //     not depend on the innermost variable, which, if it appears, is the last
 //     index and nowhere else (unit stride: the buffer's last stride is 1);
-//   - arith ops on scalars (math ops and index arithmetic on the innermost
-//     variable keep the loop as it is);
+//   - elementwise arith and math ops on scalars (index arithmetic on the
+//     innermost variable keeps the loop as it is); a math op without a vector
+//     instruction is called lane by lane by the NVVM lowering (libdevice), the
+//     loads and stores around it stay 16 bytes;
 //   - with the `reductions` option, scf.for loops of the same, with bounds
 //     that do not depend on the innermost variable (a reduction a thread
 //     walks, after amp-gpu-register-accumulators: a bias gradient's or a
@@ -188,8 +190,12 @@ struct Analysis {
       // effects.
       return isMemoryEffectFree(&op);
     }
-    // Varying arithmetic: its vector form on scalars of bytes (no index).
-    if (op.getDialect()->getNamespace() != "arith" || !isPure(&op))
+    // Varying arithmetic and math: its vector form on scalars of bytes (no
+    // index); the NVVM lowering calls libdevice lane by lane where a math op
+    // has no vector instruction, the loads and stores stay 16 bytes.
+    StringRef dialect = op.getDialect()->getNamespace();
+    if ((dialect != "arith" && dialect != "math") || !isPure(&op) ||
+        !OpTrait::hasElementwiseMappableTraits(&op))
       return false;
     for (Type t : llvm::concat<Type>(op.getOperandTypes(), op.getResultTypes()))
       if (!t.isIntOrFloat())
