@@ -41,7 +41,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "GenericUtils.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "amp/Codegen/Passes.h"
 #include "amp/Codegen/Transforms.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -53,6 +52,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/RuntimeOpVerification.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -117,8 +117,7 @@ static func::FuncOp emulateKernel(gpu::GPUFuncOp kernel, StringRef name,
   Value ivs[6];
   for (int level = 0; level < 6; ++level) {
     int dim = order[level];
-    auto loop =
-        scf::ForOp::create(b, loc, zero, entry->getArgument(dim), one);
+    auto loop = scf::ForOp::create(b, loc, zero, entry->getArgument(dim), one);
     ivs[dim] = loop.getInductionVar();
     b.setInsertionPoint(loop.getBody()->getTerminator());
   }
@@ -202,9 +201,9 @@ emulateHostCode(func::FuncOp fn,
       llvm::append_range(operands, launch.getKernelOperands());
       func::CallOp::create(b, loc, callee, operands);
     } else if (auto alloc = dyn_cast<gpu::AllocOp>(op)) {
-      auto host = memref::AllocOp::create(
-          b, loc, alloc.getMemref().getType(), alloc.getDynamicSizes(),
-          alloc.getSymbolOperands());
+      auto host = memref::AllocOp::create(b, loc, alloc.getMemref().getType(),
+                                          alloc.getDynamicSizes(),
+                                          alloc.getSymbolOperands());
       alloc.getMemref().replaceAllUsesWith(host.getResult());
     } else if (auto dealloc = dyn_cast<gpu::DeallocOp>(op)) {
       memref::DeallocOp::create(b, loc, dealloc.getMemref());
@@ -251,9 +250,10 @@ static void addBoundsChecks(func::FuncOp fn) {
       return;
     OpBuilder b(op);
     SmallVector<Value> last(first);
-    last.back() = arith::AddIOp::create(
-        b, op->getLoc(), first.back(),
-        arith::ConstantIndexOp::create(b, op->getLoc(), type.getNumElements() - 1));
+    last.back() =
+        arith::AddIOp::create(b, op->getLoc(), first.back(),
+                              arith::ConstantIndexOp::create(
+                                  b, op->getLoc(), type.getNumElements() - 1));
     probes[memref::LoadOp::create(b, op->getLoc(), base, first)] = op;
     probes[memref::LoadOp::create(b, op->getLoc(), base, last)] = op;
   });

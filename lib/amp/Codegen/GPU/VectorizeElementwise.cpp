@@ -34,8 +34,8 @@
 // Alignment: a vector access claims min(16, V * element bytes) bytes only
 // where it can be proved: the buffer is one the step allocates (gpu.alloc:
 // cuMemAlloc and the stream-ordered pool give 256-byte aligned bases;
-// memref.alloc, malloc's 16, in the host emulation; seen through view ops) and the
-// access's element offset is a multiple of V for every value of the other
+// memref.alloc, malloc's 16, in the host emulation; seen through view ops) and
+// the access's element offset is a multiple of V for every value of the other
 // indices (static layout offset and outer strides multiples of V). Anything
 // else (the step's arguments: amp_runtime.h only promises element alignment)
 // is loaded or stored lane by lane, which is still coalesced across a warp;
@@ -83,9 +83,9 @@ bool isAllocatedBase(Value memref) {
     if (isa<gpu::AllocOp, memref::AllocOp>(def))
       return true;
     auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view || !isa<memref::ExpandShapeOp, memref::CollapseShapeOp,
-                      memref::SubViewOp, memref::CastOp,
-                      memref::ReinterpretCastOp>(def))
+    if (!view ||
+        !isa<memref::ExpandShapeOp, memref::CollapseShapeOp, memref::SubViewOp,
+             memref::CastOp, memref::ReinterpretCastOp>(def))
       return false;
     memref = view.getViewSource();
   }
@@ -149,8 +149,8 @@ struct Analysis {
     }
     if (op.getNumRegions() != 0)
       return false;
-    bool varying = llvm::any_of(op.getOperands(),
-                                [&](Value v) { return isVarying(v); });
+    bool varying =
+        llvm::any_of(op.getOperands(), [&](Value v) { return isVarying(v); });
     if (isa<memref::LoadOp, memref::StoreOp>(op)) {
       auto [memref, indices] = access(&op);
       if (loop.getRegion().isAncestor(memref.getParentRegion()))
@@ -266,7 +266,7 @@ struct Rewriter {
   scf::ParallelOp loop;
   const Plan &plan;
   OpBuilder b;
-  Value first; // the thread's first element: iv * lanes
+  Value first;       // the thread's first element: iv * lanes
   IRMapping scalars; // uniform values (and iv -> first)
   DenseMap<Value, Value> vectors;
   DenseMap<Value, Value> broadcasts;
@@ -286,8 +286,9 @@ struct Rewriter {
       Operation *def = scalar.getDefiningOp();
       if (def && loop->isProperAncestor(def))
         b.setInsertionPointAfter(def);
-      else if (!def && loop->isProperAncestor(
-                           cast<BlockArgument>(scalar).getOwner()->getParentOp()))
+      else if (!def &&
+               loop->isProperAncestor(
+                   cast<BlockArgument>(scalar).getOwner()->getParentOp()))
         b.setInsertionPointToStart(cast<BlockArgument>(scalar).getOwner());
       else
         b.setInsertionPointAfter(first.getDefiningOp());
