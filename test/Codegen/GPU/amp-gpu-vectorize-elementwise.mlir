@@ -231,7 +231,8 @@ func.func @six() -> memref<6xf16> {
 // -----
 
 // Left as they are: a large argument (2 MiB: lane by lane would not
-// coalesce into 16-byte accesses), a transposed access, index
+// coalesce into 16-byte accesses), a transposed access, arith.remf (which
+// amp-gpu-remf-to-libdevice takes as scalars only), index
 // arithmetic on the innermost variable, an odd extent, a reduction (every
 // lane into one element), and a loop whose bounds vary with the innermost
 // variable.
@@ -258,6 +259,12 @@ func.func @left_alone(%big: memref<1024x1024xf16>, %n: memref<7xf16>) -> memref<
   scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c64) step (%c1, %c1) {
     %x = memref.load %t[%j, %i] : memref<64x64xf16>
     memref.store %x, %u[%i, %j] : memref<64x64xf16>
+    scf.reduce
+  }
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c64) step (%c1, %c1) {
+    %x = memref.load %t[%i, %j] : memref<64x64xf16>
+    %r = arith.remf %x, %x : f16
+    memref.store %r, %u[%i, %j] : memref<64x64xf16>
     scf.reduce
   }
   scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c64) step (%c1, %c1) {
