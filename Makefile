@@ -41,8 +41,10 @@ deps:
 # The Python side (bindings, PyTorch export, comparison with torch.amp) runs
 # in a virtual environment under build/ that sees the packages already
 # installed for python3. torch comes from PyPI: its Linux wheel is a CUDA
-# build, about 2.8 GiB to download (5.2 GiB installed) the first time; pip
-# caches it. Where it cannot be installed, the tests that need it are skipped
+# build, about 2.8 GiB to download (5.2 GiB installed) the first time. With
+# less than $(TORCH_GIB) GiB free the install warns first: a disk that fills up
+# can leave a torch that does not import, and the tests then stop with its
+# error. Where torch cannot be installed, the tests that need it are skipped
 # and say so.
 VENV         := $(BUILD)/venv
 PY           := $(VENV)/bin/python
@@ -53,10 +55,14 @@ py-deps: deps
 	  $(PY) -m pip install -q $(PY_PACKAGES) || \
 	  echo "== pip could not install $(PY_PACKAGES): the Python module and its tests are skipped"
 
+TORCH_GIB := 9
 py-torch: py-deps
-	@$(PY) -c "import torch" 2>/dev/null || \
+	@$(PY) -c "import torch" 2>/dev/null || { \
+	  free=$$(df -Pk $(BUILD) | awk 'NR == 2 { print int($$4 / 1048576) }'); \
+	  [ "$$free" -ge $(TORCH_GIB) ] || \
+	    echo "== warning: $$free GiB free under $(BUILD); installing torch takes about $(TORCH_GIB)"; \
 	  $(PY) -m pip install -q $(TORCH_PACKAGE) || \
-	  echo "== torch could not be installed: the tests that need it are skipped"
+	    echo "== torch could not be installed: the tests that need it are skipped"; }
 
 # The PyTorch front end (torch-mlir's FX importer) and the model zoo's model
 # libraries, pinned to versions that work with $(TORCH_PACKAGE) (about 100 MB).

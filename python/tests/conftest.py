@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import traceback
 from pathlib import Path
 
 import pytest
@@ -26,12 +27,28 @@ if os.environ.get("AMP_MLIR_INSTALLED") != "1" and str(PYTHON_DIR) not in sys.pa
 def pytest_configure(config):
     """triton (which torch's make_fx imports through torch._inductor) and torch-mlir's MLIR each carry
     their own LLVM; loaded after IREE has run in the same process they segfault at import. Load them
-    first, so that the tests' order does not matter."""
+    first, so that the tests' order does not matter.
+
+    A package that is not installed is fine: the tests that need it skip and say so. One that is
+    installed but fails to import (a half-finished install, a full disk) stops the run here with its
+    own error: torch refuses a second import, so every test would otherwise report only "`torch` can
+    only be initialized once per process" and hide the cause."""
     for module in ("torch._inductor", "torch_mlir.fx"):
+        package = module.split(".")[0]
         try:
             __import__(module)
-        except Exception:  # not installed
-            pass
+        except ModuleNotFoundError as error:
+            if error.name != package:  # the package is there, one of its own imports is not
+                _broken_package(module, error)
+        except Exception as error:
+            _broken_package(module, error)
+
+
+def _broken_package(module, error):
+    where = "".join(traceback.format_exception(error)[-6:])
+    pytest.exit(f"{module.split('.')[0]} is installed but {module} does not import ({sys.executable}); "
+                f"reinstall it, or remove it to skip the tests that need it:\n{where}",
+                returncode=pytest.ExitCode.USAGE_ERROR)
 
 
 def _build_dir() -> Path:
