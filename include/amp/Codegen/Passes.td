@@ -514,9 +514,12 @@ def AmpGpuRemFToLibdevicePass
     `arith.remf` in a `gpu.module` becomes a call of `__nv_fmodf` (f32;
     f16 and bf16 extended to f32 and the exact result rounded once) or
     `__nv_fmod` (f64), declared in that module and linked from libdevice
-    when it is serialized. Host code keeps `arith.remf`.
+    when it is serialized. A fixed-size vector `arith.remf` is called lane
+    by lane (`vector.extract`, the call, `vector.from_elements`). Host code
+    keeps `arith.remf`.
   }];
-  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def AmpCpuExpandMathPass : Pass<"amp-cpu-expand-math", "::mlir::ModuleOp"> {

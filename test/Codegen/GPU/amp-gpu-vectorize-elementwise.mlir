@@ -172,12 +172,14 @@ func.func @uniform_in_loop() -> memref<512x2xf64> {
 
 // -----
 
-// Math ops too (GELU's tanh form in f32 on f16 data): their vector forms,
-// which the NVVM lowering calls libdevice for lane by lane.
+// Math ops too (GELU's tanh form in f32 on f16 data), and arith.remf: their
+// vector forms, which the NVVM lowering (amp-gpu-remf-to-libdevice for the
+// remainder) calls libdevice for lane by lane.
 // CHECK-LABEL: func.func @gelu(
 // CHECK: %[[X:.*]] = vector.load {{.*}} : memref<64x1024xf16>, vector<8xf16>
 // CHECK: %[[XF:.*]] = arith.extf %[[X]] : vector<8xf16> to vector<8xf32>
 // CHECK: %[[T:.*]] = math.tanh %{{.*}} : vector<8xf32>
+// CHECK: arith.remf %{{.*}}, %{{.*}} : vector<8xf32>
 // CHECK: vector.store {{.*}} : memref<64x1024xf16>, vector<8xf16>
 func.func @gelu() -> memref<64x1024xf16> {
   %c0 = arith.constant 0 : index
@@ -196,7 +198,8 @@ func.func @gelu() -> memref<64x1024xf16> {
     %t = math.tanh %kx : f32
     %t1 = arith.addf %t, %one : f32
     %hx = arith.mulf %xf, %half : f32
-    %g = arith.mulf %hx, %t1 : f32
+    %g0 = arith.mulf %hx, %t1 : f32
+    %g = arith.remf %g0, %k : f32
     %gh = arith.truncf %g : f32 to f16
     memref.store %gh, %out[%i, %j] : memref<64x1024xf16>
     scf.reduce
@@ -231,8 +234,7 @@ func.func @six() -> memref<6xf16> {
 // -----
 
 // Left as they are: a large argument (2 MiB: lane by lane would not
-// coalesce into 16-byte accesses), a transposed access, arith.remf (which
-// amp-gpu-remf-to-libdevice takes as scalars only), index
+// coalesce into 16-byte accesses), a transposed access, index
 // arithmetic on the innermost variable, an odd extent, a reduction (every
 // lane into one element), and a loop whose bounds vary with the innermost
 // variable.
@@ -259,12 +261,6 @@ func.func @left_alone(%big: memref<1024x1024xf16>, %n: memref<7xf16>) -> memref<
   scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c64) step (%c1, %c1) {
     %x = memref.load %t[%j, %i] : memref<64x64xf16>
     memref.store %x, %u[%i, %j] : memref<64x64xf16>
-    scf.reduce
-  }
-  scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c64) step (%c1, %c1) {
-    %x = memref.load %t[%i, %j] : memref<64x64xf16>
-    %r = arith.remf %x, %x : f16
-    memref.store %r, %u[%i, %j] : memref<64x64xf16>
     scf.reduce
   }
   scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c64) step (%c1, %c1) {

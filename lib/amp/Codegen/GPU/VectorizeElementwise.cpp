@@ -15,11 +15,10 @@
 //     not depend on the innermost variable, which, if it appears, is the last
 //     index and nowhere else (unit stride: the buffer's last stride is 1);
 //   - elementwise arith and math ops on scalars (index arithmetic on the
-//     innermost variable and arith.remf, which amp-gpu-remf-to-libdevice
-//     calls libdevice for one scalar at a time, keep the loop as it is); a
-//     math op without a vector
-//     instruction is called lane by lane by the NVVM lowering (libdevice), the
-//     loads and stores around it stay 16 bytes;
+//     innermost variable keeps the loop as it is); a math op without a
+//     vector instruction is called lane by lane by the NVVM lowering
+//     (libdevice), arith.remf by amp-gpu-remf-to-libdevice, and the loads
+//     and stores around it stay 16 bytes;
 //   - with the `reductions` option, scf.for loops of the same, with bounds
 //     that do not depend on the innermost variable (a reduction a thread
 //     walks, after amp-gpu-register-accumulators: a bias gradient's or a
@@ -193,13 +192,9 @@ struct Analysis {
       return isMemoryEffectFree(&op);
     }
     // Varying arithmetic and math: its vector form on scalars of bytes (no
-    // index); the NVVM lowering calls libdevice lane by lane where a math op
-    // has no vector instruction, the loads and stores stay 16 bytes.
-    // (Not arith.remf: amp-gpu-remf-to-libdevice calls __nv_fmodf on
-    // scalars only; the op-coverage matrix's GPU cells failed on its vector
-    // form.)
-    if (isa<arith::RemFOp>(op))
-      return false;
+    // index); the NVVM lowering (amp-gpu-remf-to-libdevice for arith.remf)
+    // calls libdevice lane by lane where an op has no vector instruction,
+    // the loads and stores stay 16 bytes.
     StringRef dialect = op.getDialect()->getNamespace();
     if ((dialect != "arith" && dialect != "math") || !isPure(&op) ||
         !OpTrait::hasElementwiseMappableTraits(&op))
