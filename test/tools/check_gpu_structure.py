@@ -31,7 +31,8 @@ lowering, pretty-printed. Checked:
      their first iteration), unless --allow-strided names the kernel or the
      kernel is the documented exception: a thread that walks the buffer's
      unit-stride dimension in its own loop (a reduction along rows, one thread
-     per row; coalescing it needs a warp per row and shuffles), or a
+     per row: what amp-gpu-split-reductions leaves so, rows under 128
+     elements and the combining stages' 32 partials a row), or a
      transpose copy (one load and one store, the other one unit-stride; both
      would take a tile in shared memory); buffers under 64 KiB do not count.
      Also
@@ -485,8 +486,9 @@ def main():
                     continue
                 # The documented exception: a thread that walks the unit-stride dimension itself
                 # (its own loop indexes it: a reduction along the rows, one thread per row).
-                # Neighbouring threads read neighbouring rows; coalescing them would take a warp
-                # per row and shuffles, which these kernels do not have.
+                # Neighbouring threads read neighbouring rows. amp-gpu-split-reductions splits
+                # the long rows of many-output reductions into interleaved partials; what is
+                # left walks short rows (under 128 elements, a combining stage's 32 partials).
                 unit = [v for v, st in zip(idx, layout[1]) if st == 1]
                 loop_ivs = {re.search(r"scf\.for (%[\w.$-]+)", l).group(1) for l in loops}
                 if unit and unit[0] in loop_ivs:

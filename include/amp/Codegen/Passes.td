@@ -283,7 +283,13 @@ def AmpGpuSplitReductionsPass
     no usable divisor (a row max over GPT-2's 50257-word vocabulary makes
     1733 partials of 29 per row, and 1733 is prime), its partials are padded
     with the combiner's neutral element (`tensor.pad`) to a multiple of the
-    partial size first. First, unit reduction
+    partial size first. A reduction along rows with `min-threads` outputs
+    or more (the reduction the innermost loop, the inputs read in loop
+    order, `min-split-work` elements in all, 4 x `row-partials` per row: a
+    layer norm's or a softmax's row sums) is split into `row-partials`
+    interleaved partials per row, so that a warp reads neighbouring
+    elements of one row instead of one element of 32 rows (uncoalesced: a
+    thread per row walking its own row). First, unit reduction
     dimensions are dropped and adjacent reduction dimensions that every
     operand reads through a plain loop permutation collapsed into one (a
     batch-1 bias gradient over [1, 512, 4096], a sum over [512, 16]; not a
@@ -303,7 +309,12 @@ def AmpGpuSplitReductionsPass
            "min-split-work elements in all, is split too, into partials of "
            "at least 32 elements, until it has about this many threads">,
     Option<"minSplitWork", "min-split-work", "int64_t", /*default=*/"65536",
-           "Smallest reduction (outputs x length) split for want of threads">,
+           "Smallest reduction (outputs x length) split for want of threads "
+           "or for coalescing">,
+    Option<"rowPartials", "row-partials", "int64_t", /*default=*/"32",
+           "Interleaved partials per row of a reduction along rows with "
+           "min-threads outputs or more (a warp's 32 threads on neighbouring "
+           "elements; 0: such reductions stay one thread per row)">,
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",

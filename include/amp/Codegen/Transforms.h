@@ -115,11 +115,16 @@ void foldTransposesIntoContractions(Operation *root);
 /// and a combining reduction, until no reduction is longer than the limits;
 /// and every one with fewer than `minThreads` outputs and at least
 /// `minSplitWork` elements in all split into partials of at least 32
-/// elements, until it has about `minThreads` threads.
+/// elements, until it has about `minThreads` threads; and every other one
+/// that walks its inputs' rows (the reduction is the innermost loop, the
+/// inputs read in loop order) with at least `minSplitWork` elements in all
+/// and 4 x `rowPartials` per row, split into `rowPartials` interleaved
+/// partials per row (0: not).
 void splitLongReductions(Operation *root, int64_t maxThreadWork,
                          int64_t maxSingleThreadWork, int64_t chunk,
                          int64_t minThreads = 16384,
-                         int64_t minSplitWork = 65536);
+                         int64_t minSplitWork = 65536,
+                         int64_t rowPartials = 32);
 
 /// amp-gpu-parallel-loops-first: every bufferized linalg op under `root` with
 /// both kinds of loops generalized and interchanged, its parallel loops

@@ -1,10 +1,12 @@
 // amp-gpu-split-reductions: a reduction longer than max-thread-work (4096;
 // max-single-thread-work, 1024, for a full reduction) becomes a partial
 // reduction of about 256 elements per (output, partial), the partials
-// innermost and parallel, then a combining reduction; short ones stay.
+// innermost and parallel, then a combining reduction; short ones stay (but
+// for reductions along rows with many outputs: 32 interleaved partials a row).
 // Through the whole GPU pipeline, no thread then walks more than 4096
 // elements and every reduction's outputs are threads.
 // RUN: amp-opt %s --amp-gpu-split-reductions | FileCheck %s
+// RUN: amp-opt %s --amp-gpu-split-reductions="row-partials=0" | FileCheck %s --check-prefix=OFF
 // RUN: amp-opt %s --amp-gpu-pipeline="nvvm=false" -o %t.gpu.mlir
 // RUN: %check-gpu-structure %s %t.gpu.mlir | FileCheck %s --check-prefix=GUARD
 
@@ -200,6 +202,44 @@ func.func @vocab_max(%x: tensor<256x50257xf32>, %init: tensor<256xf32>) -> tenso
       linalg.yield %s : f32
     }
   return %r : tensor<256xf32>
+}
+
+// Row sums of squared differences over 16384 rows of 512 (the B=128
+// transformer block's layer norms): threads enough, but a thread per row walking its
+// own row is uncoalesced. 32 interleaved partials a row (partial p sums
+// elements p, p + 32, ...: a warp reads 32 neighbouring elements of one row),
+// then 32 a row combined. With row-partials=0 it stays; rows shorter than
+// 4 x 32 stay.
+// CHECK-LABEL: func.func @ln_rows(
+// CHECK: %[[X:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1, 2]] output_shape [16384, 16, 32]
+// CHECK: %[[Y:.*]] = tensor.expand_shape %arg1 {{\[\[}}0], [1, 2]] output_shape [16384, 16, 32]
+// CHECK: %[[P:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[X]], %[[Y]] : tensor<16384x16x32xf32>, tensor<16384x16x32xf32>) outs(%{{.*}} : tensor<16384x32xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[P]] : tensor<16384x32xf32>) outs(%arg2 : tensor<16384xf32>)
+// CHECK-LABEL: func.func @short_rows(
+// CHECK-NEXT: linalg.reduce
+// OFF-LABEL: func.func @ln_rows(
+// OFF-NOT: tensor.expand_shape
+// OFF: return
+func.func @ln_rows(%x: tensor<16384x512xf32>, %y: tensor<16384x512xf32>, %init: tensor<16384xf32>) -> tensor<16384xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x, %y : tensor<16384x512xf32>, tensor<16384x512xf32>) outs(%init : tensor<16384xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %d = arith.subf %a, %b : f32
+    %p = arith.mulf %d, %d : f32
+    %t = arith.addf %p, %acc : f32
+    linalg.yield %t : f32
+  } -> tensor<16384xf32>
+  return %r : tensor<16384xf32>
+}
+
+func.func @short_rows(%x: tensor<16384x64xf32>, %init: tensor<16384xf32>) -> tensor<16384xf32> {
+  %r = linalg.reduce ins(%x : tensor<16384x64xf32>) outs(%init : tensor<16384xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<16384xf32>
 }
 
 // GUARD: contractions in the input: 1 (linalg.generic 1)

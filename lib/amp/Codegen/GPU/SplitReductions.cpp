@@ -21,6 +21,21 @@
 // min-threads threads. This rule applies to the reductions of the input and
 // to the combining stages the splits make, not to their partial stages (the
 // partial stage of a long full reduction keeps its chunk-sized partials).
+//
+// A reduction along rows with many outputs (a layer norm's row sums over
+// 16384 rows of 512, a softmax's over 131072 rows of 128) is short per
+// output and has threads enough, but one thread per row walking its own
+// contiguous row is uncoalesced: neighbouring threads read addresses a row
+// apart, each load of a warp touches 32 cache lines, and the lines do not
+// stay in L1 until the next iteration (the H200 ran such a kernel at 0.36
+// TB/s: 0.18 ms for 64 MB). Such a reduction (the reduction is the innermost
+// loop, every input read in loop order, at least min-split-work elements in
+// all and 4 x row-partials per row) is split into row-partials (32)
+// interleaved partials per row: partial p sums elements p, p + 32, ..., so a
+// warp reads 32 neighbouring elements of one row a load, and the combining
+// reduction reads 32 partials per row (1/4 of the input at most). This is
+// what a warp per row with shuffles would do, without cross-thread
+// operations (which the host emulation of the kernels could not run).
 // Where a combining reduction's length R has no divisor near the partial
 // size (a row max over GPT-2's 50257-word vocabulary makes 1733 = 50257 / 29
 // partials per row, and 1733 is prime), its input is padded along the
@@ -247,9 +262,22 @@ static void collapseReductionDims(RewriterBase &rewriter, Operation *root) {
       });
 }
 
+/// True when `op` walks rows: its only reduction dimension `dim` is its
+/// innermost loop and it reads its inputs in loop order, so that an input
+/// that reads `dim` reads it as its innermost (unit-stride) dimension.
+static bool walksRows(linalg::LinalgOp op, unsigned dim) {
+  return dim + 1 == op.getNumLoops() && readsInLoopOrder(op) &&
+         llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *input) {
+           return op.getMatchingIndexingMap(input)
+               .getResultPosition(getAffineDimExpr(dim, op.getContext()))
+               .has_value();
+         });
+}
+
 void mlir::amp::splitLongReductions(Operation *root, int64_t maxThreadWork,
                                     int64_t maxSingleThreadWork, int64_t chunk,
-                                    int64_t minThreads, int64_t minSplitWork) {
+                                    int64_t minThreads, int64_t minSplitWork,
+                                    int64_t rowPartials) {
   IRRewriter rewriter(root->getContext());
   dropUnitReductionDims(rewriter, root);
   collapseReductionDims(rewriter, root);
@@ -283,9 +311,9 @@ void mlir::amp::splitLongReductions(Operation *root, int64_t maxThreadWork,
         if (d != dims[0])
           outputs *= sizes[d];
       // One output (a full reduction): one thread walks it all.
-      int64_t limit = outputs == 1
-                          ? std::min<int64_t>(maxThreadWork, maxSingleThreadWork)
-                          : maxThreadWork;
+      int64_t limit =
+          outputs == 1 ? std::min<int64_t>(maxThreadWork, maxSingleThreadWork)
+                       : maxThreadWork;
       if (size > limit)
         candidates.push_back({op, chunk, 1});
       else if ((round == 0 || combining.contains(op)) && outputs < minThreads &&
@@ -297,6 +325,11 @@ void mlir::amp::splitLongReductions(Operation *root, int64_t maxThreadWork,
                                static_cast<int64_t>(llvm::divideCeil(
                                    size * outputs, minThreads))),
              kMinPartial});
+      else if (round == 0 && rowPartials > 0 && outputs >= minThreads &&
+               size * outputs >= minSplitWork && size >= 4 * rowPartials &&
+               walksRows(op, dims[0]))
+        // Partials of size / rowPartials elements, at least 4 of them.
+        candidates.push_back({op, size / rowPartials, 4});
     });
     bool changed = false;
     for (auto [op, partialSize, minPartial] : candidates) {
@@ -376,9 +409,8 @@ struct AmpGpuSplitReductionsPass
           AmpGpuSplitReductionsPass> {
   using Base::Base;
   void runOnOperation() override {
-    amp::splitLongReductions(getOperation(), maxThreadWork,
-                             maxSingleThreadWork, chunk, minThreads,
-                             minSplitWork);
+    amp::splitLongReductions(getOperation(), maxThreadWork, maxSingleThreadWork,
+                             chunk, minThreads, minSplitWork, rowPartials);
   }
 };
 } // namespace
