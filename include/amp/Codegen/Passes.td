@@ -294,7 +294,8 @@ def AmpGpuSplitReductionsPass
     operand reads through a plain loop permutation collapsed into one (a
     batch-1 bias gradient over [1, 512, 4096], a sum over [512, 16]; not a
     pooling window), since the split takes single-dimension reductions. The result is the
-    same reduction reassociated.
+    same reduction reassociated; a body that reads the split loop's
+    `linalg.index` reads the original index (j x partials + p).
   }];
   let options = [
     Option<"maxThreadWork", "max-thread-work", "int64_t", /*default=*/"4096",

@@ -242,6 +242,32 @@ func.func @short_rows(%x: tensor<16384x64xf32>, %init: tensor<16384xf32>) -> ten
   return %r : tensor<16384xf32>
 }
 
+// A pick of each row's label column (a cross-entropy's gather as a compare
+// with linalg.index): the split keeps the body, whose index of the split
+// loop becomes j * 32 + p (the new loops 1 and 2), the original column.
+// CHECK-LABEL: func.func @pick(
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]} ins(%{{.*}}, %arg1 : tensor<16384x4x32xf32>, tensor<16384xindex>)
+// CHECK: %[[J:.*]] = linalg.index 1 : index
+// CHECK: %[[P:.*]] = linalg.index 2 : index
+// CHECK: %[[C32:.*]] = arith.constant 32 : index
+// CHECK: %[[JS:.*]] = arith.muli %[[J]], %[[C32]] : index
+// CHECK: %[[K:.*]] = arith.addi %[[JS]], %[[P]] : index
+// CHECK: arith.cmpi eq, %[[K]], %{{.*}} : index
+func.func @pick(%x: tensor<16384x128xf32>, %label: tensor<16384xindex>, %init: tensor<16384xf32>) -> tensor<16384xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x, %label : tensor<16384x128xf32>, tensor<16384xindex>) outs(%init : tensor<16384xf32>) {
+  ^bb0(%a: f32, %l: index, %acc: f32):
+    %c = linalg.index 1 : index
+    %eq = arith.cmpi eq, %c, %l : index
+    %z = arith.constant 0.0 : f32
+    %v = arith.select %eq, %a, %z : f32
+    %t = arith.addf %v, %acc : f32
+    linalg.yield %t : f32
+  } -> tensor<16384xf32>
+  return %r : tensor<16384xf32>
+}
+
 // GUARD: contractions in the input: 1 (linalg.generic 1)
 // GUARD: GEMM calls: 1
 // GUARD: largest thread work: 512 (short_kernel)

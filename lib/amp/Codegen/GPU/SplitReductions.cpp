@@ -9,7 +9,10 @@
 // output (F parallel and innermost, so neighbouring threads read
 // neighbouring elements) and a combining reduction over F, repeating on the
 // combining op until every reduction is short. F is a divisor of R chosen so
-// that each partial covers about `chunk` elements.
+// that each partial covers about `chunk` elements. A body that reads the
+// split loop's linalg.index (a cross-entropy's pick of the label's column)
+// reads j * F + p after it, and a later loop's index moves up by one
+// (upstream's split keeps the body as it is).
 //
 // A reduction that is short per output but has few outputs (a bias gradient:
 // 512 column sums over 2048 rows, i.e. 512 threads in two blocks on a GPU of
@@ -261,6 +264,35 @@ static void collapseReductionDims(RewriterBase &rewriter, Operation *root) {
       });
 }
 
+/// Upstream's splitReduction moves the body as it is, so a `linalg.index`
+/// in it would name the new loops: after a split of reduction loop `dim`
+/// into (j, p), partials innermost (`innerParallel`), the index of `dim` is
+/// j * ratio + p and an index of a later loop moves up by one. (A
+/// cross-entropy's pick of the label's logit compares `linalg.index` with
+/// the label: split as it was, it compared j.)
+static void remapSplitIndices(RewriterBase &rewriter, linalg::LinalgOp split,
+                              unsigned dim, int64_t ratio) {
+  SmallVector<linalg::IndexOp> indices;
+  split->walk([&](linalg::IndexOp op) { indices.push_back(op); });
+  for (linalg::IndexOp op : indices) {
+    uint64_t d = op.getDim();
+    if (d < dim)
+      continue;
+    rewriter.setInsertionPoint(op);
+    Location loc = op.getLoc();
+    if (d > dim) {
+      rewriter.replaceOp(op, linalg::IndexOp::create(rewriter, loc, d + 1));
+      continue;
+    }
+    Value j = linalg::IndexOp::create(rewriter, loc, dim);
+    Value p = linalg::IndexOp::create(rewriter, loc, dim + 1);
+    Value r = arith::ConstantIndexOp::create(rewriter, loc, ratio);
+    Value k = arith::AddIOp::create(
+        rewriter, loc, arith::MulIOp::create(rewriter, loc, j, r), p);
+    rewriter.replaceOp(op, k);
+  }
+}
+
 /// True when `op` walks rows: its only reduction dimension `dim` is its
 /// innermost loop and it reads its inputs in loop order, so that an input
 /// that reads `dim` reads it as its innermost (unit-stride) dimension.
@@ -351,6 +383,7 @@ void mlir::amp::splitLongReductions(Operation *root, int64_t maxThreadWork,
       FailureOr<linalg::SplitReductionResult> split =
           linalg::splitReduction(rewriter, op, control);
       if (succeeded(split)) {
+        remapSplitIndices(rewriter, split->splitLinalgOp, dims[0], partials);
         // (`op` is erased: a later op may take its address.)
         combining.erase(op);
         combining.insert(split->resultCombiningLinalgOp);
