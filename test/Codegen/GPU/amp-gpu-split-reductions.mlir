@@ -157,14 +157,16 @@ func.func @awkward_rows(%x: tensor<394x384xf32>, %init: tensor<384xf32>) -> tens
 // A layer norm's row variance reads each row's mean through a broadcast
 // map, which keeps the loop order: it is split for want of threads as
 // @bias_grad (256 outputs), into partials of max(32, 768 * 256 / 16384) = 32
-// elements, each reading its row's mean. (Identity reads only, before: GPT-2
+// elements, 24 a row, but as a reduction along rows into at least 32 a row
+// (of 24 elements: a warp reads 32 neighbouring elements of one row), each
+// reading its row's mean. (Identity reads only, before: GPT-2
 // at full size ran each of its 24 such reductions as one block of 256
 // threads, a thread walking a whole 768-element row.)
 // CHECK-LABEL: func.func @row_variance(
-// CHECK: %[[E:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1, 2]] output_shape [256, 32, 24]
-// CHECK: %[[P:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[E]], %arg1 : tensor<256x32x24xf32>, tensor<256xf32>) outs(%{{.*}} : tensor<256x24xf32>)
+// CHECK: %[[E:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1, 2]] output_shape [256, 24, 32]
+// CHECK: %[[P:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[E]], %arg1 : tensor<256x24x32xf32>, tensor<256xf32>) outs(%{{.*}} : tensor<256x32xf32>)
 // CHECK: arith.subf
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[P]] : tensor<256x24xf32>) outs(%arg2 : tensor<256xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[P]] : tensor<256x32xf32>) outs(%arg2 : tensor<256xf32>)
 func.func @row_variance(%x: tensor<256x768xf32>, %mean: tensor<256xf32>, %init: tensor<256xf32>) -> tensor<256xf32> {
   %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>],
                        iterator_types = ["parallel", "reduction"]}

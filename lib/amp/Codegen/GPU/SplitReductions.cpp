@@ -47,7 +47,9 @@
 // warp reads 32 neighbouring elements of one row a load, and the combining
 // reduction reads 32 partials per row (1/4 of the input at most). This is
 // what a warp per row with shuffles would do, without cross-thread
-// operations (which the host emulation of the kernels could not run).
+// operations (which the host emulation of the kernels could not run). A row
+// reduction with fewer outputs, split for want of threads above, takes at
+// least row-partials partials a row for the same reason.
 //
 //===----------------------------------------------------------------------===//
 
@@ -349,16 +351,21 @@ void mlir::amp::splitLongReductions(Operation *root, int64_t maxThreadWork,
         candidates.push_back({op, chunk, 1});
       else if ((round == 0 || combining.contains(op)) && outputs < minThreads &&
                size * outputs >= minSplitWork && size >= 2 * kMinPartial &&
-               readsInLoopOrder(op))
-        candidates.push_back(
-            {op,
-             std::max<int64_t>(kMinPartial,
-                               static_cast<int64_t>(llvm::divideCeil(
-                                   size * outputs, minThreads))),
-             kMinPartial});
-      else if (round == 0 && rowPartials > 0 && outputs >= minThreads &&
-               size * outputs >= minSplitWork && size >= 4 * rowPartials &&
-               walksRows(op, dims[0]))
+               readsInLoopOrder(op)) {
+        int64_t partial = std::max<int64_t>(
+            kMinPartial,
+            static_cast<int64_t>(llvm::divideCeil(size * outputs, minThreads)));
+        // Along rows, at least row-partials partials a row, as below: 8192
+        // rows of 512 would otherwise take 2 partials a row, a warp reading
+        // 8 bytes of each of 16 rows.
+        if (rowPartials > 0 && size >= 4 * rowPartials &&
+            partial > size / rowPartials && walksRows(op, dims[0]))
+          candidates.push_back({op, size / rowPartials, 4});
+        else
+          candidates.push_back({op, partial, kMinPartial});
+      } else if (round == 0 && rowPartials > 0 && outputs >= minThreads &&
+                 size * outputs >= minSplitWork && size >= 4 * rowPartials &&
+                 walksRows(op, dims[0]))
         // Partials of size / rowPartials elements, at least 4 of them.
         candidates.push_back({op, size / rowPartials, 4});
     });
