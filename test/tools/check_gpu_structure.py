@@ -32,9 +32,14 @@ lowering, pretty-printed. Checked:
      kernel is the documented exception: a thread that walks the buffer's
      unit-stride dimension in its own loop (a reduction along rows, one thread
      per row: what amp-gpu-split-reductions leaves so, rows under 128
-     elements and the combining stages' 32 partials a row), or a
+     elements and the combining stages' 32 partials a row; a row of
+     --max-row-walk (128) elements or more in a kernel of --row-walk-threads
+     (16384) threads or more is a violation), or a
      transpose copy (one load and one store, the other one unit-stride; both
-     would take a tile in shared memory); buffers under 64 KiB do not count.
+     would take a tile in shared memory), or a strided window's load (a
+     pooling or convolution window of stride 2 to 4, whose unit-stride index
+     is built from a window loop's variable: neighbouring outputs read every
+     s-th element); buffers under 64 KiB do not count.
      Also
      printed with --traffic: per kernel the bytes its accesses read and write
      (active threads x the constant trip counts around each access x the
@@ -244,7 +249,7 @@ def evaluate_kernel(body, consts, maps, thread):
             if env[m.group(1)] is None:
                 del env[m.group(1)]
             continue
-        m = re.match(r"\s*scf\.for (%[\w.$-]+) = (%[\w.$-]+) to", line)
+        m = re.match(r"\s*(?:%[\w.$:-]+ = )?scf\.for (%[\w.$-]+) = (%[\w.$-]+) to", line)
         if m:
             env[m.group(1)] = env.get(m.group(2), 0)
             continue
@@ -274,6 +279,25 @@ def evaluate_kernel(body, consts, maps, thread):
                 except Exception:  # noqa: BLE001 (an expression this evaluator does not know)
                     pass
     return env
+
+
+def depends_on(body, name, roots):
+    """True when SSA value `name` of the kernel `body` is computed from one of `roots` (through the
+    operands of the ops that define it, transitively)."""
+    defs = {}
+    for line in body:
+        m = re.match(r"\s*(%[\w.$-]+) = (.*)$", line)
+        if m:
+            defs[m.group(1)] = re.findall(r"%[\w.$-]+", m.group(2))
+    seen, todo = set(), [name]
+    while todo:
+        v = todo.pop()
+        if v in roots:
+            return True
+        if v not in seen:
+            seen.add(v)
+            todo.extend(defs.get(v, []))
+    return False
 
 
 def kernel_accesses(body):
@@ -307,6 +331,10 @@ def main():
     ap.add_argument("--allow-strided", action="append", default=[],
                     help="a kernel (name or module::name) whose largest buffer may be accessed with a "
                          "stride > 1 in the fastest thread index (a documented exception)")
+    ap.add_argument("--max-row-walk", type=int, default=128,
+                    help="longest row one thread may walk alone when a kernel has --row-walk-threads "
+                         "threads or more (amp-gpu-split-reductions' row-partials splits longer ones)")
+    ap.add_argument("--row-walk-threads", type=int, default=16384)
     ap.add_argument("--traffic", action="store_true",
                     help="print the bytes each kernel reads and writes")
     args = ap.parse_args()
@@ -387,6 +415,8 @@ def main():
     strided = {}  # kernel -> description of a strided access to its largest buffer
     unevaluated = set()
     row_walks = set()
+    long_row_walks = {}  # kernel -> (threads, row length)
+    windows = set()
     transposes = set()
     minimum = 0
     for name, body in hosts:
@@ -490,9 +520,21 @@ def main():
                 # the long rows of many-output reductions into interleaved partials; what is
                 # left walks short rows (under 128 elements, a combining stage's 32 partials).
                 unit = [v for v, st in zip(idx, layout[1]) if st == 1]
-                loop_ivs = {re.search(r"scf\.for (%[\w.$-]+)", l).group(1) for l in loops}
+                loop_ivs = {re.search(r"scf\.for (%[\w.$-]+)", l).group(1): l for l in loops}
                 if unit and unit[0] in loop_ivs:
                     row_walks.add(kname)
+                    # Long rows with threads enough are what the split coalesces: left as
+                    # a row walk, they are a violation.
+                    lm = re.search(r"= (%[\w.$-]+) to (%[\w.$-]+) step (%[\w.$-]+)", loop_ivs[unit[0]])
+                    row = kconsts.get(lm.group(2), 0) - kconsts.get(lm.group(1), 0) if lm else 0
+                    if row >= args.max_row_walk and active >= args.row_walk_threads:
+                        long_row_walks.setdefault(kname, (active, row))
+                    continue
+                # The third exception: a strided window's load (a pooling or convolution
+                # window of stride 2 to 4: neighbouring outputs read every s-th input element,
+                # the unit-stride index built from a window loop's variable and the thread's).
+                if 2 <= a1 - a0 <= 4 and unit and depends_on(kbody, unit[0], set(loop_ivs)):
+                    windows.add(kname)
                     continue
                 # The second exception: a transpose copy (one load, one store, the other side
                 # unit-stride): one side of a transpose is strided unless it is tiled through
@@ -548,7 +590,8 @@ def main():
     written = sum(v[1] for v in traffic.values())
     ratio = (read + written) / minimum if minimum else 0.0
     print(f"{tag}coalescing: {len(strided)} kernel(s) with a strided access to their largest buffer, "
-          f"{len(row_walks - set(strided))} walking rows (one thread per row) and "
+          f"{len(row_walks - set(strided))} walking rows (one thread per row), "
+          f"{len(windows - set(strided))} strided windows and "
           f"{len(transposes - set(strided))} transposes (documented exceptions), "
           f"{len(unevaluated)} not evaluated")
     print(f"{tag}traffic: kernels read {read / 1e6:.1f} MB and write {written / 1e6:.1f} MB; arguments and "
@@ -565,6 +608,10 @@ def main():
                   + (", transpose" if k in transposes else ""))
     for k, what in sorted(strided.items()):
         violations.append(f"kernel {k}: uncoalesced {what} in the fastest thread index")
+    for k, (threads, row) in sorted(long_row_walks.items()):
+        if k not in strided:
+            violations.append(f"kernel {k}: each of {threads} threads walks its own row of {row} elements "
+                              f"(uncoalesced; amp-gpu-split-reductions' row-partials splits such rows)")
     if steps == 0:
         violations.append("no host function launches a kernel")
     for v in violations:
