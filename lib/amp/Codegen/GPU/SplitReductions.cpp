@@ -347,6 +347,12 @@ void mlir::amp::splitLongReductions(Operation *root, int64_t maxThreadWork,
       int64_t limit =
           outputs == 1 ? std::min<int64_t>(maxThreadWork, maxSingleThreadWork)
                        : maxThreadWork;
+      // A row walk's split: partials of size / rowPartials elements (at
+      // least 4 of them), interleaved, so that a warp reads 32 neighbouring
+      // elements of one row.
+      bool rows =
+          rowPartials > 0 && size >= 4 * rowPartials && walksRows(op, dims[0]);
+      Candidate rowSplit{op, rows ? size / rowPartials : 0, 4};
       if (size > limit)
         candidates.push_back({op, chunk, 1});
       else if ((round == 0 || combining.contains(op)) && outputs < minThreads &&
@@ -355,19 +361,15 @@ void mlir::amp::splitLongReductions(Operation *root, int64_t maxThreadWork,
         int64_t partial = std::max<int64_t>(
             kMinPartial,
             static_cast<int64_t>(llvm::divideCeil(size * outputs, minThreads)));
-        // Along rows, at least row-partials partials a row, as below: 8192
-        // rows of 512 would otherwise take 2 partials a row, a warp reading
-        // 8 bytes of each of 16 rows.
-        if (rowPartials > 0 && size >= 4 * rowPartials &&
-            partial > size / rowPartials && walksRows(op, dims[0]))
-          candidates.push_back({op, size / rowPartials, 4});
-        else
-          candidates.push_back({op, partial, kMinPartial});
-      } else if (round == 0 && rowPartials > 0 && outputs >= minThreads &&
-                 size * outputs >= minSplitWork && size >= 4 * rowPartials &&
-                 walksRows(op, dims[0]))
-        // Partials of size / rowPartials elements, at least 4 of them.
-        candidates.push_back({op, size / rowPartials, 4});
+        // Along rows, at least row-partials partials a row: 8192 rows of 512
+        // would otherwise take 2 partials a row, a warp reading 8 bytes of
+        // each of 16 rows.
+        candidates.push_back(rows && partial > rowSplit.partialSize
+                                 ? rowSplit
+                                 : Candidate{op, partial, kMinPartial});
+      } else if (round == 0 && rows && outputs >= minThreads &&
+                 size * outputs >= minSplitWork)
+        candidates.push_back(rowSplit);
     });
     bool changed = false;
     for (auto [op, partialSize, minPartial] : candidates) {
