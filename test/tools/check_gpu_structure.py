@@ -36,10 +36,12 @@ lowering, pretty-printed. Checked:
      --max-row-walk (128) elements or more in a kernel of --row-walk-threads
      (16384) threads or more is a violation), or a
      transpose copy (one load and one store, the other one unit-stride; both
-     would take a tile in shared memory), or a strided window's load (a
-     pooling or convolution window of stride 2 to 4, whose unit-stride index
-     is built from a window loop's variable: neighbouring outputs read every
-     s-th element); buffers under 64 KiB do not count.
+     would take a tile in shared memory; elementwise work fused into it may
+     read other buffers under 64 KiB, such as a per-channel scale), or a
+     strided window's load (a pooling or convolution window of stride 2 to 4,
+     whose unit-stride index is built from a window loop's variable:
+     neighbouring outputs read every s-th element); buffers under 64 KiB do
+     not count.
      Also
      printed with --traffic: per kernel the bytes its accesses read and write
      (active threads x the constant trip counts around each access x the
@@ -538,9 +540,13 @@ def main():
                     continue
                 # The second exception: a transpose copy (one load, one store, the other side
                 # unit-stride): one side of a transpose is strided unless it is tiled through
-                # shared memory.
-                if len(accesses) == 2 and {a[0] for a in accesses} == {"load", "store"}:
-                    other = [a for a in accesses if a[0] != kind][0]
+                # shared memory. Elementwise work fused into it counts too where its other
+                # operands are small (under 64 KiB: a per-channel scale or bias broadcast
+                # along the transposed dimensions).
+                opposite = [a for a in accesses if a[0] != kind]
+                same = [a for a in accesses if a[0] == kind]
+                if len(opposite) == 1 and sum(sizes.get(a[1], 0) >= 65536 for a in same) == 1:
+                    other = opposite[0]
                     olayout = memref_layout(other[3])
                     if olayout and all(v in env0 and v in env1 for v in other[2]):
                         o0 = sum(env0[v] * st for v, st in zip(other[2], olayout[1]))
