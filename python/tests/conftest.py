@@ -122,12 +122,12 @@ def train_records(amp_tools):
 
 @pytest.fixture(scope="session")
 def guarded_gpu_lowering(amp_tools):
-    """A function ``(step, lowered)`` that compiles ``step`` through the f16 GPU pipeline
+    """A function ``(step, lowered, precision="f16")`` that compiles ``step`` through the GPU pipeline
     (``amp-compile --target=cuda --emit=gpu``) into ``lowered`` and returns the structural guard's report
     on it (test/tools/check_gpu_structure.py), asserting that the guard found no violation."""
 
-    def run(step, lowered):
-        subprocess.run([amp_tools["amp_compile"], str(step), "--target=cuda", "--emit=gpu", "--precision=f16",
+    def run(step, lowered, precision="f16"):
+        subprocess.run([amp_tools["amp_compile"], str(step), "--target=cuda", "--emit=gpu", f"--precision={precision}",
                         "-o", str(lowered)], check=True, capture_output=True, text=True)
         guard = subprocess.run([sys.executable, str(REPO_DIR / "test" / "tools" / "check_gpu_structure.py"),
                                 str(step), str(lowered)], capture_output=True, text=True)

@@ -35,7 +35,7 @@ def _assert_classified(name, res):
 
 
 @pytest.mark.parametrize("name", MODELS)
-def test_model_trains_like_pytorch(name, amp_tools, repo_dir, tmp_path):
+def test_model_trains_like_pytorch(name, amp_tools, repo_dir, tmp_path, guarded_gpu_lowering):
     zoo = _zoo(repo_dir)
     from pathlib import Path
 
@@ -52,6 +52,13 @@ def test_model_trains_like_pytorch(name, amp_tools, repo_dir, tmp_path):
         assert all(len(res["iree"][p]) == zoo.STEPS for p in zoo.PRECISIONS), res.get("iree_errors")
     else:
         print(f"{name}: IREE is not installed, the IREE backend was not run")
+    # The GPU pipeline's structure on the same step (no GPU needed): GEMM calls for every contraction,
+    # no single-block or one-thread giants, coalesced accesses (test/tools/check_gpu_structure.py), in
+    # the precision with the most casts and in fp32 (mobilenet_v3_small's fp32 step has transposes
+    # with a per-channel scale fused in that its f16 step has not).
+    step = tmp_path / name / "train_step.mlir"
+    for precision in ("f16", "fp32"):
+        guarded_gpu_lowering(step, tmp_path / f"{name}.{precision}.gpu.mlir", precision)
 
 
 @pytest.mark.parametrize("name", ["gpt2", "mobilenet_v3_small"])
