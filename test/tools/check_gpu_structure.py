@@ -28,7 +28,12 @@ lowering, pretty-printed. Checked:
      kernel's largest buffer moves by at most one element when the thread
      index x moves by one (stride 0 or 1 in the fastest thread index; the
      index expressions are evaluated for threads 0 and 1 of block 0, loops at
-     their first iteration), unless --allow-strided names the kernel or the
+     their first iteration; a vector access by its V lanes, so that a stride
+     of V is coalesced), or with a larger stride still uses at least
+     --min-sector-use (half) of the bytes of the 32-byte sectors that the
+     first warp's 32 accesses touch (a slice of each row, such as the half of
+     each head's row that rotary embeddings negate), unless --allow-strided
+     names the kernel or the
      kernel is the documented exception: a thread that walks the buffer's
      unit-stride dimension in its own loop (a reduction along rows, one thread
      per row: what amp-gpu-split-reductions leaves so, rows under 128
@@ -283,6 +288,24 @@ def evaluate_kernel(body, consts, maps, thread):
     return env
 
 
+def sector_use(envs, idx, type_text, lanes):
+    """The fraction of the bytes in the 32-byte sectors that one warp's access touches which it uses:
+    threads 0-31 of block 0 (`envs`, one environment each), each accessing `lanes` elements from
+    the address its indices `idx` give in the memref type `type_text` (its offset included; the
+    buffer's base 32-byte aligned, as allocations are). None if an index does not evaluate."""
+    shape, strides, size = memref_layout(type_text)
+    off = re.search(r"offset: (\d+)", type_text)
+    base = int(off.group(1)) if off else 0
+    used, sectors = set(), set()
+    for env in envs:
+        if not all(v in env for v in idx):
+            return None
+        start = (base + sum(env[v] * st for v, st in zip(idx, strides))) * size
+        used.update(range(start, start + lanes * size))
+        sectors.update(range(start // 32, (start + lanes * size - 1) // 32 + 1))
+    return len(used) / (32 * len(sectors)) if sectors else None
+
+
 def depends_on(body, name, roots):
     """True when SSA value `name` of the kernel `body` is computed from one of `roots` (through the
     operands of the ops that define it, transitively)."""
@@ -337,6 +360,10 @@ def main():
                     help="longest row one thread may walk alone when a kernel has --row-walk-threads "
                          "threads or more (amp-gpu-split-reductions' row-partials splits longer ones)")
     ap.add_argument("--row-walk-threads", type=int, default=16384)
+    ap.add_argument("--min-sector-use", type=float, default=0.5,
+                    help="a strided access whose warp (threads 0-31 of block 0) uses at least this "
+                         "fraction of the bytes of the 32-byte sectors it touches is coalesced enough "
+                         "(a slice of each row); below it, a violation unless an exception applies")
     ap.add_argument("--traffic", action="store_true",
                     help="print the bytes each kernel reads and writes")
     args = ap.parse_args()
@@ -416,6 +443,7 @@ def main():
     unique = {}  # kernel -> the same, each buffer's bytes at most once a launch
     strided = {}  # kernel -> description of a strided access to its largest buffer
     unevaluated = set()
+    partial_rows = set()  # kernels whose strided accesses still use half of the sectors' bytes a warp touches
     row_walks = set()
     long_row_walks = {}  # kernel -> (threads, row length)
     windows = set()
@@ -473,6 +501,7 @@ def main():
             kbody = kernels.get(kname, [])
             env0 = evaluate_kernel(kbody, kconsts, maps, 0)
             env1 = evaluate_kernel(kbody, kconsts, maps, 1)
+            warp_envs = []  # threads 0-31, evaluated when an access needs them
             total_threads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]
             active = total_threads
             for g in re.finditer(r"arith\.cmpi (?:ult|slt), (%[\w.$-]+), (%[\w.$-]+)", "\n".join(kbody)):
@@ -516,6 +545,17 @@ def main():
                 # Neighbouring threads on neighbouring elements, or on neighbouring vectors.
                 if a1 - a0 in (0, 1, lanes) or kname in args.allow_strided or short in args.allow_strided:
                     continue
+                # Neighbouring threads on runs of neighbouring elements with gaps between them (a
+                # slice of each row: the second half that rotary embeddings negate, 8 f16 lanes a
+                # thread, rows of 16; a transpose whose rows are 8 f32 long): coalesced enough if
+                # the warp uses at least --min-sector-use of the bytes of the 32-byte sectors it
+                # touches.
+                if not warp_envs:
+                    warp_envs = [env0, env1] + [evaluate_kernel(kbody, kconsts, maps, t) for t in range(2, 32)]
+                use = sector_use(warp_envs[:max(2, min(32, active))], idx, mtype, lanes)
+                if use is not None and use >= args.min_sector_use:
+                    partial_rows.add(kname)
+                    continue
                 # The documented exception: a thread that walks the unit-stride dimension itself
                 # (its own loop indexes it: a reduction along the rows, one thread per row).
                 # Neighbouring threads read neighbouring rows. amp-gpu-split-reductions splits
@@ -554,7 +594,9 @@ def main():
                         if o1 - o0 == 1:
                             transposes.add(kname)
                             continue
-                strided.setdefault(kname, f"{kind} {mtype} with stride {a1 - a0}")
+                strided.setdefault(kname, f"{kind} {mtype} with stride {a1 - a0} in the fastest thread index"
+                                   + (f" (a warp uses {use:.0%} of the bytes of the 32-byte sectors it touches)"
+                                      if use is not None else ""))
             # The same with each buffer's bytes at most once a launch (a cache that
             # keeps what the kernel reads again: a bias, a row's statistics): a lower
             # bound where the issued count above is the upper one.
@@ -599,7 +641,9 @@ def main():
           f"{len(row_walks - set(strided))} walking rows (one thread per row), "
           f"{len(windows - set(strided))} strided windows and "
           f"{len(transposes - set(strided))} transposes (documented exceptions), "
-          f"{len(unevaluated)} not evaluated")
+          f"{len(unevaluated)} not evaluated, "
+          f"{len(partial_rows - set(strided))} partly coalesced "
+          f"(a warp using at least {args.min_sector_use:.0%} of the bytes of its sectors)")
     print(f"{tag}traffic: kernels read {read / 1e6:.1f} MB and write {written / 1e6:.1f} MB; arguments and "
           f"results {minimum / 1e6:.1f} MB; ratio {ratio:.1f}")
     print(f"{tag}traffic, each buffer once a launch: kernels read "
@@ -613,7 +657,7 @@ def main():
                   + (", walks rows" if k in row_walks else "")
                   + (", transpose" if k in transposes else ""))
     for k, what in sorted(strided.items()):
-        violations.append(f"kernel {k}: uncoalesced {what} in the fastest thread index")
+        violations.append(f"kernel {k}: uncoalesced {what}")
     for k, (threads, row) in sorted(long_row_walks.items()):
         if k not in strided:
             violations.append(f"kernel {k}: each of {threads} threads walks its own row of {row} elements "
