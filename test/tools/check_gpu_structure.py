@@ -327,21 +327,36 @@ def depends_on(body, name, roots):
 
 def kernel_accesses(body):
     """(kind, buffer, indices, memref type, enclosing loop lines, lanes) of every load and store
-    (lanes: the elements a vector.load / vector.store moves from its index on, 1 for memref's)."""
+    (lanes: the elements a vector.load / vector.store moves from its index on, 1 for memref's).
+    The else branch of an `scf.if` whose then branch accesses a buffer in vectors does not count
+    its accesses to that buffer: amp-gpu-vectorize-elementwise's fallback for a base that is not
+    aligned at run time (the same elements lane by lane; the branch is uniform across a launch)."""
     out = []
     depth_loops = []  # (depth at which the loop closes, line)
+    ifs = []  # [depth at which the if closes, in its else branch, buffers its then branch vectorises]
     depth = 0
     for line in body:
         while depth_loops and depth < depth_loops[-1][0]:
             depth_loops.pop()
+        while ifs and depth < ifs[-1][0]:
+            ifs.pop()
+        if ifs and depth == ifs[-1][0] and re.match(r"\s*\} else \{", line):
+            ifs[-1][1] = True
         m = re.search(r"(memref|vector)\.(load|store) (?:[^,\[]+, )?(%[\w.$-]+)\[([^\]]*)\]"
                       r"(?: \{[^}]*\})? : (memref<[^>]*(?:<[^>]*>)?[^>]*>)>?(?:, vector<(\d+)x)?", line)
         if m:
             idx = [v.strip() for v in m.group(4).split(",") if v.strip()]
             lanes = int(m.group(6)) if m.group(1) == "vector" and m.group(6) else 1
-            out.append((m.group(2), m.group(3), idx, m.group(5), [l for _, l in depth_loops], lanes))
+            if any(in_else and m.group(3) in vectorised for _, in_else, vectorised in ifs):
+                pass  # the lane-by-lane fallback of a vector access
+            else:
+                out.append((m.group(2), m.group(3), idx, m.group(5), [l for _, l in depth_loops], lanes))
+                if lanes > 1 and ifs and not ifs[-1][1]:
+                    ifs[-1][2].add(m.group(3))
         if re.search(r"scf\.for ", line):
             depth_loops.append((depth + 1, line))
+        if re.search(r"scf\.if ", line) and line.rstrip().endswith("{"):
+            ifs.append([depth + 1, False, set()])
         depth += line.count("{") - line.count("}")
     return out
 

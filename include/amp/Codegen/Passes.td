@@ -413,9 +413,12 @@ def AmpGpuVectorizeElementwisePass
     loads or stores (at most 8) when V divides the extent. Accesses become
     `vector.load` / `vector.store` with a 16-byte (or the vector's size)
     alignment where the buffer is allocated by the function and the offset is
-    a multiple of V; elsewhere (the function's arguments) they go lane by lane,
-    and a loop that would go lane by lane over a buffer of 64 KiB or more is
-    left as it is. Values that do not depend on the innermost variable stay
+    a multiple of V; elsewhere (the function's arguments) they go lane by lane
+    on a buffer under 64 KiB. A larger one whose rows start at multiples of V
+    is versioned on its base: the host checks the bases' alignment once
+    before the loop and each such access becomes an `scf.if` (uniform across
+    a launch) of the vector access and the lane-by-lane one; without such a
+    layout the loop is left as it is. Values that do not depend on the innermost variable stay
     scalar and are broadcast. A 16-bit kernel then moves 16 bytes a load
     instead of 2.
 

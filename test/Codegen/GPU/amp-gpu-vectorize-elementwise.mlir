@@ -2,7 +2,8 @@
 // loads, arith and stores gives each iteration (each GPU thread, later) V
 // contiguous elements of its innermost dimension: V = 16 bytes / the narrowest
 // element it accesses, aligned vector accesses on the buffers the function
-// allocates, lane by lane on small arguments, uniform values broadcast, arith
+// allocates, lane by lane on small arguments, versioned on their bases'
+// alignment on large ones, uniform values broadcast, arith
 // and math ops in their vector forms.
 // Everything else is left as it is.
 // RUN: amp-opt %s --amp-gpu-vectorize-elementwise="reductions=true" --split-input-file | FileCheck %s
@@ -233,15 +234,61 @@ func.func @six() -> memref<6xf16> {
 
 // -----
 
-// Left as they are: a large argument (2 MiB: lane by lane would not
-// coalesce into 16-byte accesses), a transposed access, index
+// A large argument (2 MiB, f16; and 4 MiB of f32, read and written): lane
+// by lane would not coalesce into 16-byte accesses, and its base is aligned
+// only at run time, so the host checks the bases once (the OR of each base
+// modulo 16 bytes) and each access of the argument is an scf.if of the vector
+// access and the lane-by-lane one; the allocated output is a vector store.
+// CHECK-LABEL: func.func @versioned(
+// CHECK-SAME: %[[BIG:[^:]*]]: memref<1024x1024xf16>, %[[W:[^:]*]]: memref<1024x1024xf32>
+// CHECK: %[[P0:.*]] = memref.extract_aligned_pointer_as_index %[[BIG]]
+// CHECK: %[[R0:.*]] = arith.remui %[[P0]], %{{.*}} : index
+// CHECK: %[[P1:.*]] = memref.extract_aligned_pointer_as_index %[[W]]
+// CHECK: %[[R1:.*]] = arith.remui %[[P1]], %{{.*}} : index
+// CHECK: %[[MIS:.*]] = arith.ori %[[R0]], %[[R1]] : index
+// CHECK: scf.parallel
+// CHECK: %[[OK:.*]] = arith.cmpi eq, %[[MIS]], %{{.*}} : index
+// CHECK: %[[X:.*]] = scf.if %[[OK]] -> (vector<8xf16>) {
+// CHECK-NEXT: vector.load %[[BIG]]{{.*}} {alignment = 16 : i64} : memref<1024x1024xf16>, vector<8xf16>
+// CHECK: } else {
+// CHECK-COUNT-8: memref.load %[[BIG]]
+// CHECK: vector.from_elements
+// CHECK: %[[Y:.*]] = scf.if %[[OK]] -> (vector<8xf32>) {
+// CHECK-NEXT: vector.load %[[W]]
+// CHECK: arith.addf %[[X]], %{{.*}} : vector<8xf16>
+// CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<1024x1024xf16>, vector<8xf16>
+// CHECK: scf.if %[[OK]] {
+// CHECK-NEXT: vector.store %[[Y]], %[[W]]
+// CHECK: } else {
+// CHECK-COUNT-8: memref.store %{{.*}}, %[[W]]
+func.func @versioned(%big: memref<1024x1024xf16>, %w: memref<1024x1024xf32>) -> memref<1024x1024xf16> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c1024 = arith.constant 1024 : index
+  %out = memref.alloc() : memref<1024x1024xf16>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c1024, %c1024) step (%c1, %c1) {
+    %x = memref.load %big[%i, %j] : memref<1024x1024xf16>
+    %y = memref.load %w[%i, %j] : memref<1024x1024xf32>
+    %yh = arith.truncf %y : f32 to f16
+    %s = arith.addf %x, %yh : f16
+    memref.store %s, %out[%i, %j] : memref<1024x1024xf16>
+    memref.store %y, %w[%i, %j] : memref<1024x1024xf32>
+    scf.reduce
+  }
+  return %out : memref<1024x1024xf16>
+}
+
+// -----
+
+// Left as they are: a large argument whose rows start at odd elements (a row
+// stride of 1025: no base makes every row aligned), a transposed access, index
 // arithmetic on the innermost variable, an odd extent, a reduction (every
 // lane into one element), and a loop whose bounds vary with the innermost
 // variable.
 // CHECK-LABEL: func.func @left_alone(
 // CHECK-NOT: vector.
 // CHECK: return
-func.func @left_alone(%big: memref<1024x1024xf16>, %n: memref<7xf16>) -> memref<1024x1024xf16> {
+func.func @left_alone(%big: memref<1024x1024xf16, strided<[1025, 1]>>, %n: memref<7xf16>) -> memref<1024x1024xf16> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c7 = arith.constant 7 : index
@@ -254,7 +301,7 @@ func.func @left_alone(%big: memref<1024x1024xf16>, %n: memref<7xf16>) -> memref<
   %odd = memref.alloc() : memref<7xf16>
   %ints = memref.alloc() : memref<64x64xi32>
   scf.parallel (%i, %j) = (%c0, %c0) to (%c1024, %c1024) step (%c1, %c1) {
-    %x = memref.load %big[%i, %j] : memref<1024x1024xf16>
+    %x = memref.load %big[%i, %j] : memref<1024x1024xf16, strided<[1025, 1]>>
     memref.store %x, %out[%i, %j] : memref<1024x1024xf16>
     scf.reduce
   }

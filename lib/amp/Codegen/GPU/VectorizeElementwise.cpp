@@ -39,8 +39,18 @@
 // the access's element offset is a multiple of V for every value of the other
 // indices (static layout offset and outer strides multiples of V). Anything
 // else (the step's arguments: amp_runtime.h only promises element alignment)
-// is loaded or stored lane by lane, which is still coalesced across a warp;
-// a loop that would do that on a buffer of 64 KiB or more is left scalar.
+// is loaded or stored lane by lane, which is still coalesced across a warp,
+// where the buffer is small (under 64 KiB: a bias, cached). A large one whose
+// layout keeps every row's first element a multiple of V (static offset and
+// outer strides) is versioned on its base instead: the host computes before
+// the loop whether the bases are aligned (the aligned pointer plus the
+// offset, modulo the vector's bytes, OR-ed: one kernel argument for all of
+// them), and each such access becomes an scf.if, uniform across the launch,
+// of the aligned vector access and the lane-by-lane one. amp-train and the
+// runtime allocate the step's arguments with cudaMalloc or the caching pool
+// (256-byte bases), so the vector path is the one that runs there; a view at
+// an odd offset still computes the same values. A large buffer without such
+// a layout leaves the loop scalar.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,6 +60,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "llvm/ADT/SetVector.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -94,10 +105,13 @@ bool isAllocatedBase(Value memref) {
 }
 
 /// How a loop is vectorised: its lane count and, per varying access, whether
-/// it is one aligned vector access (true) or lane by lane (false).
+/// it is one aligned vector access (true) or lane by lane (false); the
+/// accesses versioned on their base's alignment at run time (lane by lane in
+/// `aligned`), in program order.
 struct Plan {
   int64_t lanes = 0;
   DenseMap<Operation *, bool> aligned;
+  llvm::SmallSetVector<Operation *, 4> versioned;
   DenseSet<Value> varying;
 };
 
@@ -240,20 +254,24 @@ std::optional<Plan> planLoop(scf::ParallelOp loop, bool reductions) {
     SmallVector<int64_t> strides;
     int64_t offset;
     (void)type.getStridesAndOffset(strides, offset);
-    bool aligned = isAllocatedBase(memref) && !ShapedType::isDynamic(offset) &&
-                   offset % lanes == 0;
+    // Every row's first element a multiple of V elements from the base.
+    bool rowsAligned = !ShapedType::isDynamic(offset) && offset % lanes == 0;
     for (int64_t stride : ArrayRef(strides).drop_back())
-      aligned &= !ShapedType::isDynamic(stride) && stride % lanes == 0;
+      rowsAligned &= !ShapedType::isDynamic(stride) && stride % lanes == 0;
+    bool aligned = rowsAligned && isAllocatedBase(memref);
     if (!aligned) {
       // Lane by lane is fine for a small buffer (cached: a bias), not for
-      // a large one.
+      // a large one: that one is versioned on its base's alignment.
       if (!type.hasStaticShape() ||
           type.getNumElements() * elementBytes(type.getElementType()) >=
-              kLaneWiseBytes)
-        return std::nullopt;
+              kLaneWiseBytes) {
+        if (!rowsAligned)
+          return std::nullopt;
+        plan.versioned.insert(op);
+      }
     }
     plan.aligned[op] = aligned;
-    anyAligned |= aligned;
+    anyAligned |= aligned || plan.versioned.contains(op);
   }
   if (!anyAligned)
     return std::nullopt;
@@ -268,7 +286,8 @@ struct Rewriter {
   scf::ParallelOp loop;
   const Plan &plan;
   OpBuilder b;
-  Value first;       // the thread's first element: iv * lanes
+  Value first;        // the thread's first element: iv * lanes
+  Value basesAligned; // i1: the versioned accesses' bases are aligned
   IRMapping scalars; // uniform values (and iv -> first)
   DenseMap<Value, Value> vectors;
   DenseMap<Value, Value> broadcasts;
@@ -308,36 +327,34 @@ struct Rewriter {
     return arith::AddIOp::create(b, loc, first, offset);
   }
 
-  void access(Operation *op, bool aligned) {
-    Location loc = op->getLoc();
-    auto [memref, indices] = ::access(op);
-    SmallVector<Value> index;
-    for (Value i : indices)
-      index.push_back(scalars.lookupOrDefault(i));
+  llvm::MaybeAlign alignment(MemRefType type) const {
+    return llvm::MaybeAlign(std::min<int64_t>(
+        kVectorBytes, lanes() * elementBytes(type.getElementType())));
+  }
+
+  /// One load of the thread's lanes: a vector access or lane by lane.
+  Value load(Location loc, Value memref, SmallVector<Value> index,
+             bool aligned) {
     auto type = cast<MemRefType>(memref.getType());
     auto vectorType = VectorType::get({lanes()}, type.getElementType());
-    llvm::MaybeAlign align(std::min<int64_t>(
-        kVectorBytes, lanes() * elementBytes(type.getElementType())));
-    if (auto load = dyn_cast<memref::LoadOp>(op)) {
-      Value value;
-      if (aligned) {
-        value = vector::LoadOp::create(b, loc, vectorType, memref, index,
-                                       /*nontemporal=*/false, align);
-      } else {
-        SmallVector<Value> elements;
-        for (int64_t k = 0; k < lanes(); ++k) {
-          index.back() = laneIndex(loc, k);
-          elements.push_back(memref::LoadOp::create(b, loc, memref, index));
-        }
-        value = vector::FromElementsOp::create(b, loc, vectorType, elements);
-      }
-      vectors[load.getResult()] = value;
-      return;
+    if (aligned)
+      return vector::LoadOp::create(b, loc, vectorType, memref, index,
+                                    /*nontemporal=*/false, alignment(type));
+    SmallVector<Value> elements;
+    for (int64_t k = 0; k < lanes(); ++k) {
+      index.back() = laneIndex(loc, k);
+      elements.push_back(memref::LoadOp::create(b, loc, memref, index));
     }
-    Value value = vectorOf(cast<memref::StoreOp>(op).getValue());
+    return vector::FromElementsOp::create(b, loc, vectorType, elements);
+  }
+
+  /// One store of the thread's lanes: a vector access or lane by lane.
+  void store(Location loc, Value value, Value memref, SmallVector<Value> index,
+             bool aligned) {
+    auto type = cast<MemRefType>(memref.getType());
     if (aligned) {
       vector::StoreOp::create(b, loc, value, memref, index,
-                              /*nontemporal=*/false, align);
+                              /*nontemporal=*/false, alignment(type));
       return;
     }
     for (int64_t k = 0; k < lanes(); ++k) {
@@ -346,6 +363,44 @@ struct Rewriter {
           vector::ExtractOp::create(b, loc, value, ArrayRef<int64_t>{k});
       memref::StoreOp::create(b, loc, element, memref, index);
     }
+  }
+
+  void access(Operation *op, bool aligned) {
+    Location loc = op->getLoc();
+    auto [memref, indices] = ::access(op);
+    SmallVector<Value> index;
+    for (Value i : indices)
+      index.push_back(scalars.lookupOrDefault(i));
+    bool versioned = plan.versioned.contains(op);
+    if (auto loadOp = dyn_cast<memref::LoadOp>(op)) {
+      if (!versioned) {
+        vectors[loadOp.getResult()] = load(loc, memref, index, aligned);
+        return;
+      }
+      // Uniform across the launch: the vector load where the bases are
+      // aligned, lane by lane where not.
+      auto type = cast<MemRefType>(memref.getType());
+      auto ifOp = scf::IfOp::create(
+          b, loc, TypeRange{VectorType::get({lanes()}, type.getElementType())},
+          basesAligned, /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      scf::YieldOp::create(b, loc, load(loc, memref, index, true));
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, load(loc, memref, index, false));
+      vectors[loadOp.getResult()] = ifOp.getResult(0);
+      return;
+    }
+    Value value = vectorOf(cast<memref::StoreOp>(op).getValue());
+    if (!versioned)
+      return store(loc, value, memref, index, aligned);
+    auto ifOp = scf::IfOp::create(b, loc, basesAligned,
+                                  /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifOp.thenYield());
+    store(loc, value, memref, index, true);
+    b.setInsertionPoint(ifOp.elseYield());
+    store(loc, value, memref, index, false);
   }
 
   /// An scf.for in the thread: the same loop on vector accumulators.
@@ -416,6 +471,31 @@ void vectorizeLoop(scf::ParallelOp loop, const Plan &plan) {
   Location loc = loop.getLoc();
   Rewriter rewriter(loop, plan);
   OpBuilder &b = rewriter.b;
+  // The versioned accesses' bases, checked once on the host: the OR of each
+  // first element's address modulo its vector's bytes (0: all aligned).
+  Value misaligned;
+  llvm::SmallSetVector<Value, 4> bases;
+  for (Operation *op : plan.versioned)
+    bases.insert(access(op).first);
+  for (Value memref : bases) {
+    auto type = cast<MemRefType>(memref.getType());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    (void)type.getStridesAndOffset(strides, offset);
+    int64_t bytes = elementBytes(type.getElementType());
+    Value address =
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+    if (offset != 0)
+      address = arith::AddIOp::create(
+          b, loc, address,
+          arith::ConstantIndexOp::create(b, loc, offset * bytes));
+    Value rest = arith::RemUIOp::create(
+        b, loc, address,
+        arith::ConstantIndexOp::create(
+            b, loc, std::min(kVectorBytes, plan.lanes * bytes)));
+    misaligned =
+        misaligned ? arith::OrIOp::create(b, loc, misaligned, rest) : rest;
+  }
   int64_t n = *getConstantIntValue(loop.getUpperBound()[d]);
   Value newUb = arith::ConstantIndexOp::create(b, loc, n / plan.lanes);
   loop.getUpperBoundMutable().slice(d, 1).assign(newUb);
@@ -427,6 +507,10 @@ void vectorizeLoop(scf::ParallelOp loop, const Plan &plan) {
   Value laneCount = arith::ConstantIndexOp::create(b, loc, plan.lanes);
   rewriter.first = arith::MulIOp::create(b, loc, iv, laneCount);
   rewriter.scalars.map(iv, rewriter.first);
+  if (misaligned)
+    rewriter.basesAligned = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, misaligned,
+        arith::ConstantIndexOp::create(b, loc, 0));
   for (Operation *op : old) {
     b.setInsertionPoint(op);
     rewriter.rewrite(op);
