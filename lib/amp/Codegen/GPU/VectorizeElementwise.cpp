@@ -60,11 +60,11 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
-#include "llvm/ADT/SetVector.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPGPUVECTORIZEELEMENTWISEPASS
@@ -288,7 +288,7 @@ struct Rewriter {
   OpBuilder b;
   Value first;        // the thread's first element: iv * lanes
   Value basesAligned; // i1: the versioned accesses' bases are aligned
-  IRMapping scalars; // uniform values (and iv -> first)
+  IRMapping scalars;  // uniform values (and iv -> first)
   DenseMap<Value, Value> vectors;
   DenseMap<Value, Value> broadcasts;
 
@@ -508,9 +508,9 @@ void vectorizeLoop(scf::ParallelOp loop, const Plan &plan) {
   rewriter.first = arith::MulIOp::create(b, loc, iv, laneCount);
   rewriter.scalars.map(iv, rewriter.first);
   if (misaligned)
-    rewriter.basesAligned = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq, misaligned,
-        arith::ConstantIndexOp::create(b, loc, 0));
+    rewriter.basesAligned =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, misaligned,
+                              arith::ConstantIndexOp::create(b, loc, 0));
   for (Operation *op : old) {
     b.setInsertionPoint(op);
     rewriter.rewrite(op);
