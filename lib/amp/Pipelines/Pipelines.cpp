@@ -246,6 +246,7 @@ static void addTensorToBufferPasses(OpPassManager &pm,
   verified.stage = "before bufferization";
   pm.addPass(createAmpCheckVerifiedPass(verified));
   // Buffers.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
