@@ -246,7 +246,6 @@ static void addTensorToBufferPasses(OpPassManager &pm,
   verified.stage = "before bufferization";
   pm.addPass(createAmpCheckVerifiedPass(verified));
   // Buffers.
-  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
