@@ -40,9 +40,10 @@ lowering, pretty-printed. Checked:
      elements and the combining stages' 32 partials a row; a row of
      --max-row-walk (128) elements or more in a kernel of --row-walk-threads
      (16384) threads or more is a violation), or a
-     transpose copy (one load and one store, the other one unit-stride; both
-     would take a tile in shared memory; elementwise work fused into it may
-     read other buffers under 64 KiB, such as a per-channel scale), or a
+     transpose copy (one load and one store, the other one unit-stride or
+     partly coalesced; both would take a tile in shared memory; elementwise
+     work fused into it may read other buffers under 64 KiB, such as a
+     per-channel scale), or a
      strided window's load (a pooling or convolution window of stride 2 to 4,
      whose unit-stride index is built from a window loop's variable:
      neighbouring outputs read every s-th element); buffers under 64 KiB do
@@ -606,7 +607,11 @@ def main():
                     if olayout and all(v in env0 and v in env1 for v in other[2]):
                         o0 = sum(env0[v] * st for v, st in zip(other[2], olayout[1]))
                         o1 = sum(env1[v] * st for v, st in zip(other[2], olayout[1]))
-                        if o1 - o0 == 1:
+                        # The other side unit-stride, or partly coalesced (a transpose that
+                        # writes every other element of a strided gradient's dilated buffer).
+                        ouse = sector_use(warp_envs[:max(2, min(32, active))], other[2], other[3],
+                                          other[5])
+                        if o1 - o0 in (1, other[5]) or (ouse is not None and ouse >= args.min_sector_use):
                             transposes.add(kname)
                             continue
                 strided.setdefault(kname, f"{kind} {mtype} with stride {a1 - a0} in the fastest thread index"
