@@ -601,7 +601,10 @@ def main():
                 # along the transposed dimensions).
                 opposite = [a for a in accesses if a[0] != kind]
                 same = [a for a in accesses if a[0] == kind]
-                if len(opposite) == 1 and sum(sizes.get(a[1], 0) >= 65536 for a in same) == 1:
+                # (The strided side one element a thread: a vector access strided across
+                # threads reads a slice of each row, not a permutation.)
+                if lanes == 1 and len(opposite) == 1 and \
+                        sum(sizes.get(a[1], 0) >= 65536 for a in same) == 1:
                     other = opposite[0]
                     olayout = memref_layout(other[3])
                     if olayout and all(v in env0 and v in env1 for v in other[2]):
