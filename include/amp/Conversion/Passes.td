@@ -721,6 +721,44 @@ def AmpSelectedResultsInPlacePass
   ];
 }
 
+def AmpEliminateEmptyTensorsPass
+    : Pass<"amp-eliminate-empty-tensors", "::mlir::ModuleOp"> {
+  let summary = "A part inserted into a larger tensor at a static position "
+                "computed into that tensor's subset (upstream's "
+                "empty-tensor elimination, static subsets only)";
+  let description = [{
+    Runs right before one-shot bufferization. A concatenation's parts are
+    each computed into a `tensor.empty` of their own and inserted into the
+    result with `tensor.insert_slice`: bufferized, a buffer and a copy per
+    part (on the GPU, a copy kernel). Upstream's `eliminateEmptyTensors`
+    (a One-Shot analysis of the module, then every subset insertion whose
+    source bufferizes in place has the `tensor.empty` ops on its source's
+    reverse use-def chain replaced by the destination's subset) makes each
+    part's loop write into the result in place:
+
+    ```mlir
+    %e = tensor.empty() : tensor<4x8xf32>
+    %p = linalg.generic ... outs(%e : tensor<4x8xf32>)
+    %r = tensor.insert_slice %p into %dst[0, 8] [4, 8] [1, 1]
+    // becomes
+    %s = tensor.extract_slice %dst[0, 8] [4, 8] [1, 1]
+    %p = linalg.generic ... outs(%s : tensor<4x8xf32>)
+    %r = tensor.insert_slice %p into %dst[0, 8] [4, 8] [1, 1]
+    ```
+
+    Unlike upstream's `eliminate-empty-tensors`, only subsets that need no
+    value but the destination are taken: static offsets, sizes and
+    strides. An insertion at an offset computed from data (a row swap at a
+    pivot's index) keeps its copy; taking it would make the part a view at
+    a data-dependent position, which the GPU pipeline's host code would
+    need from the device.
+  }];
+  let dependentDialects = [
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def AmpDistinctReturnedBuffersPass
     : Pass<"amp-distinct-returned-buffers", "::mlir::func::FuncOp"> {
   let summary = "Return each buffer once: a repeated return operand becomes "

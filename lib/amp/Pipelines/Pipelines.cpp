@@ -245,7 +245,9 @@ static void addTensorToBufferPasses(OpPassManager &pm,
   AmpCheckVerifiedPassOptions verified;
   verified.stage = "before bufferization";
   pm.addPass(createAmpCheckVerifiedPass(verified));
-  // Buffers.
+  // Buffers. A concatenation's parts computed into their slices of the
+  // result (no buffer and copy of their own), where the slices are static.
+  pm.addPass(createAmpEliminateEmptyTensorsPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

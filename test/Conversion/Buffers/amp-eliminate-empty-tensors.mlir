@@ -1,0 +1,83 @@
+// amp-eliminate-empty-tensors: a part inserted into a larger tensor at a
+// static position is computed into that tensor's slice (no buffer and copy
+// of its own once bufferized: the insertion becomes a copy of the slice onto
+// itself, which CSE and canonicalization erase); an insertion at a position
+// computed from data keeps its own tensor.empty (the GPU's host code would
+// need the position).
+// RUN: amp-opt %s --split-input-file --amp-eliminate-empty-tensors | FileCheck %s
+// RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(amp-eliminate-empty-tensors, one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}, func.func(cse, canonicalize))' | FileCheck %s --check-prefix=BUF
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A concatenation along the columns: both parts' loops write into the
+// result's slices.
+// CHECK-LABEL: func.func @concat
+// CHECK-SAME: (%[[A:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<4x8xf32>)
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4x16xf32>
+// CHECK-NOT: tensor.empty
+// CHECK: %[[S0:.*]] = tensor.extract_slice %[[E]][0, 0] [4, 8] [1, 1]
+// CHECK: %[[P0:.*]] = linalg.generic {{.*}} ins(%[[A]] : tensor<4x8xf32>) outs(%[[S0]] : tensor<4x8xf32>)
+// CHECK: %[[I0:.*]] = tensor.insert_slice %[[P0]] into %[[E]][0, 0] [4, 8] [1, 1]
+// CHECK: %[[S1:.*]] = tensor.extract_slice %[[I0]][0, 8] [4, 8] [1, 1]
+// CHECK: %[[P1:.*]] = linalg.generic {{.*}} ins(%[[B]] : tensor<4x8xf32>) outs(%[[S1]] : tensor<4x8xf32>)
+// CHECK: tensor.insert_slice %[[P1]] into %[[I0]][0, 8] [4, 8] [1, 1]
+// BUF-LABEL: func.func @concat
+// BUF: %[[R:.*]] = memref.alloc() {{.*}} : memref<4x16xf32>
+// BUF-NOT: memref.alloc
+// BUF-NOT: memref.copy
+// BUF: memref.subview %[[R]][0, 0] [4, 8] [1, 1]
+// BUF-NOT: memref.alloc
+// BUF-NOT: memref.copy
+// BUF: memref.subview %[[R]][0, 8] [4, 8] [1, 1]
+// BUF-NOT: memref.alloc
+// BUF: return %[[R]]
+func.func @concat(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x16xf32> {
+  %r = tensor.empty() : tensor<4x16xf32>
+  %e0 = tensor.empty() : tensor<4x8xf32>
+  %p0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x8xf32>) outs(%e0 : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.mulf %x, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<4x8xf32>
+  %i0 = tensor.insert_slice %p0 into %r[0, 0] [4, 8] [1, 1] : tensor<4x8xf32> into tensor<4x16xf32>
+  %e1 = tensor.empty() : tensor<4x8xf32>
+  %p1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<4x8xf32>) outs(%e1 : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.negf %x : f32
+    linalg.yield %y : f32
+  } -> tensor<4x8xf32>
+  %i1 = tensor.insert_slice %p1 into %i0[0, 8] [4, 8] [1, 1] : tensor<4x8xf32> into tensor<4x16xf32>
+  return %i1 : tensor<4x16xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A row written at an index read from data (a pivot's row swap): the row's
+// loop keeps its own tensor, and bufferized it is copied into the subview.
+// CHECK-LABEL: func.func @data_dependent_offset
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<1x8xf32>
+// CHECK-NOT: tensor.extract_slice
+// CHECK: linalg.generic {{.*}} outs(%[[E]] : tensor<1x8xf32>)
+// CHECK: tensor.insert_slice
+// BUF-LABEL: func.func @data_dependent_offset
+// BUF: %[[ROW:.*]] = memref.alloc() {{.*}} : memref<1x8xf32>
+// BUF: linalg.generic {{.*}} outs(%[[ROW]] : memref<1x8xf32>)
+// BUF: %[[V:.*]] = memref.subview
+// BUF: memref.copy %[[ROW]], %[[V]]
+func.func @data_dependent_offset(%m: tensor<4x8xf32>, %row: tensor<1x8xf32>, %at: tensor<i64>) -> tensor<4x8xf32> {
+  %i = tensor.extract %at[] : tensor<i64>
+  %k = arith.index_cast %i : i64 to index
+  %e = tensor.empty() : tensor<1x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%row : tensor<1x8xf32>) outs(%e : tensor<1x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.negf %x : f32
+    linalg.yield %y : f32
+  } -> tensor<1x8xf32>
+  %r = tensor.insert_slice %p into %m[%k, 0] [1, 8] [1, 1] : tensor<1x8xf32> into tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
