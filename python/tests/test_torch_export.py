@@ -413,6 +413,42 @@ def test_torch_mlir_dropout_mask_changes_every_step(tmp_path, amp_tools):
         assert len(set(losses)) == 4, losses
 
 
+class _ScaledBernoulli(nn.Module):
+    """loss = mean(w * bernoulli(1/2)) * sum(x): the input reaches the gradient, so a poisoned batch
+    makes the f16 step's gradients inf and GradScaler's rules skip it."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(4096))
+
+    def forward(self, x):
+        return (self.w * torch.bernoulli(torch.full_like(self.w, 0.5))).mean() * x.sum()
+
+
+def test_random_state_moves_on_at_a_skipped_step(tmp_path, amp_tools):
+    """A step amp-loss-scaling skips keeps the parameters and the optimizer state, but the random-number
+    state moves on, as PyTorch's generator does when GradScaler skips ``optimizer.step()`` (the forward
+    pass drew its mask): the rng result carries ``amp.after_step`` (state + 1 reads no updated value, so
+    it is not guarded). The step after the skipped one draws at state 2, not again at state 1, and the
+    state is 3 after 3 steps. Before, the retried step drew the skipped step's mask again."""
+    _torch_mlir()
+    from amp_mlir.torch import _decompositions
+
+    step = export_train_step(_ScaledBernoulli(), lambda out, target: out, (torch.ones(1), torch.zeros(1)),
+                             optimizer="sgd", lr=1e-3, out_dir=tmp_path / "step")
+    rng = [a["kind"] for a in step.manifest["arguments"]].index("rng")
+    assert re.search(rf"amp.after_step, amp.update_of = {rng} : i64", step.mlir_path.read_text())
+    rows = amp_train_records(amp_tools["amp_train"], step.mlir_path, "--inputs", step.out_dir, "--precision=f16",
+                             "--no-jit-cache", "--poison-step=1", f"--dump={tmp_path / 'dump'}", steps=3)
+    assert [r["skipped"] for r in rows] == [False, True, False]
+    draws = [float((_decompositions._uniform(torch.tensor(s), 0, (4096,), torch.float32, None) < 0.5).float().mean())
+             for s in range(3)]
+    assert draws[1] != draws[2]
+    assert rows[0]["loss"] == pytest.approx(draws[0], rel=1e-3)
+    assert rows[2]["loss"] == pytest.approx(draws[2], rel=1e-3)
+    assert int(np.load(tmp_path / "dump" / f"arg{rng}.npy")) == 3
+
+
 class _RReLU(nn.Module):
     def __init__(self, lower, upper):
         super().__init__()

@@ -1904,7 +1904,10 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         n_updates = n_params + len(state) + len(buffers) + len(ema_state) + kinds.count("rng")
         for i in range(n_updates):
             attrs = {"amp.update_of": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i)}
-            if kinds[i] == _ema.KIND:  # computed after the step: on a skipped step, from the kept parameters
+            # Computed after the step: on a skipped step, from the kept parameters. The random-number
+            # state too (state + 1, which reads no updated value): it moves on at a skipped step, as
+            # PyTorch's generator does when GradScaler skips optimizer.step().
+            if kinds[i] in (_ema.KIND, "rng"):
                 attrs["amp.after_step"] = ir.UnitAttr.get()
             res_attrs.append(ir.DictAttr.get(attrs))
             res_meta.append({"index": i, "kind": kinds[i], "update_of": i, "name": all_names[i]})
