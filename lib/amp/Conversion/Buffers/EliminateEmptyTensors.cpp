@@ -19,7 +19,7 @@
 //
 // The restriction this pass adds: only subsets that need nothing but the
 // destination, i.e. static offsets, sizes and strides. A subset at an offset
-// computed from data (a row swap at a pivot's index: torch-mlir's index_put)
+// computed from data (a row swap at a pivot's index, read from a tensor)
 // moves the part's loop after the offset's computation and makes the part's
 // buffer a view at a data-dependent position; on the GPU pipeline that
 // position is computed on the device for host code that needs it
@@ -29,12 +29,12 @@
 
 #include "amp/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Interfaces/SubsetOpInterface.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotModuleBufferize.h"
 #include "mlir/Dialect/Bufferization/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SubsetOpInterface.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPELIMINATEEMPTYTENSORSPASS
@@ -46,15 +46,16 @@ using namespace mlir;
 /// Upstream's subset extraction, for insertions whose subset needs no value
 /// but the destination (static offsets, sizes and strides); no replacement
 /// (an empty value) for the others.
-static Value buildStaticSubsetExtraction(
-    RewriterBase &rewriter, SubsetInsertionOpInterface insertion,
-    tensor::EmptyOp emptyTensor, Operation *user) {
+static Value buildStaticSubsetExtraction(RewriterBase &rewriter,
+                                         SubsetInsertionOpInterface insertion,
+                                         tensor::EmptyOp emptyTensor,
+                                         Operation *user) {
   Value destination = insertion.getDestinationOperand().get();
   for (Value needed : insertion.getValuesNeededToBuildSubsetExtraction())
     if (needed != destination)
       return Value();
-  return bufferization::buildSubsetExtraction(rewriter, insertion,
-                                              emptyTensor, user);
+  return bufferization::buildSubsetExtraction(rewriter, insertion, emptyTensor,
+                                              user);
 }
 
 namespace {
