@@ -289,6 +289,21 @@ def evaluate_kernel(body, consts, maps, thread):
     return env
 
 
+def data_derived(body):
+    """The kernel's SSA names whose values depend on data it loads (a `memref.load` / `vector.load`
+    result and every value computed from one): indices among them make a gather, whose addresses
+    no evaluation from the thread's position can give."""
+    derived = set()
+    for line in body:
+        m = re.match(r"\s*(%[\w.$-]+)(?::\d+)? = ([\w.]+)(.*)", line)
+        if not m:
+            continue
+        name, op, rest = m.groups()
+        if op in ("memref.load", "vector.load") or any(v in derived for v in re.findall(r"%[\w.$-]+", rest)):
+            derived.add(name)
+    return derived
+
+
 def sector_use(envs, idx, type_text, lanes):
     """The fraction of the bytes in the 32-byte sectors that one warp's access touches which it uses:
     threads 0-31 of block 0 (`envs`, one environment each), each accessing `lanes` elements from
@@ -459,6 +474,8 @@ def main():
     unique = {}  # kernel -> the same, each buffer's bytes at most once a launch
     strided = {}  # kernel -> description of a strided access to its largest buffer
     unevaluated = set()
+    gathers = set()  # kernels whose largest buffer is read at indices loaded from data
+    derived_names = {}  # kernel -> its SSA names that depend on loaded data
     partial_rows = set()  # kernels whose strided accesses still use half of the sectors' bytes a warp touches
     row_walks = set()
     long_row_walks = {}  # kernel -> (threads, row length)
@@ -553,7 +570,10 @@ def main():
                 if sizes.get(buf) != largest or largest < 65536:
                     continue
                 if not all(v in env0 and v in env1 for v in idx):
-                    unevaluated.add(kname)
+                    if kname not in derived_names:
+                        derived_names[kname] = data_derived(kbody)
+                    missing = [v for v in idx if not (v in env0 and v in env1)]
+                    (gathers if any(v in derived_names[kname] for v in missing) else unevaluated).add(kname)
                     continue
                 a0 = sum(env0[v] * st for v, st in zip(idx, layout[1]))
                 a1 = sum(env1[v] * st for v, st in zip(idx, layout[1]))
@@ -664,6 +684,7 @@ def main():
           f"{len(row_walks - set(strided))} walking rows (one thread per row), "
           f"{len(windows - set(strided))} strided windows and "
           f"{len(transposes - set(strided))} transposes (documented exceptions), "
+          f"{len(gathers - unevaluated)} gathers (indices read from data), "
           f"{len(unevaluated)} not evaluated, "
           f"{len(partial_rows - set(strided))} partly coalesced "
           f"(a warp using at least {args.min_sector_use:.0%} of the bytes of its sectors)")
