@@ -752,6 +752,19 @@ def AmpEliminateEmptyTensorsPass
     pivot's index) keeps its copy; taking it would make the part a view at
     a data-dependent position, which the GPU pipeline's host code would
     need from the device.
+
+    A second step takes parts that reach their insertion through a reshape
+    that only adds or drops unit dimensions (upstream follows values of one
+    type only): `tensor.insert_slice (collapse_shape P)` (or
+    `expand_shape`) at a static position, P computed by a
+    destination-style op into a `tensor.empty` in P's type, or in the
+    inserted type through the inverse reshape. That empty tensor becomes
+    the destination's slice, reshaped to P's type where needed; a
+    destination made after the part (a concatenation's result) moves up
+    with what it reads (`moveValueDefinitions`, all or nothing). A strided
+    gradient's sublattices, interleaved into their result, are then
+    written in place: mobilenet_v3_small's f16 GPU step 2496 -> 2482
+    kernels.
   }];
   let dependentDialects = [
     "::mlir::bufferization::BufferizationDialect",

@@ -81,3 +81,87 @@ func.func @data_dependent_offset(%m: tensor<4x8xf32>, %row: tensor<1x8xf32>, %at
   %r = tensor.insert_slice %p into %m[%k, 0] [1, 8] [1, 1] : tensor<1x8xf32> into tensor<4x8xf32>
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A concatenation whose result is made after its parts (as tosa.concat
+// lowers): the second part's subset needs the first insertion, which upstream
+// moves above the part.
+// CHECK-LABEL: func.func @concat_after_parts
+// CHECK-COUNT-2: tensor.extract_slice
+// BUF-LABEL: func.func @concat_after_parts
+// BUF: %[[R:.*]] = memref.alloc() {{.*}} : memref<4x16xf32>
+// BUF-NOT: memref.alloc
+// BUF-NOT: memref.copy
+// BUF: return %[[R]]
+func.func @concat_after_parts(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x16xf32> {
+  %e0 = tensor.empty() : tensor<4x8xf32>
+  %p0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x8xf32>) outs(%e0 : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.mulf %x, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<4x8xf32>
+  %e1 = tensor.empty() : tensor<4x8xf32>
+  %p1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<4x8xf32>) outs(%e1 : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.negf %x : f32
+    linalg.yield %y : f32
+  } -> tensor<4x8xf32>
+  %r = tensor.empty() : tensor<4x16xf32>
+  %i0 = tensor.insert_slice %p0 into %r[0, 0] [4, 8] [1, 1] : tensor<4x8xf32> into tensor<4x16xf32>
+  %i1 = tensor.insert_slice %p1 into %i0[0, 8] [4, 8] [1, 1] : tensor<4x8xf32> into tensor<4x16xf32>
+  return %i1 : tensor<4x16xf32>
+}
+
+// -----
+
+#in = affine_map<(d0, d1, d2) -> (d0, d2)>
+#out = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// Parts that reach their insertion through a reshape adding or dropping unit
+// dimensions (a strided gradient's sublattices, interleaved along the last
+// dimension): each part's loop writes a unit-dimension view of its slice of
+// the result, made after the parts. The first part's empty tensor is in the
+// part's type (the slice is expanded to it); the second's is in the inserted
+// type, expanded to the part's by the inverse reshape (the slice replaces it).
+// CHECK-LABEL: func.func @interleaved_through_reshapes
+// CHECK: %[[R:.*]] = tensor.empty() : tensor<4x8x2xf32>
+// CHECK: %[[S0:.*]] = tensor.extract_slice %[[R]][0, 0, 0] [4, 8, 1] [1, 1, 1] : tensor<4x8x2xf32> to tensor<4x8xf32>
+// CHECK: %[[V0:.*]] = tensor.expand_shape %[[S0]] {{\[}}[0], [1, 2]] output_shape [4, 1, 8]
+// CHECK: linalg.generic {{.*}} outs(%[[V0]] : tensor<4x1x8xf32>)
+// CHECK: %[[I0:.*]] = tensor.insert_slice
+// CHECK: %[[S1:.*]] = tensor.extract_slice %[[I0]][0, 0, 1] [4, 8, 1] [1, 1, 1] : tensor<4x8x2xf32> to tensor<4x8xf32>
+// CHECK: %[[V1:.*]] = tensor.expand_shape %[[S1]] {{\[}}[0], [1, 2]] output_shape [4, 1, 8]
+// CHECK: linalg.generic {{.*}} outs(%[[V1]] : tensor<4x1x8xf32>)
+// BUF-LABEL: func.func @interleaved_through_reshapes
+// BUF: %[[R:.*]] = memref.alloc() {{.*}} : memref<4x8x2xf32>
+// BUF-NOT: memref.alloc
+// BUF-NOT: memref.copy
+// BUF: return %[[R]]
+func.func @interleaved_through_reshapes(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4x8x2xf32> {
+  %e0 = tensor.empty() : tensor<4x1x8xf32>
+  %p0 = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%a : tensor<4x8xf32>) outs(%e0 : tensor<4x1x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.mulf %x, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<4x1x8xf32>
+  %c0 = tensor.collapse_shape %p0 [[0], [1, 2]] : tensor<4x1x8xf32> into tensor<4x8xf32>
+  %e1 = tensor.empty() : tensor<4x8xf32>
+  %x1 = tensor.expand_shape %e1 [[0], [1, 2]] output_shape [4, 1, 8] : tensor<4x8xf32> into tensor<4x1x8xf32>
+  %p1 = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%b : tensor<4x8xf32>) outs(%x1 : tensor<4x1x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.negf %x : f32
+    linalg.yield %y : f32
+  } -> tensor<4x1x8xf32>
+  %c1 = tensor.collapse_shape %p1 [[0], [1, 2]] : tensor<4x1x8xf32> into tensor<4x8xf32>
+  %r = tensor.empty() : tensor<4x8x2xf32>
+  %i0 = tensor.insert_slice %c0 into %r[0, 0, 0] [4, 8, 1] [1, 1, 1] : tensor<4x8xf32> into tensor<4x8x2xf32>
+  %i1 = tensor.insert_slice %c1 into %i0[0, 0, 1] [4, 8, 1] [1, 1, 1] : tensor<4x8xf32> into tensor<4x8x2xf32>
+  return %i1 : tensor<4x8x2xf32>
+}
