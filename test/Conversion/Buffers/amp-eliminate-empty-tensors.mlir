@@ -165,3 +165,43 @@ func.func @interleaved_through_reshapes(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>
   %i1 = tensor.insert_slice %c1 into %i0[0, 0, 1] [4, 8, 1] [1, 1, 1] : tensor<4x8xf32> into tensor<4x8x2xf32>
   return %i1 : tensor<4x8x2xf32>
 }
+
+// -----
+
+#in = affine_map<(d0, d1, d2) -> (d0, d2)>
+#out = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// The second part's destination (the first insertion) reads that part (the
+// first part is computed from it): the destination cannot move above the
+// part's empty tensor, which stays; the first part is still computed in
+// place.
+// CHECK-LABEL: func.func @destination_reads_the_part
+// CHECK: %[[E1:.*]] = tensor.empty() : tensor<4x1x8xf32>
+// CHECK: %[[P1:.*]] = linalg.generic {{.*}} outs(%[[E1]] : tensor<4x1x8xf32>)
+// CHECK: %[[R:.*]] = tensor.empty() : tensor<4x8x2xf32>
+// CHECK: %[[S0:.*]] = tensor.extract_slice %[[R]][0, 0, 0] [4, 8, 1]
+// CHECK-NOT: tensor.extract_slice
+// CHECK: return
+func.func @destination_reads_the_part(%b: tensor<4x8xf32>) -> tensor<4x8x2xf32> {
+  %e1 = tensor.empty() : tensor<4x1x8xf32>
+  %p1 = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%b : tensor<4x8xf32>) outs(%e1 : tensor<4x1x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.negf %x : f32
+    linalg.yield %y : f32
+  } -> tensor<4x1x8xf32>
+  %e0 = tensor.empty() : tensor<4x1x8xf32>
+  %p0 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%p1 : tensor<4x1x8xf32>) outs(%e0 : tensor<4x1x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.mulf %x, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<4x1x8xf32>
+  %c0 = tensor.collapse_shape %p0 [[0], [1, 2]] : tensor<4x1x8xf32> into tensor<4x8xf32>
+  %c1 = tensor.collapse_shape %p1 [[0], [1, 2]] : tensor<4x1x8xf32> into tensor<4x8xf32>
+  %r = tensor.empty() : tensor<4x8x2xf32>
+  %i0 = tensor.insert_slice %c0 into %r[0, 0, 0] [4, 8, 1] [1, 1, 1] : tensor<4x8xf32> into tensor<4x8x2xf32>
+  %i1 = tensor.insert_slice %c1 into %i0[0, 0, 1] [4, 8, 1] [1, 1, 1] : tensor<4x8xf32> into tensor<4x8x2xf32>
+  return %i1 : tensor<4x8x2xf32>
+}
