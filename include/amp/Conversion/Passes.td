@@ -754,17 +754,20 @@ def AmpEliminateEmptyTensorsPass
     need from the device.
 
     A second step takes parts that reach their insertion through a reshape
-    that only adds or drops unit dimensions (upstream follows values of one
-    type only): `tensor.insert_slice (collapse_shape P)` (or
-    `expand_shape`) at a static position, P computed by a
-    destination-style op into a `tensor.empty` in P's type, or in the
-    inserted type through the inverse reshape. That empty tensor becomes
-    the destination's slice, reshaped to P's type where needed; a
-    destination made after the part (a concatenation's result) moves up
-    with what it reads (`moveValueDefinitions`, all or nothing). A strided
-    gradient's sublattices, interleaved into their result, are then
-    written in place: mobilenet_v3_small's f16 GPU step 2496 -> 2482
-    kernels.
+    (upstream follows values of one type only): `tensor.insert_slice
+    (collapse_shape P)` at a static position, P computed by destination-style
+    ops (a loop, a chain of insertions) into a `tensor.empty` in P's type, or
+    in the inserted type through the inverse reshape. That empty tensor
+    becomes an `expand_shape` view of the destination's slice (any
+    reassociation: expanding a strided slice is always a view); the first
+    step's subsets of it follow. An `expand_shape P` is taken only where it
+    adds or drops unit dimensions (its inverse, a collapse of the slice, is
+    a view only then). A destination made after the part (a concatenation's
+    result) moves up with what it reads (`moveValueDefinitions`, all or
+    nothing). A strided gradient's sublattices and its zero-interleaving,
+    merged into their result, are then written in place: f16 GPU kernels
+    mobilenet_v3_small 2496 -> 2474, resnet18 1386 -> 1375, gpt2 282 ->
+    276.
   }];
   let dependentDialects = [
     "::mlir::bufferization::BufferizationDialect",

@@ -205,3 +205,81 @@ func.func @destination_reads_the_part(%b: tensor<4x8xf32>) -> tensor<4x8x2xf32> 
   %i1 = tensor.insert_slice %c1 into %i0[0, 0, 1] [4, 8, 1] [1, 1, 1] : tensor<4x8xf32> into tensor<4x8x2xf32>
   return %i1 : tensor<4x8x2xf32>
 }
+
+// -----
+
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// A strided gradient's zero-interleaving, as resnet18's backward makes it:
+// the part is itself a chain of insertions (computed values and zeros,
+// interleaved along a new last dimension of 2), collapsed into rows of 4 (the
+// reshape merges 2 x 2) and inserted into the left half of a wider result.
+// The chain's tensor.empty becomes an expand_shape view of the result's
+// slice, and the first step's subset of it, where the loop writes, follows.
+// CHECK-LABEL: func.func @interleaved_chain_through_reshape
+// CHECK: %[[R:.*]] = tensor.empty() : tensor<4x2x8xf32>
+// CHECK: %[[S:.*]] = tensor.extract_slice %[[R]][0, 0, 0] [4, 2, 4] [1, 1, 1] : tensor<4x2x8xf32> to tensor<4x2x4xf32>
+// CHECK: %[[V:.*]] = tensor.expand_shape %[[S]] {{\[}}[0], [1], [2, 3]] output_shape [4, 2, 2, 2]
+// CHECK: %[[S0:.*]] = tensor.extract_slice %[[V]][0, 0, 0, 0] [4, 2, 2, 1]
+// CHECK: linalg.generic {{.*}} outs(%[[S0]] : tensor<4x2x2xf32>)
+// CHECK-NOT: tensor.empty
+// BUF-LABEL: func.func @interleaved_chain_through_reshape
+// BUF-SAME: (%[[A:.*]]: memref<4x2x2xf32>, %[[Z:.*]]: memref<4x2x2xf32>, %[[W:.*]]: memref<4x2x4xf32>)
+// BUF: %[[R:.*]] = memref.alloc() {{.*}} : memref<4x2x8xf32>
+// BUF-NOT: memref.alloc
+// BUF: %[[V:.*]] = memref.expand_shape {{.*}} into memref<4x2x2x2xf32, strided<[16, 8, 2, 1]>>
+// BUF: %[[S0:.*]] = memref.subview %[[V]][0, 0, 0, 0] [4, 2, 2, 1]
+// BUF: linalg.generic {{.*}} outs(%[[S0]] :
+// BUF: memref.copy %[[Z]]
+// BUF: memref.copy %[[W]]
+// BUF-NOT: memref.copy
+// BUF: return %[[R]]
+func.func @interleaved_chain_through_reshape(%a: tensor<4x2x2xf32>, %z: tensor<4x2x2xf32>, %w: tensor<4x2x4xf32>) -> tensor<4x2x8xf32> {
+  %e0 = tensor.empty() : tensor<4x2x2xf32>
+  %p0 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%a : tensor<4x2x2xf32>) outs(%e0 : tensor<4x2x2xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.mulf %x, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<4x2x2xf32>
+  %c = tensor.empty() : tensor<4x2x2x2xf32>
+  %i0 = tensor.insert_slice %p0 into %c[0, 0, 0, 0] [4, 2, 2, 1] [1, 1, 1, 1] : tensor<4x2x2xf32> into tensor<4x2x2x2xf32>
+  %i1 = tensor.insert_slice %z into %i0[0, 0, 0, 1] [4, 2, 2, 1] [1, 1, 1, 1] : tensor<4x2x2xf32> into tensor<4x2x2x2xf32>
+  %r4 = tensor.collapse_shape %i1 [[0], [1], [2, 3]] : tensor<4x2x2x2xf32> into tensor<4x2x4xf32>
+  %r = tensor.empty() : tensor<4x2x8xf32>
+  %j0 = tensor.insert_slice %r4 into %r[0, 0, 0] [4, 2, 4] [1, 1, 1] : tensor<4x2x4xf32> into tensor<4x2x8xf32>
+  %j1 = tensor.insert_slice %w into %j0[0, 0, 4] [4, 2, 4] [1, 1, 1] : tensor<4x2x4xf32> into tensor<4x2x8xf32>
+  return %j1 : tensor<4x2x8xf32>
+}
+
+// -----
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+
+// A part expanded into its insertion with a group of two extents other than 1
+// (4 -> 2 x 2) into a slice whose rows are not contiguous: the part's loop
+// would write a collapse of that slice, which is no view; it keeps its own
+// tensor and the insertion its copy.
+// CHECK-LABEL: func.func @expanded_merge_keeps_copy
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4x4xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[E]] : tensor<4x4xf32>)
+// CHECK-NOT: tensor.extract_slice
+// BUF-LABEL: func.func @expanded_merge_keeps_copy
+// BUF: %[[P:.*]] = memref.alloc() {{.*}} : memref<4x4xf32>
+// BUF: linalg.generic {{.*}} outs(%[[P]] : memref<4x4xf32>)
+// BUF: %[[X:.*]] = memref.expand_shape %[[P]]
+// BUF: memref.copy %[[X]]
+func.func @expanded_merge_keeps_copy(%a: tensor<4x4xf32>, %w: tensor<4x2x2xf32>) -> tensor<4x2x4xf32> {
+  %e = tensor.empty() : tensor<4x4xf32>
+  %p = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = arith.mulf %x, %x : f32
+    linalg.yield %y : f32
+  } -> tensor<4x4xf32>
+  %x = tensor.expand_shape %p [[0], [1, 2]] output_shape [4, 2, 2] : tensor<4x4xf32> into tensor<4x2x2xf32>
+  %r = tensor.empty() : tensor<4x2x4xf32>
+  %j0 = tensor.insert_slice %x into %r[0, 0, 0] [4, 2, 2] [1, 1, 1] : tensor<4x2x2xf32> into tensor<4x2x4xf32>
+  %j1 = tensor.insert_slice %w into %j0[0, 0, 2] [4, 2, 2] [1, 1, 1] : tensor<4x2x2xf32> into tensor<4x2x4xf32>
+  return %j1 : tensor<4x2x4xf32>
+}

@@ -28,16 +28,22 @@
 // Upstream follows only values of the same type, so a part that reaches its
 // insertion through a reshape keeps its copy (a strided gradient's
 // sublattices, 4x288x1x2x2 collapsed to 4x288x2x2 and inserted every other
-// element; a class token's row). The second step takes those where the
-// reshape only adds or drops unit dimensions (each reassociation group has
-// at most one extent other than 1, so the reshape of a strided slice is a
-// view): `tensor.insert_slice (collapse_shape P) into D[static]`, P computed
-// by a destination-style op into a `tensor.empty` E that D dominates, gets
-// E replaced by `expand_shape (extract_slice D[same])` (an `expand_shape`
-// source the same with `collapse_shape`). Replacing a `tensor.empty` by any
-// tensor of its type is always correct (its contents are undefined); the
-// bufferization's own conflict analysis keeps the result right whatever
-// else reads D, at worst with the copy that was there before.
+// element; its zero-interleaving, 4x256x2x2x2 collapsed to 4x256x2x4 and
+// inserted into half of each row; a class token's row). The second step
+// takes `tensor.insert_slice (collapse_shape P) into D[static]` where P is
+// computed by destination-style ops (a loop, a chain of insertions: followed
+// back through their tied inits) from a `tensor.empty` E that D dominates:
+// E becomes `expand_shape (extract_slice D[same])`, a view for any
+// reassociation (expanding a strided dimension only splits its stride).
+// Other uses of E that take subsets of it (the first step's, for a part
+// inserted into P) follow it into D. The mirror case, `expand_shape P`, is
+// taken only where the reshape adds or drops unit dimensions: P then writes
+// `collapse_shape (extract_slice D)`, a view only when each group of the
+// slice is contiguous, which unit dimensions make sure of. Replacing a
+// `tensor.empty` by any tensor of its type is always correct (its contents
+// are undefined); the bufferization's own conflict analysis keeps the
+// result right whatever else reads D, at worst with the copy that was there
+// before.
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,6 +81,27 @@ static Value buildStaticSubsetExtraction(RewriterBase &rewriter,
                                               user);
 }
 
+/// A `tensor.collapse_shape` or `tensor.expand_shape`: its source, its
+/// reassociation and its higher-rank type.
+namespace {
+struct Reshape {
+  bool collapses;
+  Value source;
+  SmallVector<ReassociationIndices> reassociation;
+  RankedTensorType expanded;
+};
+} // namespace
+
+static std::optional<Reshape> getReshape(Operation *op) {
+  if (auto collapse = dyn_cast_or_null<tensor::CollapseShapeOp>(op))
+    return Reshape{true, collapse.getSrc(), collapse.getReassociationIndices(),
+                   collapse.getSrcType()};
+  if (auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(op))
+    return Reshape{false, expand.getSrc(), expand.getReassociationIndices(),
+                   expand.getResultType()};
+  return std::nullopt;
+}
+
 /// True when every group of `reassociation` has at most one extent other
 /// than 1 in `expanded` (the reshape only adds or drops unit dimensions).
 static bool onlyUnitDims(RankedTensorType expanded,
@@ -93,47 +120,45 @@ static void eliminateThroughReshape(RewriterBase &rewriter,
   if (!insertion.hasUnitStride() || !insertion.getOffsets().empty() ||
       !insertion.getSizes().empty() || !insertion.getStrides().empty())
     return;
-  Operation *reshape = insertion.getSource().getDefiningOp();
-  Value part;
-  SmallVector<ReassociationIndices> reassociation;
-  RankedTensorType expanded;
-  if (auto collapse = dyn_cast_or_null<tensor::CollapseShapeOp>(reshape)) {
-    part = collapse.getSrc();
-    reassociation = collapse.getReassociationIndices();
-    expanded = collapse.getSrcType();
-  } else if (auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(reshape)) {
-    part = expand.getSrc();
-    reassociation = expand.getReassociationIndices();
-    expanded = expand.getResultType();
-  } else {
+  std::optional<Reshape> reshape =
+      getReshape(insertion.getSource().getDefiningOp());
+  // The part is written through a reshape of the destination's slice: an
+  // expand_shape of a strided slice is always a view, a collapse_shape only
+  // where each group is contiguous, which unit dimensions make sure of.
+  if (!reshape || !reshape->expanded.hasStaticShape() ||
+      (!reshape->collapses &&
+       !onlyUnitDims(reshape->expanded, reshape->reassociation)))
     return;
+  // Back through the tied inits of destination-style ops (the loop that
+  // computes the part, insertions into it) to the tensor the part starts
+  // from.
+  Value root = reshape->source;
+  OpOperand *use = nullptr;
+  while (auto producer = root.getDefiningOp<DestinationStyleOpInterface>()) {
+    use = producer.getTiedOpOperand(cast<OpResult>(root));
+    root = use->get();
   }
-  if (!expanded.hasStaticShape() || !onlyUnitDims(expanded, reassociation))
+  if (!use)
     return;
-  auto producer =
-      dyn_cast_or_null<DestinationStyleOpInterface>(part.getDefiningOp());
-  if (!producer)
-    return;
-  OpOperand *init = producer.getTiedOpOperand(cast<OpResult>(part));
-  // The part's tensor.empty, in the part's type or, through the inverse
-  // reshape, in the inserted type (unit dimensions folded away earlier).
-  Operation *initReshape = init->get().getDefiningOp();
-  bool throughInverse = false;
-  if (isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
-          initReshape) &&
-      initReshape->getName() != reshape->getName() &&
-      initReshape->hasOneUse() &&
-      initReshape->getOperand(0).getType() == insertion.getSourceType()) {
-    auto inverse = isa<tensor::CollapseShapeOp>(initReshape)
-                       ? cast<tensor::CollapseShapeOp>(initReshape)
-                             .getReassociationIndices()
-                       : cast<tensor::ExpandShapeOp>(initReshape)
-                             .getReassociationIndices();
-    throughInverse = inverse == reassociation;
-  }
-  auto empty = (throughInverse ? initReshape->getOperand(0) : init->get())
+  // That tensor is a tensor.empty in the part's type or, through the
+  // inverse reshape, in the inserted type (unit dimensions folded away
+  // earlier).
+  std::optional<Reshape> inverse = getReshape(root.getDefiningOp());
+  bool throughInverse =
+      inverse && inverse->collapses != reshape->collapses && root.hasOneUse() &&
+      inverse->source.getType() == insertion.getSourceType() &&
+      inverse->reassociation == reshape->reassociation;
+  auto empty = (throughInverse ? inverse->source : root)
                    .getDefiningOp<tensor::EmptyOp>();
-  if (!empty || !empty->hasOneUse())
+  if (!empty)
+    return;
+  // Its other uses may only take subsets of it (the first step's subsets
+  // of a part inserted into it): they become subsets of the destination too.
+  if (!llvm::all_of(empty->getUses(), [&](OpOperand &other) {
+        return &other == use ||
+               (throughInverse && other.getOwner() == root.getDefiningOp()) ||
+               isa<tensor::ExtractSliceOp>(other.getOwner());
+      }))
     return;
   // The destination must be defined before the empty tensor: where it is
   // not (a concatenation's result made after its parts), its definition and
@@ -154,12 +179,12 @@ static void eliminateThroughReshape(RewriterBase &rewriter,
       rewriter, loc, insertion.getSourceType(), destination,
       insertion.getMixedOffsets(), insertion.getMixedSizes(),
       insertion.getMixedStrides());
-  if (!throughInverse && isa<tensor::CollapseShapeOp>(reshape))
-    replacement = tensor::ExpandShapeOp::create(rewriter, loc, empty.getType(),
-                                                replacement, reassociation);
+  if (!throughInverse && reshape->collapses)
+    replacement = tensor::ExpandShapeOp::create(
+        rewriter, loc, empty.getType(), replacement, reshape->reassociation);
   else if (!throughInverse)
     replacement = tensor::CollapseShapeOp::create(
-        rewriter, loc, empty.getType(), replacement, reassociation);
+        rewriter, loc, empty.getType(), replacement, reshape->reassociation);
   rewriter.replaceOp(empty, replacement);
 }
 
