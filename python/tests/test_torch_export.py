@@ -963,6 +963,51 @@ def test_torch_mlir_specializes_values_read(tmp_path, amp_tools):
     assert result.returncode == 3 and "failed a check" in result.stderr, result.stderr[-2000:]
 
 
+class _PixelClassifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 5, 3, padding=1)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+@pytest.mark.parametrize("dialect", ["tosa", "linalg"])
+def test_uint8_class_indices_train_as_pytorch(dialect, tmp_path, amp_tools):
+    """Class indices stored as uint8 (labels kept in a byte array), which ``F.cross_entropy`` and
+    ``F.nll_loss`` take for one index per sample ("expected target dtype to be Long or Byte"): the capture
+    stopped at their decomposition's gather ("Expected dtype int32/int64 for index"); the indices are now
+    widened to int64 before the loss (``_decompositions._long_class_indices``): fp32 as PyTorch, an ignored
+    class (255) included. uint8 indices per pixel PyTorch refuses, and so does the export, as a step that
+    fails in PyTorch itself."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3))
+    x, labels = torch.randn(8, 6), torch.randint(0, 3, (8,)).to(torch.uint8)
+    step = export_train_step(model, F.cross_entropy, (x, labels), optimizer="sgd", lr=0.1,
+                             out_dir=tmp_path / "rows", dialect=dialect)
+    want = torch_reference_losses(model, F.cross_entropy, (x, labels), steps=3, optimizer="sgd", lr=0.1)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+
+    def nll_ignoring_255(logits, target):
+        return F.nll_loss(F.log_softmax(logits, 1), target, ignore_index=255)
+
+    labels[:2] = 255
+    step = export_train_step(model, nll_ignoring_255, (x, labels), optimizer="adam", lr=0.01,
+                             out_dir=tmp_path / "ignored", dialect=dialect)
+    want = torch_reference_losses(model, nll_ignoring_255, (x, labels), steps=3, optimizer="adam", lr=0.01)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+
+    mask = torch.randint(0, 5, (2, 6, 6)).to(torch.uint8)
+    with pytest.raises(RuntimeError, match="expected scalar type Long but found Byte"):
+        F.cross_entropy(_PixelClassifier()(torch.randn(2, 3, 6, 6)), mask)
+    with pytest.raises(UnsupportedOpError, match=r"^the training step fails in PyTorch itself, before any "
+                       r"capture: the loss function on the example inputs raises RuntimeError: expected scalar "
+                       r"type Long but found Byte"):
+        export_train_step(_PixelClassifier(), F.cross_entropy, (torch.randn(2, 3, 6, 6), mask), optimizer="sgd",
+                          lr=0.1, out_dir=tmp_path / "pixels", dialect=dialect)
+
+
 @pytest.mark.parametrize("dialect", ["tosa", "linalg"])
 def test_label_past_the_classes_is_refused(dialect, tmp_path, amp_tools):
     """A class label past the classes is refused before the step, as PyTorch raises an IndexError there.

@@ -2394,6 +2394,7 @@ def above_autograd():
             torch.grid_sampler_3d: grid_sample,
             F.conv3d: lambda func, *args, **kwargs: grouped_conv3d(*args, **kwargs),
             F.ctc_loss: lambda func, *args, **kwargs: ctc_loss(*args, **kwargs),
+            F.cross_entropy: _long_class_indices, F.nll_loss: _long_class_indices,
             F.embedding_bag: embedding_bag, F.embedding: _dense_embedding, torch.cdist: cdist, F.pdist: pdist,
             torch.pdist: pdist, F.gaussian_nll_loss: gaussian_nll_loss,
             **{f: _in_float32 for f in (F.binary_cross_entropy_with_logits, F.mse_loss, F.l1_loss, F.smooth_l1_loss,
@@ -2888,6 +2889,18 @@ def cholesky_solve(func, B, L, upper=False, *, out=None):
         return solve_triangular(None, L, y, upper=True)
     y = solve_triangular(None, L, B, upper=False)
     return solve_triangular(None, L.transpose(-2, -1), y, upper=True)
+
+
+def _long_class_indices(func, input, target, *args, **kwargs):
+    """``F.cross_entropy`` / ``F.nll_loss`` with uint8 class indices (labels kept in a byte array), which
+    PyTorch takes for one index per sample ("expected target dtype to be Long or Byte") but its decomposition's
+    gather does not ("Expected dtype int32/int64 for index"): the same loss of the indices widened to int64, an
+    exact conversion. Other targets (int64 indices, probabilities) are left to the function, and so are uint8
+    indices per pixel, which PyTorch refuses ("expected scalar type Long but found Byte"): the capture then
+    fails and the export says that the step fails in PyTorch itself."""
+    if isinstance(target, torch.Tensor) and target.dtype == torch.uint8 and input.dim() <= 2:
+        return func(input, target.long(), *args, **kwargs)
+    return NotImplemented
 
 
 def _in_float32(func, *args, **kwargs):
