@@ -81,9 +81,9 @@ static Value buildStaticSubsetExtraction(RewriterBase &rewriter,
                                               user);
 }
 
+namespace {
 /// A `tensor.collapse_shape` or `tensor.expand_shape`: its source, its
 /// reassociation and its higher-rank type.
-namespace {
 struct Reshape {
   bool collapses;
   Value source;
