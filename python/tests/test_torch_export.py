@@ -1008,6 +1008,49 @@ def test_uint8_class_indices_train_as_pytorch(dialect, tmp_path, amp_tools):
                           lr=0.1, out_dir=tmp_path / "pixels", dialect=dialect)
 
 
+class _TwoHeads(nn.Module):
+    """Detection-style: a dict of model inputs (a number among them), two outputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(6, 16)
+        self.cls = nn.Linear(16, 3)
+        self.box = nn.Linear(16, 4)
+
+    def forward(self, batch):
+        h = torch.relu(self.body(batch["x"] * batch["scale"]) * batch["keep"])
+        return self.cls(h), self.box(h)
+
+
+def _two_head_loss(out, target):
+    logits, boxes = out
+    labels, gt_boxes, box_weight = target
+    return F.cross_entropy(logits, labels) + box_weight * F.smooth_l1_loss(boxes, gt_boxes)
+
+
+@pytest.mark.parametrize("accumulation_steps", [1, 2])
+def test_containers_of_tensors_as_inputs_and_target(accumulation_steps, tmp_path, amp_tools):
+    """Example inputs that are containers, as detection and multi-task loops pass them: a dict of model inputs
+    and a ``(labels, boxes, weight)`` target. Every tensor inside is an argument of the step (pytree order,
+    named by its place: ``x['keep']``, ``target[1]``), the other values (the number in the dict, the loss's
+    weight) constants; the model and the loss get the containers back. With ``accumulation_steps`` every
+    tensor inside is split into the micro-batches. fp32 as PyTorch. (A tuple target was an AttributeError,
+    'tuple' object has no attribute 'detach'.)"""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = _TwoHeads()
+    batch = {"x": torch.randn(8, 6), "keep": (torch.rand(8, 16) > 0.2).float(), "scale": 2.0}
+    target = (torch.randint(0, 3, (8,)), torch.randn(8, 4), 0.5)
+    step = export_train_step(model, _two_head_loss, (batch, target), optimizer="adam", lr=0.01,
+                             accumulation_steps=accumulation_steps, out_dir=tmp_path)
+    args = [(a["kind"], a["name"]) for a in step.manifest["arguments"] if a["kind"] in ("input", "target")]
+    assert args == [("input", "x['x']"), ("input", "x['keep']"), ("target", "target[0]"),
+                    ("target", "target[1]")], args
+    want = torch_reference_losses(model, _two_head_loss, (batch, target), steps=3, optimizer="adam", lr=0.01,
+                                  accumulation_steps=accumulation_steps)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+
+
 @pytest.mark.parametrize("dialect", ["tosa", "linalg"])
 def test_label_past_the_classes_is_refused(dialect, tmp_path, amp_tools):
     """A class label past the classes is refused before the step, as PyTorch raises an IndexError there.

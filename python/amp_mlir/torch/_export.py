@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+import torch.utils._pytree as pytree
 from torch.func import functional_call, grad_and_value
 from torch.fx.experimental.proxy_tensor import make_fx
 
@@ -253,7 +254,10 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     backward seed as an argument (see amp_mlir/torch/_torch_mlir.py). ``frontend="builtin"`` is the
     original op-by-op aten -> TOSA lowering of this package (about 75 aten ops, SGD / Adam, no buffers).
 
-    The step computes ``loss = loss_fn(model(*example_inputs[:-1]), example_inputs[-1])``, its gradient
+    The step computes ``loss = loss_fn(model(*example_inputs[:-1]), example_inputs[-1])``; an example input may
+    be a container (tuple, list, dict, nested) of tensors and other values (torch-mlir front end): each tensor
+    in it is an argument of the step, named by its place (``target[1]``, ``x['mask']``), the other values are
+    constants of the step, and the model and the loss get the containers back. Its gradient
     with respect to every trainable parameter, and the update of ``torch.optim.SGD`` (``optimizer="sgd"``,
     optional momentum / weight decay, no dampening or Nesterov) or ``torch.optim.Adam`` (``"adam"``), all
     in float32. It writes ``out_dir/<name>.mlir``, ``out_dir/arg<N>.npy`` (initial value of argument N)
@@ -312,12 +316,13 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
             raise ValueError("accumulation_steps needs frontend='torch-mlir'")
         if not isinstance(accumulation_steps, int) or accumulation_steps < 1:
             raise ValueError(f"accumulation_steps must be a positive int, got {accumulation_steps!r}")
-        uneven = [i for i, t in enumerate(example_inputs) if isinstance(t, torch.Tensor)
-                  and (t.dim() == 0 or t.shape[0] % accumulation_steps)]
+        uneven = [(i, t) for i, value in enumerate(example_inputs) for t in pytree.tree_leaves(value)
+                  if isinstance(t, torch.Tensor) and (t.dim() == 0 or t.shape[0] % accumulation_steps)]
         if uneven:
             raise ValueError(f"accumulation_steps={accumulation_steps} splits every example input along dim 0 into "
-                             f"equal micro-batches; example input {uneven[0]} has shape "
-                             f"{list(example_inputs[uneven[0]].shape)}")
+                             f"equal micro-batches; example input {uneven[0][0]} has "
+                             f"{'a tensor of ' if not isinstance(example_inputs[uneven[0][0]], torch.Tensor) else ''}"
+                             f"shape {list(uneven[0][1].shape)}")
     if max_grad_norm is not None:
         if frontend != "torch-mlir":
             raise ValueError("max_grad_norm needs frontend='torch-mlir'")

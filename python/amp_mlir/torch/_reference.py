@@ -6,6 +6,7 @@ import contextlib
 import copy
 
 import torch
+import torch.utils._pytree as pytree
 
 
 def torch_train_step(forward, loss_fn, opt, inputs, target, *, device_type: str = "cpu", autocast=None,
@@ -31,12 +32,14 @@ def torch_train_step(forward, loss_fn, opt, inputs, target, *, device_type: str 
     for o in opts:
         o.zero_grad()
     k = accumulation_steps
-    parts = [t.split(t.shape[0] // k) if isinstance(t, torch.Tensor) and k > 1 else [t] * k
-             for t in (*inputs, target)]
+    # every tensor split, also inside a container (a tuple of targets, a dict of model inputs)
+    leaves, spec = pytree.tree_flatten((tuple(inputs), target))
+    parts = [t.split(t.shape[0] // k) if isinstance(t, torch.Tensor) and k > 1 else [t] * k for t in leaves]
     loss = None
     for j in range(k):
+        part_inputs, part_target = pytree.tree_unflatten([p[j] for p in parts], spec)
         with context:
-            part = loss_fn(forward(*(p[j] for p in parts[:-1])), parts[-1][j])
+            part = loss_fn(forward(*part_inputs), part_target)
             part = part / k if k > 1 else part
         (scaler.scale(part) if scaler is not None else part).backward()
         loss = part if loss is None else loss + part.detach()
@@ -90,7 +93,8 @@ def torch_reference_losses(model: torch.nn.Module, loss_fn, example_inputs: tupl
                                 weight_decay=weight_decay, foreach=False)
     else:
         raise ValueError(optimizer)
-    inputs = [t.float() if t.is_floating_point() else t for t in example_inputs]
+    inputs = pytree.tree_map(lambda t: t.float() if isinstance(t, torch.Tensor) and t.is_floating_point() else t,
+                             list(example_inputs))
     losses = []
     for _ in range(steps):
         loss = torch_train_step(model, loss_fn, opt, inputs[:-1], inputs[-1], max_grad_norm=max_grad_norm,

@@ -70,6 +70,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+import torch.utils._pytree as pytree
 from torch.func import functionalize
 from torch.nn.utils.stateless import _reparametrize_module
 from torch.fx.experimental.proxy_tensor import make_fx
@@ -115,7 +116,8 @@ _LOSS_PREFIX = "loss_fn."  # the names of a loss module's own parameters among t
 
 def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buffers, n_inputs, plan,
                    random_state=False, forward_context=contextlib.nullcontext, complex_buffers=frozenset(),
-                   max_grad_norm=None, grad_norm_type=2.0, lr_input=False, accumulation_steps=1, ema_plan=None):
+                   max_grad_norm=None, grad_norm_type=2.0, lr_input=False, accumulation_steps=1, ema_plan=None,
+                   rebuild=None):
     """``step(*params, *state, *buffers, *ema, [rng], [lrs], *inputs, seed) -> (*params', *state', *buffers',
     *ema', [rng + 1], loss)``; ``ema`` the tensors of ``ema_plan`` (a weight average, ``_ema``), updated after
     the optimizer from the new parameters and buffers; with ``accumulation_steps`` k > 1 the inputs are split along dim 0 into k
@@ -125,7 +127,8 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
     from (``_Replay`` draws them), advanced by one each step; ``lrs`` (with ``lr_input``) each param group's
     learning rate, a 0-d float32 tensor the caller sets (a schedule's value), else the constants of ``plan``
     (the optimizer update, ``_optim``). The buffers named in ``complex_buffers`` come and go as real tensors
-    in ``view_as_real`` form (``_complex``)."""
+    in ``view_as_real`` form (``_complex``). ``rebuild`` (:func:`_input_leaves`) puts the input tensors back
+    into the example inputs' containers: ``(model_inputs, target)``."""
     n_lrs = len(plan.groups) if lr_input else 0
     n_ema = len(ema_plan.initial) if ema_plan is not None else 0
 
@@ -140,7 +143,7 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
         lrs = list(rest[:n_lrs]) if lr_input else [g.lr for g in plan.groups]
         inputs = rest[n_lrs:-1]
         seed = flat[-1]
-        model_inputs, target = inputs[:-1], inputs[-1]
+        model_inputs, target = rebuild(inputs) if rebuild else (inputs[:-1], inputs[-1])
 
         # The backward pass as AOTAutograd traces it: the autograd engine run by torch.autograd.backward
         # under make_fx records every backward op, a custom autograd.Function's backward included
@@ -231,11 +234,46 @@ def clip_grad_norm(grads, max_norm, norm_type=2.0):
 
 
 def _micro_batches(model_inputs, target, k):
-    """``(model_inputs, target)`` split along dim 0 into ``k`` equal micro-batches (itself when k is 1)."""
+    """``(model_inputs, target)`` split along dim 0 into ``k`` equal micro-batches (itself when k is 1): every
+    tensor, also inside a container (a tuple of targets, a dict of model inputs)."""
     if k == 1:
         return [(model_inputs, target)]
-    parts = [t.split(t.shape[0] // k) if isinstance(t, torch.Tensor) else [t] * k for t in (*model_inputs, target)]
-    return [(tuple(p[j] for p in parts[:-1]), parts[-1][j]) for j in range(k)]
+    leaves, spec = pytree.tree_flatten((tuple(model_inputs), target))
+    parts = [t.split(t.shape[0] // k) if isinstance(t, torch.Tensor) else [t] * k for t in leaves]
+    return [pytree.tree_unflatten([p[j] for p in parts], spec) for j in range(k)]
+
+
+def _input_leaves(example_inputs):
+    """The step's input arguments for ``example_inputs`` (model inputs..., target): every tensor, also those
+    inside a container (a ``(labels, boxes)`` target, a dict of model inputs: pytree order), the other values
+    (None, numbers, strings) constants of the step. Returns ``(tensors, names, kinds, rebuild)``: one name
+    (``x``, ``x<i>``, ``target``, a container's element as ``target[0]``, ``x1['mask']``) and one kind
+    (``input``, ``target``) per tensor, and ``rebuild(tensors) -> (model_inputs, target)`` with the containers
+    and the constants put back; None for ``rebuild`` when every example input is a tensor."""
+    n = len(example_inputs)
+    bases = (["x"] if n == 2 else [f"x{i}" for i in range(n - 1)]) + ["target"]
+    if all(isinstance(t, torch.Tensor) for t in example_inputs):
+        return list(example_inputs), bases, ["input"] * (n - 1) + ["target"], None
+    tensors, names, kinds, specs = [], [], [], []
+    for i, (base, value) in enumerate(zip(bases, example_inputs)):
+        paths, spec = pytree.tree_flatten_with_path(value)
+        specs.append((spec, [leaf for _, leaf in paths]))
+        for path, leaf in paths:
+            if isinstance(leaf, torch.Tensor):
+                tensors.append(leaf)
+                names.append(base + pytree.keystr(path))
+                kinds.append("target" if i == n - 1 else "input")
+    if not tensors or kinds[-1] != "target":
+        raise ValueError("the target (the last example input) holds no tensor: the step's loss compares the "
+                         "model's output with a tensor of the batch")
+
+    def rebuild(args):
+        args = iter(args)
+        values = [pytree.tree_unflatten([next(args) if isinstance(leaf, torch.Tensor) else leaf
+                                         for leaf in leaves], spec) for spec, leaves in specs]
+        return tuple(values[:-1]), values[-1]
+
+    return tensors, names, kinds, rebuild
 
 
 @contextlib.contextmanager
@@ -1581,7 +1619,8 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         raise ValueError("the model has no trainable parameters (none with requires_grad=True): its training "
                          "step would update nothing")
     complex_params = [k for k, p in named if p.is_complex()]
-    if complex_params or any(isinstance(t, torch.Tensor) and t.is_complex() for t in example_inputs):
+    example_tensors, in_names, in_kinds, rebuild = _input_leaves(example_inputs)
+    if complex_params or any(t.is_complex() for t in example_tensors):
         raise UnsupportedOpError(
             "amp_mlir.torch trains real parameters on real inputs; "
             + (f"{', '.join(complex_params)} {'is' if len(complex_params) == 1 else 'are'} complex"
@@ -1622,10 +1661,10 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     state = opt_plan.initial
     state_names = opt_plan.state_names(names)
     state_kinds = opt_plan.state_kinds()
-    inputs = [t.detach().clone() for t in example_inputs]
+    inputs = [t.detach().clone() for t in example_tensors]
     inputs = [t.float() if t.is_floating_point() else t for t in inputs]
     n_in = len(inputs)
-    in_names = (["x"] if n_in == 2 else [f"x{i}" for i in range(n_in - 1)]) + ["target"]
+    given = rebuild(inputs) if rebuild else (inputs[:-1], inputs[-1])  # (model inputs, target) as the model takes them
     seed = torch.ones((), dtype=torch.float32)
 
     # The random-number state (dropout, stochastic depth): an argument the step advances, there only when
@@ -1646,12 +1685,12 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
              for k in buffer_names] + (ema_plan.names if ema_plan else []) + \
             ["random-number state"] * len(r) + lr_names[:len(lrs)] + in_names + ["grad seed"]
         kinds = ["param"] * n_params + state_kinds + ["buffer"] * len(buffers) + [_ema.KIND] * len(ema_state) + \
-            ["rng"] * len(r) + ["lr"] * len(lrs) + ["input"] * (n_in - 1) + ["target", "seed"]
+            ["rng"] * len(r) + ["lr"] * len(lrs) + in_kinds + ["seed"]
         step = _step_function(model, loss_fn, names, buffer_names, n_params, len(state), len(buffers), n_in,
                               opt_plan, random_state=random_state,
                               complex_buffers=complex_buffers, max_grad_norm=max_grad_norm,
                               grad_norm_type=grad_norm_type, lr_input=lr_input,
-                              accumulation_steps=accumulation_steps, ema_plan=ema_plan)
+                              accumulation_steps=accumulation_steps, ema_plan=ema_plan, rebuild=rebuild)
         return flat, all_names, kinds, step
 
     flat, all_names, kinds, step = layout(False)
@@ -1706,7 +1745,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
                 # (transformers' Gemma with use_bidirectional_attention, PaliGemma's text model: a causal
                 # mask under export tracing). The captured loss is compared with the eager one on the example;
                 # where it differs, the step is captured in PyTorch's own state, if that one agrees.
-                eager = _eager_loss(model, loss_fn, inputs[:-1], inputs[-1], accumulation_steps)
+                eager = _eager_loss(model, loss_fn, *given, accumulation_steps)
                 if not _same_loss(_captured_loss(first, flat), eager):
                     try:
                         retraced = trace(contextlib.nullcontext, flat, all_names, kinds, step)
@@ -1744,7 +1783,7 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
     except Exception as e:
         # A step PyTorch cannot run either (a wrong input shape, a model built for another resolution): said
         # as such, at the line that raised, rather than as a capture failure.
-        failure = _eager_failure(model, loss_fn, inputs[:-1], inputs[-1], accumulation_steps)
+        failure = _eager_failure(model, loss_fn, *given, accumulation_steps)
         if failure is not None:
             what, eager = failure
             where = eager is not None and _raised_at(eager)
