@@ -86,3 +86,19 @@ def test_linalg_import_trains_like_pytorch(name, amp_tools, repo_dir, tmp_path):
     _assert_classified(name, res)
     if gpu:
         assert res["gpu"] == "ptxas clean", res["gpu"]
+
+
+def test_fp32_is_checked_without_a_float64_run(repo_dir):
+    """A loss holding float32 tensors of its own (a class weight) cannot run in float64, and the fp32
+    criterion used to be skipped then: it now holds amp-train's fp32 losses to PyTorch's fp32 run within
+    1e-4 relative, and says why."""
+    model_zoo = _zoo(repo_dir)
+    res = {"ours": {"fp32": [2.0, 1.5, 1.2, 1.0, 0.9]}, "errors": {}, "report": True,
+           "torch": {"fp32": [2.0, 1.50001, 1.2, 1.0, 0.9]},
+           "torch_errors": {"f64": "RuntimeError: expected scalar type Double but found Float"}}
+    assert model_zoo.check(res) == []
+    res["ours"]["fp32"][2] = 1.201
+    fails = model_zoo.check(res)
+    assert len(fails) == 1 and fails[0].startswith("amp-train fp32 step 2: |ours - torch fp32| = 0.001 > 1e-4 "
+                                                   "rel (no float64 run: RuntimeError: expected scalar type "
+                                                   "Double"), fails
