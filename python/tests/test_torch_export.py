@@ -1049,6 +1049,9 @@ def test_containers_of_tensors_as_inputs_and_target(accumulation_steps, tmp_path
     want = torch_reference_losses(model, _two_head_loss, (batch, target), steps=3, optimizer="adam", lr=0.01,
                                   accumulation_steps=accumulation_steps)
     np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+    with pytest.raises(ValueError, match=r"^example input 0 is a dict: frontend='builtin' takes tensors only"):
+        export_train_step(model, _two_head_loss, (batch, target), optimizer="adam", out_dir=tmp_path / "builtin",
+                          frontend="builtin")
 
 
 @pytest.mark.parametrize("dialect", ["tosa", "linalg"])

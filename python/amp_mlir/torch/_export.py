@@ -345,6 +345,10 @@ def export_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         return ExportedStep(mlir_path=out / f"{name}.mlir", out_dir=out, name=name, text=text, manifest=manifest,
                             graph_module=gm, arg_names=[a["name"] for a in manifest["arguments"]],
                             num_params=n_params, num_state=n_state)
+    not_tensors = [i for i, t in enumerate(example_inputs) if not isinstance(t, torch.Tensor)]
+    if not_tensors:
+        raise ValueError(f"example input {not_tensors[0]} is a {type(example_inputs[not_tensors[0]]).__name__}: "
+                         "frontend='builtin' takes tensors only (frontend='torch-mlir' takes containers of them)")
     if lr is None:
         lr = 1e-3 if optimizer in ("adam", "adamw") else 0.01
     out_dir = Path(out_dir)
