@@ -1054,6 +1054,39 @@ def test_containers_of_tensors_as_inputs_and_target(accumulation_steps, tmp_path
                           frontend="builtin")
 
 
+class _FrozenNorm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.fc = nn.Linear(8, 4)
+        with torch.no_grad():
+            self.bn.running_mean.uniform_(-0.5, 0.5)
+            self.bn.running_var.uniform_(0.5, 2.0)
+
+    def forward(self, x):
+        return self.fc(F.relu(self.bn(self.conv(x))).mean((2, 3)))
+
+
+def test_submodule_frozen_by_eval_stays_frozen(tmp_path, amp_tools):
+    """A batch norm frozen with ``bn.eval()`` inside a model in training mode (fine-tuning with frozen
+    statistics) trains with its running statistics, which the step keeps, as PyTorch does; and the export
+    leaves it frozen: it put every submodule back in the model's mode (``model.train(True)``), silently
+    unfreezing the user's batch norm for the rest of the script."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = _FrozenNorm().train()
+    model.bn.eval()
+    inputs = (torch.randn(4, 3, 8, 8), torch.randint(0, 4, (4,)))
+    step = export_train_step(model, F.cross_entropy, inputs, optimizer="adam", lr=0.01, out_dir=tmp_path)
+    assert model.training and not model.bn.training
+    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="adam", lr=0.01)
+    np.testing.assert_allclose(_losses(amp_tools, step, 3), want, rtol=1e-5)
+    model.bn.train()
+    trained_statistics = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, optimizer="adam", lr=0.01)
+    assert abs(trained_statistics[0] - want[0]) > 1e-3  # the test tells the two modes apart
+
+
 @pytest.mark.parametrize("dialect", ["tosa", "linalg"])
 def test_label_past_the_classes_is_refused(dialect, tmp_path, amp_tools):
     """A class label past the classes is refused before the step, as PyTorch raises an IndexError there.

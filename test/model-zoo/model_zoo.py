@@ -74,8 +74,12 @@ def torch_losses(case, dtype, autocast=None):
     ``torch.autocast(cpu, autocast)`` (with a GradScaler for float16). None when PyTorch cannot."""
     import torch
 
-    model = copy.deepcopy(case.model).to(dtype).train()
-    inputs = [t.to(dtype) if t.is_floating_point() else t for t in case.inputs]
+    import torch.utils._pytree as pytree
+
+    # each module in the mode the case gives it, as the export takes it (a batch norm frozen by .eval())
+    model = copy.deepcopy(case.model).to(dtype)
+    inputs = pytree.tree_map(lambda t: t.to(dtype) if isinstance(t, torch.Tensor) and t.is_floating_point() else t,
+                             list(case.inputs))
     opt = _optimizer([p for p in model.parameters() if p.requires_grad], case.optimizer, case.options)
     scaler = torch.amp.GradScaler("cpu") if autocast == torch.float16 else None
     losses = []

@@ -1694,7 +1694,9 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         return flat, all_names, kinds, step
 
     flat, all_names, kinds, step = layout(False)
-    was_training = model.training
+    # Each module's own mode, put back afterwards (a batch norm frozen by ``bn.eval()`` in a training model
+    # stays frozen: ``model.train(was_training)`` set every submodule to the model's mode).
+    modes = [(module, module.training) for module in model.modules()]
     # A backward that writes parameters' .grad itself (a custom autograd.Function calling
     # torch.autograd.backward: Reformer's reversible layers) bypasses the gradients the step takes: those
     # parameters would silently never train. Their .grad is checked after the capture and put back.
@@ -1792,7 +1794,8 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
         raise UnsupportedOpError(f"amp_mlir.torch could not capture the training step: {type(e).__name__}: {e}") \
             from e
     finally:
-        model.train(was_training)
+        for module, training in modes:
+            module.training = training
         written = [name for name, p, _ in grads_before if p.grad is not None]
         for _, p, grad in grads_before:
             p.grad = grad
