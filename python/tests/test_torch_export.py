@@ -1165,6 +1165,67 @@ def _run_on_batch(tools, step, where, **inputs):
                            "--precision=fp32", "--no-jit-cache"], capture_output=True, text=True, timeout=300)
 
 
+class _MaskedUpdates(nn.Module):
+    """Masked elementwise updates through masks the activations decide: ``h[m] = h[m] * 2 + 1`` and
+    ``h[m] = g[m]``."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(6, 8)
+        self.b = nn.Linear(8, 3)
+
+    def forward(self, x):
+        h = self.a(x)
+        m = h > 0.2
+        h[m] = h[m] * 2 + 1
+        g = torch.tanh(h) * 3
+        h = h.clone()
+        low = h < -0.3
+        h[low] = g[low]
+        keep = h.abs() < 1.5
+        h[keep] = -g[keep].clamp(-1, 1)
+        return self.b(h)
+
+
+def _box_loss(pred, target):
+    from torchvision.ops import generalized_box_iou_loss
+
+    boxes = torch.cat([pred[:, :2], pred[:, :2] + F.softplus(pred[:, 2:])], 1)  # x2 > x1, y2 > y1
+    return generalized_box_iou_loss(boxes, target, reduction="mean")
+
+
+def test_masked_elementwise_updates_need_no_count(tmp_path, amp_tools):
+    """``t[mask] = f(a[mask], ...)`` with a mask the activations decide (torchvision's box-IoU losses:
+    ``intsctk[mask] = (xkis2[mask] - xkis1[mask]) * (ykis2[mask] - ykis1[mask])``) was refused: the selected
+    elements are as many as the mask holds, a count the parameters decide. Kept whole until assigned back
+    through the same mask (``_MaskedSelection``), the update is a ``where`` over the whole tensor: no count
+    read, no check of it in the step, fp32 as PyTorch, and a batch with other counts trains as PyTorch."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model, x, y = _MaskedUpdates(), torch.randn(8, 6), torch.randint(0, 3, (8,))
+    h = model.a(x).detach()
+    assert 0 < int((h > 0.2).sum()) < h.numel()  # both sides of the mask in the example
+    step = export_train_step(model, F.cross_entropy, (x, y), optimizer="sgd", lr=0.5, out_dir=tmp_path / "updates")
+    assert "captured for another batch" not in step.text
+    want = torch_reference_losses(model, F.cross_entropy, (x, y), steps=4, optimizer="sgd", lr=0.5)
+    np.testing.assert_allclose(_losses(amp_tools, step, 4), want, rtol=1e-5)
+
+    pytest.importorskip("torchvision")
+    box_model = nn.Linear(4, 4)
+    x, boxes = torch.randn(8, 4) * 2, torch.rand(8, 2).repeat(1, 2)
+    boxes[:, 2:] += torch.rand(8, 2) + 0.2
+    step = export_train_step(box_model, _box_loss, (x, boxes), optimizer="sgd", lr=0.5, out_dir=tmp_path / "boxes")
+    assert "captured for another batch" not in step.text
+    want = torch_reference_losses(box_model, _box_loss, (x, boxes), steps=4, optimizer="sgd", lr=0.5)
+    np.testing.assert_allclose(_losses(amp_tools, step, 4), want, rtol=1e-5)
+    other = torch.rand(8, 2).repeat(1, 2) * 3
+    other[:, 2:] += torch.rand(8, 2) * 0.5 + 0.1
+    result = _run_on_batch(amp_tools, step, tmp_path / "other", target=other)
+    assert result.returncode == 0, result.stderr[-2000:]
+    np.testing.assert_allclose(json.loads(result.stdout.splitlines()[0])["loss"],
+                               float(_box_loss(box_model(x), other)), rtol=1e-5)
+
+
 class _RoutedExperts(nn.Module):
     """Top-1 experts as Switch Transformers' eager loop runs them: the experts a batch hits (``nonzero``)
     and each one's tokens (``torch.where``), both decided by the router's parameters."""

@@ -856,6 +856,119 @@ class _Shown(str):
         return str(self)
 
 
+class _MaskedSelection:
+    """``x[mask]`` for a boolean ``mask`` of ``x``'s shape, kept whole until it is assigned back through the
+    same mask: the masked elementwise update (``t[mask] = (a[mask] - b[mask]) * (c[mask] - d[mask])``,
+    torchvision's box-IoU losses; ``h[m] = h[m] * 2``). Selected, the elements are as many as the mask
+    holds, a count the parameters decide when the mask is computed from activations, which no static
+    step can have (the capture refused such a model). Whole, the update is ``t = where(mask, f(a, b, ...),
+    t)``, one static shape whatever the count, with the same values and the same gradients at the selected
+    elements.
+
+    The whole value is ``f`` applied to ``where(mask, x, 0)`` for every selection ``x[mask]`` it reads:
+    outside the mask the operands are 0, so ``f`` and its derivative stay finite there (an ``x`` that is inf
+    or NaN outside the mask would otherwise give NaN gradients through ``where``'s zeros), and only ops that
+    are finite with finite derivatives at 0 stay whole (``_WHOLE``; a division and a power only by a
+    number). Anything else (a reduction, a comparison, a selection through another mask, ``.shape``) gets
+    the selected elements themselves (:meth:`selected`), as before: a count read from the example (and
+    checked in the step), or the refusal."""
+
+    _WHOLE = frozenset(getattr(torch.Tensor, n) for n in (
+        "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__neg__", "__abs__", "add", "sub",
+        "mul", "neg", "abs", "clamp", "clamp_min", "clamp_max", "clip", "minimum", "maximum", "relu", "sigmoid",
+        "tanh", "exp", "square", "float", "double", "half", "bfloat16", "to")) | frozenset((
+            torch.add, torch.sub, torch.subtract, torch.mul, torch.multiply, torch.neg, torch.abs, torch.clamp,
+            torch.clamp_min, torch.clamp_max, torch.clip, torch.minimum, torch.maximum, torch.relu, torch.sigmoid,
+            torch.tanh, torch.exp, torch.square, torch.nn.functional.relu))
+    _BY_NUMBER = frozenset((torch.Tensor.__truediv__, torch.Tensor.div, torch.div, torch.true_divide))
+    _POWER = frozenset((torch.Tensor.__pow__, torch.Tensor.pow, torch.pow))
+
+    def __init__(self, mask, source=None, full=None):
+        self.mask, self.source, self._full = mask, source, full
+
+    @property
+    def full(self):
+        if self._full is None:
+            self._full = torch.where(self.mask, self.source, torch.zeros((), dtype=self.source.dtype))
+        return self._full
+
+    @staticmethod
+    def _number(v):
+        return isinstance(v, (int, float, bool)) or (isinstance(v, torch.Tensor) and v.dim() == 0)
+
+    @classmethod
+    def _whole(cls, func, args, leaves, selections):
+        if func in cls._BY_NUMBER or func in cls._POWER:
+            if len(args) < 2 or isinstance(args[1], cls) or not cls._number(args[1]) or (
+                    func in cls._POWER and not (isinstance(args[1], int) and args[1] >= 1)):
+                return False
+        elif func not in cls._WHOLE:
+            return False
+        mask = selections[0].mask
+        return all(v.mask is mask for v in selections) and all(
+            isinstance(v, (cls, str, torch.dtype, torch.device)) or v is None or cls._number(v) for v in leaves)
+
+    @classmethod
+    def handle(cls, func, args, kwargs):
+        """What ``func(*args, **kwargs)`` is with selections kept whole; NotImplemented to run it as is (no
+        selection among the arguments, nothing to select)."""
+        if func is torch.Tensor.__getitem__ and len(args) == 2:
+            x, key = args
+            if isinstance(x, torch.Tensor) and isinstance(key, torch.Tensor) and key.dtype == torch.bool and \
+                    key.shape == x.shape and x.dim() > 0 and x.is_floating_point():
+                return cls(key, source=x)
+        if func is torch.Tensor.__setitem__ and len(args) == 3:
+            t, key, value = args
+            if isinstance(value, cls) and value.mask is key and isinstance(t, torch.Tensor) and \
+                    t.shape == key.shape:
+                t.copy_(torch.where(key, value.full.to(t.dtype), t))
+                return None
+        leaves = pytree.tree_leaves((args, kwargs))
+        selections = [v for v in leaves if isinstance(v, cls)]
+        if not selections:
+            return NotImplemented
+        if cls._whole(func, args, leaves, selections):
+            args, kwargs = pytree.tree_map(lambda v: v.full if isinstance(v, cls) else v, (args, kwargs))
+            return cls(selections[0].mask, full=func(*args, **kwargs))
+        args, kwargs = pytree.tree_map(lambda v: v.selected() if isinstance(v, cls) else v, (args, kwargs))
+        return func(*args, **kwargs)
+
+    def selected(self):
+        """The selected elements themselves: ``x[mask]``, or ``f`` of the selections' (elementwise)."""
+        with torch._C.DisableTorchFunction():
+            return torch.Tensor.__getitem__(self.source if self._full is None else self._full, self.mask)
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        out = cls.handle(func, args, kwargs or {})
+        return func(*args, **(kwargs or {})) if out is NotImplemented else out
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        method = getattr(torch.Tensor, name)
+        if callable(method):
+            return lambda *a, **k: _MaskedSelection.handle(method, (self, *a), k)
+        return getattr(self.selected(), name)
+
+
+def _selection_dunder(name):
+    method = getattr(torch.Tensor, name)
+
+    def apply(self, *args):
+        return _MaskedSelection.handle(method, (self, *args), {})
+
+    return apply
+
+
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+              "__neg__", "__abs__", "__pow__", "__rpow__", "__gt__", "__lt__", "__ge__", "__le__", "__eq__", "__ne__",
+              "__getitem__", "__len__", "__bool__", "__float__", "__int__", "__and__", "__or__", "__invert__",
+              "__matmul__", "__iter__", "__format__", "__repr__"):
+    setattr(_MaskedSelection, _name, _selection_dunder(_name))
+_MaskedSelection.__hash__ = object.__hash__
+
+
 class _Specializer:
     """The first capture's decompositions of the ops whose result make_fx cannot trace: make_fx's "real"
     mode traces on the example tensors themselves, so the value is read from them, as torch.export
@@ -925,6 +1038,9 @@ class _Specializer:
         class ValueFree(TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):
                 kwargs = kwargs or {}
+                lazy = _MaskedSelection.handle(func, args, kwargs)  # masked elementwise updates, whole
+                if lazy is not NotImplemented:
+                    return lazy
                 # The step's own parameters are plain tensors while it is traced (reparametrized): a
                 # Parameter that requires a gradient here belongs to nothing the step trains.
                 for a in torch.utils._pytree.tree_leaves((args, kwargs)):
