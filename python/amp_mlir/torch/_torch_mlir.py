@@ -946,6 +946,10 @@ class _MaskedSelection:
     def __getattr__(self, name):
         if name.startswith("_"):
             raise AttributeError(name)
+        if name in ("dtype", "device", "requires_grad"):  # the same selected or whole: no count read
+            return getattr(self.source if self._full is None else self._full, name)
+        if name == "ndim":  # the selected elements are a vector
+            return 1
         method = getattr(torch.Tensor, name)
         if callable(method):
             return lambda *a, **k: _MaskedSelection.handle(method, (self, *a), k)
