@@ -863,7 +863,9 @@ class _MaskedSelection:
     holds, a count the parameters decide when the mask is computed from activations, which no static
     step can have (the capture refused such a model). Whole, the update is ``t = where(mask, f(a, b, ...),
     t)``, one static shape whatever the count, with the same values and the same gradients at the selected
-    elements.
+    elements. Only masks the capture would refuse are kept whole (``varies``); a selection through a mask
+    the batch alone decides is read and checked as before (its count specialized, and checked in the
+    step).
 
     The whole value is ``f`` applied to ``where(mask, x, 0)`` for every selection ``x[mask]`` it reads:
     outside the mask the operands are 0, so ``f`` and its derivative stay finite there (an ``x`` that is inf
@@ -909,13 +911,16 @@ class _MaskedSelection:
             isinstance(v, (cls, str, torch.dtype, torch.device)) or v is None or cls._number(v) for v in leaves)
 
     @classmethod
-    def handle(cls, func, args, kwargs):
+    def handle(cls, func, args, kwargs, varies=None):
         """What ``func(*args, **kwargs)`` is with selections kept whole; NotImplemented to run it as is (no
-        selection among the arguments, nothing to select)."""
+        selection among the arguments, nothing to select). A selection is made only through a mask that
+        ``varies`` (the capture's: computed from what changes as the model trains, whose count the capture
+        would refuse); one through a mask the batch alone decides is read and checked as before."""
         if func is torch.Tensor.__getitem__ and len(args) == 2:
             x, key = args
             if isinstance(x, torch.Tensor) and isinstance(key, torch.Tensor) and key.dtype == torch.bool and \
-                    key.shape == x.shape and x.dim() > 0 and x.is_floating_point():
+                    key.shape == x.shape and x.dim() > 0 and x.is_floating_point() and varies is not None and \
+                    varies(key):
                 return cls(key, source=x)
         if func is torch.Tensor.__setitem__ and len(args) == 3:
             t, key, value = args
@@ -923,6 +928,8 @@ class _MaskedSelection:
                     t.shape == key.shape:
                 t.copy_(torch.where(key, value.full.to(t.dtype), t))
                 return None
+        if not any(isinstance(v, (cls, list, tuple, dict)) for v in (*args, *kwargs.values())):
+            return NotImplemented  # (most calls: nothing to look into)
         leaves = pytree.tree_leaves((args, kwargs))
         selections = [v for v in leaves if isinstance(v, cls)]
         if not selections:
@@ -1042,7 +1049,7 @@ class _Specializer:
         class ValueFree(TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):
                 kwargs = kwargs or {}
-                lazy = _MaskedSelection.handle(func, args, kwargs)  # masked elementwise updates, whole
+                lazy = _MaskedSelection.handle(func, args, kwargs, specializer._varies)  # masked updates, whole
                 if lazy is not NotImplemented:
                     return lazy
                 # The step's own parameters are plain tensors while it is traced (reparametrized): a
@@ -1211,6 +1218,16 @@ class _Specializer:
         line = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
         return f"{Path(frame.f_code.co_filename).name}:{frame.f_lineno} in {frame.f_code.co_name}" + \
             (f" (`{line}`)" if line else "")
+
+    def _varies(self, t):
+        """True when the traced tensor ``t`` is computed from what changes as the model trains (the
+        parameters, the optimizer state, the buffers, random numbers), not from the batch alone."""
+        from torch.fx.experimental.proxy_tensor import get_proxy_mode, get_proxy_slot
+
+        mode = get_proxy_mode()
+        slot = get_proxy_slot(t, mode.tracer, None) if mode is not None else None
+        return slot is not None and any(i < 0 or self.arg_kinds[i] not in ("input", "target")
+                                        for i in self._depends_on(slot.proxy.node))
 
     def _depends_on(self, node):
         """What ``node`` is computed from: the step arguments' indices, and -1 for a random op."""
