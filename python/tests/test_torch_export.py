@@ -1166,8 +1166,8 @@ def _run_on_batch(tools, step, where, **inputs):
 
 
 class _MaskedUpdates(nn.Module):
-    """Masked elementwise updates through masks the activations decide: ``h[m] = h[m] * 2 + 1`` and
-    ``h[m] = g[m]``."""
+    """Masked elementwise updates through masks the activations decide: ``h[m] = h[m] * 2 + 1``,
+    ``h[h < c] = g[h < c]`` and ``h[m] = -g[m].clamp(...)``."""
 
     def __init__(self):
         super().__init__()
@@ -1180,8 +1180,7 @@ class _MaskedUpdates(nn.Module):
         h[m] = h[m] * 2 + 1
         g = torch.tanh(h) * 3
         h = h.clone()
-        low = h < -0.3
-        h[low] = g[low]
+        h[h < -0.3] = g[h < -0.3]  # the mask written twice: the same op of the same values
         keep = h.abs() < 1.5
         h[keep] = -g[keep].clamp(-1, 1)
         return self.b(h)

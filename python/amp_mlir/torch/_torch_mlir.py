@@ -898,6 +898,23 @@ class _MaskedSelection:
     def _number(v):
         return isinstance(v, (int, float, bool)) or (isinstance(v, torch.Tensor) and v.dim() == 0)
 
+    @staticmethod
+    def same_mask(a, b):
+        """``a`` is ``b``, or both were computed by the same op from the same traced values (``h[h < 0] =
+        g[h < 0]`` writes the mask twice; an in-place update in between gives its operand a new traced value,
+        so a mask computed after it is another)."""
+        if a is b:
+            return True
+        from torch.fx.experimental.proxy_tensor import get_proxy_mode, get_proxy_slot
+
+        mode = get_proxy_mode()
+        if mode is None or a.shape != b.shape:
+            return False
+        na, nb = (getattr(get_proxy_slot(t, mode.tracer, None), "proxy", None) for t in (a, b))
+        na, nb = getattr(na, "node", None), getattr(nb, "node", None)
+        return na is not None and nb is not None and na.op == nb.op == "call_function" and \
+            na.target == nb.target and na.args == nb.args and na.kwargs == nb.kwargs
+
     @classmethod
     def _whole(cls, func, args, leaves, selections):
         if func in cls._BY_NUMBER or func in cls._POWER:
@@ -907,7 +924,7 @@ class _MaskedSelection:
         elif func not in cls._WHOLE:
             return False
         mask = selections[0].mask
-        return all(v.mask is mask for v in selections) and all(
+        return all(cls.same_mask(v.mask, mask) for v in selections) and all(
             isinstance(v, (cls, str, torch.dtype, torch.device)) or v is None or cls._number(v) for v in leaves)
 
     @classmethod
@@ -924,8 +941,8 @@ class _MaskedSelection:
                 return cls(key, source=x)
         if func is torch.Tensor.__setitem__ and len(args) == 3:
             t, key, value = args
-            if isinstance(value, cls) and value.mask is key and isinstance(t, torch.Tensor) and \
-                    t.shape == key.shape:
+            if isinstance(value, cls) and isinstance(key, torch.Tensor) and isinstance(t, torch.Tensor) and \
+                    t.shape == key.shape and cls.same_mask(value.mask, key):
                 t.copy_(torch.where(key, value.full.to(t.dtype), t))
                 return None
         if not any(isinstance(v, (cls, list, tuple, dict)) for v in (*args, *kwargs.values())):
@@ -975,7 +992,7 @@ def _selection_dunder(name):
 for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
               "__neg__", "__abs__", "__pow__", "__rpow__", "__gt__", "__lt__", "__ge__", "__le__", "__eq__", "__ne__",
               "__getitem__", "__len__", "__bool__", "__float__", "__int__", "__and__", "__or__", "__invert__",
-              "__matmul__", "__iter__", "__format__", "__repr__"):
+              "__matmul__", "__iter__", "__format__", "__repr__", "__setitem__"):
     setattr(_MaskedSelection, _name, _selection_dunder(_name))
 _MaskedSelection.__hash__ = object.__hash__
 
