@@ -62,6 +62,7 @@ tools = [
     ToolSubst("mlir-opt", unresolved="fatal"),
     ToolSubst("mlir-runner", unresolved="fatal"),
     ToolSubst("mlir-translate", unresolved="fatal"),
+    ToolSubst("llc", unresolved="fatal"),
     "amp-compile",
     ToolSubst("ptxas", unresolved="ignore"),
 ]

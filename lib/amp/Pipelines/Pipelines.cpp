@@ -298,8 +298,11 @@ static void addOutliningPasses(OpPassManager &pm) {
 /// shared by amp-cpu-pipeline and the host emulation of amp-gpu-pipeline.
 /// With `outlined`, the step's region ops are already in functions of their
 /// own (addOutliningPasses).
+/// With `nativeBf16Rounding`, f32 -> bf16 stays an llvm.fptrunc (the CPU's
+/// own instruction) instead of integer code.
 static void addLoopsToLLVMPasses(OpPassManager &pm, bool runtimeAllocator,
-                                 int64_t parallelMinWork, bool outlined) {
+                                 int64_t parallelMinWork, bool outlined,
+                                 bool nativeBf16Rounding) {
   {
     OpPassManager &fpm = pm.nest<func::FuncOp>();
     // Loops, then scalars: a linalg op's parallel dimensions as scf.parallel
@@ -363,8 +366,10 @@ static void addLoopsToLLVMPasses(OpPassManager &pm, bool runtimeAllocator,
   pm.addPass(createAmpCpuApproximateMathPass());
   {
     OpPassManager &fpm = pm.nest<func::FuncOp>();
+    // bf16 conversions as integer code, or the CPU's own f32 -> bf16
+    // rounding where it has one (bf16 -> f32 is a shift either way).
     arith::ArithExpandOpsPassOptions expand;
-    expand.includeBf16 = true;
+    expand.includeBf16 = !nativeBf16Rounding;
     fpm.addPass(arith::createArithExpandOpsPass(expand));
     // Math first: MathToLLVM takes what has an LLVM intrinsic (vectors too);
     // MathToLibm calls libm for the rest (f64 erf, erfc, cbrt, atan2, ...), one
@@ -483,7 +488,7 @@ void mlir::amp::buildAmpCpuPipeline(OpPassManager &pm,
   }
 
   addLoopsToLLVMPasses(pm, config.runtimeAllocator, config.parallelMinWork,
-                       /*outlined=*/true);
+                       /*outlined=*/true, config.nativeBf16Rounding);
   AmpCheckLoweredPassOptions check;
   check.pipeline = "amp-cpu-pipeline";
   pm.addPass(createAmpCheckLoweredPass(check));
@@ -549,7 +554,8 @@ void mlir::amp::buildAmpGpuPipeline(OpPassManager &pm,
     pm.addPass(createAmpGpuEmulateOnHostPass(emulate));
     pm.addPass(createCanonicalizerPass());
     addLoopsToLLVMPasses(pm, /*runtimeAllocator=*/false,
-                         /*parallelMinWork=*/0, /*outlined=*/false);
+                         /*parallelMinWork=*/0, /*outlined=*/false,
+                         /*nativeBf16Rounding=*/false);
     AmpCheckLoweredPassOptions check;
     check.pipeline = "amp-gpu-pipeline{emulate}";
     pm.addPass(createAmpCheckLoweredPass(check));

@@ -404,7 +404,14 @@ LoweringConfig mlir::amp::getEffectiveLoweringConfig(
     // The runtime's GEMM takes bf16 operands where this CPU has AVX512_BF16
     // (its oneDNN kernels, DnnlGemm.cpp's dnnlGemmAvailable); elsewhere it
     // would widen them in every call, and the step widens them once.
-    config.bf16Gemm = llvm::sys::getHostCPUFeatures().lookup("avx512bf16");
+    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    config.bf16Gemm = features.lookup("avx512bf16");
+    // The f32 -> bf16 rounding as one instruction where this CPU has it
+    // (VCVTNEPS2BF16 on 128 / 256 / 512-bit vectors), instead of integer
+    // code per lane.
+    config.nativeBf16Rounding =
+        (features.lookup("avx512bf16") && features.lookup("avx512vl")) ||
+        features.lookup("avxneconvert");
     return config;
   }
   config.target = LoweringTarget::GPU;

@@ -2,8 +2,10 @@
 //
 // At the end of the CPU lowering every bf16 computation has been emulated in
 // f32 (arith-emulate-unsupported-floats) and every conversion expanded to
-// integer arithmetic (arith-expand{include-bf16}): a bf16 value in the LLVM
-// dialect is only loaded, stored, selected, or bitcast to and from i16. x86
+// integer arithmetic (arith-expand{include-bf16}; with native-bf16-rounding
+// the f32 -> bf16 rounding stays an llvm.fptrunc and the widening an
+// llvm.fpext, one instruction each): a bf16 value in the LLVM dialect is
+// otherwise only loaded, stored, selected, or bitcast to and from i16. x86
 // without AVX512_BF16 has no bfloat vector operations, and LLVM legalises a
 // `select <N x bfloat>` one element at a time. Such selects come from
 // upstream's f32 -> bf16 rounding (`select(isnan(x), 0x7FC0, rounded)` on
