@@ -52,11 +52,14 @@ def torch_step_ms(case, steps, precision="fp32", min_ms=0.0):
     import copy
 
     import torch
+    import torch.utils._pytree as pytree
     import model_zoo
 
-    model = copy.deepcopy(case.model).train()
+    # each module in the mode the case gives it, as the export takes it (model_zoo.torch_losses)
+    model = copy.deepcopy(case.model)
     opt = model_zoo._optimizer([p for p in model.parameters() if p.requires_grad], case.optimizer, case.options)
-    inputs = [t.float() if t.is_floating_point() else t for t in case.inputs]
+    inputs = pytree.tree_map(lambda t: t.float() if isinstance(t, torch.Tensor) and t.is_floating_point() else t,
+                             list(case.inputs))
     dtype = {"bf16": torch.bfloat16, "f16": torch.float16}.get(precision)
     scaler = torch.amp.GradScaler("cpu") if precision == "f16" else None
     def timed(n):

@@ -1225,6 +1225,47 @@ def test_masked_elementwise_updates_need_no_count(tmp_path, amp_tools):
                                float(_box_loss(box_model(x), other)), rtol=1e-5)
 
 
+class _MaskedDomains(nn.Module):
+    """Masked updates through ops defined on part of the line, the masks decided by the activations:
+    ``log``, a power and a division by a selection whose other operand is a parameter (its gradient sums over
+    every element: read at 0 outside the mask, ``x ** s`` would give it ``0 * log(0)`` there, ``s / x``
+    ``0 * inf``), a division by a selection, a power of 0.5."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(6, 8)
+        self.b = nn.Linear(8, 3)
+        self.s = nn.Parameter(torch.tensor(0.7))
+
+    def forward(self, x):
+        h = self.a(x)
+        pos = h > 0.1
+        h[pos] = torch.log(h[pos]) + h[pos] ** self.s
+        h = h.clone()
+        neg = h < -0.2
+        h[neg] = self.s / (h[neg] - 1) + h[neg] / (h[neg] * h[neg] + 1) - (-h[neg]).sqrt() ** 0.5
+        return self.b(h)
+
+
+def test_masked_updates_through_logs_roots_and_divisions(tmp_path, amp_tools):
+    """``h[m] = log(h[m]) + h[m] ** s``, ``h[m] = s / (h[m] - 1) + h[m] / (...) - sqrt(-h[m]) ** 0.5`` with
+    masks the activations decide stay whole as well: each op reads its selections at a point of its domain
+    outside the mask (1 for the logarithm, the root, the denominators and the bases of powers other than 1, 2,
+    ...), so the parameter's gradient, a sum over every element, stays finite; fp32 trains as PyTorch (these
+    ops selected the elements before, a count refused as one that changes as the model trains)."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model, x, y = _MaskedDomains(), torch.randn(8, 6), torch.randint(0, 3, (8,))
+    h = model.a(x).detach()
+    assert 0 < int((h > 0.1).sum()) < h.numel() and int((h < -0.2).sum()) > 0
+    step = export_train_step(model, F.cross_entropy, (x, y), optimizer="sgd", lr=0.5, out_dir=tmp_path / "domains")
+    assert "captured for another batch" not in step.text
+    want = torch_reference_losses(model, F.cross_entropy, (x, y), steps=4, optimizer="sgd", lr=0.5)
+    got = _losses(amp_tools, step, 4)
+    assert np.isfinite(np.asarray(got, dtype=float)).all(), got  # amp-train writes a NaN loss as null
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
 class _RoutedExperts(nn.Module):
     """Top-1 experts as Switch Transformers' eager loop runs them: the experts a batch hits (``nonzero``)
     and each one's tokens (``torch.where``), both decided by the router's parameters."""

@@ -867,32 +867,49 @@ class _MaskedSelection:
     the batch alone decides is read and checked as before (its count specialized, and checked in the
     step).
 
-    The whole value is ``f`` applied to ``where(mask, x, 0)`` for every selection ``x[mask]`` it reads:
-    outside the mask the operands are 0, so ``f`` and its derivative stay finite there (an ``x`` that is inf
-    or NaN outside the mask would otherwise give NaN gradients through ``where``'s zeros), and only ops that
-    are finite with finite derivatives at 0 stay whole (``_WHOLE``; a division and a power only by a
-    number). Anything else (a reduction, a comparison, a selection through another mask, ``.shape``) gets
-    the selected elements themselves (:meth:`selected`), as before: a count read from the example (and
-    checked in the step), or the refusal."""
+    The whole value is ``f`` applied to ``where(mask, x, s)`` for every selection ``x[mask]`` it reads, ``s``
+    a point where ``f`` and its derivative are finite: 0 (``_WHOLE``), 1 for a logarithm, a root, a
+    reciprocal (``_AT_ONE``), a denominator, and the base of a power other than 1, 2, 3, ... (an ``x`` that is
+    inf or NaN outside the mask, or ``log(0)``, would otherwise give NaN gradients through ``where``'s zeros:
+    ``0 * inf``). Each op's result is masked again before the next op reads it, so what lies outside the mask
+    is always an op of ``s`` and numbers (no overflow carried along a chain). Divisions and powers stay whole
+    when their other operand is a number (or, for a division, a selection through the same mask). Anything
+    else (a reduction, a comparison, a selection through another mask, ``.shape``) gets the selected
+    elements themselves (:meth:`selected`), as before: a count read from the example (and checked in the
+    step), or the refusal."""
 
     _WHOLE = frozenset(getattr(torch.Tensor, n) for n in (
         "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__neg__", "__abs__", "add", "sub",
         "mul", "neg", "abs", "clamp", "clamp_min", "clamp_max", "clip", "minimum", "maximum", "relu", "sigmoid",
-        "tanh", "exp", "square", "float", "double", "half", "bfloat16", "to")) | frozenset((
+        "tanh", "exp", "expm1", "log1p", "sin", "cos", "atan", "erf", "sign", "square", "float", "double", "half",
+        "bfloat16", "to")) | frozenset((
             torch.add, torch.sub, torch.subtract, torch.mul, torch.multiply, torch.neg, torch.abs, torch.clamp,
             torch.clamp_min, torch.clamp_max, torch.clip, torch.minimum, torch.maximum, torch.relu, torch.sigmoid,
-            torch.tanh, torch.exp, torch.square, torch.nn.functional.relu))
-    _BY_NUMBER = frozenset((torch.Tensor.__truediv__, torch.Tensor.div, torch.div, torch.true_divide))
+            torch.tanh, torch.exp, torch.expm1, torch.log1p, torch.sin, torch.cos, torch.atan, torch.erf,
+            torch.sign, torch.square, torch.nn.functional.relu, torch.nn.functional.softplus,
+            torch.nn.functional.silu, torch.nn.functional.gelu, torch.nn.functional.elu,
+            torch.nn.functional.leaky_relu))
+    _AT_ONE = frozenset(getattr(torch.Tensor, n) for n in (
+        "log", "log2", "log10", "sqrt", "rsqrt", "reciprocal")) | frozenset((
+            torch.log, torch.log2, torch.log10, torch.sqrt, torch.rsqrt, torch.reciprocal))
+    _DIVIDE = frozenset((torch.Tensor.__truediv__, torch.Tensor.div, torch.div, torch.true_divide))
     _POWER = frozenset((torch.Tensor.__pow__, torch.Tensor.pow, torch.pow))
 
     def __init__(self, mask, source=None, full=None):
-        self.mask, self.source, self._full = mask, source, full
+        # `_outside`: what `full` holds outside the mask where that is known (the zeros of a selection)
+        self.mask, self.source, self._full, self._outside = mask, source, full, 0 if full is None else None
 
     @property
     def full(self):
         if self._full is None:
             self._full = torch.where(self.mask, self.source, torch.zeros((), dtype=self.source.dtype))
         return self._full
+
+    def at(self, safe):
+        """``full`` with ``safe`` outside the mask."""
+        if self._outside == safe:
+            return self.full
+        return torch.where(self.mask, self.full, torch.full((), safe, dtype=self.full.dtype))
 
     @staticmethod
     def _number(v):
@@ -917,15 +934,30 @@ class _MaskedSelection:
 
     @classmethod
     def _whole(cls, func, args, leaves, selections):
-        if func in cls._BY_NUMBER or func in cls._POWER:
-            if len(args) < 2 or isinstance(args[1], cls) or not cls._number(args[1]) or (
-                    func in cls._POWER and not (isinstance(args[1], int) and args[1] >= 1)):
-                return False
+        """Whether ``func`` stays whole; if so, the point of its domain each positional argument that is a
+        selection is read at outside the mask (a list), else None."""
+        safe = [0] * len(args)
+        if func in cls._DIVIDE:  # x / number, x / y through the same mask: y read at 1
+            if len(args) != 2 or not (isinstance(args[1], cls) or cls._number(args[1])):
+                return None
+            safe[1] = 1
+        elif func is torch.Tensor.__rtruediv__:  # number / x
+            if len(args) != 2 or not cls._number(args[1]):
+                return None
+            safe[0] = 1
+        elif func in cls._POWER:  # x ** number: x read at 1 unless the power is 1, 2, 3, ...
+            if len(args) != 2 or not isinstance(args[0], cls) or not cls._number(args[1]) or isinstance(args[1], cls):
+                return None
+            safe[0] = 0 if isinstance(args[1], int) and not isinstance(args[1], bool) and args[1] >= 1 else 1
+        elif func in cls._AT_ONE:
+            safe = [1] * len(args)
         elif func not in cls._WHOLE:
-            return False
+            return None
         mask = selections[0].mask
-        return all(cls.same_mask(v.mask, mask) for v in selections) and all(
-            isinstance(v, (cls, str, torch.dtype, torch.device)) or v is None or cls._number(v) for v in leaves)
+        if all(cls.same_mask(v.mask, mask) for v in selections) and all(
+                isinstance(v, (cls, str, torch.dtype, torch.device)) or v is None or cls._number(v) for v in leaves):
+            return safe
+        return None
 
     @classmethod
     def handle(cls, func, args, kwargs, varies=None):
@@ -951,8 +983,10 @@ class _MaskedSelection:
         selections = [v for v in leaves if isinstance(v, cls)]
         if not selections:
             return NotImplemented
-        if cls._whole(func, args, leaves, selections):
-            args, kwargs = pytree.tree_map(lambda v: v.full if isinstance(v, cls) else v, (args, kwargs))
+        safe = cls._whole(func, args, leaves, selections)
+        if safe is not None:
+            args = tuple(v.at(point) if isinstance(v, cls) else v for v, point in zip(args, safe))
+            kwargs = pytree.tree_map(lambda v: v.at(0) if isinstance(v, cls) else v, kwargs)
             return cls(selections[0].mask, full=func(*args, **kwargs))
         args, kwargs = pytree.tree_map(lambda v: v.selected() if isinstance(v, cls) else v, (args, kwargs))
         return func(*args, **kwargs)
