@@ -8,6 +8,12 @@
 // RUN: amp-opt %s --amp-cpu-pipeline=native-bf16-rounding | FileCheck %s --check-prefix=NATIVE
 // RUN: amp-opt %s --amp-cpu-pipeline=native-bf16-rounding | mlir-translate --mlir-to-llvmir | llc -O2 -mtriple=x86_64-unknown-linux-gnu -mattr=+avx2,+fma,+avx512f,+avx512vl,+avx512bf16 | FileCheck %s --check-prefix=AVX512
 // RUN: amp-opt %s --amp-cpu-pipeline=native-bf16-rounding | mlir-translate --mlir-to-llvmir | llc -O2 -mtriple=x86_64-unknown-linux-gnu -mattr=+avx2,+fma,+avxneconvert | FileCheck %s --check-prefix=AVXNE
+// amp-compile's host code takes it from --mcpu / --mattr: a bf16 step for
+// Sapphire Rapids rounds with llvm.fptrunc, one for x86-64-v3 (AVX2) in
+// integer code.
+// RUN: amp-compile %examples/mlp_sgd.mlir --target=cpu --precision=bf16 --emit=llvm --mcpu=sapphirerapids -o - | FileCheck %s --check-prefix=SPR
+// RUN: amp-compile %examples/mlp_sgd.mlir --target=cpu --precision=bf16 --emit=llvm --mcpu=x86-64-v3 -o - | FileCheck %s --check-prefix=V3
+// RUN: amp-compile %examples/mlp_sgd.mlir --target=cpu --precision=bf16 --emit=llvm --mcpu=x86-64-v3 --mattr=+avx512f,+avx512vl,+avx512bf16 -o - | FileCheck %s --check-prefix=SPR
 
 // EXPAND-LABEL: llvm.func @round_and_scale(
 // EXPAND-NOT: llvm.fptrunc
@@ -30,6 +36,9 @@
 // AVXNE: {vex} vcvtneps2bf16
 // AVXNE-NOT: __truncsfbf2
 // AVXNE-LABEL: _mlir_ciface_round_and_scale:
+
+// SPR: fptrunc <8 x float> %{{.*}} to <8 x bfloat>
+// V3-NOT: fptrunc {{.*}} bfloat
 
 // Rounds x to bf16, scales the bf16 value by 2 (computed in f32, rounded
 // again).

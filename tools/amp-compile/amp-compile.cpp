@@ -448,6 +448,19 @@ int main(int argc, char **argv) {
   } else if (target == Target::CPU) {
     LoweringConfig cpu = LoweringConfig::forTarget(LoweringTarget::CPU);
     cpu.checkInUpdate = loweringMode == "check-in-update";
+    // Host code for a CPU that rounds f32 to bf16 in one instruction
+    // (--mcpu / --mattr): the rounding as that instruction, as amp-train
+    // does on such a host (native-bf16-rounding).
+    if (hostObject) {
+      std::unique_ptr<llvm::TargetMachine> machine = createHostTargetMachine();
+      if (!machine)
+        return EXIT_FAILURE;
+      const llvm::MCSubtargetInfo *subtarget = machine->getMCSubtargetInfo();
+      cpu.nativeBf16Rounding =
+          machine->getTargetTriple().isX86() &&
+          (subtarget->checkFeatures("+avx512bf16,+avx512vl") ||
+           subtarget->checkFeatures("+avxneconvert"));
+    }
     cpu.ampOps = loweringMode == "runtime" ? AmpOpsLowering::Runtime
                                            : AmpOpsLowering::Inline;
     buildAmpCpuPipeline(pm, cpu);
