@@ -1331,6 +1331,33 @@ class _Specializer:
                 varying.append(lines[-1])
         return lines, varying
 
+    @staticmethod
+    def _from_random(line):
+        """Whether a line of :meth:`describe` names random numbers among what its value is read from."""
+        return "random numbers" in line.rsplit(", from ", 1)[-1]
+
+    @staticmethod
+    def _refuse(varying):
+        """The error for values read that training changes (``varying``: their lines)."""
+        random = any(_Specializer._from_random(line) for line in varying)
+        raise UnsupportedOpError(
+            "amp_mlir.torch cannot capture the training step: the model reads values from tensors that "
+            "change as it trains (`.item()`, `bool(tensor)`, `.tolist()`, a tensor used as a size, "
+            "`nonzero`'s count) and decides its computation by them; a captured step would keep the "
+            "example's values at every step. Compute such parts without reading values (masks, "
+            "torch.where, every expert on every token weighted by its routing):\n  " + "\n  ".join(varying)
+            + ("\nA branch on random numbers, such as LayerDrop's `if torch.rand([]) < layerdrop:` (skip the "
+               "layer), draws anew at every step: compute the layer and keep or drop its output with "
+               "torch.where on the draw, or turn it off (a transformers model: config.layerdrop = 0)."
+               if random else ""))
+
+    def refuse_random(self):
+        """The error of :meth:`warn` for values read from random numbers, raised before the step is traced
+        again: the next trace draws anew, and a branch on the draw (LayerDrop) may take the other way."""
+        varying = self.describe()[1]
+        if any(self._from_random(line) for line in varying):
+            self._refuse(varying)
+
     def warn(self, unchanged=frozenset()):
         """The warning naming the values the step is specialized to; returns its lines. A value that the
         parameters, the optimizer state or random numbers decide is an error instead: the step would keep
@@ -1338,12 +1365,7 @@ class _Specializer:
         per expert), silently wrong from the second step on."""
         lines, varying = self.describe(unchanged)
         if varying:
-            raise UnsupportedOpError(
-                "amp_mlir.torch cannot capture the training step: the model reads values from tensors that "
-                "change as it trains (`.item()`, `bool(tensor)`, `.tolist()`, a tensor used as a size, "
-                "`nonzero`'s count) and decides its computation by them; a captured step would keep the "
-                "example's values at every step. Compute such parts without reading values (masks, "
-                "torch.where, every expert on every token weighted by its routing):\n  " + "\n  ".join(varying))
+            self._refuse(varying)
         if lines:
             warnings.warn(
                 "amp_mlir.torch specialized the training step to values read from the example tensors "
@@ -1954,7 +1976,9 @@ def import_train_step(model: torch.nn.Module, loss_fn, example_inputs: tuple, *,
             if random_ops:
                 # Captured again with the random-number state as an argument, which the replay's
                 # decompositions draw from (a random op traced as is would be a constant, the same
-                # dropout mask at every step).
+                # dropout mask at every step). A value read from the draws is refused first: the next
+                # trace draws again.
+                specializer.refuse_random()
                 flat, all_names, kinds, step = layout(True)
                 specializer, first = trace(tracing_state, flat, all_names, kinds, step)
             rng_index = kinds.index("rng") if random_ops else None
