@@ -22,15 +22,11 @@ def _zoo(repo_dir):
 
 MODELS = ["regression", "mnist_mlp", "lstm", "resnet18", "mobilenet_v3_small", "gpt2", "bert", "vit_tiny"]
 
-# Ops amp-autocast keeps f32 because it cannot classify them, by model: resnet18's max-pool argmax
-# (torch-mlir's max_pool2d_with_indices compares an element it extracts with the pooled value;
-# rounding one side would change the indices, docs/Policy.md linalg rule 3). Every other op of the
-# zoo has a category, and the AMP pipeline warns about none of them.
-UNKNOWN_OPS = {"resnet18": 1}
-
-
+# Every op of the zoo has a category (resnet18's max-pool argmax, torch-mlir's generic that compares
+# an element it extracts with the pooled value, was the last unknown one: docs/Policy.md linalg rule
+# 3), and the AMP pipeline warns about none of them.
 def _assert_classified(name, res):
-    assert res["unknown_ops"] <= UNKNOWN_OPS.get(name, 0), f"{name}: {res['unknown_ops']} unknown ops"
+    assert res["unknown_ops"] == 0, f"{name}: {res['unknown_ops']} unknown ops"
     assert not res["amp_warnings"], "\n".join(res["amp_warnings"][:5])
 
 

@@ -1844,6 +1844,32 @@ def test_torch_mlir_linalg_import_trains(tmp_path, amp_tools):
     np.testing.assert_allclose([r["loss"] for r in rows], fp32, rtol=1e-3)
 
 
+def test_linalg_import_max_pool_between_convolutions(tmp_path, amp_tools):
+    """torch-mlir's linalg import of ``max_pool2d_with_indices``: a pool and a generic that finds each
+    window's argmax by comparing the pool's input with the pooled value. Between two convolutions the
+    pool runs in f16 / bf16 on the rounded input; the argmax generic rounds the element it compares the
+    same way (docs/Policy.md, linalg rule 3). It used to stay f32 (unknown), matched no element, and the
+    backward lost the pool's gradient: f16 1.5% and bf16 1.5% from fp32 at step 2 (now 1.4e-5 and
+    2.9e-4)."""
+    _torch_mlir()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.MaxPool2d(2), nn.Conv2d(8, 8, 3, padding=1),
+                          nn.ReLU(), nn.Flatten(), nn.Linear(8 * 4 * 4, 10))
+    inputs = (torch.randn(8, 3, 8, 8), torch.randint(0, 10, (8,)))
+    step = export_train_step(model, F.cross_entropy, inputs, out_dir=tmp_path, dialect="linalg",
+                             optimizer="sgd", lr=0.1)
+    fp32 = _losses(amp_tools, step, 3)
+    np.testing.assert_allclose(fp32, torch_reference_losses(model, F.cross_entropy, inputs, steps=3,
+                                                            optimizer="sgd", lr=0.1), rtol=1e-5)
+    assert "linalg.pooling_nchw_max" in step.text and "tensor.extract" in step.text
+    report = tmp_path / "decisions.json"
+    _run([amp_tools["amp_opt"], str(step.mlir_path), f"--amp-pipeline=precision=f16 report={report}",
+          "-o", str(tmp_path / "amp.mlir")])
+    assert json.loads(report.read_text())["summary"]["unknown_ops"] == 0
+    for precision, rtol in (("f16", 1e-3), ("bf16", 5e-3)):
+        np.testing.assert_allclose(_losses(amp_tools, step, 3, precision), fp32, rtol=rtol, err_msg=precision)
+
+
 def _without_decomposition(monkeypatch, op):
     """``_decompositions.table()`` without its entry for ``op`` (torch-mlir's own lowering, or none)."""
     from amp_mlir.torch import _decompositions

@@ -409,6 +409,81 @@ func.func @captured_by_payload(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %big: t
   return %m, %g : tensor<10x8xf32>, tensor<10x8xi64>
 }
 
+// torch-mlir's max_pool2d_with_indices (linalg import): the pool runs low
+// between two convolutions, on the rounded convolution output; its argmax
+// generic extracts from the f32 convolution output and compares the element
+// with the pooled value. The generic is clear (the extract is data movement,
+// cmpf clear) and runs low, and the element it computes with is rounded as the
+// pool's input was: f16 / bf16 then back to f32, so it equals the pooled
+// value where the maximum is. (Left f32, no element matched, every index
+// stayed -1 and the backward lost the gradient: f16 4.6% off fp32 in 5 steps.)
+// CHECK-LABEL: func.func @pool_argmax(
+// CHECK: %[[C:.*]] = linalg.conv_2d_nchw_fchw {{.*}} -> tensor<1x1x4x4xf32>
+// CHECK: %[[C16:.*]] = arith.truncf %[[C]] : tensor<1x1x4x4xf32> to tensor<1x1x4x4xf16>
+// CHECK: %[[P:.*]] = linalg.pooling_nchw_max {{.*}} ins(%[[C16]], %{{.*}} : tensor<1x1x4x4xf16>, tensor<2x2xf16>) {{.*}} -> tensor<1x1x2x2xf16>
+// CHECK: linalg.generic {{.*}} ins(%[[P]], %{{.*}} : tensor<1x1x2x2xf16>, tensor<2x2xi64>)
+// CHECK: ^bb0(%[[IN:.*]]: f16, %{{.*}}: i64, %{{.*}}: i64):
+// CHECK: %[[IN32:.*]] = arith.extf %[[IN]] : f16 to f32
+// CHECK: %[[E:.*]] = tensor.extract %[[C]][{{.*}}] : tensor<1x1x4x4xf32>
+// CHECK-NEXT: %[[E16:.*]] = arith.truncf %[[E]] : f32 to f16
+// CHECK-NEXT: %[[E32:.*]] = arith.extf %[[E16]] : f16 to f32
+// CHECK-NEXT: arith.cmpf oeq, %[[E32]], %[[IN32]] : f32
+// CHECK: linalg.yield %{{.*}} : i64
+// BF16-LABEL: func.func @pool_argmax(
+// BF16: %[[E:.*]] = tensor.extract %{{.*}} : tensor<1x1x4x4xf32>
+// BF16-NEXT: %[[E16:.*]] = arith.truncf %[[E]] : f32 to bf16
+// BF16-NEXT: arith.extf %[[E16]] : bf16 to f32
+#pool_in = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
+#pool_win = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>
+func.func @pool_argmax(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x1x1xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>) {
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %neg1 = arith.constant -1 : i64
+  %e4 = tensor.empty() : tensor<1x1x4x4xf32>
+  %f4 = linalg.fill ins(%zero : f32) outs(%e4 : tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%x, %w : tensor<1x1x4x4xf32>, tensor<1x1x1x1xf32>) outs(%f4 : tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %e2 = tensor.empty() : tensor<1x1x2x2xf32>
+  %f2 = linalg.fill ins(%ninf : f32) outs(%e2 : tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %win = tensor.empty() : tensor<2x2xf32>
+  %p = linalg.pooling_nchw_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+      ins(%c, %win : tensor<1x1x4x4xf32>, tensor<2x2xf32>) outs(%f2 : tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %ei = tensor.empty() : tensor<1x1x2x2xi64>
+  %fi = linalg.fill ins(%neg1 : i64) outs(%ei : tensor<1x1x2x2xi64>) -> tensor<1x1x2x2xi64>
+  %wi = tensor.empty() : tensor<2x2xi64>
+  %idx = linalg.generic {indexing_maps = [#pool_in, #pool_win, #pool_in],
+                         iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%p, %wi : tensor<1x1x2x2xf32>, tensor<2x2xi64>) outs(%fi : tensor<1x1x2x2xi64>) {
+  ^bb0(%in: f32, %unused: i64, %out: i64):
+    %n = linalg.index 0 : index
+    %ch = linalg.index 1 : index
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %ki = linalg.index 4 : index
+    %kj = linalg.index 5 : index
+    %i2 = arith.muli %i, %c2 : index
+    %h = arith.addi %i2, %ki : index
+    %j2 = arith.muli %j, %c2 : index
+    %v = arith.addi %j2, %kj : index
+    %elem = tensor.extract %c[%n, %ch, %h, %v] : tensor<1x1x4x4xf32>
+    %eq = arith.cmpf oeq, %elem, %in : f32
+    %hw = arith.muli %h, %c4 : index
+    %flat = arith.addi %v, %hw : index
+    %flat64 = arith.index_cast %flat : index to i64
+    %pick = arith.select %eq, %flat64, %out : i64
+    %first = arith.cmpi eq, %out, %neg1 : i64
+    %r = arith.select %first, %pick, %out : i64
+    linalg.yield %r : i64
+  } -> tensor<1x1x2x2xi64>
+  %e22 = tensor.empty() : tensor<1x1x2x2xf32>
+  %f22 = linalg.fill ins(%zero : f32) outs(%e22 : tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%p, %w : tensor<1x1x2x2xf32>, tensor<1x1x1x1xf32>) outs(%f22 : tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  return %y, %idx : tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>
+}
+
 // A payload that yields an element of a tensor from above as is is a gather
 // (clear, like tosa.gather): torch-mlir's weight flip in the convolution
 // backward. It takes its reader's precision and truncates the element it

@@ -18,10 +18,10 @@
 //   3. anything else takes the strongest category of its body ops, as the
 //      policy classifies them (deny > infer > clear): a body with math.exp is
 //      treated like exp, addf like add, a bare yield like a copy, 1 / x like
-//      a reciprocal (deny), a tensor.extract from a tensor above whose element
-//      is yielded as is like a gather (clear: torch-mlir's index_select /
-//      gather and the weight flip of its convolution backward); a body op
-//      the policy does not know makes the whole op unknown. Pooling is not a
+//      a reciprocal (deny), a tensor.extract from a tensor above like a
+//      gather (clear: torch-mlir's index_select / gather, the weight flip of
+//      its convolution backward, max pooling's argmax); a body op the policy
+//      does not know makes the whole op unknown. Pooling is not a
 //      convolution here (no product).
 //
 // Re-typing a named op rebuilds it with its own region builder, which inserts
@@ -31,8 +31,11 @@
 // (so the payload computes in f32 registers, as PyTorch's opmath does) and
 // yielded values are truncated to the new output type. A gather's tensor from
 // above keeps its type: the element it reads is truncated at the yield, which
-// rounds exactly as casting the tensor first would. An input whose block
-// argument the body never reads (the gather's own input, often) is not
+// rounds exactly as casting the tensor first would; an element the body
+// computes with is rounded and extended back where it is read, so it equals
+// what the op's low-precision operands were computed from (the argmax of a
+// max pool that ran low compares it with the pooled value). An input whose
+// block argument the body never reads (the gather's own input, often) is not
 // converted: a cast nobody reads costs a pass over the tensor.
 //
 // linalg.softmax is an accumulating reduction (deny), like PyTorch's softmax.
@@ -113,15 +116,10 @@ classifyBody(Block &body, const PrecisionPolicy &policy) {
         isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::UIToFPOp,
             arith::FPToSIOp, arith::FPToUIOp, arith::BitcastOp>(op))
       continue;
-    // A gather: an element read from a tensor from above and yielded as is
-    // is data movement, like tosa.gather (clear). An element the body
-    // computes with stays unknown: the body would mix the tensor's f32 with
-    // the operands' rounded values (torch-mlir's max-pool argmax compares
-    // them).
-    if (isa<tensor::ExtractOp>(op) &&
-        llvm::all_of(op.getUsers(), [&](Operation *user) {
-          return user == body.getTerminator();
-        }))
+    // An element read from a tensor from above is data movement, like
+    // tosa.gather (clear): yielded as is (a gather) or computed with, when
+    // the op runs low, rounded as its operands are (retypeInPlace).
+    if (isa<tensor::ExtractOp>(op))
       continue;
     std::optional<PrecisionCategory> category = policy.classify(&op).category;
     // 1 / x is a reciprocal, on PyTorch's fp32 list (tosa.reciprocal is deny).
@@ -219,7 +217,7 @@ struct LinalgModel
     }
     if (auto regionBuilder = linalgOp.getRegionBuilder())
       return rebuildNamedOp(op, rewriter, operands, resultTypes, regionBuilder);
-    return retypeInPlace(linalgOp, rewriter, operands, resultTypes);
+    return retypeInPlace(linalgOp, rewriter, operands, resultTypes, lowType);
   }
 
 private:
@@ -269,7 +267,8 @@ private:
   static FailureOr<Operation *> retypeInPlace(linalg::LinalgOp linalgOp,
                                               RewriterBase &rewriter,
                                               ValueRange operands,
-                                              TypeRange resultTypes) {
+                                              TypeRange resultTypes,
+                                              FloatType lowType) {
     Operation *op = linalgOp.getOperation();
     rewriter.modifyOpInPlace(op, [&] {
       op->setOperands(operands);
@@ -295,6 +294,26 @@ private:
       rewriter.replaceAllUsesExcept(arg, extended, extended.getDefiningOp());
     }
     Operation *yield = body->getTerminator();
+    // An f32 element read from a tensor from above that the body computes
+    // with is rounded as the op's low-precision operands were: max pooling's
+    // argmax compares it with the pooled value, which the pool computed from
+    // the rounded tensor (left f32, the element would match no pooled value).
+    // An element the body only yields is converted at the yield below.
+    for (auto extract : body->getOps<tensor::ExtractOp>()) {
+      Value element = extract.getResult();
+      if (!element.getType().isF32() ||
+          !extract.getTensor().getParentRegion()->isProperAncestor(
+              &op->getRegion(0)) ||
+          llvm::all_of(element.getUsers(),
+                       [&](Operation *user) { return user == yield; }))
+        continue;
+      rewriter.setInsertionPointAfter(extract);
+      Value rounded =
+          arith::TruncFOp::create(rewriter, extract.getLoc(), lowType, element);
+      Value extended = arith::ExtFOp::create(rewriter, extract.getLoc(),
+                                             element.getType(), rounded);
+      rewriter.replaceAllUsesExcept(element, extended, rounded.getDefiningOp());
+    }
     for (auto indexed : llvm::enumerate(linalgOp.getDpsInits())) {
       unsigned index = indexed.index();
       Value init = indexed.value();
