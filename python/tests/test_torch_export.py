@@ -108,10 +108,11 @@ def _losses(tools, step, steps, precision="fp32"):
 
 
 def _trains_as_pytorch(model, inputs, out_dir, tools, loss=F.cross_entropy, rtol=1e-5, steps=3, atol=0.0,
-                       **options):
+                       export_options=None, **options):
     """``model``'s step exported (torch-mlir) and trained ``steps`` steps in fp32 by amp-train: its losses
-    PyTorch's within ``rtol`` (and ``atol``). Returns (the exported step, its fp32 losses)."""
-    step = export_train_step(model, loss, inputs, out_dir=out_dir, **options)
+    PyTorch's within ``rtol`` (and ``atol``). ``options`` (the optimizer's) go to the export and to PyTorch's
+    run, ``export_options`` (``dialect=``) to the export only. Returns (the exported step, its fp32 losses)."""
+    step = export_train_step(model, loss, inputs, out_dir=out_dir, **options, **(export_options or {}))
     want = torch_reference_losses(model, loss, inputs, steps=steps, **options)
     fp32 = _losses(tools, step, steps)
     np.testing.assert_allclose(fp32, want, rtol=rtol, atol=atol)
@@ -1832,11 +1833,9 @@ def test_torch_mlir_linalg_import_trains(tmp_path, amp_tools):
     model = _EmbeddingClassifier()
     inputs = (torch.randint(0, 16, (2, 5)), torch.randint(0, 3, (2,)))
     kw = dict(optimizer="adamw", lr=1e-2, weight_decay=0.01)
-    step = export_train_step(model, F.cross_entropy, inputs, out_dir=tmp_path, dialect="linalg", **kw)
+    step, fp32 = _trains_as_pytorch(model, inputs, tmp_path, amp_tools, export_options={"dialect": "linalg"},
+                                    **kw)
     assert "linalg.matmul" in step.text and "linalg.generic" in step.text
-    want = torch_reference_losses(model, F.cross_entropy, inputs, steps=3, **kw)
-    fp32 = _losses(amp_tools, step, 3)
-    np.testing.assert_allclose(fp32, want, rtol=1e-5)
     out = _run([amp_tools["amp_train"], str(step.mlir_path), "--inputs", str(tmp_path), "--steps", "3",
                 "--precision=f16", "--no-jit-cache"])
     rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
@@ -1856,11 +1855,8 @@ def test_linalg_import_max_pool_between_convolutions(tmp_path, amp_tools):
     model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.MaxPool2d(2), nn.Conv2d(8, 8, 3, padding=1),
                           nn.ReLU(), nn.Flatten(), nn.Linear(8 * 4 * 4, 10))
     inputs = (torch.randn(8, 3, 8, 8), torch.randint(0, 10, (8,)))
-    step = export_train_step(model, F.cross_entropy, inputs, out_dir=tmp_path, dialect="linalg",
-                             optimizer="sgd", lr=0.1)
-    fp32 = _losses(amp_tools, step, 3)
-    np.testing.assert_allclose(fp32, torch_reference_losses(model, F.cross_entropy, inputs, steps=3,
-                                                            optimizer="sgd", lr=0.1), rtol=1e-5)
+    step, fp32 = _trains_as_pytorch(model, inputs, tmp_path, amp_tools, optimizer="sgd", lr=0.1,
+                                    export_options={"dialect": "linalg"})
     assert "linalg.pooling_nchw_max" in step.text and "tensor.extract" in step.text
     report = tmp_path / "decisions.json"
     _run([amp_tools["amp_opt"], str(step.mlir_path), f"--amp-pipeline=precision=f16 report={report}",
