@@ -9,6 +9,17 @@ import torch
 import torch.utils._pytree as pytree
 
 
+def micro_batches(model_inputs, target, k):
+    """``(model_inputs, target)`` split along dim 0 into ``k`` equal micro-batches (itself when k is 1): every
+    tensor, also inside a container (a tuple of targets, a dict of model inputs). The capture
+    (``export_train_step``'s ``accumulation_steps``) and :func:`torch_train_step` split the same way."""
+    if k == 1:
+        return [(model_inputs, target)]
+    leaves, spec = pytree.tree_flatten((tuple(model_inputs), target))
+    parts = [t.split(t.shape[0] // k) if isinstance(t, torch.Tensor) else [t] * k for t in leaves]
+    return [pytree.tree_unflatten([p[j] for p in parts], spec) for j in range(k)]
+
+
 def torch_train_step(forward, loss_fn, opt, inputs, target, *, device_type: str = "cpu", autocast=None,
                      scaler=None, max_grad_norm=None, grad_norm_type=2.0, accumulation_steps=1):
     """One PyTorch training step: gradients cleared, ``loss_fn(forward(*inputs), target)`` (under
@@ -32,12 +43,8 @@ def torch_train_step(forward, loss_fn, opt, inputs, target, *, device_type: str 
     for o in opts:
         o.zero_grad()
     k = accumulation_steps
-    # every tensor split, also inside a container (a tuple of targets, a dict of model inputs)
-    leaves, spec = pytree.tree_flatten((tuple(inputs), target))
-    parts = [t.split(t.shape[0] // k) if isinstance(t, torch.Tensor) and k > 1 else [t] * k for t in leaves]
     loss = None
-    for j in range(k):
-        part_inputs, part_target = pytree.tree_unflatten([p[j] for p in parts], spec)
+    for part_inputs, part_target in micro_batches(inputs, target, k):
         with context:
             part = loss_fn(forward(*part_inputs), part_target)
             part = part / k if k > 1 else part

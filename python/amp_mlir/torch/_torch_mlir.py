@@ -77,6 +77,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 from . import _complex, _decompositions, _ema, _fake_quantize, _optim
 from ._lower import UnsupportedOpError
+from ._reference import micro_batches
 
 OPTIMIZERS = _optim.OPTIMIZERS
 DIALECTS = ("tosa", "linalg")
@@ -167,7 +168,7 @@ def _step_function(model, loss_fn, names, buffer_names, n_params, n_state, n_buf
         with _reparametrize_module(model, of_model, tie_weights=True, strict=False), \
                 (_reparametrize_module(loss_fn, of_loss, strict=False) if of_loss else contextlib.nullcontext()):
             loss = None
-            for part_inputs, part_target in _micro_batches(model_inputs, target, accumulation_steps):
+            for part_inputs, part_target in micro_batches(model_inputs, target, accumulation_steps):
                 part = forward(part_inputs, part_target)
                 if accumulation_steps > 1:
                     part = part / accumulation_steps
@@ -233,16 +234,6 @@ def clip_grad_norm(grads, max_norm, norm_type=2.0):
     return [g * coef for g in grads]
 
 
-def _micro_batches(model_inputs, target, k):
-    """``(model_inputs, target)`` split along dim 0 into ``k`` equal micro-batches (itself when k is 1): every
-    tensor, also inside a container (a tuple of targets, a dict of model inputs)."""
-    if k == 1:
-        return [(model_inputs, target)]
-    leaves, spec = pytree.tree_flatten((tuple(model_inputs), target))
-    parts = [t.split(t.shape[0] // k) if isinstance(t, torch.Tensor) else [t] * k for t in leaves]
-    return [pytree.tree_unflatten([p[j] for p in parts], spec) for j in range(k)]
-
-
 def _input_leaves(example_inputs):
     """The step's input arguments for ``example_inputs`` (model inputs..., target): every tensor, also those
     inside a container (a ``(labels, boxes)`` target, a dict of model inputs: pytree order), the other values
@@ -303,7 +294,7 @@ def _eager_loss(model, loss_fn, model_inputs, target, accumulation_steps=1):
     try:
         with _state_kept(model, loss_fn), torch.no_grad():
             return sum(float(loss_fn(model(*part), part_target))
-                       for part, part_target in _micro_batches(model_inputs, target, accumulation_steps)) \
+                       for part, part_target in micro_batches(model_inputs, target, accumulation_steps)) \
                 / accumulation_steps
     except Exception:
         return None
@@ -315,7 +306,7 @@ def _eager_failure(model, loss_fn, model_inputs, target, accumulation_steps=1):
     state kept: ``(what, exception)``, ``what`` saying which part fails and how, ``exception`` what it raised
     (None for a loss that is not one value); None when both run."""
     with _state_kept(model, loss_fn), torch.enable_grad():
-        for part, part_target in _micro_batches(model_inputs, target, accumulation_steps):
+        for part, part_target in micro_batches(model_inputs, target, accumulation_steps):
             try:
                 output = model(*part)
             except Exception as e:
