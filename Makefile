@@ -122,8 +122,14 @@ demo: build
 	@python3 tools/amp-demo/amp-demo.py --amp-train $(BUILD)/bin/amp-train \
 	  --steps $(DEMO_STEPS) --poison-step $(DEMO_POISON) $(DEMO_TRAIN)
 
-check: configure py-torch py-models py-iree
-	@ninja -C $(BUILD) --quiet all
+# The Python packages (torch, torch-mlir and the model libraries, IREE: minutes of pip the first time)
+# install beside the C++ build, which needs none of them; their output follows the build's, and the
+# tests start once both are done.
+check: configure
+	@$(MAKE) --no-print-directory py-torch py-models py-iree > $(BUILD)/py-install.log 2>&1 & pip=$$!; \
+	  ninja -C $(BUILD) --quiet all; built=$$?; \
+	  wait $$pip; installed=$$?; cat $(BUILD)/py-install.log; \
+	  [ $$installed = 0 ] || echo "== installing the Python packages failed (above)"; [ $$built = 0 ] && [ $$installed = 0 ]
 	@ninja -C $(BUILD) check-amp
 	@if ninja -C $(BUILD) -t query check-amp-python >/dev/null 2>&1; then \
 	  ninja -C $(BUILD) check-amp-python; \
