@@ -44,6 +44,59 @@ def pytest_configure(config):
             _broken_package(module, error)
 
 
+# The suite's longest tests and their rough cost in seconds: `--durations=0` of a run on 2 pytest-xdist
+# workers of a 2-core VM beside a build (2026-12-05), the model zoo's less the two IREE precisions
+# make check no longer runs. `--dist worksteal` hands each worker a contiguous share of the collected
+# order and lets an idle worker take tests from the end of another's queue, never a running one: a
+# long test collected late becomes the run's tail (that run ended with mobilenet_v3_small's linalg
+# import and vit_tiny, minutes after the rest). pytest_collection_modifyitems puts them at the front of
+# the workers' shares, spread so that each share's long tests add up to about the same (longest
+# first, each to the share with the least so far).
+SLOW_TESTS = {
+    "test_model_zoo.py::test_model_trains_like_pytorch[mobilenet_v3_small]": 650,
+    "test_op_coverage.py::test_op_coverage_matrix": 475,
+    "test_model_zoo.py::test_linalg_import_trains_like_pytorch[mobilenet_v3_small]": 450,
+    "test_model_zoo.py::test_model_trains_like_pytorch[resnet18]": 450,
+    "test_torch_export.py::test_spectral_linear_algebra": 215,
+    "test_torch_export.py::test_centered_rmsprop_rounds_as_pytorch": 165,
+    "test_model_zoo.py::test_model_trains_like_pytorch[lstm]": 150,
+    "test_iree.py::test_beit_relative_position_bias_on_llvm_cpu": 155,
+    "test_torch_export.py::test_pivoted_elimination_on_the_gpu_pipeline": 140,
+    "test_decompositions.py::test_eigh[16]": 135,
+    "test_model_zoo.py::test_model_trains_like_pytorch[vit_tiny]": 120,
+    "test_model_zoo.py::test_model_trains_like_pytorch[bert]": 115,
+    "test_model_zoo.py::test_model_trains_like_pytorch[gpt2]": 95,
+    "test_model_zoo.py::test_linalg_import_trains_like_pytorch[gpt2]": 95,
+}
+
+
+def _share_sizes(count, workers):
+    """The contiguous shares xdist's WorkStealingScheduling.check_schedule sends to idle workers."""
+    sizes = []
+    for i in range(workers):
+        sizes.append(count // (workers - i))
+        count -= sizes[-1]
+    return sizes
+
+
+def pytest_collection_modifyitems(session, config, items):
+    workers = getattr(config, "workerinput", {}).get("workercount", 1)
+    slow = sorted((i for i in items if i.nodeid.rsplit("/", 1)[-1] in SLOW_TESTS),
+                  key=lambda i: -SLOW_TESTS[i.nodeid.rsplit("/", 1)[-1]])
+    rest = [i for i in items if i.nodeid.rsplit("/", 1)[-1] not in SLOW_TESTS]
+    shares, load = [[] for _ in range(workers)], [0] * workers
+    for item in slow:
+        k = load.index(min(load))
+        shares[k].append(item)
+        load[k] += SLOW_TESTS[item.nodeid.rsplit("/", 1)[-1]]
+    ordered = []
+    for share, size in zip(shares, _share_sizes(len(items), workers)):
+        take = max(0, size - len(share))
+        ordered += share + rest[:take]
+        rest = rest[take:]
+    items[:] = ordered + rest
+
+
 def _broken_package(module, error):
     where = "".join(traceback.format_exception(error)[-6:])
     pytest.exit(f"{module.split('.')[0]} is installed but {module} does not import ({sys.executable}); "
