@@ -18,20 +18,21 @@
 //    so far (instructions), and one more part of the glue: the functions
 //    without a loop (the step body, noinline and optnone once its loops are
 //    outlined, the C-interface wrappers), run once per step, whose code is
-//    generated at -O0 (a 25th of the cost per instruction; the first part
+//    generated at -O0 (a 6th of the cost per instruction; the first part
 //    starts with it, the glue part is compiled by the first thread free). A
 //    function is never split; the step body and its outlined loop functions
 //    (noinline) are independent of each other's code: nothing is inlined
 //    across them.
-//    Each part gets its own copy of the private constants it uses, so that
-//    no part reads another's data (the JIT linker places objects anywhere;
-//    only calls go through its stubs), and local functions become hidden
-//    external ones. A module with
-//    any other global (a mutable one, global constructors) stays whole.
+//    Each part gets its own copy of the private constants it uses (a
+//    private symbol is not seen from another object), and local functions
+//    become hidden external ones. A module with any other global (a mutable
+//    one, global constructors) stays whole.
 // 4. Each part is written to bitcode and, on its own thread, read into its
 //    own LLVMContext, optimised (the step optimizer: -O<level> without
 //    CalledValuePropagation; -O0 for the glue) and compiled to an object by
-//    its own TargetMachine (code generation at -O0 for the glue).
+//    its own TargetMachine (code generation at -O0 for the glue), for the
+//    small code model, position independent: LinkedStep links all of a
+//    step's objects into one arena of address space (JitCache.cpp).
 //
 // Code generation (optimisation and instruction selection, about half of a
 // large CNN's compile) thus runs on every core; the objects are linked into
@@ -207,11 +208,12 @@ static bool isGlue(const llvm::Function &function) {
 }
 
 /// What compiling a function costs, in instructions of a loop function: glue
-/// costs a 25th per instruction at -O0 (densenet121's f16 step: 2.5 s for its
-/// glue, 10 s for each of two parts of loop functions).
+/// costs a 6th per instruction at -O0 (Inception-v3's f16 step, small code
+/// model: 4.3 s for 72k instructions of glue, 15 and 18 s for two parts of
+/// 42k and 44k loop instructions; its fp32 step an 8th).
 static uint64_t getCompileCost(const llvm::Function &function, bool glue) {
   uint64_t instructions = function.getInstructionCount();
-  return glue ? instructions / 25 : instructions;
+  return glue ? instructions / 6 : instructions;
 }
 
 namespace {
@@ -327,6 +329,12 @@ mlir::amp::compileHostObjects(
     ModuleOp module, ArrayRef<std::string> wrapperNames,
     llvm::orc::JITTargetMachineBuilder machineBuilder, unsigned optLevel,
     unsigned threads, Location loc, bool vectorize) {
+  // The small code model, position independent: LinkedStep places all of a
+  // step's objects in one arena (JitCache.cpp), and the large model LLVM's
+  // JIT defaults to (every call and address a 64-bit immediate) doubles the
+  // instruction selection time of the glue.
+  machineBuilder.setCodeModel(llvm::CodeModel::Small);
+  machineBuilder.setRelocationModel(llvm::Reloc::PIC_);
   // One target machine per part: they are not shared across threads.
   auto createMachine =
       [&]() -> llvm::Expected<std::unique_ptr<llvm::TargetMachine>> {
