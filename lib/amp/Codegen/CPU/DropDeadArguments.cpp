@@ -136,10 +136,13 @@ struct AmpCpuDropDeadArgumentsPass
       if (dead.none())
         continue;
       for (LLVM::CallOp call : *calls) {
-        MutableOperandRange operands = call.getCalleeOperandsMutable();
-        for (int i = dead.size() - 1; i >= 0; --i)
-          if (dead.test(i))
-            operands.erase(i);
+        // The operands left, set at once (erasing them one by one moves the
+        // rest each time: a call of hundreds of operands).
+        SmallVector<Value> left;
+        for (auto [i, operand] : llvm::enumerate(call.getCalleeOperands()))
+          if (!dead.test(i))
+            left.push_back(operand);
+        call.getCalleeOperandsMutable().assign(left);
         if (ArrayAttr attrs = call.getArgAttrsAttr())
           call.setArgAttrsAttr(withoutDead(attrs, dead));
         callers.insert(call->getParentOfType<LLVM::LLVMFuncOp>());
