@@ -79,16 +79,20 @@ def _share_sizes(count, workers):
     return sizes
 
 
-def pytest_collection_modifyitems(session, config, items):
+def _cost(item):
+    """The item's rough cost in SLOW_TESTS (keyed by file and test), or None."""
+    return SLOW_TESTS.get(item.nodeid.rsplit("/", 1)[-1])
+
+
+def pytest_collection_modifyitems(config, items):
     workers = getattr(config, "workerinput", {}).get("workercount", 1)
-    slow = sorted((i for i in items if i.nodeid.rsplit("/", 1)[-1] in SLOW_TESTS),
-                  key=lambda i: -SLOW_TESTS[i.nodeid.rsplit("/", 1)[-1]])
-    rest = [i for i in items if i.nodeid.rsplit("/", 1)[-1] not in SLOW_TESTS]
+    slow = sorted((i for i in items if _cost(i) is not None), key=lambda i: -_cost(i))
+    rest = [i for i in items if _cost(i) is None]
     shares, load = [[] for _ in range(workers)], [0] * workers
     for item in slow:
         k = load.index(min(load))
         shares[k].append(item)
-        load[k] += SLOW_TESTS[item.nodeid.rsplit("/", 1)[-1]]
+        load[k] += _cost(item)
     ordered = []
     for share, size in zip(shares, _share_sizes(len(items), workers)):
         take = max(0, size - len(share))
