@@ -116,7 +116,7 @@ namespace {
 /// then read-write until the memory manager applies the sections'
 /// permissions. The reservation is returned when the last memory manager
 /// using it goes; a block released before (never, in practice) stays
-/// reserved.
+/// reserved. Should the reservation run out, blocks are mapped next to it.
 class ArenaMapper final : public llvm::SectionMemoryManager::MemoryMapper {
 public:
   /// Reserves `size` bytes (rounded up to pages); check valid().
@@ -144,8 +144,13 @@ public:
     size_t size = llvm::alignTo(numBytes, page);
     std::lock_guard<std::mutex> lock(mutex);
     if (static_cast<size_t>(end - next) < size) {
-      ec = std::make_error_code(std::errc::not_enough_memory);
-      return llvm::sys::MemoryBlock();
+      // Not expected (the reservation is sized for the objects): pages next
+      // to the arena if the system gives them, as SectionMemoryManager's own
+      // mapper asks for (RuntimeDyld aborts the process on a failed
+      // allocation).
+      llvm::sys::MemoryBlock near(end, 0);
+      return llvm::sys::Memory::allocateMappedMemory(numBytes, &near, flags,
+                                                     ec);
     }
     llvm::sys::MemoryBlock block(next, size);
     if ((ec = llvm::sys::Memory::protectMappedMemory(block, flags)))
@@ -158,6 +163,9 @@ public:
     return llvm::sys::Memory::protectMappedMemory(block, flags);
   }
   std::error_code releaseMappedMemory(llvm::sys::MemoryBlock &block) override {
+    char *base = static_cast<char *>(block.base());
+    if (base && (base < begin || base >= end))
+      return llvm::sys::Memory::releaseMappedMemory(block);
     block = llvm::sys::MemoryBlock();
     return {};
   }
@@ -206,14 +214,15 @@ LinkedStep::link(std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects,
                                                           &error))
       return failure();
   // One arena for all the objects (file comment): their sections are at
-  // most their size in the file, plus stubs, GOT entries, zero-initialised
-  // data and a partly used page per section; four times the objects and
-  // 64 MiB more is address space only, well within the 2 GiB that 32-bit
-  // offsets reach.
+  // most their size in the file, plus stubs and GOT entries (fewer bytes
+  // than the relocations that need them), zero-initialised data and a
+  // partly used page per section; four times the objects and 64 MiB more is
+  // address space only.
   size_t objectBytes = 0;
   for (const std::unique_ptr<llvm::MemoryBuffer> &object : objects)
     objectBytes += object->getBufferSize();
-  auto arena = std::make_shared<ArenaMapper>(4 * objectBytes + (64u << 20));
+  auto arena =
+      std::make_shared<ArenaMapper>(4 * objectBytes + (size_t(64) << 20));
   if (!arena->valid()) {
     error = "cannot reserve address space for the step's code: " +
             std::string(std::strerror(errno));
