@@ -164,6 +164,27 @@ def AmpCpuStridedCopiesToLinalgPass
   ];
 }
 
+def AmpCpuFlattenCopiesPass
+    : InterfacePass<"amp-cpu-flatten-copies", "::mlir::FunctionOpInterface"> {
+  let summary = "Copy contiguous static buffers through 1-D views of static "
+                "size";
+  let description = [{
+    Every `memref.copy` of static shape whose source and target are both
+    contiguous row-major becomes a copy between 1-D `memref.reinterpret_cast`
+    views of them (the offset static where the type says so, else read with
+    `memref.extract_strided_metadata`). Upstream's lowering computes the
+    `llvm.memcpy` length from the source descriptor's sizes, static or not;
+    through the views it is a constant, and the sizes and strides of a
+    function's buffer arguments are left unread, so that
+    `amp-cpu-drop-dead-arguments` removes them (a loss-scaled step's guard
+    that restores every parameter on a skipped step took thousands of
+    arguments). In `amp-cpu-pipeline` (and the host side of
+    `amp-gpu-pipeline`'s emulation) after the outlining, before the memref
+    lowering.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def AmpCpuRoundEmulatedFloatsPass
     : InterfacePass<"amp-cpu-round-emulated-floats", "::mlir::FunctionOpInterface"> {
   let summary = "Round every emulated f16 / bf16 op's result to its type";

@@ -316,6 +316,9 @@ static void addLoopsToLLVMPasses(OpPassManager &pm, bool runtimeAllocator,
     // overflowed it).
     fpm.addPass(createConvertVectorToSCFPass(
         VectorTransferToSCFOptions().enableFullUnroll()));
+    // Contiguous copies through 1-D views of a constant size: the memcpy
+    // reads no size or stride of a buffer argument.
+    fpm.addPass(createAmpCpuFlattenCopiesPass());
     // Views as offset arithmetic (affine.apply, lowered next with the
     // loops').
     fpm.addPass(memref::createExpandStridedMetadataPass());
