@@ -178,9 +178,9 @@ def AmpCpuFlattenCopiesPass
     function's buffer arguments are left unread, so that
     `amp-cpu-drop-dead-arguments` removes them (a loss-scaled step's guard
     that restores every parameter on a skipped step took thousands of
-    arguments). In `amp-cpu-pipeline` (and the host side of
-    `amp-gpu-pipeline`'s emulation) after the outlining, before the memref
-    lowering.
+    arguments). In the loop lowering that `amp-cpu-pipeline` and
+    `amp-gpu-pipeline`'s host emulation share, before the memref views are
+    expanded and lowered (in `amp-cpu-pipeline` after the outlining).
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
