@@ -15,8 +15,8 @@
 // (compileHostObjects): calls and addresses within +-2 GiB of the code, half
 // the instruction selection time of the large model LLVM's JIT defaults to
 // (Inception-v3's f16 glue, its step body and C-interface wrappers, at -O0:
-// 10.4 s -> 4.8 s). RuntimeDyld, which links
-// them (its GDB and perf listeners are what `perf inject --jit` reads), puts
+// 10.4 s -> 4.8 s). RuntimeDyld, which links them (its GDB and perf
+// listeners are what `perf inject --jit` reads), puts
 // the calls to the process's libraries through stubs and their addresses
 // through a GOT, but resolves the references between the step's own sections
 // and objects (its parts call each other's hidden functions) as 32-bit

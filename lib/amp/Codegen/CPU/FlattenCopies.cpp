@@ -48,14 +48,13 @@ static Value flatView(RewriterBase &rewriter, Location loc, Value memref) {
     return {};
   OpFoldResult viewOffset = rewriter.getIndexAttr(offset);
   if (ShapedType::isDynamic(offset))
-    viewOffset =
-        memref::ExtractStridedMetadataOp::create(rewriter, loc, memref)
-            .getOffset();
+    viewOffset = memref::ExtractStridedMetadataOp::create(rewriter, loc, memref)
+                     .getOffset();
   auto layout =
       StridedLayoutAttr::get(rewriter.getContext(), offset, /*strides=*/{1});
-  auto viewType = MemRefType::get({type.getNumElements()},
-                                  type.getElementType(), layout,
-                                  type.getMemorySpace());
+  auto viewType =
+      MemRefType::get({type.getNumElements()}, type.getElementType(), layout,
+                      type.getMemorySpace());
   return memref::ReinterpretCastOp::create(
       rewriter, loc, viewType, memref, viewOffset,
       {rewriter.getIndexAttr(type.getNumElements())},
