@@ -44,8 +44,9 @@ static Value flatView(RewriterBase &rewriter, Location loc, Value memref) {
   auto type = cast<MemRefType>(memref.getType());
   SmallVector<int64_t> strides;
   int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)))
-    return {};
+  [[maybe_unused]] LogicalResult strided =
+      type.getStridesAndOffset(strides, offset);
+  assert(succeeded(strided) && "a contiguous row-major type is strided");
   OpFoldResult viewOffset = rewriter.getIndexAttr(offset);
   if (ShapedType::isDynamic(offset))
     viewOffset = memref::ExtractStridedMetadataOp::create(rewriter, loc, memref)
@@ -69,8 +70,7 @@ struct AmpCpuFlattenCopiesPass
     getOperation()->walk([&](memref::CopyOp copy) {
       auto source = dyn_cast<MemRefType>(copy.getSource().getType());
       auto target = dyn_cast<MemRefType>(copy.getTarget().getType());
-      if (source && target && source.hasStaticShape() &&
-          target.hasStaticShape() &&
+      if (source && target &&
           memref::isStaticShapeAndContiguousRowMajor(source) &&
           memref::isStaticShapeAndContiguousRowMajor(target))
         copies.push_back(copy);
@@ -80,8 +80,6 @@ struct AmpCpuFlattenCopiesPass
       rewriter.setInsertionPoint(copy);
       Value source = flatView(rewriter, copy.getLoc(), copy.getSource());
       Value target = flatView(rewriter, copy.getLoc(), copy.getTarget());
-      if (!source || !target)
-        continue;
       rewriter.modifyOpInPlace(copy, [&] {
         copy.getSourceMutable().assign(source);
         copy.getTargetMutable().assign(target);
