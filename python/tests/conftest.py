@@ -58,7 +58,6 @@ SLOW_TESTS = {
     "test_model_zoo.py::test_linalg_import_trains_like_pytorch[mobilenet_v3_small]": 450,
     "test_model_zoo.py::test_model_trains_like_pytorch[resnet18]": 450,
     "test_torch_export.py::test_spectral_linear_algebra": 215,
-    "test_torch_export.py::test_centered_rmsprop_rounds_as_pytorch": 165,
     "test_model_zoo.py::test_model_trains_like_pytorch[lstm]": 150,
     "test_iree.py::test_beit_relative_position_bias_on_llvm_cpu": 155,
     "test_torch_export.py::test_pivoted_elimination_on_the_gpu_pipeline": 140,
