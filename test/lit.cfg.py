@@ -78,6 +78,15 @@ if shutil.which("nvidia-smi") and os.system("nvidia-smi -L >/dev/null 2>&1") == 
 if shutil.which("nvcc") or os.path.exists("/usr/local/cuda/bin/nvcc"):
     config.available_features.add("nvcc")
 
+# A CPU that rounds f32 to bf16 in one instruction (AVX512_BF16 with AVX512VL,
+# or AVX-NE-CONVERT): amp-train's --cpu-native-bf16 default then uses it
+# (getEffectiveLoweringConfig), and an f32 subnormal rounds to zero.
+if os.path.exists("/proc/cpuinfo"):
+    with open("/proc/cpuinfo") as f:
+        _flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    if ("avx512_bf16" in _flags and "avx512vl" in _flags) or "avx_ne_convert" in _flags:
+        config.available_features.add("host-bf16-rounding")
+
 # Which runtime backends this build has (written by runtime/CMakeLists.txt).
 _backend_file = os.path.join(config.amp_obj_root, "runtime", "amp_runtime_backend.txt")
 if os.path.exists(_backend_file):

@@ -165,6 +165,11 @@ typedef struct AmpTrainerOptions {
   /// AMP_LOWERING_CHECK_IN_UPDATE applies to the CPU only; the GPU pipeline
   /// (CUDA and CUDA_EMULATED) then lowers the amp ops inline.
   AmpDevice device; /* AMP_DEVICE_CPU */
+  /// AMP_DEVICE_CPU: use the CPU's bf16 instructions where it has them
+  /// (oneDNN's bf16 GEMM kernels, one-instruction f32 -> bf16 rounding); 0:
+  /// what a CPU without them runs, the same bf16 rounding on every host
+  /// (amp-train --cpu-native-bf16).
+  int nativeBf16; /* 1 */
 } AmpTrainerOptions;
 
 /// Sets `options` to the defaults (those of amp-train).

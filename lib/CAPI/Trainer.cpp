@@ -133,6 +133,7 @@ extern "C" void ampTrainerOptionsInit(AmpTrainerOptions *options) {
           ? StepLowering::CheckInUpdate
           : static_cast<StepLowering>(defaults.lowering.ampOps));
   options->device = static_cast<AmpDevice>(defaults.run.device);
+  options->nativeBf16 = defaults.run.nativeBf16;
 }
 
 /// The C enum value `value` as `E`, whose values run from 0 to `last`; a C
@@ -176,6 +177,7 @@ convertOptions(const AmpTrainerOptions &in, std::string &why) {
     return failure();
   }
   out.run.optLevel = in.optLevel;
+  out.run.nativeBf16 = in.nativeBf16 != 0;
   return out;
 }
 

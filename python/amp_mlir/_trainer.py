@@ -69,6 +69,9 @@ class Trainer:
     ``"cuda-emulated"`` (the GPU pipeline with its kernels run on the host, block after block and thread
     after thread, and the runtime's CPU backend: no GPU needed); on the GPU pipeline
     ``"check-in-update"`` means ``"inline"``.
+    ``native_bf16`` is amp-train's ``--cpu-native-bf16``: on a CPU with bf16 instructions (AVX512_BF16),
+    bf16 GEMMs run on oneDNN's bf16 kernels and f32 -> bf16 rounds in one instruction; ``False`` runs
+    what a CPU without them runs, the same bf16 rounding on every host.
     Contractions call the runtime's GEMM in all three, so libamp_runtime_cpu.so is found next to the
     native module, in the build tree and in a wheel alike, or in ``$AMP_RUNTIME_DIR``. Errors raise
     :class:`amp_mlir.MLIRError` with located diagnostics.
@@ -80,7 +83,7 @@ class Trainer:
     def __init__(self, ir_text: str, precision: str = "f16", *, loss_scaling: str = "auto",
                  policy: str | os.PathLike | None = None, seed: int = 0,
                  entry: str | None = None, opt_level: int = 2, lowering: str = "check-in-update",
-                 device: str = "cpu", inputs_dir: str | os.PathLike | None = None, initialize: bool = True,
+                 device: str = "cpu", native_bf16: bool = True, inputs_dir: str | os.PathLike | None = None, initialize: bool = True,
                  source_name: str = "<input>", **rules):
         from . import _require_native
 
@@ -102,7 +105,7 @@ class Trainer:
         self._native = native.Trainer(
             ir_text, source_name, precision_value, loss_scaling_value, rules,
             os.fspath(policy) if policy else "", int(seed), entry or "", int(opt_level), lowering_value,
-            device_value)
+            device_value, bool(native_bf16))
         self._arguments = [Argument(**self._native.argument_info(i)) for i in range(self._native.num_arguments)]
         self._step = 0
         if initialize:

@@ -165,7 +165,7 @@ public:
   Trainer(const std::string &ir, const std::string &sourceName, int precision,
           int lossScaling, const nb::dict &rules, const std::string &policyPath,
           uint64_t seed, const std::string &entry, unsigned optLevel,
-          int lowering, int device) {
+          int lowering, int device, bool nativeBf16) {
     rejectNul(ir, "the IR");
     rejectNul(sourceName, "the source name");
     rejectNul(policyPath, "the policy path");
@@ -181,6 +181,7 @@ public:
     options.optLevel = optLevel;
     options.lowering = static_cast<AmpLowering>(lowering);
     options.device = static_cast<AmpDevice>(device);
+    options.nativeBf16 = nativeBf16;
     char *error = nullptr;
     {
       nb::gil_scoped_release release;
@@ -327,11 +328,11 @@ NB_MODULE(_amp_mlir_native, m) {
   nb::class_<Trainer>(m, "Trainer")
       .def(nb::init<const std::string &, const std::string &, int, int,
                     const nb::dict &, const std::string &, uint64_t,
-                    const std::string &, unsigned, int, int>(),
+                    const std::string &, unsigned, int, int, bool>(),
            nb::arg("ir"), nb::arg("source_name"), nb::arg("precision"),
            nb::arg("loss_scaling"), nb::arg("rules"), nb::arg("policy"),
            nb::arg("seed"), nb::arg("entry"), nb::arg("opt_level"),
-           nb::arg("lowering"), nb::arg("device"))
+           nb::arg("lowering"), nb::arg("device"), nb::arg("native_bf16"))
       .def("initialize", &Trainer::initialize, nb::arg("inputs_dir"))
       .def("step", &Trainer::step, nb::arg("poison") = false)
       .def_prop_ro("entry_name", &Trainer::entryName)

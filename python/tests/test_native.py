@@ -200,6 +200,18 @@ def test_trainer_cuda_emulated_matches_amp_train(amp_mlir_native, amp_tools, mlp
             assert abs(a["loss"] - b["loss"]) <= 1e-4 * abs(a["loss"]), (a, b)
 
 
+@pytest.mark.parametrize("native_bf16", [True, False])
+def test_trainer_native_bf16_matches_amp_train(amp_mlir_native, amp_tools, repo_dir, native_bf16):
+    """``native_bf16`` is amp-train's ``--cpu-native-bf16``. The step's matmul operand is an f32 subnormal
+    (2^-130): rounding it to bf16 in integer code keeps it, as PyTorch's conversion does, on every host."""
+    path = repo_dir / "test" / "Integration" / "Inputs" / "subnormal_bf16_step.mlir"
+    cli = _amp_train(amp_tools, path, "bf16", f"--cpu-native-bf16={str(native_bf16).lower()}")
+    rows = amp_mlir_native.Trainer.from_file(path, "bf16", native_bf16=native_bf16).run(STEPS)
+    _assert_rows_identical(cli, rows)
+    if not native_bf16:
+        assert all(r["loss"] == np.float32(2.0**-127) for r in rows), rows
+
+
 def test_trainer_device_errors(amp_mlir_native, mlp_sgd):
     path, _ = mlp_sgd
     with pytest.raises(ValueError, match="device must be one of"):

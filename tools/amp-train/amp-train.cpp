@@ -201,6 +201,15 @@ static cl::opt<int64_t> cpuParallelMinWork(
              "ops on the OpenMP threads (amp-cpu-parallelize-loops; "
              "OMP_NUM_THREADS of them); 0 runs every loop on one thread"),
     cl::init(4194304), cl::cat(category));
+static cl::opt<bool> cpuNativeBf16(
+    "cpu-native-bf16",
+    cl::desc("Use this CPU's bf16 instructions where it has them (default "
+             "true): bf16 GEMMs on oneDNN's AVX512_BF16 / AMX kernels, f32 -> "
+             "bf16 rounding as one instruction. false: what a CPU without "
+             "them runs (bf16 GEMM operands widened to f32, the rounding in "
+             "integer code, f32 subnormals kept): the same bf16 rounding on "
+             "every host"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool> verifyEach(
     "verify-each",
     cl::desc("Verify the IR after every pass of the AMP rewrite and the "
@@ -336,6 +345,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   options.lowering.parallelMinWork = cpuParallelMinWork;
+  options.run.nativeBf16 = cpuNativeBf16;
   if (optLevel > 3) {
     llvm::errs() << "amp-train: error: --opt-level=" << optLevel
                  << ": expected 0 to 3\n";

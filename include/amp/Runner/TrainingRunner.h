@@ -78,6 +78,14 @@ struct RunConfig {
   /// RunDevice::CUDA: f32 matmuls may use TF32 tensor cores (opt-in, like
   /// torch.backends.cuda.matmul.allow_tf32).
   bool allowTF32 = false;
+  /// RunDevice::CPU: use this CPU's bf16 instructions where it has them
+  /// (getEffectiveLoweringConfig sets the lowering's `bf16Gemm` from
+  /// AVX512_BF16 and `nativeBf16Rounding` from AVX512_BF16 + AVX512VL or
+  /// AVX-NE-CONVERT). false: the lowering's two fields as given (their
+  /// defaults, false, are what a CPU without the instructions runs: bf16
+  /// GEMM operands widened to f32 once, f32 -> bf16 rounded in integer code,
+  /// f32 subnormals kept), so that a bf16 step rounds the same on every host.
+  bool nativeBf16 = true;
   /// Shared libraries the JIT links; empty: MLIR's C runner utilities (for
   /// memrefCopy), when installed.
   std::vector<std::string> sharedLibPaths;

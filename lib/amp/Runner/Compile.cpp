@@ -401,6 +401,10 @@ LoweringConfig mlir::amp::getEffectiveLoweringConfig(
     // Likewise the runtime's threads for the large loop nests.
     if (!usesCpuRuntime(config))
       config.parallelMinWork = 0;
+    // Without `nativeBf16` the two bf16 fields below stay as the caller
+    // set them.
+    if (!options.run.nativeBf16)
+      return config;
     // The runtime's GEMM takes bf16 operands where this CPU has AVX512_BF16
     // (its oneDNN kernels, DnnlGemm.cpp's dnnlGemmAvailable); elsewhere it
     // would widen them in every call, and the step widens them once.
