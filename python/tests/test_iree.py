@@ -324,16 +324,15 @@ def test_sixteen_bit_rounding_inside_a_dispatch(precision, tmp_path):
     """``(x + y) - x`` in one linalg body (one IREE dispatch), the operands passed as their bits.
 
     f16 rounds after each op as the f16 step (and PyTorch) does, overflow to inf included: the f16 step's
-    inf check in IREE rests on that. bf16 does not: on a CPU without bf16 arithmetic, iree-compile's
-    ``iree-convert-bf16-arith-to-f32`` computes a dispatch's bf16 ops in f32 and rounds only what it
-    stores (a ``truncf`` to bf16 followed by an ``extf`` inside a dispatch disappears; docs/IREE.md).
-    This pins both; if IREE starts rounding bf16 inside a dispatch, the bf16 case fails and docs/IREE.md
-    and the op-coverage exclusion (bf16 ``math.roundeven``) are updated."""
+    inf check in IREE rests on that. bf16 does not: iree-compile's ``iree-convert-bf16-arith-to-f32``
+    computes a dispatch's bf16 ops in f32 and rounds only what it stores (a ``truncf`` to bf16 followed by
+    an ``extf`` inside a dispatch disappears; docs/IREE.md), on a CPU without bf16 arithmetic and, compiled
+    for the host, on one with AVX512_BF16 and AMX alike. This pins both; if IREE starts rounding bf16
+    inside a dispatch, the bf16 case fails and docs/IREE.md and the op-coverage exclusion (bf16
+    ``math.roundeven``) are updated."""
     import numpy as np
     import iree.runtime as rt
 
-    if precision == "bf16" and "avx512_bf16" in open("/proc/cpuinfo").read():
-        pytest.skip("this CPU has bf16 arithmetic: IREE may round bf16 inside a dispatch here")
     (tmp_path / "rounding.mlir").write_text(_ROUNDING.format(t=precision))
     vmfb = compile_step(tmp_path / "rounding.mlir", tmp_path / "rounding.vmfb")
     config = rt.Config("local-task")
