@@ -448,18 +448,21 @@ int main(int argc, char **argv) {
   } else if (target == Target::CPU) {
     LoweringConfig cpu = LoweringConfig::forTarget(LoweringTarget::CPU);
     cpu.checkInUpdate = loweringMode == "check-in-update";
-    // Host code for a CPU that rounds f32 to bf16 in one instruction
-    // (--mcpu / --mattr): the rounding as that instruction, as amp-train
-    // does on such a host (native-bf16-rounding).
+    // Host code for a CPU with bf16 instructions (--mcpu / --mattr), as
+    // amp-train compiles for such a host (getEffectiveLoweringConfig): the
+    // f32 -> bf16 rounding as one instruction (native-bf16-rounding), and
+    // bf16 GEMM operands passed to the runtime as bf16 (bf16-gemm), for
+    // oneDNN's AVX512_BF16 / AMX kernels.
     if (hostObject) {
       std::unique_ptr<llvm::TargetMachine> machine = createHostTargetMachine();
       if (!machine)
         return EXIT_FAILURE;
       const llvm::MCSubtargetInfo *subtarget = machine->getMCSubtargetInfo();
+      bool x86 = machine->getTargetTriple().isX86();
       cpu.nativeBf16Rounding =
-          machine->getTargetTriple().isX86() &&
-          (subtarget->checkFeatures("+avx512bf16,+avx512vl") ||
-           subtarget->checkFeatures("+avxneconvert"));
+          x86 && (subtarget->checkFeatures("+avx512bf16,+avx512vl") ||
+                  subtarget->checkFeatures("+avxneconvert"));
+      cpu.bf16Gemm = x86 && subtarget->checkFeatures("+avx512bf16");
     }
     cpu.ampOps = loweringMode == "runtime" ? AmpOpsLowering::Runtime
                                            : AmpOpsLowering::Inline;
