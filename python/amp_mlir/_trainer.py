@@ -83,8 +83,8 @@ class Trainer:
     def __init__(self, ir_text: str, precision: str = "f16", *, loss_scaling: str = "auto",
                  policy: str | os.PathLike | None = None, seed: int = 0,
                  entry: str | None = None, opt_level: int = 2, lowering: str = "check-in-update",
-                 device: str = "cpu", native_bf16: bool = True, inputs_dir: str | os.PathLike | None = None, initialize: bool = True,
-                 source_name: str = "<input>", **rules):
+                 device: str = "cpu", native_bf16: bool = True, inputs_dir: str | os.PathLike | None = None,
+                 initialize: bool = True, source_name: str = "<input>", **rules):
         from . import _require_native
 
         native = _require_native()

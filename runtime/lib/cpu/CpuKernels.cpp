@@ -437,7 +437,8 @@ void gemm(amp_transpose transA, amp_transpose transB, int64_t m, int64_t n,
 /// `n` contiguous f32 values to f16 / bf16, rounded to nearest even (the
 /// branch-free conversions of Rules.h, which the compiler vectorises; with
 /// AVX2 where the CPU has it).
-AMP_CPU_CLONES static void narrowF16Generic(const float *src, uint16_t *dst, int64_t n) {
+AMP_CPU_CLONES static void narrowF16Generic(const float *src, uint16_t *dst,
+                                           int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     dst[i] = floatToHalf(src[i]);
 }
