@@ -3,7 +3,7 @@
 amp-train against PyTorch eager on the same machine, in one run.
 
     build/venv/bin/python bench/run_zoo_cpu_benchmark.py [--models resnet18,gpt2] [--steps 8]
-        [--rounds 5] [--threads N] [--out docs/benchmarks.md]
+        [--rounds 5] [--threads N] [--bf16-portable] [--out docs/benchmarks.md]
 
 Per model: export_train_step (torch-mlir) once; amp-train --precision fp32 / bf16 / f16 with --timing
 and a cold JIT (an empty cache directory): compile_ms and the median "ms" of the steps after the first
@@ -16,7 +16,11 @@ as our f16 step scales its loss): the median step time after two warm-up steps. 
 instead of spinning on a shared machine) and the same thread count (OMP_NUM_THREADS for amp-train's
 oneDNN / OpenBLAS). With --rounds R, our three steps then run again from the cache, in turn, R times:
 the table reports each one's median over the rounds and the median of the rounds' f16 / fp32 ratios (the
-speed of a shared machine drifts over minutes, and steps timed in turn see the same drift). The table goes between <!-- zoo-cpu:begin --> and <!-- zoo-cpu:end --> in --out.
+speed of a shared machine drifts over minutes, and steps timed in turn see the same drift). With
+--bf16-portable, a fourth step, bf16 with `--cpu-native-bf16=false` (what a CPU without bf16 instructions
+runs: no oneDNN bf16 / AMX kernels, the rounding in integer code), is timed and alternated with them, in a
+column of its own: what the native paths buy on a CPU that has them. The table goes between
+<!-- zoo-cpu:begin --> and <!-- zoo-cpu:end --> in --out.
 """
 
 import argparse
@@ -78,12 +82,17 @@ def torch_step_ms(case, steps, precision="fp32", min_ms=0.0):
         return None
 
 
+# amp-train's options for each step timed: a precision, or bf16 on the portable paths (--bf16-portable).
+STEP_OPTIONS = {"fp32": ["--precision=fp32"], "bf16": ["--precision=bf16"], "f16": ["--precision=f16"],
+                "bf16-portable": ["--precision=bf16", "--cpu-native-bf16=false"]}
+
+
 def amp_train_ms(build, step_dir, precision, n, env):
-    """(median step ms after the first two, compile s, error) of one amp-train run of `n` steps, its JIT
-    cache in step_dir/jit-cache-<precision>."""
+    """(median step ms after the first two, compile s, error) of one amp-train run of `n` steps
+    (`precision` a key of STEP_OPTIONS), its JIT cache in step_dir/jit-cache-<precision>."""
     cache = step_dir / f"jit-cache-{precision}"
     proc = subprocess.run([str(build / "bin" / "amp-train"), str(step_dir / "train_step.mlir"), "--inputs",
-                           str(step_dir), "--steps", str(n), f"--precision={precision}", "--timing",
+                           str(step_dir), "--steps", str(n), *STEP_OPTIONS[precision], "--timing",
                            f"--jit-cache-dir={cache}"], capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         return None, None, proc.stderr[-300:]
@@ -135,6 +144,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=1,
                     help="after the cold runs, time our fp32 / bf16 / f16 steps again this many times in turn "
                          "and report the medians over the rounds")
+    ap.add_argument("--bf16-portable", action="store_true",
+                    help="also time bf16 with --cpu-native-bf16=false, in a column of its own")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--build", type=Path, default=REPO / "build")
     ap.add_argument("--out", type=Path)
@@ -153,14 +164,15 @@ def main():
         case.export(work / name)
         torch_ms = {p: torch_step_ms(case, args.steps, p, args.min_ms) for p in ("fp32", "bf16", "f16")}
         t_ms = torch_ms["fp32"]
-        res = {p: ours(args.build, work / name, p, args.steps, env, args.min_ms) for p in ("fp32", "bf16", "f16")}
+        steps = ("fp32", "bf16", "f16") + (("bf16-portable",) if args.bf16_portable else ())
+        res = {p: ours(args.build, work / name, p, args.steps, env, args.min_ms) for p in steps}
         step_ms = {p: res[p][0] for p in res}
         f16_ratio = step_ms["f16"] / step_ms["fp32"] if step_ms["f16"] and step_ms["fp32"] else None
         if args.rounds > 1:
             warm, f16_ratio = alternated(args.build, work / name, res, args.rounds, env)
             step_ms.update(warm)
         cells = []
-        for p in ("fp32", "bf16", "f16"):
+        for p in steps:
             ms, err = step_ms[p], res[p][2]
             cells.append(fmt_ms(ms) if ms is not None else f"fails: {err[:60]}")
         fp32 = step_ms["fp32"]
@@ -168,8 +180,9 @@ def main():
         compile_s = "/".join(f"{res[p][1]:.0f}" if res[p][1] is not None else "-" for p in ("fp32", "bf16", "f16"))
         torch_cells = [fmt_ms(torch_ms[p]) if torch_ms[p] is not None else "fails" for p in ("bf16", "f16")]
         f16_cell = f"{f16_ratio:.2f}x" if f16_ratio else "-"
+        portable = f" {cells[3]} |" if args.bf16_portable else ""
         rows.append(f"| {name} | {fmt_ms(t_ms)} | {cells[0]} | {ratio} | {torch_cells[0]} | {cells[1]} "
-                    f"| {torch_cells[1]} | {cells[2]} | {f16_cell} | {compile_s} |")
+                    f"| {torch_cells[1]} | {cells[2]} | {f16_cell} | {compile_s} |{portable}")
         print(rows[-1], flush=True)
     table = [
         BEGIN,
@@ -177,12 +190,13 @@ def main():
         f"both sides, OMP_WAIT_POLICY=passive, torch {torch.__version__}, median step after 2 warm-up steps of "
         f"{args.steps} (of as many as take {args.min_ms / 1000:g} s where {args.steps} take less), compile time "
         f"cold (`bench/run_zoo_cpu_benchmark.py`)"
-        + (f"; ours: the median of {args.rounds} rounds of warm runs, fp32 / bf16 / f16 in turn, and of their "
+        + (f"; ours: the median of {args.rounds} rounds of warm runs, {' / '.join(steps)} in turn, and of their "
            f"f16 / fp32 ratios" if args.rounds > 1 else "") + ":",
         "",
         "| model | PyTorch eager fp32 ms | ours fp32 ms | ours / PyTorch | PyTorch bf16 autocast ms "
-        "| ours bf16 ms | PyTorch f16 autocast ms | ours f16 ms | ours f16 / fp32 | compile s (fp32/bf16/f16) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| ours bf16 ms | PyTorch f16 autocast ms | ours f16 ms | ours f16 / fp32 | compile s (fp32/bf16/f16) |"
+        + (" ours bf16 portable ms |" if args.bf16_portable else ""),
+        "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if args.bf16_portable else ""),
         *rows,
         END,
     ]
