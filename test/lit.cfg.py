@@ -86,6 +86,9 @@ if os.path.exists("/proc/cpuinfo"):
         _flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
     if ("avx512_bf16" in _flags and "avx512vl" in _flags) or "avx_ne_convert" in _flags:
         config.available_features.add("host-bf16-rounding")
+    # AMX-BF16: oneDNN's AMX kernels, which the runtime keeps off small bf16 GEMMs.
+    if "amx_bf16" in _flags and "avx512_bf16" in _flags:
+        config.available_features.add("host-amx-bf16")
 
 # Which runtime backends this build has (written by runtime/CMakeLists.txt).
 _backend_file = os.path.join(config.amp_obj_root, "runtime", "amp_runtime_backend.txt")

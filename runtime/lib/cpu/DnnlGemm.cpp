@@ -33,6 +33,16 @@
 // AMP_CPU_GEMM_SERIAL_MACS overrides the bound (0: every GEMM on all
 // threads, the old behaviour, for A/B runs).
 //
+// AMX: on a CPU with AMX-BF16 oneDNN picks its AMX kernels for every bf16
+// GEMM. Called in a loop they are as fast as its AVX512_BF16 ones or faster
+// at every size (1.2-1.5 us either way under 16x16x32, 1.1 against 2.2 us
+// at 16x64x64), but inside a training step whose GEMMs are 4-64 wide
+// between other loops (an LSTM, a 10-20-1 regression) they took 10-40%
+// longer (2026-12-06, docs/benchmarks.md). A bf16 GEMM of under
+// kAmxMinMacs multiply-adds therefore takes oneDNN's first implementation
+// that is not an AMX one (its implementation list, in oneDNN's order);
+// AMP_CPU_GEMM_AMX_MIN_MACS overrides the bound (0: AMX for every size).
+//
 //===----------------------------------------------------------------------===//
 
 #include "DnnlGemm.h"
@@ -59,15 +69,29 @@ using Key = std::array<int64_t, 15>;
 /// a second thread costs plus half the work.
 constexpr int64_t kSerialMacs = int64_t{1} << 23;
 
+/// bf16 GEMMs below this many multiply-adds avoid oneDNN's AMX kernels
+/// (file comment).
+constexpr int64_t kAmxMinMacs = int64_t{1} << 15;
+
+/// The non-negative integer in environment variable `name`, or `fallback`.
+int64_t boundFromEnvironment(const char *name, int64_t fallback) {
+  const char *env = std::getenv(name);
+  if (!env || !*env)
+    return fallback;
+  char *end = nullptr;
+  long long value = std::strtoll(env, &end, 10);
+  return end && *end == '\0' && value >= 0 ? int64_t{value} : fallback;
+}
+
 int64_t serialMacs() {
-  static const int64_t bound = [] {
-    const char *env = std::getenv("AMP_CPU_GEMM_SERIAL_MACS");
-    if (!env || !*env)
-      return kSerialMacs;
-    char *end = nullptr;
-    long long value = std::strtoll(env, &end, 10);
-    return end && *end == '\0' && value >= 0 ? int64_t{value} : kSerialMacs;
-  }();
+  static const int64_t bound =
+      boundFromEnvironment("AMP_CPU_GEMM_SERIAL_MACS", kSerialMacs);
+  return bound;
+}
+
+int64_t amxMinMacs() {
+  static const int64_t bound =
+      boundFromEnvironment("AMP_CPU_GEMM_AMX_MIN_MACS", kAmxMinMacs);
   return bound;
 }
 
@@ -133,6 +157,51 @@ bool describe(dnnl_memory_desc_t &md, int64_t batch, int64_t rows,
          dnnl_success;
 }
 
+/// oneDNN's primitive descriptor for `desc`: its first implementation, or
+/// with `avoidAmx` its first one that is not an AMX kernel (the first one
+/// when every one is); null when it has none.
+dnnl_primitive_desc_t createPrimitiveDesc(const dnnl_matmul_desc_t &desc,
+                                          const_dnnl_primitive_attr_t attr,
+                                          dnnl_engine_t engine,
+                                          bool avoidAmx) {
+  dnnl_primitive_desc_t pd = nullptr;
+  if (!avoidAmx) {
+    if (dnnl_primitive_desc_create(&pd, &desc, attr, engine, nullptr) !=
+        dnnl_success)
+      return nullptr;
+    return pd;
+  }
+  dnnl_primitive_desc_iterator_t it = nullptr;
+  if (dnnl_primitive_desc_iterator_create(&it, &desc, attr, engine,
+                                          nullptr) != dnnl_success)
+    return nullptr;
+  dnnl_primitive_desc_t first = nullptr;
+  do {
+    dnnl_primitive_desc_t candidate = dnnl_primitive_desc_iterator_fetch(it);
+    if (!candidate)
+      break;
+    const char *impl = nullptr;
+    bool amx = dnnl_primitive_desc_query(candidate, dnnl_query_impl_info_str,
+                                         0, &impl) == dnnl_success &&
+               impl && std::strstr(impl, "amx");
+    if (!amx) {
+      pd = candidate;
+      break;
+    }
+    if (!first)
+      first = candidate;
+    else
+      dnnl_primitive_desc_destroy(candidate);
+  } while (dnnl_primitive_desc_iterator_next(it) == dnnl_success);
+  dnnl_primitive_desc_iterator_destroy(it);
+  if (pd) {
+    if (first)
+      dnnl_primitive_desc_destroy(first);
+    return pd;
+  }
+  return first;
+}
+
 /// The primitive for one shape; null when oneDNN refuses it.
 Primitive *primitiveFor(const Key &key) {
   Dnnl &d = dnnl();
@@ -164,8 +233,9 @@ Primitive *primitiveFor(const Key &key) {
          dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success &&
          dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
   }
-  ok = ok && dnnl_primitive_desc_create(&pd, &desc, attr, d.engine,
-                                        nullptr) == dnnl_success;
+  const bool avoidAmx = bf16 && static_cast<double>(m) * n * k * batch <
+                                    static_cast<double>(amxMinMacs());
+  ok = ok && (pd = createPrimitiveDesc(desc, attr, d.engine, avoidAmx));
   // oneDNN's reference implementation (plain loops) is far slower than
   // OpenBLAS: only its optimised kernels are taken.
   const char *impl = nullptr;
