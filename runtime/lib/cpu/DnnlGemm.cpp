@@ -158,8 +158,9 @@ bool describe(dnnl_memory_desc_t &md, int64_t batch, int64_t rows,
 }
 
 /// oneDNN's primitive descriptor for `desc`: its first implementation, or
-/// with `avoidAmx` its first one that is not an AMX kernel (the first one
-/// when every one is); null when it has none.
+/// with `avoidAmx` its first one that is neither an AMX kernel nor the
+/// reference one (the first one when there is none such); null when it has
+/// none.
 dnnl_primitive_desc_t createPrimitiveDesc(const dnnl_matmul_desc_t &desc,
                                           const_dnnl_primitive_attr_t attr,
                                           dnnl_engine_t engine,
@@ -181,10 +182,10 @@ dnnl_primitive_desc_t createPrimitiveDesc(const dnnl_matmul_desc_t &desc,
     if (!candidate)
       break;
     const char *impl = nullptr;
-    bool amx = dnnl_primitive_desc_query(candidate, dnnl_query_impl_info_str,
-                                         0, &impl) == dnnl_success &&
-               impl && std::strstr(impl, "amx");
-    if (!amx) {
+    bool named = dnnl_primitive_desc_query(candidate, dnnl_query_impl_info_str,
+                                           0, &impl) == dnnl_success &&
+                 impl;
+    if (named && !std::strstr(impl, "amx") && std::strncmp(impl, "ref", 3)) {
       pd = candidate;
       break;
     }
