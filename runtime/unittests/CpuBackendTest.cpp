@@ -940,6 +940,45 @@ TEST(CpuGemmOut, DenseSixteenBitC) {
   amp_blas_destroy(handle);
 }
 
+/// A batch of 16-bit C blocks larger than gemmOut's f32 buffer (4M values)
+/// runs as several strided-batched GEMMs, here of 2 and 1 blocks of
+/// 1200 x 1200: the same bits as the f32 GEMM rounded once, in every block
+/// (a chunk's offsets into A, B and C are right), into a C with padding.
+TEST(CpuGemmOut, LongBatchRunsInChunks) {
+  const int64_t m = 1200, n = 1200, k = 3, batch = 3, ldc = m + 5;
+  const int64_t strideA = m * k + 7, strideB = k * n + 3, strideC = ldc * n;
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  std::vector<uint16_t> a(strideA * batch), b(strideB * batch);
+  for (uint16_t &x : a)
+    x = floatToBf16(dist(rng));
+  for (uint16_t &x : b)
+    x = floatToBf16(dist(rng));
+  amp_blas_handle *handle = nullptr;
+  ASSERT_EQ(amp_blas_create(&handle), AMP_OK);
+  std::vector<float> ref(strideC * batch);
+  ASSERT_EQ(amp_gemm(handle, AMP_OP_N, AMP_OP_T, m, n, k, 1.0f, a.data(),
+                     AMP_DTYPE_BF16, m, b.data(), AMP_DTYPE_BF16, n, 0.0f,
+                     ref.data(), ldc, batch, strideA, strideB, strideC,
+                     nullptr),
+            AMP_OK);
+  const uint16_t pad = 0xABCD;
+  std::vector<uint16_t> c(strideC * batch, pad);
+  ASSERT_EQ(amp_gemm_out(handle, AMP_OP_N, AMP_OP_T, m, n, k, 1.0f, a.data(),
+                         AMP_DTYPE_BF16, m, b.data(), AMP_DTYPE_BF16, n, 0.0f,
+                         c.data(), AMP_DTYPE_BF16, ldc, batch, strideA,
+                         strideB, strideC, nullptr),
+            AMP_OK);
+  amp_blas_destroy(handle);
+  for (int64_t bi = 0; bi < batch; ++bi)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < ldc; ++i) {
+        const int64_t at = bi * strideC + j * ldc + i;
+        ASSERT_EQ(c[at], i < m ? floatToBf16(ref[at]) : pad)
+            << bi << " " << i << " " << j;
+      }
+}
+
 /// The f16 rounding of a 16-bit C (F16C's vcvtps2ph where the CPU has it,
 /// the scalar rule otherwise) gives the scalar rule's bits on its edge cases:
 /// ties to even, the largest finite value and the first that overflows,

@@ -483,34 +483,50 @@ void gemmOut(amp_transpose transA, amp_transpose transB, int64_t m, int64_t n,
   }
   if (m == 0 || n == 0 || batch == 0)
     return;
-  // A 16-bit C: compute each batch's m x n block into a dense f32 buffer
-  // (C widened first when beta reads it), then round every element once.
+  // A 16-bit C: compute the batch's m x n blocks into a dense f32 buffer (C
+  // widened first when beta reads it) with one strided-batched GEMM, then
+  // round every element once. One GEMM call for the batch, not one per
+  // block: attention's probabilities times V in an f16 / bf16 step are a
+  // batch of small products, where a call's fixed cost (oneDNN's is 1-3 us)
+  // is most of the work. The buffer holds at most kMaxBlockFloats values
+  // (and at least one block): a longer batch runs as several calls.
+  constexpr int64_t kMaxBlockFloats = int64_t{1} << 22; // 16 MiB
   bool half = dtypeC == AMP_DTYPE_F16;
   auto *out = static_cast<uint16_t *>(c);
+  const int64_t blockSize = m * n;
+  const int64_t perCall =
+      std::clamp<int64_t>(kMaxBlockFloats / blockSize, 1, batch);
   // Kept across calls (a step calls the same sizes every time); with
   // beta == 0 the GEMM writes every element, so it is not cleared.
   thread_local std::vector<float> block;
-  if (block.size() < static_cast<size_t>(m) * n)
-    block.resize(static_cast<size_t>(m) * n);
+  if (block.size() < static_cast<size_t>(perCall * blockSize))
+    block.resize(static_cast<size_t>(perCall * blockSize));
   const int64_t elementSize = dtypeSize(dtype);
-  for (int64_t i = 0; i < batch; ++i) {
-    uint16_t *ci = out + i * strideC;
+  for (int64_t first = 0; first < batch; first += perCall) {
+    const int64_t count = std::min(perCall, batch - first);
     if (beta != 0.0f)
-      for (int64_t col = 0; col < n; ++col)
-        for (int64_t row = 0; row < m; ++row) {
-          uint16_t bits = ci[col * ldc + row];
-          block[col * m + row] = half ? halfToFloat(bits) : bf16ToFloat(bits);
-        }
+      for (int64_t i = 0; i < count; ++i) {
+        const uint16_t *ci = out + (first + i) * strideC;
+        float *bi = block.data() + i * blockSize;
+        for (int64_t col = 0; col < n; ++col)
+          for (int64_t row = 0; row < m; ++row) {
+            uint16_t bits = ci[col * ldc + row];
+            bi[col * m + row] = half ? halfToFloat(bits) : bf16ToFloat(bits);
+          }
+      }
     gemm(transA, transB, m, n, k, alpha,
-         static_cast<const char *>(a) + i * strideA * elementSize, dtype, lda,
-         static_cast<const char *>(b) + i * strideB * elementSize, ldb, beta,
-         block.data(), m, 1, 0, 0, 0);
-    // A column at a time (all of C at once when its columns are adjacent),
-    // one conversion per loop so that the loop vectorises.
+         static_cast<const char *>(a) + first * strideA * elementSize, dtype,
+         lda, static_cast<const char *>(b) + first * strideB * elementSize,
+         ldb, beta, block.data(), m, count, strideA, strideB, blockSize);
+    // A column at a time (all of a block at once when its columns are
+    // adjacent), one conversion per loop so that the loop vectorises.
     const int64_t columns = ldc == m ? 1 : n, run = ldc == m ? m * n : m;
-    for (int64_t col = 0; col < columns; ++col)
-      (half ? narrowF16 : narrowBf16)(block.data() + col * m, ci + col * ldc,
-                                      run);
+    for (int64_t i = 0; i < count; ++i) {
+      uint16_t *ci = out + (first + i) * strideC;
+      const float *bi = block.data() + i * blockSize;
+      for (int64_t col = 0; col < columns; ++col)
+        (half ? narrowF16 : narrowBf16)(bi + col * m, ci + col * ldc, run);
+    }
   }
 }
 
