@@ -43,6 +43,11 @@
 // that is not an AMX one (its implementation list, in oneDNN's order);
 // AMP_CPU_GEMM_AMX_MIN_MACS overrides the bound (0: AMX for every size).
 //
+// oneDNN 2 (Debian's 2.6.3) and oneDNN 3 (opaque memory descriptors, one
+// creation call per primitive descriptor, implementations walked in place)
+// are both supported: the few calls that differ are under
+// DNNL_VERSION_MAJOR.
+//
 //===----------------------------------------------------------------------===//
 
 #include "DnnlGemm.h"
@@ -123,9 +128,30 @@ private:
 /// step's time in libdnnl.
 struct Primitive {
   dnnl_primitive_t primitive = nullptr;
-  dnnl_memory_desc_t a{}, b{}, c{};
   dnnl_memory_t ma = nullptr, mb = nullptr, mc = nullptr;
 };
+
+/// A memory descriptor, owned: oneDNN 3 hands out an opaque handle to
+/// destroy, oneDNN 2 a struct the caller keeps.
+#if DNNL_VERSION_MAJOR >= 3
+class MemoryDesc {
+public:
+  MemoryDesc() = default;
+  MemoryDesc(const MemoryDesc &) = delete;
+  MemoryDesc &operator=(const MemoryDesc &) = delete;
+  ~MemoryDesc() {
+    if (md)
+      dnnl_memory_desc_destroy(md);
+  }
+  const_dnnl_memory_desc_t get() const { return md; }
+  dnnl_memory_desc_t md = nullptr;
+};
+#else
+struct MemoryDesc {
+  const dnnl_memory_desc_t *get() const { return &md; }
+  dnnl_memory_desc_t md{};
+};
+#endif
 
 struct Dnnl {
   dnnl_engine_t engine = nullptr;
@@ -148,23 +174,70 @@ Dnnl &dnnl() {
 }
 
 /// A [batch, rows, cols] descriptor of `type` with the given strides.
-bool describe(dnnl_memory_desc_t &md, int64_t batch, int64_t rows,
-              int64_t cols, std::array<int64_t, 3> strides,
-              dnnl_data_type_t type) {
+bool describe(MemoryDesc &md, int64_t batch, int64_t rows, int64_t cols,
+              std::array<int64_t, 3> strides, dnnl_data_type_t type) {
   dnnl_dims_t dims = {batch, rows, cols};
   dnnl_dims_t st = {strides[0], strides[1], strides[2]};
-  return dnnl_memory_desc_init_by_strides(&md, 3, dims, type, st) ==
+#if DNNL_VERSION_MAJOR >= 3
+  return dnnl_memory_desc_create_with_strides(&md.md, 3, dims, type, st) ==
          dnnl_success;
+#else
+  return dnnl_memory_desc_init_by_strides(&md.md, 3, dims, type, st) ==
+         dnnl_success;
+#endif
 }
 
-/// oneDNN's primitive descriptor for `desc`: its first implementation, or
-/// with `avoidAmx` its first one that is neither an AMX kernel nor the
-/// reference one (the first one when there is none such); null when it has
-/// none.
-dnnl_primitive_desc_t createPrimitiveDesc(const dnnl_matmul_desc_t &desc,
+/// Whether oneDNN's implementation `pd` is one a small bf16 GEMM takes:
+/// neither an AMX kernel nor the reference one.
+bool notAmxNorReference(const_dnnl_primitive_desc_t pd) {
+  const char *impl = nullptr;
+  return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) ==
+             dnnl_success &&
+         impl && !std::strstr(impl, "amx") && std::strncmp(impl, "ref", 3);
+}
+
+/// oneDNN's matmul primitive descriptor for dst = src x weights: its first
+/// implementation, or with `avoidAmx` its first one that is neither an AMX
+/// kernel nor the reference one (the first one when there is none such);
+/// null when it has none.
+#if DNNL_VERSION_MAJOR >= 3
+dnnl_primitive_desc_t createPrimitiveDesc(const MemoryDesc &src,
+                                          const MemoryDesc &weights,
+                                          const MemoryDesc &dst,
                                           const_dnnl_primitive_attr_t attr,
                                           dnnl_engine_t engine,
                                           bool avoidAmx) {
+  auto create = [&] {
+    dnnl_primitive_desc_t pd = nullptr;
+    if (dnnl_matmul_primitive_desc_create(&pd, engine, src.get(),
+                                          weights.get(), nullptr, dst.get(),
+                                          attr) != dnnl_success)
+      return static_cast<dnnl_primitive_desc_t>(nullptr);
+    return pd;
+  };
+  dnnl_primitive_desc_t pd = create();
+  if (!pd || !avoidAmx)
+    return pd;
+  // The descriptor walks oneDNN's implementation list in place; past its
+  // end, the first one is created again.
+  do {
+    if (notAmxNorReference(pd))
+      return pd;
+  } while (dnnl_primitive_desc_next_impl(pd) == dnnl_success);
+  dnnl_primitive_desc_destroy(pd);
+  return create();
+}
+#else
+dnnl_primitive_desc_t createPrimitiveDesc(const MemoryDesc &src,
+                                          const MemoryDesc &weights,
+                                          const MemoryDesc &dst,
+                                          const_dnnl_primitive_attr_t attr,
+                                          dnnl_engine_t engine,
+                                          bool avoidAmx) {
+  dnnl_matmul_desc_t desc;
+  if (dnnl_matmul_desc_init(&desc, src.get(), weights.get(), nullptr,
+                            dst.get()) != dnnl_success)
+    return nullptr;
   dnnl_primitive_desc_t pd = nullptr;
   if (!avoidAmx) {
     if (dnnl_primitive_desc_create(&pd, &desc, attr, engine, nullptr) !=
@@ -181,11 +254,7 @@ dnnl_primitive_desc_t createPrimitiveDesc(const dnnl_matmul_desc_t &desc,
     dnnl_primitive_desc_t candidate = dnnl_primitive_desc_iterator_fetch(it);
     if (!candidate)
       break;
-    const char *impl = nullptr;
-    bool named = dnnl_primitive_desc_query(candidate, dnnl_query_impl_info_str,
-                                           0, &impl) == dnnl_success &&
-                 impl;
-    if (named && !std::strstr(impl, "amx") && std::strncmp(impl, "ref", 3)) {
+    if (notAmxNorReference(candidate)) {
       pd = candidate;
       break;
     }
@@ -202,6 +271,7 @@ dnnl_primitive_desc_t createPrimitiveDesc(const dnnl_matmul_desc_t &desc,
   }
   return first;
 }
+#endif
 
 /// The primitive for one shape; null when oneDNN refuses it.
 Primitive *primitiveFor(const Key &key) {
@@ -213,30 +283,33 @@ Primitive *primitiveFor(const Key &key) {
         serial] = key;
   const dnnl_data_type_t type = bf16 ? dnnl_bf16 : dnnl_f32;
   Primitive p;
+  MemoryDesc a, b, c;
   dnnl_primitive_attr_t attr = nullptr;
   dnnl_post_ops_t ops = nullptr;
-  dnnl_matmul_desc_t desc;
   dnnl_primitive_desc_t pd = nullptr;
   // Row-major C^T [n x m] = op(B)^T [n x k] op(A)^T [k x m] (file comment).
   bool ok =
-      describe(p.b, batch, n, k, tB ? std::array{sB, int64_t{1}, ldb}
-                                    : std::array{sB, ldb, int64_t{1}},
+      describe(b, batch, n, k, tB ? std::array{sB, int64_t{1}, ldb}
+                                  : std::array{sB, ldb, int64_t{1}},
                type) &&
-      describe(p.a, batch, k, m, tA ? std::array{sA, int64_t{1}, lda}
-                                    : std::array{sA, lda, int64_t{1}},
+      describe(a, batch, k, m, tA ? std::array{sA, int64_t{1}, lda}
+                                  : std::array{sA, lda, int64_t{1}},
                type) &&
-      describe(p.c, batch, n, m, {sC, ldc, 1}, dnnl_f32) &&
-      dnnl_matmul_desc_init(&desc, &p.b, &p.a, nullptr, &p.c) ==
-          dnnl_success &&
+      describe(c, batch, n, m, {sC, ldc, 1}, dnnl_f32) &&
       dnnl_primitive_attr_create(&attr) == dnnl_success;
   if (ok && sum) {
     ok = dnnl_post_ops_create(&ops) == dnnl_success &&
+#if DNNL_VERSION_MAJOR >= 3
+         dnnl_post_ops_append_sum(ops, 1.0f, 0, dnnl_data_type_undef) ==
+             dnnl_success &&
+#else
          dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success &&
+#endif
          dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
   }
   const bool avoidAmx = bf16 && static_cast<double>(m) * n * k * batch <
                                     static_cast<double>(amxMinMacs());
-  ok = ok && (pd = createPrimitiveDesc(desc, attr, d.engine, avoidAmx));
+  ok = ok && (pd = createPrimitiveDesc(b, a, c, attr, d.engine, avoidAmx));
   // oneDNN's reference implementation (plain loops) is far slower than
   // OpenBLAS: only its optimised kernels are taken.
   const char *impl = nullptr;
@@ -245,11 +318,11 @@ Primitive *primitiveFor(const Key &key) {
            dnnl_success &&
        impl && std::strncmp(impl, "ref", 3) != 0 &&
        dnnl_primitive_create(&p.primitive, pd) == dnnl_success &&
-       dnnl_memory_create(&p.ma, &p.a, d.engine, DNNL_MEMORY_NONE) ==
+       dnnl_memory_create(&p.ma, a.get(), d.engine, DNNL_MEMORY_NONE) ==
            dnnl_success &&
-       dnnl_memory_create(&p.mb, &p.b, d.engine, DNNL_MEMORY_NONE) ==
+       dnnl_memory_create(&p.mb, b.get(), d.engine, DNNL_MEMORY_NONE) ==
            dnnl_success &&
-       dnnl_memory_create(&p.mc, &p.c, d.engine, DNNL_MEMORY_NONE) ==
+       dnnl_memory_create(&p.mc, c.get(), d.engine, DNNL_MEMORY_NONE) ==
            dnnl_success;
   if (!ok) {
     for (dnnl_memory_t mem : {p.ma, p.mb, p.mc})
