@@ -299,6 +299,27 @@ dnnl_primitive_desc_t createPrimitiveDesc(const MemoryDesc &src,
 }
 #endif
 
+/// The descriptors of a GEMM's operands (the key's shape): row-major C^T
+/// [n x m] = op(B)^T [n x k] op(A)^T [k x m] (file comment), 3-D or with a
+/// unit dimension in front.
+bool describeOperands(const Key &key, MemoryDesc &a, MemoryDesc &b,
+                      MemoryDesc &c, bool unitOuter) {
+  auto [tA, tB, m, n, k, lda, ldb, ldc, batch, sA, sB, sC, sum, bf16,
+        serial] = key;
+  (void)sum;
+  (void)serial;
+  const dnnl_data_type_t type = bf16 ? dnnl_bf16 : dnnl_f32;
+  return describe(b, batch, n, k,
+                  tB ? std::array{sB, int64_t{1}, ldb}
+                     : std::array{sB, ldb, int64_t{1}},
+                  type, unitOuter) &&
+         describe(a, batch, k, m,
+                  tA ? std::array{sA, int64_t{1}, lda}
+                     : std::array{sA, lda, int64_t{1}},
+                  type, unitOuter) &&
+         describe(c, batch, n, m, {sC, ldc, 1}, dnnl_f32, unitOuter);
+}
+
 /// The primitive for one shape; null when oneDNN refuses it.
 Primitive *primitiveFor(const Key &key) {
   Dnnl &d = dnnl();
@@ -307,22 +328,13 @@ Primitive *primitiveFor(const Key &key) {
     return it->second.primitive ? &it->second : nullptr;
   auto [tA, tB, m, n, k, lda, ldb, ldc, batch, sA, sB, sC, sum, bf16,
         serial] = key;
-  const dnnl_data_type_t type = bf16 ? dnnl_bf16 : dnnl_f32;
   Primitive p;
   MemoryDesc a, b, c;
   dnnl_primitive_attr_t attr = nullptr;
   dnnl_post_ops_t ops = nullptr;
   dnnl_primitive_desc_t pd = nullptr;
-  // Row-major C^T [n x m] = op(B)^T [n x k] op(A)^T [k x m] (file comment).
-  bool ok =
-      describe(b, batch, n, k, tB ? std::array{sB, int64_t{1}, ldb}
-                                  : std::array{sB, ldb, int64_t{1}},
-               type) &&
-      describe(a, batch, k, m, tA ? std::array{sA, int64_t{1}, lda}
-                                  : std::array{sA, lda, int64_t{1}},
-               type) &&
-      describe(c, batch, n, m, {sC, ldc, 1}, dnnl_f32) &&
-      dnnl_primitive_attr_create(&attr) == dnnl_success;
+  bool ok = describeOperands(key, a, b, c, /*unitOuter=*/false) &&
+            dnnl_primitive_attr_create(&attr) == dnnl_success;
   if (ok && sum) {
     ok = dnnl_post_ops_create(&ops) == dnnl_success &&
 #if DNNL_VERSION_MAJOR >= 3
@@ -344,15 +356,7 @@ Primitive *primitiveFor(const Key &key) {
   if (ok && batch > 1 && std::strncmp(implementationOf(pd), "gemm:", 5) == 0) {
     MemoryDesc a4, b4, c4;
     dnnl_primitive_desc_t pd4 = nullptr;
-    if (describe(b4, batch, n, k,
-                 tB ? std::array{sB, int64_t{1}, ldb}
-                    : std::array{sB, ldb, int64_t{1}},
-                 type, /*unitOuter=*/true) &&
-        describe(a4, batch, k, m,
-                 tA ? std::array{sA, int64_t{1}, lda}
-                    : std::array{sA, lda, int64_t{1}},
-                 type, /*unitOuter=*/true) &&
-        describe(c4, batch, n, m, {sC, ldc, 1}, dnnl_f32, /*unitOuter=*/true))
+    if (describeOperands(key, a4, b4, c4, /*unitOuter=*/true))
       pd4 = createPrimitiveDesc(b4, a4, c4, attr, d.engine, avoidAmx);
     if (pd4 && std::strncmp(implementationOf(pd4), "brg", 3) == 0) {
       dnnl_primitive_desc_destroy(pd);
