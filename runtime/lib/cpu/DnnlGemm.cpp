@@ -226,13 +226,13 @@ bool notAmxNorReference(const_dnnl_primitive_desc_t pd) {
 /// implementation, or with `avoidAmx` its first one that is neither an AMX
 /// kernel nor the reference one (the first one when there is none such);
 /// null when it has none.
-#if DNNL_VERSION_MAJOR >= 3
 dnnl_primitive_desc_t createPrimitiveDesc(const MemoryDesc &src,
                                           const MemoryDesc &weights,
                                           const MemoryDesc &dst,
                                           const_dnnl_primitive_attr_t attr,
                                           dnnl_engine_t engine,
                                           bool avoidAmx) {
+#if DNNL_VERSION_MAJOR >= 3
   auto create = [&] {
     dnnl_primitive_desc_t pd = nullptr;
     if (dnnl_matmul_primitive_desc_create(&pd, engine, src.get(),
@@ -252,14 +252,7 @@ dnnl_primitive_desc_t createPrimitiveDesc(const MemoryDesc &src,
   } while (dnnl_primitive_desc_next_impl(pd) == dnnl_success);
   dnnl_primitive_desc_destroy(pd);
   return create();
-}
 #else
-dnnl_primitive_desc_t createPrimitiveDesc(const MemoryDesc &src,
-                                          const MemoryDesc &weights,
-                                          const MemoryDesc &dst,
-                                          const_dnnl_primitive_attr_t attr,
-                                          dnnl_engine_t engine,
-                                          bool avoidAmx) {
   dnnl_matmul_desc_t desc;
   if (dnnl_matmul_desc_init(&desc, src.get(), weights.get(), nullptr,
                             dst.get()) != dnnl_success)
@@ -296,8 +289,8 @@ dnnl_primitive_desc_t createPrimitiveDesc(const MemoryDesc &src,
     return pd;
   }
   return first;
-}
 #endif
+}
 
 /// The descriptors of a GEMM's operands (the key's shape): row-major C^T
 /// [n x m] = op(B)^T [n x k] op(A)^T [k x m] (file comment), 3-D or with a
