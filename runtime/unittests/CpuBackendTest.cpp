@@ -1161,6 +1161,92 @@ TEST(CpuCompiledGemm, NestedLevelsInEitherOrder) {
     }
 }
 
+// Attention over a fused q / k / v projection ([t, 3 h d] rows, GPT-2's
+// c_attn): each head's operands are d apart in rows 3 h d apart, so neither
+// a 3-D nor a 4-D description of the batch of heads fits oneDNN's brgemm
+// kernels, and the runtime multiplies dense copies (DnnlGemm.cpp). Scores
+// S = Q K^T into dense [h, t, t] and into an interleaved [t, h, t] (adding
+// to it), then O = S V into an interleaved [t, h, d] (adding to it), in f32
+// and bf16: every value is a small multiple of 1/2, so sums are exact.
+TEST(CpuGemmEdges, FusedQkvHeadsInEveryLayout) {
+  amp_blas_handle *handle = nullptr;
+  ASSERT_EQ(amp_blas_create(&handle), AMP_OK);
+  for (const auto &shape : {std::array<int64_t, 3>{16, 2, 16}, {5, 3, 4}})
+    for (amp_dtype dtype : {AMP_DTYPE_F32, AMP_DTYPE_BF16}) {
+      const int64_t t = shape[0], h = shape[1], d = shape[2];
+      const int64_t row = 3 * h * d;
+      std::vector<float> qkv(t * row);
+      for (size_t i = 0; i < qkv.size(); ++i)
+        qkv[i] = static_cast<float>(static_cast<int>(i % 7) - 3) *
+                 (i % 3 ? 1.0f : 0.5f);
+      std::vector<uint16_t> qkv16(qkv.size());
+      for (size_t i = 0; i < qkv.size(); ++i)
+        qkv16[i] = bf16(qkv[i]);
+      const bool isBf16 = dtype == AMP_DTYPE_BF16;
+      auto at = [&](int64_t offset) -> const void * {
+        return isBf16 ? static_cast<const void *>(qkv16.data() + offset)
+                      : static_cast<const void *>(qkv.data() + offset);
+      };
+      auto q = [&](int64_t i, int64_t hh, int64_t e) {
+        return static_cast<double>(qkv[i * row + hh * d + e]);
+      };
+      auto k = [&](int64_t i, int64_t hh, int64_t e) {
+        return static_cast<double>(qkv[i * row + h * d + hh * d + e]);
+      };
+      auto v = [&](int64_t i, int64_t hh, int64_t e) {
+        return static_cast<double>(qkv[i * row + 2 * h * d + hh * d + e]);
+      };
+      // S^T (column-major t x t per head) = K Q^T: A = K stored d x t
+      // (transposed), B = Q^T stored d x t, both ld 3 h d, heads d apart.
+      std::vector<float> dense(h * t * t, 0.0f), mixed(t * h * t, 0.5f);
+      ASSERT_EQ(amp_gemm(handle, AMP_OP_T, AMP_OP_N, t, t, d, 1.0f,
+                         at(h * d), dtype, row, at(0), dtype, row, 0.0f,
+                         dense.data(), t, h, d, d, t * t, nullptr),
+                AMP_OK);
+      ASSERT_EQ(amp_gemm(handle, AMP_OP_T, AMP_OP_N, t, t, d, 1.0f,
+                         at(h * d), dtype, row, at(0), dtype, row, 1.0f,
+                         mixed.data(), h * t, h, d, d, t, nullptr),
+                AMP_OK);
+      for (int64_t hh = 0; hh < h; ++hh)
+        for (int64_t i = 0; i < t; ++i)
+          for (int64_t j = 0; j < t; ++j) {
+            double ref = 0;
+            for (int64_t e = 0; e < d; ++e)
+              ref += q(i, hh, e) * k(j, hh, e);
+            EXPECT_EQ(dense[(hh * t + i) * t + j], static_cast<float>(ref))
+                << "t=" << t << " h=" << h << " d=" << d << " bf16=" << isBf16;
+            EXPECT_EQ(mixed[(i * h + hh) * t + j],
+                      static_cast<float>(ref + 0.5))
+                << "t=" << t << " h=" << h << " d=" << d << " bf16=" << isBf16;
+          }
+      // O^T (column-major d x t per head) = V^T S^T: A = V^T stored d x t
+      // (ld 3 h d, heads d apart), B = S^T from `dense` as bf16 or f32.
+      std::vector<uint16_t> dense16(dense.size());
+      for (size_t i = 0; i < dense.size(); ++i)
+        dense16[i] = bf16(dense[i]);
+      std::vector<float> out(t * h * d, -1.0f);
+      ASSERT_EQ(amp_gemm(handle, AMP_OP_N, AMP_OP_N, d, t, t, 1.0f,
+                         at(2 * h * d), dtype, row,
+                         isBf16 ? static_cast<const void *>(dense16.data())
+                                : static_cast<const void *>(dense.data()),
+                         dtype, t, 1.0f, out.data(), h * d, h, d, t * t, d,
+                         nullptr),
+                AMP_OK);
+      for (int64_t hh = 0; hh < h; ++hh)
+        for (int64_t i = 0; i < t; ++i)
+          for (int64_t e = 0; e < d; ++e) {
+            double ref = -1.0;
+            for (int64_t j = 0; j < t; ++j) {
+              const size_t s = (hh * t + i) * t + j;
+              ref += (isBf16 ? bf16ToFloat(dense16[s]) : dense[s]) * v(j, hh, e);
+            }
+            EXPECT_EQ(out[(i * h + hh) * d + e], static_cast<float>(ref))
+                << "t=" << t << " h=" << h << " d=" << d << " bf16=" << isBf16;
+          }
+    }
+  amp_blas_destroy(handle);
+}
+
 TEST(CpuGemmEdges, InvalidArguments) {
   amp_blas_handle *handle = nullptr;
   ASSERT_EQ(amp_blas_create(&handle), AMP_OK);
