@@ -1167,11 +1167,13 @@ TEST(CpuCompiledGemm, NestedLevelsInEitherOrder) {
 // kernels, and the runtime multiplies dense copies (DnnlGemm.cpp). Scores
 // S = Q K^T into dense [h, t, t] and into an interleaved [t, h, t] (adding
 // to it), then O = S V into an interleaved [t, h, d] (adding to it), in f32
-// and bf16: every value is a small multiple of 1/2, so sums are exact.
+// and bf16: every value is a small multiple of 1/2, so sums are exact. One
+// head is a batch of one whose operands have rows past their width.
 TEST(CpuGemmEdges, FusedQkvHeadsInEveryLayout) {
   amp_blas_handle *handle = nullptr;
   ASSERT_EQ(amp_blas_create(&handle), AMP_OK);
-  for (const auto &shape : {std::array<int64_t, 3>{16, 2, 16}, {5, 3, 4}})
+  for (const auto &shape :
+       {std::array<int64_t, 3>{16, 2, 16}, {5, 3, 4}, {7, 1, 16}})
     for (amp_dtype dtype : {AMP_DTYPE_F32, AMP_DTYPE_BF16}) {
       const int64_t t = shape[0], h = shape[1], d = shape[2];
       const int64_t row = 3 * h * d;
