@@ -485,6 +485,32 @@ def AmpFuseElementwisePass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def AmpMergeSummedMatmulsPass
+    : InterfacePass<"amp-merge-summed-matmuls", "::mlir::FunctionOpInterface"> {
+  let summary = "Merge small tosa.matmul products that are summed into one "
+                "product over their concatenated inner dimension";
+  let description = [{
+    On TOSA, before its lowering. A weight used at every step of a
+    recurrence (an LSTM's or GRU's hidden-to-hidden weight) gets its
+    gradient as a sum over the steps of small products, one GEMM call
+    each: sum_t A_t B_t with A_t [1, M, K_t] and B_t [1, K_t, N]. That sum
+    is one product, concat(A_t, axis 2) x concat(B_t, axis 1), which is
+    one GEMM call instead of T.
+
+    A sum is a tree of `tosa.add` ops of one type (no broadcast), each
+    inner one used once. Its terms that are a `tosa.matmul` of batch 1
+    (static shapes, used once, optionally through one `tosa.reshape` used
+    once, all in the sum's block) with the same operand element types,
+    result type, M, N, zero points and reshape are merged, two or more of
+    them, when each is small (at most 2^20 multiply-adds: a call's fixed
+    cost is then a large part of it) and M and N are at least 4 (the
+    concatenation's copies stay small next to the product). The other
+    terms are added to the merged product. Each output element then sums
+    the same products in another order (f32 rounding).
+  }];
+  let dependentDialects = ["::mlir::tosa::TosaDialect"];
+}
+
 def AmpMergeReductionChainsPass
     : InterfacePass<"amp-merge-reduction-chains", "::mlir::FunctionOpInterface"> {
   let summary = "Merge a reduction into the reduction that reads it (TOSA's "

@@ -167,6 +167,10 @@ static void addTensorToBufferPasses(OpPassManager &pm,
   bool gemmCalls = config.gemmCalls();
   // check-in-update is a CPU lowering (the GPU keeps its fused kernels).
   bool checkInUpdate = !gpu && config.checkInUpdate;
+  // CPU: small products that are summed (a recurrent weight's gradient over
+  // the steps) as one product, one GEMM call.
+  if (!gpu)
+    pm.addNestedPass<func::FuncOp>(createAmpMergeSummedMatmulsPass());
   // Tensors: TOSA and the amp ops to linalg.
   addTosaToLinalgPasses(pm, /*toBuffers=*/true);
   if (checkInUpdate) {
