@@ -53,10 +53,11 @@
 // for a batch therefore takes the 4-D description where that gets brgemm.
 // The 4-D form fits only where the heads fill the row: heads sliced out of
 // a fused q / k / v projection (GPT-2's c_attn, rows 3 h d long) get
-// gemm:jit either way. Those batches multiply dense copies of their
-// interleaved operands (C copied back, and in first for a sum), which get
-// brgemm: a column-by-column copy is one pass over data the GEMM reads
-// many times. GPT-2's 20 such calls a step took 3 us each in f32 and 6 us
+// gemm:jit either way, and so do single matrices whose leading dimension
+// is past their rows (an LSTM's last hidden state). Such calls multiply
+// dense copies of their strided operands (C copied back, and in first for
+// a sum), which get brgemm: a column-by-column copy is one pass over data
+// the GEMM reads many times. GPT-2's 20 such calls a step took 3 us each in f32 and 6 us
 // in bf16 on gemm:jit, 1-1.3 and 0.8 us packed; its step 7% (f32) and 14%
 // (bf16) faster (2026-12-06, docs/benchmarks.md). Copies are bounded by
 // kMaxPackedBytes; a larger batch keeps gemm:jit.
@@ -361,8 +362,8 @@ constexpr int64_t kMaxPackedBytes = int64_t{16} << 20;
 
 Primitive *primitiveFor(const Key &key);
 
-/// For `key`, a batch that gets gemm:jit in every description: the same GEMM
-/// with its interleaved operands (not dense, not broadcast) dense, when that
+/// For `key`, a GEMM that gets gemm:jit in every description: the same GEMM
+/// with its strided operands (not dense, not broadcast) dense, when that
 /// gets oneDNN's brgemm kernels and copies at most kMaxPackedBytes.
 void packInterleaved(const Key &key, Primitive &p) {
   Key dense = key;
