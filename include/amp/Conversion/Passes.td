@@ -487,28 +487,34 @@ def AmpFuseElementwisePass
 
 def AmpMergeSummedMatmulsPass
     : InterfacePass<"amp-merge-summed-matmuls", "::mlir::FunctionOpInterface"> {
-  let summary = "Merge small tosa.matmul products that are summed into one "
+  let summary = "Merge small matmul products that are summed into one "
                 "product over their concatenated inner dimension";
   let description = [{
-    On TOSA, before its lowering. A weight used at every step of a
-    recurrence (an LSTM's or GRU's hidden-to-hidden weight) gets its
-    gradient as a sum over the steps of small products, one GEMM call
-    each: sum_t A_t B_t with A_t [1, M, K_t] and B_t [1, K_t, N]. That sum
-    is one product, concat(A_t, axis 2) x concat(B_t, axis 1), which is
-    one GEMM call instead of T.
+    On TOSA or linalg on tensors, before TOSA's lowering. A weight used at
+    every step of a recurrence (an LSTM's or GRU's hidden-to-hidden weight)
+    gets its gradient as a sum over the steps of small products, one GEMM
+    call each: sum_t A_t B_t. That sum is one product of the operands
+    concatenated along K, one GEMM call instead of T.
 
-    A sum is a tree of `tosa.add` ops of one type (no broadcast), each
-    inner one used once. Its terms that are a `tosa.matmul` of batch 1
-    (static shapes, used once, optionally through one `tosa.reshape` used
-    once, all in the sum's block) with the same operand element types,
-    result type, M, N, zero points and reshape are merged, two or more of
-    them, when each is small (at most 2^20 multiply-adds: a call's fixed
-    cost is then a large part of it) and M and N are at least 4 (the
-    concatenation's copies stay small next to the product). The other
-    terms are added to the merged product. Each output element then sums
-    the same products in another order (f32 rounding).
+    A sum is a tree of adds of one kind and one type (no broadcast), each
+    inner one used once: `tosa.add`, `linalg.add`, or an elementwise
+    `linalg.generic` yielding `arith.addf` of its two inputs. Its terms
+    that are products (static shapes, used once, in the sum's block) are
+    merged, two or more of them, when they share their kind, operand
+    element types, result type, M, N, zero points, reshape and attributes,
+    when each is small (at most 2^20 multiply-adds: a call's fixed cost is
+    then a large part of it) and M and N are at least 4 (the
+    concatenations' copies stay small next to the product). A product is a
+    `tosa.matmul` of batch 1 ([1, M, K] x [1, K, N], optionally through one
+    `tosa.reshape` used once; merged with `tosa.concat`) or a 2-D
+    `linalg.matmul` with its default maps into a `linalg.fill` of zero
+    (merged with `tensor.concat`). The other terms are added to the merged
+    product. Each output element then sums the same products in another
+    order (f32 rounding).
   }];
-  let dependentDialects = ["::mlir::tosa::TosaDialect"];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::tosa::TosaDialect"];
 }
 
 def AmpMergeReductionChainsPass

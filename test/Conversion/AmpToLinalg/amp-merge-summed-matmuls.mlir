@@ -1,5 +1,6 @@
-// amp-merge-summed-matmuls: small products that are summed become one
-// product over their concatenated inner dimension; the sums it must leave.
+// amp-merge-summed-matmuls: small products that are summed (TOSA, and the
+// linalg import's form) become one product over their concatenated inner
+// dimension; the sums it must leave.
 // RUN: amp-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(amp-merge-summed-matmuls))' | FileCheck %s
 
 // An LSTM's hidden-to-hidden weight gradient over three steps: three
@@ -86,4 +87,76 @@ func.func @left_alone(%a: tensor<1x8x4xf32>, %b: tensor<1x4x8xf32>, %ab: tensor<
   %m1 = tosa.matmul %a1, %b, %zp, %zp : (tensor<1x1x4xf32>, tensor<1x4x8xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<1x1x8xf32>
   %s4 = tosa.add %m0, %m1 : (tensor<1x8x8xf32>, tensor<1x1x8xf32>) -> tensor<1x8x8xf32>
   return %s0, %p1, %s1, %s2, %s3, %s4 : tensor<1x8x8xf32>, tensor<1x8x8xf32>, tensor<2x8x8xf32>, tensor<1x128x128xf32>, tensor<1x8x1xf32>, tensor<1x8x8xf32>
+}
+
+// -----
+
+// torch-mlir's linalg import: 2-D linalg.matmul ops into one zero fill,
+// added by elementwise linalg.generic ops. One matmul of tensor.concat
+// operands (K = 8) into the same fill; %g is added after it.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @linalg_import(
+// CHECK-SAME: %[[A0:[^:]*]]: tensor<16x4xf32>, %[[B0:[^:]*]]: tensor<4x8xf32>, %[[A1:[^:]*]]: tensor<16x4xf32>, %[[B1:[^:]*]]: tensor<4x8xf32>, %[[G:[^:]*]]: tensor<16x8xf32>)
+// CHECK: %[[FILL:.*]] = linalg.fill
+// CHECK: %[[A:.*]] = tensor.concat dim(1) %[[A0]], %[[A1]] : (tensor<16x4xf32>, tensor<16x4xf32>) -> tensor<16x8xf32>
+// CHECK: %[[B:.*]] = tensor.concat dim(0) %[[B0]], %[[B1]] : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+// CHECK: %[[P:.*]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<16x8xf32>, tensor<8x8xf32>) outs(%[[FILL]] : tensor<16x8xf32>)
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[P]], %[[G]] : tensor<16x8xf32>, tensor<16x8xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.addf
+// CHECK-NOT: linalg.matmul
+// CHECK: return %[[S]]
+func.func @linalg_import(%a0: tensor<16x4xf32>, %b0: tensor<4x8xf32>, %a1: tensor<16x4xf32>,
+    %b1: tensor<4x8xf32>, %g: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x8xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<16x8xf32>) -> tensor<16x8xf32>
+  %p0 = linalg.matmul ins(%a0, %b0 : tensor<16x4xf32>, tensor<4x8xf32>) outs(%fill : tensor<16x8xf32>) -> tensor<16x8xf32>
+  %p1 = linalg.matmul ins(%a1, %b1 : tensor<16x4xf32>, tensor<4x8xf32>) outs(%fill : tensor<16x8xf32>) -> tensor<16x8xf32>
+  %s0 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p0, %g : tensor<16x8xf32>, tensor<16x8xf32>) outs(%e : tensor<16x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %r = arith.addf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<16x8xf32>
+  %s1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%s0, %p1 : tensor<16x8xf32>, tensor<16x8xf32>) outs(%e : tensor<16x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %r = arith.addf %y, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<16x8xf32>
+  return %s1 : tensor<16x8xf32>
+}
+
+// -----
+
+// Left alone on linalg: a matmul that accumulates into another value (its
+// init is not a zero fill); a generic that subtracts.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @linalg_left_alone(
+// CHECK-NOT: tensor.concat
+// CHECK-COUNT-4: linalg.matmul
+// CHECK-NOT: tensor.concat
+func.func @linalg_left_alone(%a0: tensor<16x4xf32>, %b0: tensor<4x8xf32>, %a1: tensor<16x4xf32>,
+    %b1: tensor<4x8xf32>, %g: tensor<16x8xf32>) -> (tensor<16x8xf32>, tensor<16x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x8xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<16x8xf32>) -> tensor<16x8xf32>
+  %p0 = linalg.matmul ins(%a0, %b0 : tensor<16x4xf32>, tensor<4x8xf32>) outs(%g : tensor<16x8xf32>) -> tensor<16x8xf32>
+  %p1 = linalg.matmul ins(%a1, %b1 : tensor<16x4xf32>, tensor<4x8xf32>) outs(%fill : tensor<16x8xf32>) -> tensor<16x8xf32>
+  %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p0, %p1 : tensor<16x8xf32>, tensor<16x8xf32>) outs(%e : tensor<16x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %r = arith.addf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<16x8xf32>
+  %q0 = linalg.matmul ins(%a0, %b0 : tensor<16x4xf32>, tensor<4x8xf32>) outs(%fill : tensor<16x8xf32>) -> tensor<16x8xf32>
+  %q1 = linalg.matmul ins(%a1, %b1 : tensor<16x4xf32>, tensor<4x8xf32>) outs(%fill : tensor<16x8xf32>) -> tensor<16x8xf32>
+  %d = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%q0, %q1 : tensor<16x8xf32>, tensor<16x8xf32>) outs(%e : tensor<16x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %r = arith.subf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<16x8xf32>
+  return %s, %d : tensor<16x8xf32>, tensor<16x8xf32>
 }
