@@ -201,6 +201,14 @@ static cl::opt<int64_t> cpuParallelMinWork(
              "ops on the OpenMP threads (amp-cpu-parallelize-loops; "
              "OMP_NUM_THREADS of them); 0 runs every loop on one thread"),
     cl::init(4194304), cl::cat(category));
+static cl::opt<bool> inPlaceUpdates(
+    "in-place-updates",
+    cl::desc("CPU (default true): each updated parameter, optimizer state "
+             "and loss-scale state is updated in its own buffer "
+             "(amp-in-place-updates proves it sound or copies first). false: "
+             "new values go to buffers of their own, swapped with the old "
+             "after each step"),
+    cl::init(true), cl::cat(category));
 static cl::opt<bool> cpuNativeBf16(
     "cpu-native-bf16",
     cl::desc("Use this CPU's bf16 instructions where it has them (default "
@@ -346,6 +354,7 @@ int main(int argc, char **argv) {
   }
   options.lowering.parallelMinWork = cpuParallelMinWork;
   options.run.nativeBf16 = cpuNativeBf16;
+  options.run.inPlaceUpdates = inPlaceUpdates;
   if (optLevel > 3) {
     llvm::errs() << "amp-train: error: --opt-level=" << optLevel
                  << ": expected 0 to 3\n";

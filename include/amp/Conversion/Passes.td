@@ -807,6 +807,48 @@ def AmpEliminateEmptyTensorsPass
   ];
 }
 
+def AmpInPlaceUpdatesPass
+    : Pass<"amp-in-place-updates", "::mlir::func::FuncOp"> {
+  let summary = "Make an out-parameter that the caller passes as an "
+                "argument's buffer (`amp.in_place_result`) sound: proven, or "
+                "the argument copied at the entry when they are one buffer";
+  let description = [{
+    Runs on buffers after buffer-results-to-out-params{add-result-attr} and
+    buffer deallocation. An argument with `amp.in_place_result = r` may be
+    passed by the caller as the same buffer as the out-parameter of result
+    r (the r-th argument with `bufferize.result`, of the same type): a
+    training step's updated state then lives in one buffer across steps.
+    Where the function provably reads no element of the argument after
+    writing that element of the out-parameter (one elementwise
+    `linalg.generic` writes it through a permutation map and reads the
+    argument with the same map; every other reader of the argument and its
+    views comes before it; the out-parameter's other users read it after
+    it), nothing changes. Otherwise the function starts by copying the
+    argument into a fresh buffer when the two pointers are equal, reads the
+    copy, and frees it before returning:
+
+    ```mlir
+    %same = arith.cmpi eq, %argPtr, %outPtr : index
+    %src = scf.if %same -> (memref<4xf32>) {
+      %t = memref.alloc() : memref<4xf32>
+      memref.copy %arg0, %t : memref<4xf32> to memref<4xf32>
+      scf.yield %t : memref<4xf32>
+    } else {
+      scf.yield %arg0 : memref<4xf32>
+    }
+    ```
+
+    The `amp.in_place_result` and `bufferize.result` attributes are removed.
+    A request that names no result, one another argument names, or a result
+    of another type is an error.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 def AmpDistinctReturnedBuffersPass
     : Pass<"amp-distinct-returned-buffers", "::mlir::func::FuncOp"> {
   let summary = "Return each buffer once: a repeated return operand becomes "

@@ -86,6 +86,13 @@ struct RunConfig {
   /// GEMM operands widened to f32 once, f32 -> bf16 rounded in integer code,
   /// f32 subnormals kept), so that a bf16 step rounds the same on every host.
   bool nativeBf16 = true;
+  /// RunDevice::CPU: each updated argument (parameter, optimizer state,
+  /// loss-scale state) and its new value share one buffer: the step is
+  /// compiled for it (amp-in-place-updates) and updates that buffer in
+  /// place. false: the new values go to buffers of their own that then swap
+  /// with the arguments' (twice the state's memory, and a larger working
+  /// set).
+  bool inPlaceUpdates = true;
   /// Shared libraries the JIT links; empty: MLIR's C runner utilities (for
   /// memrefCopy), when installed.
   std::vector<std::string> sharedLibPaths;
@@ -340,6 +347,9 @@ private:
   int64_t scaleArg = -1, scaleResult = -1;
   /// The argument `step(/*poison=*/true)` poisons, or -1.
   int64_t poisonArg = -1;
+  /// RunConfig::inPlaceUpdates, for this step's lowering (a CPU one): an
+  /// updated argument's buffer is also its result's (no result buffer).
+  bool inPlaceUpdates = false;
   /// RunDevice::CUDA: the runtime's CUDA backend (RunnerInternal.h).
   struct DeviceApi;
   /// How a call reads and writes the step's buffers (Run.cpp): host copies

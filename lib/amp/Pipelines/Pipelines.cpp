@@ -264,6 +264,8 @@ static void addTensorToBufferPasses(OpPassManager &pm,
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
   outParams.modifyPublicFunctions = true;
+  // CPU: the out-parameters marked for amp-in-place-updates (below).
+  outParams.addResultAttribute = !gpu;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   // amp-tosa-scatter-to-forall's loops, bufferized: scf.parallel.
   pm.addPass(createForallToParallelLoopPass());
@@ -285,6 +287,11 @@ static void addTensorToBufferPasses(OpPassManager &pm,
   pm.addPass(bufferization::createLowerDeallocationsPass());
   pm.addPass(createCSEPass());
   pm.addPass(createCanonicalizerPass());
+  // CPU: the updated arguments that the caller passes as their results'
+  // out-parameters (amp.in_place_result) read no element after it is
+  // written, or are copied first.
+  if (!gpu)
+    pm.addNestedPass<func::FuncOp>(createAmpInPlaceUpdatesPass());
 }
 
 /// The step's linalg ops (and other region ops: loops, scf.if), a few at a

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RunnerInternal.h"
+#include "amp/Conversion/Passes.h"
 #include "amp/Dialect/Amp/IR/AmpDialect.h"
 #include "amp/Dialect/Amp/IR/TrainingStep.h"
 #include "amp/Dialect/Amp/Transforms/AutocastReport.h"
@@ -445,6 +446,15 @@ LogicalResult TrainingRunner::lower(func::FuncOp fn,
   for (unsigned i = 0; i < fn.getNumArguments(); ++i)
     fn.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
                   BoolAttr::get(context, false));
+  // ...but an updated argument's buffer is also its result's out-parameter
+  // (Run.cpp), which amp-in-place-updates makes sound.
+  if (inPlaceUpdates)
+    for (const RunnerArgument &arg : arguments)
+      if (arg.updatedBy >= 0)
+        fn.setArgAttr(arg.index,
+                      AmpDialect::InPlaceResultAttrHelper::getNameStr(),
+                      IntegerAttr::get(IntegerType::get(context, 64),
+                                       arg.updatedBy));
   LoweringConfig config = getEffectiveLoweringConfig(
       options, executor->getChip());
   bool gpu = config.target == LoweringTarget::GPU;

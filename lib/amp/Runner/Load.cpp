@@ -253,6 +253,21 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
   }
   ModuleOp moduleOp = *module;
   size_t numArgs = arguments.size(), numResults = results.size();
+  // Updates in place (lower() asks the CPU pipeline for them): the updated
+  // results need no buffers of their own. Not for a step that can skip and
+  // checks in its update loops: it learns that a step is bad only after
+  // those loops have written the new state (amp-selected-results-in-place),
+  // so in place amp-in-place-updates would copy the whole old state first,
+  // on every step (mnist_mlp's f16 step 0.29 -> 0.375 ms).
+  LoweringConfig effective =
+      getEffectiveLoweringConfig(options, executor->getChip());
+  inPlaceUpdates = options.run.inPlaceUpdates && executor->runsOnHost() &&
+                   effective.target == LoweringTarget::CPU &&
+                   !(effective.checkInUpdate && skippedResult >= 0);
+  if (inPlaceUpdates)
+    for (const RunnerArgument &arg : arguments)
+      if (arg.updatedBy >= 0)
+        std::vector<int64_t>().swap(results[arg.updatedBy]);
 
   // The step's checks of its batch as a function of their own, which step()
   // calls first on the host copies of the arguments (amp-outline-batch-
@@ -326,7 +341,8 @@ LogicalResult TrainingRunner::load(func::FuncOp fn,
         getEffectiveLoweringConfig(options, executor->getChip()).print() +
         " O" + std::to_string(optLevel) + " " +
         describeMachine(hostMachine.get()) + " " +
-        configureStoreMerging().str();
+        configureStoreMerging().str() +
+        (inPlaceUpdates ? " in-place" : "");
     for (const std::string &lib : libs)
       config += " lib=" + lib;
     SmallString<256> path(cacheDir);

@@ -8,10 +8,13 @@
 // for bufferization), so a call reads them where they are.
 //
 // What a call moves is the executor's (RunnerInternal.h). HostExecutor: the
-// descriptors point at the argument and result buffers themselves; after a
-// call an updated argument and its result swap buffers (and descriptors)
-// instead of being copied, and a poisoned element is restored right after
-// its call. On a CUDA device (RunDevice::CUDA) CudaExecutor keeps every
+// descriptors point at the argument and result buffers themselves. A CPU
+// step compiled for updates in place (RunConfig::inPlaceUpdates, the
+// default; amp-in-place-updates) gets an updated argument's buffer as its
+// result's out-parameter too: it writes the new values over the old, and no
+// result buffer exists. Otherwise, after a call an updated argument and its
+// result swap buffers (and descriptors) instead of being copied. A poisoned
+// element is restored right after its call. On a CUDA device (RunDevice::CUDA) CudaExecutor keeps every
 // argument and result in one device buffer, resident across steps: an
 // argument is uploaded when its host value changed (initialisation,
 // setArgument), an updated argument and its result swap device buffers the
@@ -81,6 +84,13 @@ public:
       std::memcpy(poisoned, &v, 4);
     }
 
+    // In place: an updated argument's buffer is its result's too.
+    if (r.inPlaceUpdates)
+      for (RunnerArgument &arg : r.arguments)
+        if (arg.updatedBy >= 0)
+          pointDescriptorAt(r.descriptors[r.arguments.size() + arg.updatedBy],
+                            arg.data());
+
     r.packedStep(r.packedArgs.data());
 
     if (poison)
@@ -88,7 +98,7 @@ public:
     // New values become the arguments; the old argument buffers receive the
     // next call's results.
     for (auto [i, arg] : llvm::enumerate(r.arguments)) {
-      if (arg.updatedBy < 0)
+      if (arg.updatedBy < 0 || r.inPlaceUpdates)
         continue;
       std::vector<int64_t> &result = r.results[arg.updatedBy];
       assert(result.size() == arg.storage.size() && "same type, same size");

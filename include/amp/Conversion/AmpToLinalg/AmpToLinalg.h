@@ -38,8 +38,9 @@ Value sourceOfElements(Value value);
 /// left to fuse into its only other reader, the unscale.
 Value findCheckSource(Value grad);
 
-/// Drops the `amp.*` argument and result attributes of every function: the
-/// training-step contract ends with the lowering of the amp ops.
+/// Drops the `amp.*` argument and result attributes of every function (but
+/// `amp.in_place_result`, a request to the lowering): the training-step
+/// contract ends with the lowering of the amp ops.
 void stripTrainingStepAttributes(ModuleOp module);
 
 /// Applies `patterns` to `module` as a partial dialect conversion with the

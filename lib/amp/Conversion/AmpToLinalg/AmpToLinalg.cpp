@@ -653,13 +653,15 @@ void mlir::amp::populateAmpKeepOnOverflowToLinalgPatterns(
 
 void mlir::amp::stripTrainingStepAttributes(ModuleOp module) {
   // Bufferization turns results into arguments, where result attributes
-  // would no longer make sense.
+  // would no longer make sense. amp-in-place-updates consumes
+  // amp.in_place_result after bufferization.
   module.walk([](FunctionOpInterface fn) {
     auto strip = [](DictionaryAttr attrs) {
       SmallVector<NamedAttribute> kept;
       if (attrs)
         for (NamedAttribute attr : attrs)
-          if (!attr.getName().strref().starts_with("amp."))
+          if (!attr.getName().strref().starts_with("amp.") ||
+              attr.getName() == AmpDialect::InPlaceResultAttrHelper::getNameStr())
             kept.push_back(attr);
       return kept;
     };

@@ -32,6 +32,7 @@ def Amp_Dialect : Dialect {
     | `amp.skipped`      | function result            | unit: the `tensor<i1>` that is true when the step was skipped. |
     | `amp.contraction`  | runtime GEMM call (lowering) | integer: the contraction the call computes (amp-lower-contractions-to-runtime numbers them for the structural guard). |
     | `amp.parallel_step` | function (CPU lowering)   | positive integer: the function runs a parallel loop nest over the range given by its first two arguments, in steps of this (amp-cpu-parallelize-loops; amp-cpu-lower-parallel-calls calls it through the runtime's threads). |
+    | `amp.in_place_result` | function argument (lowering) | i64: the caller passes the argument's buffer as the out-parameter of this result too (amp-train's runner asks for it for each updated argument of a CPU step; amp-in-place-updates makes it sound and removes it). |
     | `amp.checks`       | function                   | array of `#amp.check<"message" at loc(...)>`: the checks a `@<step>__amp_checks` function evaluates, in order, each with the location of the op it comes from; it returns 0, or k when check k fails (amp-outline-batch-checks). |
 
     The values of `amp.precision`, `amp.init` and `amp.scale_state` are typed
@@ -63,7 +64,8 @@ def Amp_Dialect : Dialect {
     "::mlir::UnitAttr":$skipped,
     "::mlir::IntegerAttr":$contraction,
     "::mlir::IntegerAttr":$parallel_step,
-    "::mlir::ArrayAttr":$checks
+    "::mlir::ArrayAttr":$checks,
+    "::mlir::IntegerAttr":$in_place_result
   );
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;

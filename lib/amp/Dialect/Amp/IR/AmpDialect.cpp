@@ -203,6 +203,13 @@ LogicalResult AmpDialect::verifyRegionArgAttribute(Operation *op,
   if (name == ScaleStateAttrHelper::getNameStr()) {
     return verifyScaleState(attr, emitErr);
   }
+  if (name == InPlaceResultAttrHelper::getNameStr()) {
+    auto index = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!index || !index.getType().isInteger(64) || index.getInt() < 0)
+      return emitErr() << "'" << name
+                       << "' must be a non-negative i64 result index";
+    return success();
+  }
   return emitErr() << "unknown amp argument attribute '" << name << "'";
 }
 
