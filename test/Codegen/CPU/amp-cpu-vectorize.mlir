@@ -133,6 +133,51 @@ func.func @row_sum(%a: memref<16x32xf32>, %o: memref<16xf32>) {
 
 // -----
 
+// A row's largest magnitude (a loss-scaled step's check of a gradient, run
+// before the update) and a whole array's: an IEEE maximum gives the same
+// value in any order, so each tile is one horizontal vector.reduction. A
+// maxnumf (either zero of max(-0, +0)) keeps its loops.
+// CHECK-LABEL: func.func @row_max_abs
+// CHECK: scf.for {{.*}} step %c8
+// CHECK: math.absf {{.*}} : vector<8xf32>
+// CHECK: vector.reduction <maximumf>, {{.*}} : vector<8xf32> into f32
+// CHECK-NOT: linalg.
+// CHECK-LABEL: func.func @min_all
+// CHECK: vector.reduction <minimumf>, {{.*}} : vector<8xf32> into f32
+// CHECK-LABEL: func.func @row_maxnum
+// CHECK: linalg.generic
+// CHECK-NOT: vector.
+func.func @row_max_abs(%a: memref<16x32xf32>, %o: memref<16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<16x32xf32>) outs(%o : memref<16xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %x = math.absf %in : f32
+    %m = arith.maximumf %acc, %x : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+func.func @min_all(%a: memref<784xf32>, %o: memref<f32>) {
+  linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>], iterator_types = ["reduction"]}
+      ins(%a : memref<784xf32>) outs(%o : memref<f32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %m = arith.minimumf %acc, %in : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+func.func @row_maxnum(%a: memref<16x32xf32>, %o: memref<16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<16x32xf32>) outs(%o : memref<16xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %m = arith.maxnumf %acc, %in : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
 // Mixed widths: an f16 input cast into an f32 output has 8 lanes (the
 // widest type decides); an innermost size of 10 gets full tiles of 5.
 // CHECK-LABEL: func.func @widen

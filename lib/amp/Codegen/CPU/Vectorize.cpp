@@ -63,9 +63,12 @@
 // left is an elementwise op over the channels:
 // mobilenet_v3_small's 33 depthwise convolutions (forward, input and filter
 // gradients) were scalar loops. The exception is an op whose only accumulation is an
-// exact integer one (amp-cpu-check-in-update's or-ed inf / nan flag beside
-// an update written per element): any order gives the same bits, and it is
-// tiled and vectorised like a parallel op; when every such accumulation is
+// exact one: an integer one (amp-cpu-check-in-update's or-ed inf / nan flag
+// beside an update written per element), or an IEEE maximum / minimum of an
+// op without windows (a loss-scaled step's check of each gradient, max |g|,
+// when the check runs before the update; a softmax's row maximum): any
+// order gives the same bits, and it is tiled and vectorised like a parallel
+// op; when every such accumulation is
 // an i1 flag OR-ed over the loops (the inf / nan flag), each tile's
 // `flag |= or(tile)` becomes `if (or(tile)) flag = true` after the cleanup
 // and the outermost tile loop an scf.parallel: iterations that run at once
@@ -105,10 +108,16 @@ namespace mlir::amp {
 using namespace mlir;
 
 /// True when every output that accumulates across loops does it with one
-/// exact integer op (amp-cpu-check-in-update's or-ed flag): any order of
-/// the reduction gives the same result, so a vector reduction may
+/// exact op: an integer one (amp-cpu-check-in-update's or-ed flag), or,
+/// where every map is a projected permutation (no window), an IEEE
+/// maximum / minimum (the largest magnitude a loss-scaled step's check of a
+/// gradient takes; a softmax's row maximum): any order of the reduction
+/// gives the same result (a NaN's payload aside), so a vector reduction may
 /// reassociate it. Outputs indexed by every loop are written per element.
 static bool hasOnlyExactReductions(linalg::LinalgOp op) {
+  bool noWindow = llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
+    return map.isProjectedPermutation();
+  });
   for (OpOperand &init : op.getDpsInitsMutable()) {
     if (op.getMatchingIndexingMap(&init).isPermutation())
       continue;
@@ -117,8 +126,10 @@ static bool hasOnlyExactReductions(linalg::LinalgOp op) {
                         init.getOperandNumber() - op.getNumDpsInputs(),
                         combiners) ||
         combiners.size() != 1 ||
-        !isa<arith::OrIOp, arith::AndIOp, arith::XOrIOp, arith::MaxSIOp,
-             arith::MinSIOp, arith::MaxUIOp, arith::MinUIOp>(combiners[0]))
+        !(isa<arith::OrIOp, arith::AndIOp, arith::XOrIOp, arith::MaxSIOp,
+              arith::MinSIOp, arith::MaxUIOp, arith::MinUIOp>(combiners[0]) ||
+          (noWindow &&
+           isa<arith::MaximumFOp, arith::MinimumFOp>(combiners[0]))))
       return false;
   }
   return true;
@@ -603,28 +614,48 @@ static bool vectorizeOne(RewriterBase &rewriter, linalg::LinalgOp op,
 }
 
 namespace {
-/// A vector.multi_reduction of integers over every dimension (the or-ed
-/// flag of an exact reduction's tile) as one vector.reduction of the
-/// flattened vector: a horizontal reduction, where upstream's inner-parallel
-/// lowering would chain one extract and op per lane.
-struct FullIntegerMultiReductionToReduction
+/// A vector.multi_reduction over every dimension that any order computes
+/// exactly (integers: the or-ed flag of an exact reduction's tile; an IEEE
+/// maximum / minimum, also over every dimension but unit ones) as one
+/// vector.reduction of the flattened vector: a horizontal reduction, where
+/// upstream's inner-parallel lowering would chain one extract and op per
+/// lane.
+struct FullExactMultiReductionToReduction
     : public OpRewritePattern<vector::MultiDimReductionOp> {
-  FullIntegerMultiReductionToReduction(MLIRContext *context)
+  FullExactMultiReductionToReduction(MLIRContext *context)
       : OpRewritePattern(context, /*benefit=*/2) {}
   LogicalResult matchAndRewrite(vector::MultiDimReductionOp op,
                                 PatternRewriter &rewriter) const override {
     VectorType type = op.getSourceVectorType();
-    if (type.isScalable() || !type.getElementType().isInteger() ||
-        static_cast<int64_t>(op.getReductionDims().size()) != type.getRank())
+    bool exact = type.getElementType().isInteger() ||
+                 op.getKind() == vector::CombiningKind::MAXIMUMF ||
+                 op.getKind() == vector::CombiningKind::MINIMUMF;
+    // A float one may keep dimensions of size 1 (a row of a tile whose
+    // other loops have size 1): its one accumulator is a scalar.
+    SmallVector<bool> reduced = op.getReductionMask();
+    bool keepsUnitDims = !type.getElementType().isInteger();
+    if (type.isScalable() || !exact ||
+        llvm::any_of(llvm::seq<int64_t>(0, type.getRank()), [&](int64_t d) {
+          return !reduced[d] && (!keepsUnitDims || type.getDimSize(d) != 1);
+        }))
       return failure();
+    Location loc = op.getLoc();
     Value flat = op.getSource();
     if (type.getRank() != 1)
       flat = vector::ShapeCastOp::create(
-          rewriter, op.getLoc(),
+          rewriter, loc,
           VectorType::get({type.getNumElements()}, type.getElementType()),
           flat);
-    rewriter.replaceOpWithNewOp<vector::ReductionOp>(op, op.getKind(), flat,
-                                                     op.getAcc());
+    Value acc = op.getAcc();
+    auto accType = dyn_cast<VectorType>(acc.getType());
+    if (accType)
+      acc = vector::ExtractOp::create(
+          rewriter, loc, acc, SmallVector<int64_t>(accType.getRank(), 0));
+    Value result =
+        vector::ReductionOp::create(rewriter, loc, op.getKind(), flat, acc);
+    if (accType)
+      result = vector::BroadcastOp::create(rewriter, loc, accType, result);
+    rewriter.replaceOp(op, result);
     return success();
   }
 };
@@ -678,7 +709,7 @@ struct ZeroDTransferWriteOfView : OpRewritePattern<vector::TransferWriteOp> {
 /// The cleanup of a vectorised tile (file comment, step 3).
 static FrozenRewritePatternSet cleanupPatterns(MLIRContext *context) {
   RewritePatternSet patterns(context);
-  patterns.add<FullIntegerMultiReductionToReduction>(context);
+  patterns.add<FullExactMultiReductionToReduction>(context);
   vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
   vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
   vector::populateVectorTransposeLoweringPatterns(
