@@ -745,9 +745,18 @@ def AmpSelectedResultsInPlacePass
     `amp-lower-to-linalg{check-in-update}`): the fresh buffers become the
     out-parameters, and an `scf.if` without results runs the kept branch's
     ops and copies their buffers out, on a bad step only.
+
+    And per element (the check before the update): a `linalg.generic` that
+    writes `select %bad, %old, %new` element by element into such an
+    out-parameter, `%new` a `memref.alloc` written by an earlier parallel
+    `linalg.generic` (identity maps, `%old` a function argument unused
+    between the two, `%bad` known before the first), is folded into that
+    loop, which then reads `%old` and writes the selected value to the
+    out-parameter.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
   ];

@@ -146,3 +146,75 @@ func.func @average_read_after(%e: memref<4xf32>, %bad: i1, %out: memref<4xf32>, 
   memref.copy %new, %other : memref<4xf32> to memref<4xf32>
   return
 }
+
+// -----
+
+// The per-element form (the check before the update): the select of each
+// state between its old value and the fresh one is folded into the loop that
+// computes the fresh one, which then writes the out-parameter (reading the
+// old state as one more input, or through the input that already reads it).
+// CHECK-LABEL: func.func @adam_select_per_element
+// CHECK-SAME: (%[[P:[^:]*]]: memref<16xf32>, %[[M:[^:]*]]: memref<16xf32>, %[[G:[^:]*]]: memref<16xf32>, %[[BAD:[^:]*]]: i1, %[[OP:[^:]*]]: memref<16xf32>, %[[OM:[^:]*]]: memref<16xf32>)
+// CHECK-NOT: memref.alloc
+// CHECK: linalg.generic {{.*}} ins(%[[P]], %[[M]], %[[G]] : {{.*}}) outs(%[[OP]], %[[OM]] : {{.*}})
+// CHECK-NEXT: ^bb0(%[[PE:[^:]*]]: f32, %[[ME:[^:]*]]: f32, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32):
+// CHECK: %[[NM:.*]] = arith.addf %[[ME]]
+// CHECK: %[[NP:.*]] = arith.subf %[[PE]], %[[NM]]
+// CHECK: %[[SP:.*]] = arith.select %[[BAD]], %[[PE]], %[[NP]]
+// CHECK: %[[SM:.*]] = arith.select %[[BAD]], %[[ME]], %[[NM]]
+// CHECK: linalg.yield %[[SP]], %[[SM]]
+// CHECK-NOT: linalg.generic
+// CHECK: return
+#id = affine_map<(i) -> (i)>
+func.func @adam_select_per_element(%p: memref<16xf32>, %m: memref<16xf32>, %g: memref<16xf32>, %bad: i1,
+                                   %outp: memref<16xf32>, %outm: memref<16xf32>) {
+  %newp = memref.alloc() : memref<16xf32>
+  %newm = memref.alloc() : memref<16xf32>
+  linalg.generic {indexing_maps = [#id, #id, #id, #id, #id], iterator_types = ["parallel"]}
+      ins(%p, %m, %g : memref<16xf32>, memref<16xf32>, memref<16xf32>)
+      outs(%newp, %newm : memref<16xf32>, memref<16xf32>) {
+  ^bb0(%x: f32, %mo: f32, %d: f32, %o1: f32, %o2: f32):
+    %m2 = arith.addf %mo, %d : f32
+    %x2 = arith.subf %x, %m2 : f32
+    linalg.yield %x2, %m2 : f32, f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%p, %newp : memref<16xf32>, memref<16xf32>) outs(%outp : memref<16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.select %bad, %a, %b : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%newm, %m : memref<16xf32>, memref<16xf32>) outs(%outm : memref<16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.select %bad, %b, %a : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// The old state written between the two loops: left as it is.
+// CHECK-LABEL: func.func @kept_written_between
+// CHECK: memref.alloc
+// CHECK: arith.select
+#id = affine_map<(i) -> (i)>
+func.func @kept_written_between(%p: memref<16xf32>, %bad: i1, %outp: memref<16xf32>) {
+  %newp = memref.alloc() : memref<16xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%p : memref<16xf32>) outs(%newp : memref<16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %h = arith.mulf %x, %x : f32
+    linalg.yield %h : f32
+  }
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%p : memref<16xf32>)
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
+      ins(%p, %newp : memref<16xf32>, memref<16xf32>) outs(%outp : memref<16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.select %bad, %a, %b : f32
+    linalg.yield %s : f32
+  }
+  return
+}

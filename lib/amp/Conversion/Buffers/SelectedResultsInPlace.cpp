@@ -40,14 +40,33 @@
 //
 // (the computation runs on a bad step only, as the copy does).
 //
+// When the check runs before the update (amp-lower-to-linalg without
+// check-in-update), the flag is known before the update loops and the
+// select is per element, in a loop of its own that fusion left apart from
+// the loop computing the fresh value (a moment that the parameter's update
+// reads too):
+//
+//   linalg.generic ins(...) outs(%new, ...)        // %new: memref.alloc
+//   linalg.generic ins(%old, %new) outs(%out) { select %bad, %o, %n }
+//
+// becomes one loop that reads %old (one more input, or the input that
+// already reads it) and writes `select %bad, %o, n` to %out, where %out is
+// a function argument used only there, %old a function argument that no op
+// between the two loops uses and no view aliases, %bad known before the
+// first loop, and every map the identity: one pass over the state instead
+// of two, written where the result goes (and, with amp-in-place-updates,
+// over the old value itself).
+//
 //===----------------------------------------------------------------------===//
 
 #include "amp/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Dominance.h"
 
 namespace mlir::amp {
 #define GEN_PASS_DEF_AMPSELECTEDRESULTSINPLACEPASS
@@ -181,6 +200,124 @@ static bool writeIfInPlace(scf::IfOp pick) {
   return false;
 }
 
+/// Rewrites one per-element select into the loop that writes its fresh
+/// buffer (file comment); false when the pattern does not hold.
+static bool foldSelectIntoWriter(linalg::GenericOp select,
+                                 DominanceInfo &dominance) {
+  if (!select.hasPureBufferSemantics() || select.getNumDpsInputs() != 2 ||
+      select.getNumDpsInits() != 1 ||
+      !llvm::all_of(select.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return false;
+  Block &body = select.getRegion().front();
+  auto pick = dyn_cast<arith::SelectOp>(body.front());
+  if (!pick || body.getOperations().size() != 2 ||
+      body.getTerminator()->getOperand(0) != pick.getResult() ||
+      select.getRegion().isAncestor(pick.getCondition().getParentRegion()))
+    return false;
+  auto out = dyn_cast<BlockArgument>(select.getDpsInits()[0]);
+  if (!out || !out.hasOneUse() ||
+      !isa<FunctionOpInterface>(out.getOwner()->getParentOp()))
+    return false;
+  for (unsigned freshIndex : {0u, 1u}) {
+    Value freshElement = body.getArgument(freshIndex);
+    Value keptElement = body.getArgument(1 - freshIndex);
+    bool freshIsTrue = pick.getTrueValue() == freshElement;
+    if ((freshIsTrue ? pick.getFalseValue() : pick.getTrueValue()) !=
+            keptElement ||
+        (!freshIsTrue && pick.getFalseValue() != freshElement))
+      continue;
+    Value fresh = select.getDpsInputs()[freshIndex];
+    Value kept = select.getDpsInputs()[1 - freshIndex];
+    auto alloc = fresh.getDefiningOp<memref::AllocOp>();
+    if (!alloc || alloc.getType() != out.getType() ||
+        llvm::range_size(fresh.getUsers()) != 2)
+      continue;
+    // The writer: a parallel generic before the select, in its block,
+    // writing `fresh` through an identity map without reading it.
+    linalg::GenericOp writer;
+    for (OpOperand &use : fresh.getUses())
+      if (auto generic = dyn_cast<linalg::GenericOp>(use.getOwner());
+          generic && generic != select && generic.isDpsInit(&use))
+        writer = generic;
+    if (!writer || writer->getBlock() != select->getBlock() ||
+        !writer->isBeforeInBlock(select) ||
+        !writer.hasPureBufferSemantics() ||
+        !llvm::all_of(writer.getIteratorTypesArray(),
+                      linalg::isParallelIterator))
+      continue;
+    OpOperand *init = writer.getDpsInitOperand(0);
+    for (OpOperand &operand : writer.getDpsInitsMutable())
+      if (operand.get() == fresh)
+        init = &operand;
+    if (init->get() != fresh ||
+        !writer.getMatchingIndexingMap(init).isIdentity() ||
+        writer.payloadUsesValueFromOperand(init))
+      continue;
+    // The kept buffer, read earlier: a function argument that no op
+    // between the two loops uses and no view aliases; the condition known
+    // before the writer.
+    auto keptArg = dyn_cast<BlockArgument>(kept);
+    if (!keptArg || !isa<FunctionOpInterface>(keptArg.getOwner()->getParentOp()) ||
+        !dominance.properlyDominates(pick.getCondition(), writer))
+      continue;
+    if (llvm::any_of(kept.getUsers(), [&](Operation *user) {
+          if (llvm::any_of(user->getResultTypes(),
+                           llvm::IsaPred<BaseMemRefType>))
+            return true;
+          Operation *top = select->getBlock()->findAncestorOpInBlock(*user);
+          return !top || (writer->isBeforeInBlock(top) &&
+                          top->isBeforeInBlock(select));
+        }))
+      continue;
+
+    // The writer rebuilt with `kept` as one more input (the fresh output's
+    // map), writing `out`, its yield picked by the condition.
+    // (An input that already reads `kept` through that map is reused.)
+    OpBuilder b(writer);
+    AffineMap freshMap = writer.getMatchingIndexingMap(init);
+    SmallVector<Value> inputs(writer.getDpsInputs());
+    unsigned keptIndex = inputs.size();
+    for (OpOperand *input : writer.getDpsInputOperands())
+      if (input->get() == kept &&
+          writer.getMatchingIndexingMap(input) == freshMap)
+        keptIndex = input->getOperandNumber();
+    bool newInput = keptIndex == inputs.size();
+    if (newInput)
+      inputs.push_back(kept);
+    SmallVector<Value> outputs(writer.getDpsInits());
+    unsigned result = init->getOperandNumber() - writer.getNumDpsInputs();
+    outputs[result] = out;
+    SmallVector<AffineMap> maps = writer.getIndexingMapsArray();
+    if (newInput)
+      maps.insert(maps.begin() + keptIndex, freshMap);
+    auto fused = linalg::GenericOp::create(b, writer.getLoc(), TypeRange{},
+                                           inputs, outputs, maps,
+                                           writer.getIteratorTypesArray());
+    fused->setDiscardableAttrs(writer->getDiscardableAttrDictionary());
+    fused.getRegion().takeBody(writer.getRegion());
+    Block &fusedBody = fused.getRegion().front();
+    Value keptValue =
+        newInput ? fusedBody.insertArgument(
+                       keptIndex,
+                       cast<MemRefType>(kept.getType()).getElementType(),
+                       kept.getLoc())
+                 : fusedBody.getArgument(keptIndex);
+    Operation *yield = fusedBody.getTerminator();
+    b.setInsertionPoint(yield);
+    Value updated = yield->getOperand(result);
+    Value picked = arith::SelectOp::create(
+        b, pick.getLoc(), pick.getCondition(),
+        freshIsTrue ? updated : keptValue, freshIsTrue ? keptValue : updated);
+    yield->setOperand(result, picked);
+    writer->erase();
+    select->erase();
+    alloc->erase();
+    return true;
+  }
+  return false;
+}
+
 namespace {
 struct AmpSelectedResultsInPlacePass
     : public amp::impl::AmpSelectedResultsInPlacePassBase<
@@ -197,6 +334,24 @@ struct AmpSelectedResultsInPlacePass
         (void)writeSelectInPlace(select);
       else
         (void)writeIfInPlace(cast<scf::IfOp>(picker));
+    }
+    // The per-element form, one select at a time (each rebuilds its
+    // writer, which another select may name).
+    DominanceInfo dominance(getOperation());
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      SmallVector<linalg::GenericOp> selects;
+      getOperation()->walk([&](linalg::GenericOp generic) {
+        if (isa_and_nonnull<arith::SelectOp>(
+                &generic.getRegion().front().front()))
+          selects.push_back(generic);
+      });
+      for (linalg::GenericOp select : selects)
+        if (foldSelectIntoWriter(select, dominance)) {
+          changed = true;
+          break;
+        }
     }
   }
 };
