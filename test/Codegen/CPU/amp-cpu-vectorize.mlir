@@ -147,6 +147,11 @@ func.func @row_sum(%a: memref<16x32xf32>, %o: memref<16xf32>) {
 // CHECK-LABEL: func.func @row_maxnum
 // CHECK: linalg.generic
 // CHECK-NOT: vector.
+// A global max pool over NHWC: its channels (contiguous) are vectorised, as
+// a pooling window's are, not its strided rows.
+// CHECK-LABEL: func.func @global_max_pool_nhwc
+// CHECK: arith.maximumf {{.*}} : vector<8xf32>
+// CHECK-NOT: vector.reduction
 func.func @row_max_abs(%a: memref<16x32xf32>, %o: memref<16xf32>) {
   linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
       ins(%a : memref<16x32xf32>) outs(%o : memref<16xf32>) {
@@ -171,6 +176,15 @@ func.func @row_maxnum(%a: memref<16x32xf32>, %o: memref<16xf32>) {
       ins(%a : memref<16x32xf32>) outs(%o : memref<16xf32>) {
   ^bb0(%in: f32, %acc: f32):
     %m = arith.maxnumf %acc, %in : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+func.func @global_max_pool_nhwc(%a: memref<2x4x4x16xf32>, %o: memref<2x16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, h, w, c)>, affine_map<(n, c, h, w) -> (n, c)>], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%a : memref<2x4x4x16xf32>) outs(%o : memref<2x16xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %m = arith.maximumf %acc, %in : f32
     linalg.yield %m : f32
   }
   return

@@ -114,10 +114,13 @@ using namespace mlir;
 /// gradient takes; a softmax's row maximum): any order of the reduction
 /// gives the same result (a NaN's payload aside), so a vector reduction may
 /// reassociate it. Outputs indexed by every loop are written per element.
-static bool hasOnlyExactReductions(linalg::LinalgOp op) {
-  bool noWindow = llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
-    return map.isProjectedPermutation();
-  });
+/// Without `floatMinMax`, only the integer ones count.
+static bool hasOnlyExactReductions(linalg::LinalgOp op,
+                                   bool floatMinMax = true) {
+  bool noWindow =
+      floatMinMax && llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
+        return map.isProjectedPermutation();
+      });
   for (OpOperand &init : op.getDpsInitsMutable()) {
     if (op.getMatchingIndexingMap(&init).isPermutation())
       continue;
@@ -343,9 +346,12 @@ collapsibleLoopRuns(linalg::LinalgOp op) {
 /// indexes, exactly the innermost dimension of size > 1, with stride 1, and
 /// no other dimension; -1 when there is none.
 static int64_t findContiguousParallelLoop(linalg::LinalgOp op) {
+  // (A maximum over a contiguous parallel loop, such as a global max pool
+  // over NHWC, vectorises better along its channels than as horizontal
+  // reductions of strided rows.)
   if (!op.hasPureBufferSemantics() || op.getNumLoops() < 2 ||
       !op.getBlock()->getOps<linalg::IndexOp>().empty() ||
-      hasOnlyExactReductions(op))
+      hasOnlyExactReductions(op, /*floatMinMax=*/false))
     return -1;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   if (iterators.back() == utils::IteratorType::parallel)
