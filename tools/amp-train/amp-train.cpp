@@ -205,7 +205,9 @@ static cl::opt<bool> inPlaceUpdates(
     "in-place-updates",
     cl::desc("CPU (default true): each updated parameter, optimizer state "
              "and loss-scale state is updated in its own buffer "
-             "(amp-in-place-updates proves it sound or copies first). false: "
+             "(amp-in-place-updates proves it sound or copies first), "
+             "except in a loss-scaled step with --check-in-update, which "
+             "keeps its old state until its update loops have run. false: "
              "new values go to buffers of their own, swapped with the old "
              "after each step"),
     cl::init(true), cl::cat(category));

@@ -8,7 +8,9 @@
 // amp-cpu-pipeline (the LLVM dialect with a `_mlir_ciface_<name>` wrapper) or,
 // on a CUDA device, amp-gpu-pipeline (kernels as a fatbin, host code on one
 // stream). The step's arguments are marked non-writable for bufferization,
-// so that it never writes into an input the runner keeps across calls.
+// so that it never writes into an input the runner keeps across calls; an
+// updated argument of a CPU step is marked `amp.in_place_result` too, and
+// then written only as its result's out-parameter (Run.cpp).
 // Run.cpp builds the call's descriptors last.
 //
 //===----------------------------------------------------------------------===//

@@ -4,18 +4,20 @@
 // memref descriptor: first every argument (the original ones, then the
 // loss-scale state), then every result as an out-parameter the callee writes
 // into. The runner owns one host buffer per argument and per result. The
-// step never writes into its arguments (Compile.cpp marks them non-writable
-// for bufferization), so a call reads them where they are.
+// step never writes into its arguments through the arguments themselves
+// (Compile.cpp marks them non-writable for bufferization), so a call reads
+// them where they are.
 //
 // What a call moves is the executor's (RunnerInternal.h). HostExecutor: the
 // descriptors point at the argument and result buffers themselves. A CPU
 // step compiled for updates in place (RunConfig::inPlaceUpdates, the
 // default; amp-in-place-updates) gets an updated argument's buffer as its
-// result's out-parameter too: it writes the new values over the old, and no
-// result buffer exists. Otherwise, after a call an updated argument and its
-// result swap buffers (and descriptors) instead of being copied. A poisoned
-// element is restored right after its call. On a CUDA device (RunDevice::CUDA) CudaExecutor keeps every
-// argument and result in one device buffer, resident across steps: an
+// result's out-parameter too: it writes the new values over the old, and
+// that result has no buffer of its own. Otherwise, after a call an updated
+// argument and its result swap buffers (and descriptors) instead of being
+// copied. A poisoned element (never an updated argument's) is restored
+// right after its call. On a CUDA device (RunDevice::CUDA) CudaExecutor
+// keeps every argument and result in one device buffer, resident across steps: an
 // argument is uploaded when its host value changed (initialisation,
 // setArgument), an updated argument and its result swap device buffers the
 // same way, and per step only the loss, the skipped flag and the scale come
