@@ -186,3 +186,58 @@ func.func @read_before(%a: memref<8x3xf32>, %b: memref<3x4xf32>, %out: memref<8x
   linalg.matmul ins(%a, %b : memref<8x3xf32>, memref<3x4xf32>) outs(%c : memref<8x4xf32>)
   return
 }
+
+// The zero fill as elementwise fusion leaves it (a backward convolution's
+// weight gradient, filled and then transposed): a linalg.generic without
+// inputs that yields 0.0 into every element, here through a transposing map.
+// It goes like a linalg.fill, and the call overwrites C. A generic that
+// yields another constant, or one whose body reads the init, is no zero
+// fill: it stays and the call adds to it.
+// OVERWRITE-LABEL: func.func @zero_filled_c_by_generic
+// OVERWRITE-NOT: linalg.generic
+// OVERWRITE: call @amp_rt_gemm_out(
+// OVERWRITE-LABEL: func.func @one_filled_c_by_generic
+// OVERWRITE: linalg.generic
+// OVERWRITE: call @amp_rt_gemm(
+// OVERWRITE-LABEL: func.func @init_read_by_generic
+// OVERWRITE: linalg.generic
+// OVERWRITE: call @amp_rt_gemm(
+func.func @zero_filled_c_by_generic(%a: memref<8x3xf32>, %b: memref<3x4xf32>, %out: memref<8x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<8x4xf32>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (j, i)>], iterator_types = ["parallel", "parallel"]}
+      outs(%c : memref<8x4xf32>) {
+  ^bb0(%o: f32):
+    linalg.yield %zero : f32
+  }
+  linalg.matmul ins(%a, %b : memref<8x3xf32>, memref<3x4xf32>) outs(%c : memref<8x4xf32>)
+  memref.copy %c, %out : memref<8x4xf32> to memref<8x4xf32>
+  return
+}
+
+func.func @one_filled_c_by_generic(%a: memref<8x3xf32>, %b: memref<3x4xf32>, %out: memref<8x4xf32>) {
+  %one = arith.constant 1.0 : f32
+  %c = memref.alloc() : memref<8x4xf32>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      outs(%c : memref<8x4xf32>) {
+  ^bb0(%o: f32):
+    linalg.yield %one : f32
+  }
+  linalg.matmul ins(%a, %b : memref<8x3xf32>, memref<3x4xf32>) outs(%c : memref<8x4xf32>)
+  memref.copy %c, %out : memref<8x4xf32> to memref<8x4xf32>
+  return
+}
+
+func.func @init_read_by_generic(%a: memref<8x3xf32>, %b: memref<3x4xf32>, %out: memref<8x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<8x4xf32>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      outs(%c : memref<8x4xf32>) {
+  ^bb0(%o: f32):
+    %m = arith.mulf %o, %zero : f32
+    linalg.yield %m : f32
+  }
+  linalg.matmul ins(%a, %b : memref<8x3xf32>, memref<3x4xf32>) outs(%c : memref<8x4xf32>)
+  memref.copy %c, %out : memref<8x4xf32> to memref<8x4xf32>
+  return
+}

@@ -44,6 +44,33 @@ func.func @relu_of_matmul(%a: memref<2x3xf16>, %b: memref<3x2xf16>, %out: memref
   return
 }
 
+// The same with the zero fill as a linalg.generic without inputs (what
+// elementwise fusion leaves of a fill): it goes too, and the GEMM writes f16.
+// CALLS-LABEL: func.func @relu_of_matmul_generic_fill(
+// CALLS-NOT: linalg.generic {{.*}} outs(%{{.*}} : memref<2x2xf32>)
+// CALLS-NOT: memref<2x2xf32>
+// CALLS: call @amp_rt_gemm_out(
+func.func @relu_of_matmul_generic_fill(%a: memref<2x3xf16>, %b: memref<3x2xf16>, %out: memref<2x2xf16>) {
+  %zero = arith.constant 0.0 : f32
+  %zero16 = arith.constant 0.0 : f16
+  %c = memref.alloc() {alignment = 64 : i64} : memref<2x2xf32>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      outs(%c : memref<2x2xf32>) {
+  ^bb0(%o: f32):
+    linalg.yield %zero : f32
+  }
+  linalg.matmul ins(%a, %b : memref<2x3xf16>, memref<3x2xf16>) outs(%c : memref<2x2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<2x2xf32>) outs(%out : memref<2x2xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    %r = arith.maximumf %t, %zero16 : f16
+    linalg.yield %r : f16
+  }
+  memref.dealloc %c : memref<2x2xf32>
+  return
+}
+
 // C a reshaped view of the buffer (attention's [B, H, T, Dh] product into a
 // [B*H, T, Dh] buffer), read back transposed: the same view of an f16
 // buffer, the reader's map unchanged.

@@ -43,7 +43,10 @@
 // buffer (or a reshaped view of one) whose only use before the contraction
 // is a zero fill, the fill goes and the call overwrites C (`amp_rt_gemm_out`
 // with an f32 C, or the nested call without accumulation): the same
-// values, one pass over C fewer.
+// values, one pass over C fewer. A zero fill is a `linalg.fill` of 0.0 or
+// the form elementwise fusion leaves of one: a `linalg.generic` without
+// inputs whose body yields 0.0 into every element (a backward
+// convolution's weight gradient, filled and then transposed).
 //
 // Low-precision store (amp-autocast's "accumulate in f32, store low"): when C
 // is a zero-filled f32 buffer allocated for the contraction alone (or a
@@ -245,11 +248,30 @@ static Value pointerAt(OpBuilder &b, Location loc, Value memref,
   return arith::AddIOp::create(b, loc, base, i64(b, loc, offset * bytes));
 }
 
-/// `fill` writes zeros into a buffer before `op` (in `op`'s block).
-static bool isZeroFillBefore(linalg::FillOp fill, Operation *op) {
+/// `user` writes zeros into every element of the buffer it is given, before
+/// `op` (in `op`'s block): a `linalg.fill`, or the `linalg.generic` that
+/// fusion leaves of one (no inputs, all loops parallel, its init read
+/// through a permutation and not read by the body, which yields one
+/// constant).
+static bool isZeroFillBefore(Operation *user, Operation *op) {
+  if (user->getBlock() != op->getBlock() || !user->isBeforeInBlock(op))
+    return false;
   FloatAttr value;
-  return fill.hasPureBufferSemantics() && fill->isBeforeInBlock(op) &&
-         matchPattern(fill.value(), m_Constant(&value)) &&
+  if (auto fill = dyn_cast<linalg::FillOp>(user))
+    return fill.hasPureBufferSemantics() &&
+           matchPattern(fill.value(), m_Constant(&value)) &&
+           value.getValue().isZero();
+  auto generic = dyn_cast<linalg::GenericOp>(user);
+  if (!generic || !generic.hasPureBufferSemantics() ||
+      generic.getNumDpsInputs() != 0 || generic.getNumDpsInits() != 1 ||
+      generic.getNumLoops() != generic.getNumParallelLoops() ||
+      !generic.getIndexingMapsArray()[0].isPermutation() ||
+      !generic.getRegionOutputArgs()[0].use_empty())
+    return false;
+  auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
+  return generic.getBody()->getOperations().size() == 1 &&
+         yield.getNumOperands() == 1 &&
+         matchPattern(yield.getOperand(0), m_Constant(&value)) &&
          value.getValue().isZero();
 }
 
@@ -305,16 +327,16 @@ static int foldLowPrecisionStore(linalg::LinalgOp op, Value &c,
       if (isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(user) &&
           views.insert(user->getResult(0)))
         readerViews.push_back(user);
-  linalg::FillOp fill;
+  Operation *fill = nullptr;
   SmallVector<std::pair<linalg::GenericOp, OpOperand *>> readers;
   SmallVector<memref::DeallocOp> deallocs;
   FloatType lowType;
   for (OpOperand *use : otherUses(views.getArrayRef(), op)) {
     Operation *user = use->getOwner();
-    if (auto f = dyn_cast<linalg::FillOp>(user)) {
-      if (fill || !isZeroFillBefore(f, op))
+    if (isZeroFillBefore(user, op)) {
+      if (fill)
         return -1;
-      fill = f;
+      fill = user;
       continue;
     }
     if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
@@ -392,12 +414,11 @@ static bool dropZeroFill(linalg::LinalgOp op, Value c) {
   auto alloc = views.back().getDefiningOp<memref::AllocOp>();
   if (!alloc || alloc->getBlock() != op->getBlock())
     return false;
-  linalg::FillOp fill;
+  Operation *fill = nullptr;
   for (OpOperand *use : otherUses(views, op)) {
     Operation *user = use->getOwner();
-    if (auto f = dyn_cast<linalg::FillOp>(user);
-        f && !fill && isZeroFillBefore(f, op)) {
-      fill = f;
+    if (!fill && isZeroFillBefore(user, op)) {
+      fill = user;
       continue;
     }
     Operation *inBlock = op->getBlock()->findAncestorOpInBlock(*user);
