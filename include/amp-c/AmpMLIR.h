@@ -108,8 +108,14 @@ typedef enum AmpLowering {
   AMP_LOWERING_RUNTIME = 1,
   /// Inline, with each gradient's inf / nan check merged into the loop that
   /// already reads it (amp::TrainingRunnerOptions::checkInUpdate;
-  /// amp-train's CPU default).
+  /// amp-train's CPU default for a large state).
   AMP_LOWERING_CHECK_IN_UPDATE = 2,
+  /// On the CPU, check-in-update for a step whose updated state takes at
+  /// least 32 MiB or that keeps a weight average, and runtime otherwise (the
+  /// check before the update, the state updated in place:
+  /// amp::RunConfig::autoLowering; amp-train's default, docs/Training.md);
+  /// runtime on a GPU.
+  AMP_LOWERING_AUTO = 3,
 } AmpLowering;
 
 /// Where a trainer runs its step (amp::RunDevice).
@@ -161,7 +167,7 @@ typedef struct AmpTrainerOptions {
   const char *entry;
   /// LLVM optimization level of the JIT (0-3).
   unsigned optLevel; /* 2 */
-  AmpLowering lowering; /* AMP_LOWERING_INLINE */
+  AmpLowering lowering; /* AMP_LOWERING_AUTO */
   /// AMP_LOWERING_CHECK_IN_UPDATE applies to the CPU only; the GPU pipeline
   /// (CUDA and CUDA_EMULATED) then lowers the amp ops inline.
   AmpDevice device; /* AMP_DEVICE_CPU */

@@ -71,7 +71,8 @@ static_assert(AMP_LOWERING_INLINE == static_cast<int>(StepLowering::Inline) &&
                   AMP_LOWERING_RUNTIME ==
                       static_cast<int>(StepLowering::Runtime) &&
                   AMP_LOWERING_CHECK_IN_UPDATE ==
-                      static_cast<int>(StepLowering::CheckInUpdate),
+                      static_cast<int>(StepLowering::CheckInUpdate) &&
+                  AMP_LOWERING_AUTO == static_cast<int>(StepLowering::Auto),
               "AmpLowering and StepLowering disagree");
 static_assert(AMP_DEVICE_CPU == static_cast<int>(RunDevice::CPU) &&
                   AMP_DEVICE_CUDA == static_cast<int>(RunDevice::CUDA) &&
@@ -128,10 +129,8 @@ extern "C" void ampTrainerOptionsInit(AmpTrainerOptions *options) {
   options->seed = defaults.run.seed;
   options->entry = nullptr;
   options->optLevel = defaults.run.optLevel;
-  options->lowering = static_cast<AmpLowering>(
-      defaults.lowering.checkInUpdate
-          ? StepLowering::CheckInUpdate
-          : static_cast<StepLowering>(defaults.lowering.ampOps));
+  // amp-train's default: chosen by the step (RunConfig::autoLowering).
+  options->lowering = AMP_LOWERING_AUTO;
   options->device = static_cast<AmpDevice>(defaults.run.device);
   options->nativeBf16 = defaults.run.nativeBf16;
 }
@@ -155,7 +154,7 @@ convertOptions(const AmpTrainerOptions &in, std::string &why) {
   std::optional<LossScalingChoice> lossScaling = convertEnum(
       in.lossScaling, LossScalingChoice::None, "loss-scaling choice", why);
   std::optional<StepLowering> lowering = convertEnum(
-      in.lowering, StepLowering::CheckInUpdate, "lowering", why);
+      in.lowering, StepLowering::Auto, "lowering", why);
   std::optional<RunDevice> device =
       convertEnum(in.device, RunDevice::CUDAEmulated, "device", why);
   if (!precision || !lossScaling || !lowering || !device)
@@ -166,6 +165,7 @@ convertOptions(const AmpTrainerOptions &in, std::string &why) {
   out.amp.precision = *precision;
   out.amp.lossScaling = *lossScaling;
   out.lowering.setStepLowering(*lowering);
+  out.run.autoLowering = *lowering == StepLowering::Auto;
 #define AMP_LOSS_SCALING_RULE(field, argument, type, description)             \
   out.amp.rules.field = in.field;
 #include "amp/Config/LossScalingRules.def"

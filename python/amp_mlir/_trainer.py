@@ -61,10 +61,12 @@ class Trainer:
     ``amp.init`` hint (drawn with ``seed``) and, when ``inputs_dir`` is given, from
     ``inputs_dir/arg<N>.npy``. With ``initialize=False`` every argument starts out zero, the loss-scale
     state included (for steps whose arguments have no hints: set them all, or call :meth:`reset`).
-    ``lowering`` is how the amp ops lower: ``"check-in-update"`` (the default, amp-train's CPU default
-    ``--check-in-update``: inline, each gradient's inf / nan check inside the loop that already reads it),
-    or amp-train's ``--lowering``: ``"inline"`` (linalg) or ``"runtime"``
-    (calls into the amp runtime's CPU backend). Every lowering gives the same numbers, bit for bit.
+    ``lowering`` is how the amp ops lower: ``"auto"`` (the default, amp-train's CPU default:
+    ``"check-in-update"`` for a step whose updated state takes at least 32 MiB, ``"runtime"`` below it),
+    ``"check-in-update"`` (amp-train's ``--check-in-update``: inline, each gradient's inf / nan check inside
+    the loop that already reads it, the new state in buffers of its own), or amp-train's ``--lowering``:
+    ``"inline"`` (linalg) or ``"runtime"`` (calls into the amp runtime's CPU backend: the gradients are
+    checked first, then the state is updated in place). Every lowering gives the same numbers, bit for bit.
     ``device`` is amp-train's ``--device``: ``"cpu"`` (the default), ``"cuda"`` (an NVIDIA GPU) or
     ``"cuda-emulated"`` (the GPU pipeline with its kernels run on the host, block after block and thread
     after thread, and the runtime's CPU backend: no GPU needed); on the GPU pipeline
@@ -82,7 +84,7 @@ class Trainer:
 
     def __init__(self, ir_text: str, precision: str = "f16", *, loss_scaling: str = "auto",
                  policy: str | os.PathLike | None = None, seed: int = 0,
-                 entry: str | None = None, opt_level: int = 2, lowering: str = "check-in-update",
+                 entry: str | None = None, opt_level: int = 2, lowering: str = "auto",
                  device: str = "cpu", native_bf16: bool = True, inputs_dir: str | os.PathLike | None = None,
                  initialize: bool = True, source_name: str = "<input>", **rules):
         from . import _require_native

@@ -149,12 +149,15 @@ def _assert_rows_identical(cli_rows, py_rows):
 
 @pytest.mark.parametrize("precision, poison, lowering", [
     ("fp32", (), "inline"), ("f16", (), "inline"), ("f16", (3, 4, 11), "inline"), ("bf16", (), "inline"),
-    ("f16", (3, 4, 11), "runtime"), ("f16", (3, 4, 11), "check-in-update"), ("bf16", (), "check-in-update")])
+    ("f16", (3, 4, 11), "runtime"), ("f16", (3, 4, 11), "check-in-update"), ("bf16", (), "check-in-update"),
+    ("f16", (3, 4, 11), "auto")])
 def test_trainer_matches_amp_train(amp_mlir_native, amp_tools, mlp_sgd, tmp_path, precision, poison, lowering):
     path, _ = mlp_sgd
-    # The same lowering on both sides (amp-train's CPU default is --check-in-update).
+    # The same lowering on both sides (amp-train's CPU default, neither --lowering nor --check-in-update,
+    # is the Trainer's "auto").
     extra = ["--dump", str(tmp_path / "dump")]
     extra += (["--check-in-update=true"] if lowering == "check-in-update"
+              else [] if lowering == "auto"
               else [f"--lowering={lowering}", "--check-in-update=false"])
     if poison:
         extra.append("--poison-step=" + ",".join(map(str, poison)))
@@ -223,7 +226,7 @@ def test_trainer_option_names_come_from_the_library(amp_mlir_native, mlp_sgd):
     from amp_mlir import _require_native
 
     tables = _require_native().enum_values()
-    assert tables["lowering"] == {"inline": 0, "runtime": 1, "check-in-update": 2}
+    assert tables["lowering"] == {"inline": 0, "runtime": 1, "check-in-update": 2, "auto": 3}
     assert tables["precision"] == {"fp32": 0, "f16": 1, "bf16": 2}
     assert tables["device"] == {"cpu": 0, "cuda": 1, "cuda-emulated": 2}
     assert tables["loss_scaling"] == {"auto": 0, "dynamic": 1, "static": 2, "none": 3}
@@ -350,7 +353,7 @@ def test_c_api_from_c(amp_tools, mlp_sgd):
     # The C enums' names and values, read from the library's option tables.
     assert "precision: fp32=0 f16=1 bf16=2\n" in r.stderr
     assert "loss-scaling: auto=0 dynamic=1 static=2 none=3\n" in r.stderr
-    assert "lowering: inline=0 runtime=1 check-in-update=2\n" in r.stderr
+    assert "lowering: inline=0 runtime=1 check-in-update=2 auto=3\n" in r.stderr
     assert "device: cpu=0 cuda=1 cuda-emulated=2\n" in r.stderr
     _assert_rows_identical(_amp_train(amp_tools, path, "f16"), [json.loads(l) for l in r.stdout.splitlines()])
 

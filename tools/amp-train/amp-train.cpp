@@ -119,7 +119,10 @@ static cl::opt<AmpOpsLowering> lowering(
     "lowering",
     cl::desc("How the amp ops lower (default: runtime on a GPU, the "
              "runtime's fused unscale-and-check and scale update; on the "
-             "CPU --check-in-update unless --lowering is given)"),
+             "CPU, without --lowering or --check-in-update, chosen by the "
+             "step: --check-in-update when the state it updates takes at "
+             "least --check-in-update-min-state, otherwise runtime, with the "
+             "state updated in place)"),
     getAmpOpsLoweringValues(),
     cl::init(AmpOpsLowering::Runtime), cl::cat(category));
 static cl::opt<bool> fuseUnscale(
@@ -133,7 +136,8 @@ static cl::opt<bool> fuseUnscale(
     cl::init(true), cl::cat(category));
 static cl::opt<bool> checkInUpdate(
     "check-in-update",
-    cl::desc("CPU (the default unless --lowering is given): each "
+    cl::desc("CPU (the default for a step whose updated state takes at "
+             "least --check-in-update-min-state): each "
              "gradient's inf / nan check runs inside its optimizer-update "
              "loop, so every gradient is read once per step, and the "
              "guarded results are picked whole; the amp ops lower inline. "
@@ -151,7 +155,8 @@ static cl::opt<bool>
            cl::desc("Add \"ms\": the wall-clock time of each step (the call, "
                     "its device synchronisation and the copies of loss, "
                     "scale and skipped flag) in milliseconds; and print "
-                    "{\"compile_ms\": ..., \"jit_cache\": hit|miss|off} on "
+                    "{\"compile_ms\": ..., \"jit_cache\": hit|miss|off, "
+                    "\"lowering\": the amp ops' lowering} on "
                     "stderr once the step is compiled"),
            cl::init(false), cl::cat(category));
 static cl::opt<std::string> jitCacheDir(
@@ -231,6 +236,14 @@ static cl::opt<bool> noJitCache("no-jit-cache",
                                          "the JIT cache, and do not store it"),
                                 cl::init(false), cl::cat(category));
 
+static cl::opt<std::string> checkInUpdateMinState(
+    "check-in-update-min-state",
+    cl::desc("CPU, without --lowering or --check-in-update: the size of "
+             "updated state (bytes, or with K, M, G or T: binary units) from "
+             "which the step checks its gradients in its update loops "
+             "(--check-in-update) rather than before them (runtime, the "
+             "state updated in place); default 32M"),
+    cl::value_desc("size"), cl::cat(category));
 static cl::opt<std::string> maxMemory(
     "max-memory",
     cl::desc("Most memory the step's buffers may take (bytes, or with K, M, G "
@@ -331,8 +344,9 @@ int main(int argc, char **argv) {
   // buffering gets it out before the abort.
   if (checkBounds)
     std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
-  // An explicit --lowering is honoured: check-in-update is the CPU default
-  // only without one, and the two together contradict each other.
+  // An explicit --lowering is honoured (the runner picks check-in-update or
+  // runtime only when neither is given), and --lowering together with
+  // --check-in-update contradict each other.
   bool loweringGiven = lowering.getNumOccurrences() > 0;
   if (checkInUpdate.getNumOccurrences() > 0 && checkInUpdate &&
       loweringGiven && device == RunDevice::CPU) {
@@ -341,7 +355,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   options.lowering.checkInUpdate =
-      checkInUpdate.getNumOccurrences() > 0 ? checkInUpdate : !loweringGiven;
+      checkInUpdate.getNumOccurrences() > 0 && checkInUpdate;
+  // Neither given: the runner chooses by the step's state (RunConfig).
+  options.run.autoLowering =
+      !loweringGiven && checkInUpdate.getNumOccurrences() == 0;
   if (cpuVectorBits < 0) {
     llvm::errs() << "amp-train: error: --cpu-vector-bits must be >= 0, got "
                  << cpuVectorBits << "\n";
@@ -372,6 +389,16 @@ int main(int argc, char **argv) {
     }
     options.run.maxMemoryBytes = *bytes;
   }
+  if (checkInUpdateMinState.getNumOccurrences()) {
+    std::optional<uint64_t> bytes = parseSize(checkInUpdateMinState);
+    if (!bytes) {
+      llvm::errs() << "amp-train: error: --check-in-update-min-state='"
+                   << checkInUpdateMinState
+                   << "': expected a positive size such as 32M or 4096\n";
+      return EXIT_FAILURE;
+    }
+    options.run.autoCheckInUpdateMinStateBytes = *bytes;
+  }
   options.run.jitCache = !noJitCache;
   options.run.jitCacheDir = jitCacheDir;
   options.run.verifyEachPass = verifyEach;
@@ -391,6 +418,8 @@ int main(int argc, char **argv) {
                  << (cacheOff                         ? "off"
                      : (*runner)->isLoadedFromCache() ? "hit"
                                                       : "miss")
+                 << "\", \"lowering\": \""
+                 << stringifyStepLowering((*runner)->getStepLowering())
                  << "\"}\n";
   }
   if (failed((*runner)->initializeArguments(inputsDir)))

@@ -45,10 +45,12 @@ inline llvm::StringRef stringifyAmpOpsLowering(AmpOpsLowering lowering) {
 }
 
 /// How a training step's amp ops lower, as one choice: the pipelines'
-/// `lowering` (inline, runtime) or inline with check-in-update (the CPU
-/// runner's default). The C API's AmpLowering and Python's `lowering=`
-/// (amp-train spells it --lowering / --check-in-update).
-enum class StepLowering { Inline, Runtime, CheckInUpdate };
+/// `lowering` (inline, runtime), inline with check-in-update, or `auto`: the
+/// runner picks one of the last two for a CPU step by the size of its
+/// updated state (RunConfig::autoLowering; the default of amp-train,
+/// Python and the C API). The C API's AmpLowering and Python's `lowering=` (amp-train
+/// spells it --lowering / --check-in-update, and auto is neither given).
+enum class StepLowering { Inline, Runtime, CheckInUpdate, Auto };
 
 inline auto getStepLoweringValues() {
   return llvm::cl::values(
@@ -58,7 +60,26 @@ inline auto getStepLoweringValues() {
                  "calls into the amp runtime (amp-lower-to-runtime)"),
       clEnumValN(StepLowering::CheckInUpdate, "check-in-update",
                  "inline, each gradient's inf / nan check inside the loop "
-                 "that already reads it (CPU; inline on the GPU)"));
+                 "that already reads it (CPU; inline on the GPU)"),
+      clEnumValN(StepLowering::Auto, "auto",
+                 "CPU: check-in-update for a step whose updated state takes "
+                 "at least 32 MiB, runtime (the check before the update, "
+                 "the state updated in place) below; runtime on the GPU"));
+}
+
+/// The name getStepLoweringValues() gives `lowering`.
+inline llvm::StringRef stringifyStepLowering(StepLowering lowering) {
+  switch (lowering) {
+  case StepLowering::Inline:
+    return "inline";
+  case StepLowering::Runtime:
+    return "runtime";
+  case StepLowering::CheckInUpdate:
+    return "check-in-update";
+  case StepLowering::Auto:
+    return "auto";
+  }
+  llvm_unreachable("unknown StepLowering");
 }
 
 /// Which lowering a LoweringConfig is for.
@@ -100,10 +121,12 @@ struct LoweringConfig {
   }
 
   /// Sets the amp-op lowering to `lowering`. check-in-update is a CPU
-  /// option: the GPU pipeline has none and lowers the amp ops inline.
+  /// option: the GPU pipeline has none and lowers the amp ops inline. auto
+  /// sets runtime here: the runner makes the choice (RunConfig::autoLowering).
   void setStepLowering(StepLowering lowering) {
-    ampOps = lowering == StepLowering::Runtime ? AmpOpsLowering::Runtime
-                                               : AmpOpsLowering::Inline;
+    ampOps = lowering == StepLowering::Runtime || lowering == StepLowering::Auto
+                 ? AmpOpsLowering::Runtime
+                 : AmpOpsLowering::Inline;
     checkInUpdate = lowering == StepLowering::CheckInUpdate;
   }
 

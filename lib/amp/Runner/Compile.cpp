@@ -3,7 +3,10 @@
 // Compilation: the entry is chosen and its training-step contract checked as
 // written; amp-pipeline rewrites it (unless fp32); the contract is read again
 // (the lowering strips the amp.* attributes) into one host buffer per
-// argument and per result; then Load.cpp finds the runtime libraries and the
+// argument and per result; with RunConfig::autoLowering the amp ops' lowering
+// of a CPU step is chosen from the bytes of the arguments it updates
+// (check-in-update from autoCheckInUpdateMinStateBytes on, the runtime
+// lowering in place below); then Load.cpp finds the runtime libraries and the
 // JIT cache, and asks lower() for the module the JIT compiles:
 // amp-cpu-pipeline (the LLVM dialect with a `_mlir_ciface_<name>` wrapper) or,
 // on a CUDA device, amp-gpu-pipeline (kernels as a fatbin, host code on one
@@ -247,8 +250,38 @@ LogicalResult TrainingRunner::compile(const TrainingRunnerOptions &options) {
   if (!fn)
     return emitError(moduleOp.getLoc())
            << "the AMP pipeline removed training step '" << entryName << "'";
-  if (failed(readContract(fn, options.run.maxMemoryBytes)) ||
-      failed(load(fn, options)))
+  if (failed(readContract(fn, options.run.maxMemoryBytes)))
+    return failure();
+  // RunConfig::autoLowering: the form of the check by the state's size.
+  // check-in-update also for a step with a weight average (an
+  // `amp.after_step` result: on a bad step it is redone from the kept
+  // parameters, which the runtime form reads after updating them in place,
+  // so amp-in-place-updates copies them every step) and where the runtime
+  // library is missing (with loops for the contractions, that step runs
+  // without it).
+  TrainingRunnerOptions chosen = options;
+  if (options.run.autoLowering && options.run.device == RunDevice::CPU) {
+    uint64_t stateBytes = 0;
+    for (const RunnerArgument &arg : arguments)
+      if (arg.updatedBy >= 0)
+        stateBytes += arg.getNumBytes();
+    bool averages = llvm::any_of(
+        llvm::seq(fn.getNumResults()), [&](unsigned i) {
+          return fn.getResultAttr(
+              i, AmpDialect::AfterStepAttrHelper::getNameStr());
+        });
+    chosen.lowering.setStepLowering(
+        stateBytes >= options.run.autoCheckInUpdateMinStateBytes ||
+                averages || !lookupRuntimeLibrary("libamp_runtime_cpu.so")
+            ? StepLowering::CheckInUpdate
+            : StepLowering::Runtime);
+  }
+  LoweringConfig effective = getEffectiveLoweringConfig(chosen, "");
+  stepLowering = effective.checkInUpdate ? StepLowering::CheckInUpdate
+                 : effective.ampOps == AmpOpsLowering::Runtime
+                     ? StepLowering::Runtime
+                     : StepLowering::Inline;
+  if (failed(load(fn, chosen)))
     return failure();
   return buildDescriptors();
 }

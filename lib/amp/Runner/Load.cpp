@@ -132,15 +132,21 @@ static SmallVector<std::string> getRuntimeSearchDirs() {
   return dirs;
 }
 
-FailureOr<std::string> mlir::amp::findRuntimeLibrary(StringRef fileName,
-                                                     Location loc) {
-  SmallVector<std::string> dirs = getRuntimeSearchDirs();
-  for (const std::string &dir : dirs) {
+std::optional<std::string> mlir::amp::lookupRuntimeLibrary(StringRef fileName) {
+  for (const std::string &dir : getRuntimeSearchDirs()) {
     SmallString<256> path(dir);
     llvm::sys::path::append(path, fileName);
     if (llvm::sys::fs::exists(path))
       return path.str().str();
   }
+  return std::nullopt;
+}
+
+FailureOr<std::string> mlir::amp::findRuntimeLibrary(StringRef fileName,
+                                                     Location loc) {
+  if (std::optional<std::string> path = lookupRuntimeLibrary(fileName))
+    return *path;
+  SmallVector<std::string> dirs = getRuntimeSearchDirs();
   InFlightDiagnostic diag = emitError(loc) << "cannot find " << fileName
                                            << " (looked in ";
   llvm::interleaveComma(dirs, diag);

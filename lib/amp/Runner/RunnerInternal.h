@@ -47,6 +47,8 @@ std::string typeToString(Type type);
 /// The path of runtime library `fileName` (libamp_runtime_cpu.so, ...), or
 /// an error at `loc` that lists where it was looked for.
 FailureOr<std::string> findRuntimeLibrary(StringRef fileName, Location loc);
+/// The same, std::nullopt (and no error) when it is not there.
+std::optional<std::string> lookupRuntimeLibrary(StringRef fileName);
 
 /// Makes the OpenMP workers that the runtime libraries bring (libgomp: the
 /// GEMMs' and the parallel loops' team) sleep when idle instead of spinning,
