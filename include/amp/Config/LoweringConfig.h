@@ -67,18 +67,13 @@ inline auto getStepLoweringValues() {
                  "the state updated in place) below; runtime on the GPU"));
 }
 
-/// The name getStepLoweringValues() gives `lowering`.
+/// The name getStepLoweringValues() gives `lowering` (read from that table,
+/// as the C API's names are: listChoices).
 inline llvm::StringRef stringifyStepLowering(StepLowering lowering) {
-  switch (lowering) {
-  case StepLowering::Inline:
-    return "inline";
-  case StepLowering::Runtime:
-    return "runtime";
-  case StepLowering::CheckInUpdate:
-    return "check-in-update";
-  case StepLowering::Auto:
-    return "auto";
-  }
+  for (const llvm::cl::OptionEnumValue &choice :
+       listChoices(getStepLoweringValues()))
+    if (choice.Value == static_cast<int>(lowering))
+      return choice.Name; // a string literal
   llvm_unreachable("unknown StepLowering");
 }
 
