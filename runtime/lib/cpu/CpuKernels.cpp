@@ -5,7 +5,8 @@
 // the conversions are bit operations and selects), so that -O3 vectorises
 // them with the SSE2 baseline; no -march flag is needed or used. The
 // found-inf test ORs into an integer so the reduction vectorises too. The
-// inv == 1 case only reads.
+// inv == 1 case and check-only entries only read, through NonFinite.cpp's
+// check.
 //
 // Gemm, first taker wins: oneDNN (f32, and bf16 on bf16 dot products;
 // DnnlGemm.cpp); OpenBLAS on f32 operands, f16/bf16 widened to f32 once per
@@ -19,6 +20,7 @@
 
 #include "CpuKernels.h"
 #include "DnnlGemm.h"
+#include "NonFinite.h"
 #include "../Common.h"
 
 #include <algorithm>
@@ -38,14 +40,8 @@ using namespace amp::runtime;
 
 namespace {
 
-bool unscaleF32(const float *src, float *data, int64_t numel, float inv,
-                bool write) {
+bool unscaleF32(const float *src, float *data, int64_t numel, float inv) {
   uint32_t bad = 0;
-  if (!write) {
-    for (int64_t i = 0; i < numel; ++i)
-      bad |= (bitsOf(src[i]) & 0x7f800000u) == 0x7f800000u;
-    return bad != 0;
-  }
   for (int64_t i = 0; i < numel; ++i) {
     float v = src[i];
     bad |= (bitsOf(v) & 0x7f800000u) == 0x7f800000u;
@@ -56,14 +52,8 @@ bool unscaleF32(const float *src, float *data, int64_t numel, float inv,
 
 template <float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float)>
 inline __attribute__((always_inline)) bool
-unscale16(const uint16_t *src, uint16_t *data, int64_t numel, float inv,
-          bool write) {
+unscale16(const uint16_t *src, uint16_t *data, int64_t numel, float inv) {
   uint32_t bad = 0;
-  if (!write) {
-    for (int64_t i = 0; i < numel; ++i)
-      bad |= (bitsOf(ToFloat(src[i])) & 0x7f800000u) == 0x7f800000u;
-    return bad != 0;
-  }
   for (int64_t i = 0; i < numel; ++i) {
     float v = ToFloat(src[i]);
     bad |= (bitsOf(v) & 0x7f800000u) == 0x7f800000u;
@@ -94,8 +84,8 @@ static bool hasF16c() {
 #endif
 
 AMP_CPU_CLONES bool unscaleF16Generic(const uint16_t *src, uint16_t *data,
-                                      int64_t numel, float inv, bool write) {
-  return unscale16<halfToFloat, floatToHalf>(src, data, numel, inv, write);
+                                      int64_t numel, float inv) {
+  return unscale16<halfToFloat, floatToHalf>(src, data, numel, inv);
 }
 
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
@@ -103,51 +93,39 @@ AMP_CPU_CLONES bool unscaleF16Generic(const uint16_t *src, uint16_t *data,
 /// nearest even, denormals kept), 8 elements per step; the tail goes
 /// through the generic loop.
 __attribute__((target("avx2,f16c"))) bool
-unscaleF16F16c(const uint16_t *src, uint16_t *data, int64_t numel, float inv,
-               bool write) {
+unscaleF16F16c(const uint16_t *src, uint16_t *data, int64_t numel, float inv) {
   const __m256 vinv = _mm256_set1_ps(inv);
   const __m256i exponent = _mm256_set1_epi32(0x7f800000);
   __m256i bad = _mm256_setzero_si256();
   int64_t i = 0;
-  if (write) {
-    for (; i + 8 <= numel; i += 8) {
-      __m256 f = _mm256_cvtph_ps(
-          _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i)));
-      __m256i e = _mm256_and_si256(_mm256_castps_si256(f), exponent);
-      bad = _mm256_or_si256(bad, _mm256_cmpeq_epi32(e, exponent));
-      _mm_storeu_si128(
-          reinterpret_cast<__m128i *>(data + i),
-          _mm256_cvtps_ph(_mm256_mul_ps(f, vinv), _MM_FROUND_TO_NEAREST_INT));
-    }
-  } else {
-    for (; i + 8 <= numel; i += 8) {
-      __m256 f = _mm256_cvtph_ps(
-          _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i)));
-      __m256i e = _mm256_and_si256(_mm256_castps_si256(f), exponent);
-      bad = _mm256_or_si256(bad, _mm256_cmpeq_epi32(e, exponent));
-    }
+  for (; i + 8 <= numel; i += 8) {
+    __m256 f = _mm256_cvtph_ps(
+        _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + i)));
+    __m256i e = _mm256_and_si256(_mm256_castps_si256(f), exponent);
+    bad = _mm256_or_si256(bad, _mm256_cmpeq_epi32(e, exponent));
+    _mm_storeu_si128(
+        reinterpret_cast<__m128i *>(data + i),
+        _mm256_cvtps_ph(_mm256_mul_ps(f, vinv), _MM_FROUND_TO_NEAREST_INT));
   }
   bool found = !_mm256_testz_si256(bad, bad);
   return unscale16<halfToFloat, floatToHalf>(src + i, data + i, numel - i,
-                                             inv, write) ||
+                                             inv) ||
          found;
 }
 
-bool unscaleF16(const uint16_t *src, uint16_t *data, int64_t numel, float inv,
-                bool write) {
-  return hasF16c() ? unscaleF16F16c(src, data, numel, inv, write)
-                   : unscaleF16Generic(src, data, numel, inv, write);
+bool unscaleF16(const uint16_t *src, uint16_t *data, int64_t numel, float inv) {
+  return hasF16c() ? unscaleF16F16c(src, data, numel, inv)
+                   : unscaleF16Generic(src, data, numel, inv);
 }
 #else
-bool unscaleF16(const uint16_t *src, uint16_t *data, int64_t numel, float inv,
-                bool write) {
-  return unscaleF16Generic(src, data, numel, inv, write);
+bool unscaleF16(const uint16_t *src, uint16_t *data, int64_t numel, float inv) {
+  return unscaleF16Generic(src, data, numel, inv);
 }
 #endif
 
 AMP_CPU_CLONES bool unscaleBf16Generic(const uint16_t *src, uint16_t *data,
-                                       int64_t numel, float inv, bool write) {
-  return unscale16<bf16ToFloat, floatToBf16>(src, data, numel, inv, write);
+                                       int64_t numel, float inv) {
+  return unscale16<bf16ToFloat, floatToBf16>(src, data, numel, inv);
 }
 
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
@@ -168,8 +146,7 @@ narrowBf16Avx2(__m256i p, __m256i bias, __m256i one, __m256i absMask,
 }
 
 __attribute__((target("avx2"))) bool
-unscaleBf16Avx2(const uint16_t *src, uint16_t *data, int64_t numel, float inv,
-                bool write) {
+unscaleBf16Avx2(const uint16_t *src, uint16_t *data, int64_t numel, float inv) {
   const __m256 vinv = _mm256_set1_ps(inv);
   const __m256i exponent = _mm256_set1_epi32(0x7f800000);
   const __m256i absMask = _mm256_set1_epi32(0x7fffffff);
@@ -182,52 +159,41 @@ unscaleBf16Avx2(const uint16_t *src, uint16_t *data, int64_t numel, float inv,
   // half-word (unpacklo/unpackhi) is the bf16 -> f32 widening, and packus
   // undoes the interleave lane by lane: no cross-lane shuffle is needed.
   int64_t i = 0;
-  if (write) {
-    for (; i + 16 <= numel; i += 16) {
-      __m256i raw =
-          _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + i));
-      __m256i lo = _mm256_unpacklo_epi16(zero, raw);
-      __m256i hi = _mm256_unpackhi_epi16(zero, raw);
-      bad = _mm256_or_si256(
-          bad, _mm256_cmpeq_epi32(_mm256_and_si256(lo, exponent), exponent));
-      bad = _mm256_or_si256(
-          bad, _mm256_cmpeq_epi32(_mm256_and_si256(hi, exponent), exponent));
-      __m256i plo = _mm256_castps_si256(
-          _mm256_mul_ps(_mm256_castsi256_ps(lo), vinv));
-      __m256i phi = _mm256_castps_si256(
-          _mm256_mul_ps(_mm256_castsi256_ps(hi), vinv));
-      _mm256_storeu_si256(
-          reinterpret_cast<__m256i *>(data + i),
-          _mm256_packus_epi32(
-              narrowBf16Avx2(plo, bias, one, absMask, exponent, quiet),
-              narrowBf16Avx2(phi, bias, one, absMask, exponent, quiet)));
-    }
-  } else {
-    for (; i + 16 <= numel; i += 16) {
-      __m256i raw =
-          _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + i));
-      // The exponent of each bf16 value is bits 7..14 of its half-word.
-      __m256i e = _mm256_and_si256(raw, _mm256_set1_epi16(0x7f80));
-      bad = _mm256_or_si256(bad,
-                            _mm256_cmpeq_epi16(e, _mm256_set1_epi16(0x7f80)));
-    }
+  for (; i + 16 <= numel; i += 16) {
+    __m256i raw =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + i));
+    __m256i lo = _mm256_unpacklo_epi16(zero, raw);
+    __m256i hi = _mm256_unpackhi_epi16(zero, raw);
+    bad = _mm256_or_si256(
+        bad, _mm256_cmpeq_epi32(_mm256_and_si256(lo, exponent), exponent));
+    bad = _mm256_or_si256(
+        bad, _mm256_cmpeq_epi32(_mm256_and_si256(hi, exponent), exponent));
+    __m256i plo =
+        _mm256_castps_si256(_mm256_mul_ps(_mm256_castsi256_ps(lo), vinv));
+    __m256i phi =
+        _mm256_castps_si256(_mm256_mul_ps(_mm256_castsi256_ps(hi), vinv));
+    _mm256_storeu_si256(
+        reinterpret_cast<__m256i *>(data + i),
+        _mm256_packus_epi32(
+            narrowBf16Avx2(plo, bias, one, absMask, exponent, quiet),
+            narrowBf16Avx2(phi, bias, one, absMask, exponent, quiet)));
   }
   bool found = !_mm256_testz_si256(bad, bad);
   return unscale16<bf16ToFloat, floatToBf16>(src + i, data + i, numel - i,
-                                             inv, write) ||
+                                             inv) ||
          found;
 }
 
 bool unscaleBf16(const uint16_t *src, uint16_t *data, int64_t numel,
-                 float inv, bool write) {
+                 float inv) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  return avx2 ? unscaleBf16Avx2(src, data, numel, inv, write)
-              : unscaleBf16Generic(src, data, numel, inv, write);
+  return avx2 ? unscaleBf16Avx2(src, data, numel, inv)
+              : unscaleBf16Generic(src, data, numel, inv);
 }
 #else
 bool unscaleBf16(const uint16_t *src, uint16_t *data, int64_t numel,
-                 float inv, bool write) {
-  return unscaleBf16Generic(src, data, numel, inv, write);
+                 float inv) {
+  return unscaleBf16Generic(src, data, numel, inv);
 }
 #endif
 
@@ -260,21 +226,23 @@ bool unscaleAndCheck(const amp_tensor *tensors, int n, float scale,
     const void *src = sources && sources[i] ? sources[i] : t.data;
     // Check only: the source is read, nothing is written.
     const bool checkOnly = t.data == nullptr;
-    const bool store = write && !checkOnly;
-    switch (t.dtype) {
-    case AMP_DTYPE_F32:
-      found |= unscaleF32(static_cast<const float *>(src),
-                          static_cast<float *>(t.data), t.numel, inv, store);
-      break;
-    case AMP_DTYPE_F16:
-      found |= unscaleF16(static_cast<const uint16_t *>(src),
-                          static_cast<uint16_t *>(t.data), t.numel, inv, store);
-      break;
-    case AMP_DTYPE_BF16:
-      found |= unscaleBf16(static_cast<const uint16_t *>(src),
-                           static_cast<uint16_t *>(t.data), t.numel, inv,
-                           store);
-      break;
+    if (!write || checkOnly) {
+      found |= anyNonFinite(src, t.dtype, t.numel);
+    } else {
+      switch (t.dtype) {
+      case AMP_DTYPE_F32:
+        found |= unscaleF32(static_cast<const float *>(src),
+                            static_cast<float *>(t.data), t.numel, inv);
+        break;
+      case AMP_DTYPE_F16:
+        found |= unscaleF16(static_cast<const uint16_t *>(src),
+                            static_cast<uint16_t *>(t.data), t.numel, inv);
+        break;
+      case AMP_DTYPE_BF16:
+        found |= unscaleBf16(static_cast<const uint16_t *>(src),
+                             static_cast<uint16_t *>(t.data), t.numel, inv);
+        break;
+      }
     }
     // Out of place with nothing to scale: the check only read, so copy.
     if (!write && !checkOnly && src != t.data)
