@@ -52,7 +52,7 @@ unscaleLoop(const T *src, T *data, int64_t numel, float inv, Widen widen,
     uint32_t bad = 0;
     for (int64_t i = 0; i < numel; ++i) {
       float v = widen(from[i]);
-      bad |= (bitsOf(v) & 0x7f800000u) == 0x7f800000u;
+      bad |= isNonFinite(v);
       data[i] = narrow(v * inv);
     }
     return bad != 0;

@@ -1,7 +1,8 @@
 //===- NonFinite.cpp - the read-only inf / nan check on the host ----------===//
 //
-// An IEEE value is inf or nan exactly when its exponent field E is all ones,
-// and for every bit pattern x, (x & E) <= E as an unsigned integer. So the
+// An IEEE value is inf or nan exactly when its exponent field E is all ones
+// (Rules.h's isNonFinite, the rule every backend applies), and for every bit
+// pattern x, (x & E) <= E as an unsigned integer. So the
 // unsigned maximum of (x & E) over a tensor equals E exactly when the tensor
 // holds an inf or a nan: the loop is one AND and one unsigned MAX per
 // vector, with no compare and no branch, into four independent accumulators
